@@ -1,0 +1,196 @@
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "timer.h"
+
+void cal_harness_defaults(cal_harness_cfg_t *cfg, int quick) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->samples = 7;
+  cfg->min_sample_s = quick ? 0.01 : 0.05;
+  cfg->warmup_s = quick ? 0.02 : 0.1;
+  cfg->cv_threshold = 0.05;
+  cfg->ci_level = 0.95;
+}
+
+void cal_measurement_free(cal_measurement_t *m) {
+  if (!m)
+    return;
+  free(m->samples_s);
+  m->samples_s = NULL;
+  m->n = 0;
+}
+
+static int time_runs(cal_run_fn run, void *arg, int64_t iters, double *secs) {
+  double t0 = cal_now();
+  for (int64_t i = 0; i < iters; i++) {
+    int rc = run(arg);
+    if (rc < 0)
+      return rc;
+  }
+  *secs = cal_now() - t0;
+  return 0;
+}
+
+int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
+                cal_measurement_t *out) {
+  memset(out, 0, sizeof *out);
+  if (cfg->samples < 1 || !(cfg->min_sample_s >= 0))
+    return CAL_EINVAL;
+  double min_s = cfg->min_sample_s;
+  double floor_s = 1000.0 * cal_timer_resolution();
+  if (min_s < floor_s)
+    min_s = floor_s;
+
+  /* Warm-up: at least one run (discarded, like STREAM's first pass), then
+   * keep running until warmup_s has passed. */
+  double t_start = cal_now(), dt;
+  int rc = time_runs(run, arg, 1, &dt);
+  if (rc < 0)
+    return rc;
+  while (cal_now() - t_start < cfg->warmup_s) {
+    if ((rc = time_runs(run, arg, 1, &dt)) < 0)
+      return rc;
+  }
+  /* Calibrate: double the run count until one sample is long enough. */
+  int64_t iters = 1;
+  for (;;) {
+    if ((rc = time_runs(run, arg, iters, &dt)) < 0)
+      return rc;
+    if (dt >= min_s || iters >= (INT64_C(1) << 40))
+      break;
+    /* jump close to the target, then let doubling finish the job */
+    double scale = dt > 0 ? min_s / dt : 2.0;
+    int64_t next = scale > 2.0 ? (int64_t)(iters * fmin(scale * 1.1, 1024.0))
+                               : iters * 2;
+    iters = next > iters ? next : iters * 2;
+  }
+  out->warmup_s = cal_now() - t_start;
+  out->iters = iters;
+  out->samples_s = malloc((size_t)cfg->samples * sizeof *out->samples_s);
+  if (!out->samples_s)
+    return CAL_ENOMEM;
+  for (int s = 0; s < cfg->samples; s++) {
+    if ((rc = time_runs(run, arg, iters, &dt)) < 0) {
+      cal_measurement_free(out);
+      return rc;
+    }
+    out->samples_s[s] = dt / (double)iters;
+  }
+  out->n = (size_t)cfg->samples;
+  rc = cal_summarize(out->samples_s, out->n, cfg->ci_level, &out->time);
+  if (rc < 0) {
+    cal_measurement_free(out);
+    return rc;
+  }
+  out->unstable = out->time.cv > cfg->cv_threshold;
+  return 0;
+}
+
+void cal_point_free(cal_point_t *pt) {
+  if (!pt)
+    return;
+  cal_measurement_free(&pt->m);
+  free(pt->gflops);
+  free(pt->gbps);
+  pt->gflops = pt->gbps = NULL;
+}
+
+static int kernel_run(void *arg) {
+  void **pair = arg;
+  const cal_kernel_t *k = pair[0];
+  return k->run(pair[1]);
+}
+
+static int rates(const double *secs, size_t n, double work, double scale,
+                 double level, double **out, cal_summary_t *sum) {
+  *out = NULL;
+  if (work <= 0)
+    return 0;
+  double *r = malloc(n * sizeof *r);
+  if (!r)
+    return CAL_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    r[i] = work / secs[i] * scale;
+  int rc = cal_summarize(r, n, level, sum);
+  if (rc < 0) {
+    free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+static void skip(cal_point_t *pt, int err, const char *why) {
+  pt->status = CAL_POINT_SKIPPED;
+  pt->err = err;
+  snprintf(pt->reason, sizeof pt->reason, "%s", why);
+}
+
+int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
+                     const cal_kernel_t *k, const cal_params_t *p,
+                     cal_point_t *pt) {
+  void *state = NULL;
+  int rc;
+  memset(pt, 0, sizeof *pt);
+  pt->kernel = k;
+  pt->params = *p;
+  pt->flops = k->flops ? k->flops(p) : 0.0;
+  pt->bytes = k->bytes ? k->bytes(p) : 0.0;
+  snprintf(pt->variant, sizeof pt->variant, "default");
+
+  const char *why = NULL;
+  if (k->supported && (rc = k->supported(p, &why)) < 0) {
+    skip(pt, rc, why ? why : cal_strerror(rc));
+    return 0;
+  }
+  double need = k->mem_bytes ? k->mem_bytes(p) : 0.0;
+  if (cfg->mem_avail_bytes > 0 && need > cfg->mem_avail_bytes) {
+    char buf[160];
+    snprintf(buf, sizeof buf,
+             "needs %.0f MiB, more than the %.0f MiB available", need / 1048576.0,
+             cfg->mem_avail_bytes / 1048576.0);
+    skip(pt, CAL_ETOOBIG, buf);
+    return 0;
+  }
+  if (threads) {
+    if ((rc = cal_threads_use(threads, p->threads > 0 ? p->threads : 1)) < 0)
+      return rc;
+    pt->pinned = cal_threads_pinned(threads);
+  }
+  rc = k->setup(p, &state);
+  if (rc == CAL_ENOMEM || rc == CAL_EUNSUPP) {
+    skip(pt, rc, cal_strerror(rc));
+    return 0;
+  }
+  if (rc < 0)
+    return rc;
+  if (k->variant_name)
+    snprintf(pt->variant, sizeof pt->variant, "%s", k->variant_name(state));
+
+  void *pair[2] = {(void *)k, state};
+  rc = cal_measure(cfg, kernel_run, pair, &pt->m);
+  if (rc < 0)
+    goto out;
+  rc = k->verify(state);
+  if (rc < 0) {
+    pt->status = CAL_POINT_FAILED;
+    pt->err = rc;
+    snprintf(pt->reason, sizeof pt->reason, "%s", cal_strerror(rc));
+    rc = CAL_EVERIFY;
+    goto out;
+  }
+  if ((rc = rates(pt->m.samples_s, pt->m.n, pt->flops, 1e-9, cfg->ci_level,
+                  &pt->gflops, &pt->gflops_sum)) < 0 ||
+      (rc = rates(pt->m.samples_s, pt->m.n, pt->bytes, 1e-9, cfg->ci_level,
+                  &pt->gbps, &pt->gbps_sum)) < 0)
+    goto out;
+  pt->status = CAL_POINT_OK;
+out:
+  k->teardown(state);
+  return rc;
+}

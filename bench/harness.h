@@ -1,0 +1,78 @@
+/* The measurement harness: warm-up, adaptive repetition, samples.
+ *
+ * Each sample times `iters` back-to-back runs, with `iters` doubled during
+ * calibration until one sample lasts at least min_sample_s (and at least
+ * 1000 timer ticks).  Every sample is kept. */
+#ifndef CAL_HARNESS_H
+#define CAL_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel.h"
+#include "stats.h"
+#include "threads.h"
+
+typedef struct cal_harness_cfg {
+  int samples;          /* samples per point (>= 1; default 7) */
+  double min_sample_s;  /* minimum duration of one sample */
+  double warmup_s;      /* minimum warm-up before calibration */
+  double cv_threshold;  /* a point with CV above this is unstable */
+  double ci_level;      /* confidence level of the median CI */
+  double mem_avail_bytes; /* memory a point may allocate (0: no check) */
+} cal_harness_cfg_t;
+
+/* Defaults for a full run (`quick` selects the --quick ones). */
+void cal_harness_defaults(cal_harness_cfg_t *cfg, int quick);
+
+typedef int (*cal_run_fn)(void *arg);
+
+typedef struct cal_measurement {
+  double *samples_s;    /* seconds per run, one per sample; owned */
+  size_t n;
+  int64_t iters;        /* runs per sample */
+  double warmup_s;      /* time spent warming up */
+  cal_summary_t time;   /* summary of samples_s */
+  int unstable;         /* time.cv > cv_threshold */
+} cal_measurement_t;
+
+/* Time `run(arg)`.  A failing run aborts with its code.  Free the result
+ * with cal_measurement_free(). */
+int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
+                cal_measurement_t *out);
+/* Accepts NULL and zeroed measurements. */
+void cal_measurement_free(cal_measurement_t *m);
+
+/* What happened to one kernel point. */
+typedef enum {
+  CAL_POINT_OK = 0,
+  CAL_POINT_SKIPPED,     /* not run: unsupported, too big, over budget */
+  CAL_POINT_FAILED,      /* ran and produced a wrong result */
+} cal_point_status_t;
+
+typedef struct cal_point {
+  const cal_kernel_t *kernel;
+  cal_params_t params;
+  cal_point_status_t status;
+  int err;              /* CAL_E* behind a skip or failure */
+  char reason[160];     /* human-readable reason for a skip or failure */
+  char variant[32];     /* SIMD variant that ran */
+  int pinned;
+  double flops, bytes;  /* analytic work of one run */
+  cal_measurement_t m;
+  double *gflops;       /* per-sample rates (NULL when flops == 0); owned */
+  double *gbps;         /* per-sample bandwidth (NULL when bytes == 0) */
+  cal_summary_t gflops_sum, gbps_sum;
+} cal_point_t;
+
+/* Bench one kernel point on `threads` threads: support and memory checks,
+ * setup, warm-up, samples, verification, teardown.  Returns 0 when the
+ * point was measured or skipped (see status), CAL_EVERIFY when its result
+ * was wrong (status FAILED), other codes on internal errors. */
+int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
+                     const cal_kernel_t *k, const cal_params_t *p,
+                     cal_point_t *out);
+/* Accepts NULL. */
+void cal_point_free(cal_point_t *pt);
+
+#endif

@@ -1,0 +1,11 @@
+/* Monotonic wall-clock timer. */
+#ifndef CAL_TIMER_H
+#define CAL_TIMER_H
+
+/* Seconds from CLOCK_MONOTONIC. */
+double cal_now(void);
+/* Smallest observable positive step of cal_now(), measured once (like
+ * STREAM's checktick) and cached. */
+double cal_timer_resolution(void);
+
+#endif

@@ -1,0 +1,56 @@
+#include "cal_mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *cal_alloc(size_t bytes) {
+  if (bytes == 0)
+    return NULL;
+  size_t rounded = (bytes + CAL_ALIGN - 1) / CAL_ALIGN * CAL_ALIGN;
+  if (rounded < bytes)
+    return NULL;
+  return aligned_alloc(CAL_ALIGN, rounded);
+}
+
+void cal_free(void *p) { free(p); }
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void cal_rng_seed(cal_rng_t *r, uint64_t seed) {
+  for (int i = 0; i < 4; i++)
+    r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t cal_rng_next(cal_rng_t *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+double cal_rng_uniform(cal_rng_t *r) {
+  return (double)(cal_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = lo + (hi - lo) * (float)cal_rng_uniform(r);
+}
+
+void cal_fill_f64(double *x, size_t n, double lo, double hi, cal_rng_t *r) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = lo + (hi - lo) * cal_rng_uniform(r);
+}

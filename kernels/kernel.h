@@ -1,0 +1,64 @@
+/* The kernel table: every benchmarked kernel is described by data.
+ *
+ * A kernel knows nothing of timing or output.  The harness asks a kernel
+ * for its analytic work (flops, bytes moved) and memory need, sets it up,
+ * runs it as often as it likes, verifies the result of the last run, and
+ * tears it down.  Rates are computed only from this metadata. */
+#ifndef CAL_KERNEL_H
+#define CAL_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cal_err.h"
+
+/* Parameters of one kernel invocation.  Each family reads its own fields and
+ * ignores the rest; zero-initialise and fill what applies. */
+typedef struct cal_params {
+  /* GEMM: C[m×n] = A[m×k] · B[k×n] */
+  int64_t m, n, k;
+  /* attention: batch, query heads, key/value heads, query and key length,
+   * head dimension, causal mask (0/1) */
+  int64_t batch, heads, kv_heads, nq, nk, head_dim;
+  int causal;
+  /* stream kernels / generic working-set size in bytes */
+  int64_t bytes;
+  /* threads the kernel may use (the harness sets the runtime to this) */
+  int threads;
+  /* seed for input data; the same seed gives the same inputs */
+  uint64_t seed;
+  /* ISA variant (cal_isa_variant_t), CAL_VARIANT_AUTO for the best one */
+  int variant;
+} cal_params_t;
+
+typedef struct cal_kernel {
+  const char *name;   /* unique, e.g. "sgemm" */
+  const char *family; /* "gemm", "attention", "stream", "fma", "layer" */
+  const char *dtype;  /* "fp32", "fp64", "bf16", "int8" */
+  /* analytic floating-point operations of one run */
+  double (*flops)(const cal_params_t *p);
+  /* bytes one run moves to/from memory (0 when not meaningful) */
+  double (*bytes)(const cal_params_t *p);
+  /* bytes setup() will allocate, checked against available memory first */
+  double (*mem_bytes)(const cal_params_t *p);
+  /* CAL_EUNSUPP (with *why set to a static string) when this machine or
+   * library cannot run the kernel natively; NULL means always supported */
+  int (*supported)(const cal_params_t *p, const char **why);
+  /* allocate and fill inputs; *state is freed by teardown() */
+  int (*setup)(const cal_params_t *p, void **state);
+  /* one run; must not allocate */
+  int (*run)(void *state);
+  /* check the output of the last run: 0 or CAL_EVERIFY */
+  int (*verify)(void *state);
+  /* frees everything setup() allocated; accepts NULL */
+  void (*teardown)(void *state);
+  /* name of the variant that setup() chose (may be NULL: "default") */
+  const char *(*variant_name)(const void *state);
+} cal_kernel_t;
+
+/* The registry, in kernels/registry.c.  Entries belong to the library. */
+const cal_kernel_t *cal_kernel_find(const char *name);
+size_t cal_kernel_count(void);
+const cal_kernel_t *cal_kernel_at(size_t i);
+
+#endif

@@ -1,0 +1,11 @@
+/* The one list of kernels.  Add a kernel here and define
+ * `const cal_kernel_t cal_kernel_<name>` in its source file. */
+#ifndef CAL_KERNEL_LIST_H
+#define CAL_KERNEL_LIST_H
+
+#define CAL_KERNEL_LIST(X)                                                   \
+  X(sgemm)                                                                   \
+  X(dgemm)                                                                   \
+  X(sbgemm)
+
+#endif
