@@ -1,0 +1,63 @@
+/* The calibrated profile: schema "calibrate-profile/1".
+ *
+ * In memory a profile is a validated jansson tree; readers use jansson's
+ * accessors (json_object_get, json_unpack) on `root`.  Layout, documented
+ * in results/schema/calibrate-profile-1.schema.json:
+ *
+ *   top level (read by existing planners): device_name, device, gflops,
+ *     gflops_per_core, optimal_batch_size, throughput, memory_gb,
+ *     latency_ms (null until measured, never invented)
+ *   schema, tool{name,version,git}, created, machine{...}, blas{...},
+ *   settings{...}, quality{noisy,warnings[]}, and one object per section
+ *   (gemm, scaling, peak, bandwidth, attention, batch_sweep, roofline).
+ *
+ * A measured point anywhere in a section is an object with
+ *   "id":      stable identity, e.g. "gemm/fp32/1024x1024x1024/t1"
+ *   "status":  "ok" | "skipped" | "failed"  (+ "reason" unless ok)
+ *   "metric":  name of its primary figure, e.g. "gflops", "gbps",
+ *              "examples_per_s"; the point then has
+ *   "<metric>": the median, "samples_<metric>": every sample,
+ *   "higher_is_better": true/false,
+ *   "stats": {n, median, mean, min, max, stddev, mad, cv, ci_low, ci_high,
+ *             ci_level, unstable} of samples_<metric>,
+ *   "samples_ms": time per run of every sample, "time_ms": their median,
+ *   and section-specific parameters.
+ * compare walks the tree for such points and matches them by id. */
+#ifndef CAL_PROFILE_H
+#define CAL_PROFILE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define CAL_PROFILE_SCHEMA "calibrate-profile/1"
+
+typedef struct cal_profile {
+  json_t *root; /* owned by the profile */
+  char *path;   /* where it was read from; owned */
+} cal_profile_t;
+
+/* Read and validate a profile.  On failure returns CAL_EIO (unreadable),
+ * CAL_EPARSE (not JSON / truncated) or CAL_ESCHEMA (wrong schema or wrong
+ * types) and writes one line naming the problem into err.
+ * Free with cal_profile_free(). */
+int cal_profile_load(const char *path, cal_profile_t **out, char *err,
+                     size_t errlen);
+/* Validate an in-memory tree the same way (used by load and by tests). */
+int cal_profile_validate(const json_t *root, char *err, size_t errlen);
+/* Accepts NULL. */
+void cal_profile_free(cal_profile_t *p);
+
+/* Write JSON atomically: a temporary file in the target's directory, fsync,
+ * rename.  path "-" writes to stdout.  Nothing is left behind on failure.
+ * CAL_EIO with err filled on failure. */
+int cal_json_write_atomic(const json_t *root, const char *path, char *err,
+                          size_t errlen);
+
+/* Walk every measured point (an object with "id" and "metric") in the
+ * profile's sections, in document order. */
+typedef int (*cal_point_visit_fn)(const char *section, json_t *point,
+                                  void *arg);
+int cal_profile_each_point(const json_t *root, cal_point_visit_fn fn,
+                           void *arg);
+
+#endif
