@@ -2,7 +2,11 @@
 
 #include <stddef.h>
 
+#include "subcommands.h"
+
 /* One line per subcommand; `run` is also what a bare `calibrate` does. */
 const cal_command_t cal_commands[] = {
+    {"run", "measure the machine and write a profile (the default)", cal_cmd_run},
+    {"info", "print what the machine is (--json for JSON)", cal_cmd_info},
     {NULL, NULL, NULL},
 };

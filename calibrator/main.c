@@ -1,13 +1,44 @@
+/* calibrate: hardware calibration for ML work. */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "hwinfo.h"
+
+static void usage(FILE *out) {
+  fprintf(out, "Usage: calibrate [COMMAND] [options]\n\n"
+               "Measure what this machine can really do for ML work and write\n"
+               "a calibrated profile (JSON).  With no command, runs `run`.\n\n"
+               "Commands:\n");
+  for (const cal_command_t *c = cal_commands; c->name; c++)
+    fprintf(out, "  %-10s %s\n", c->name, c->summary);
+  fprintf(out, "\n'calibrate COMMAND --help' describes a command's options.\n"
+               "  -h, --help     show this help\n"
+               "  -V, --version  show the version\n");
+}
 
 int main(int argc, char **argv) {
-  if (argc > 1)
+  /* Before anything else: make sure OpenBLAS runs kernels this CPU can
+   * use (may re-execute the program once). */
+  cal_blas_fix_coretype(argv);
+  if (argc > 1) {
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return CAL_EXIT_OK;
+    }
+    if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+      printf("calibrate %s (%s)\n", cal_version, cal_git);
+      return CAL_EXIT_OK;
+    }
     for (const cal_command_t *c = cal_commands; c->name; c++)
-      if (strcmp(argv[1], c->name) == 0)
+      if (strcmp(a, c->name) == 0)
         return c->main(argc - 1, argv + 1);
-  fprintf(stderr, "calibrate: not yet implemented\n");
-  return CAL_EXIT_USAGE;
+    if (a[0] != '-') {
+      fprintf(stderr, "calibrate: unknown command '%s' (see 'calibrate --help')\n", a);
+      return CAL_EXIT_USAGE;
+    }
+  }
+  /* options only: the default run */
+  return cal_commands[0].main(argc, argv);
 }

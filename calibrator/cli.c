@@ -1,0 +1,118 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cal_err.h"
+#include "commands.h"
+
+int cal_parse_long(const char *s, long lo, long hi, long *out) {
+  if (!s || !*s)
+    return CAL_EINVAL;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < lo || v > hi)
+    return CAL_EINVAL;
+  *out = v;
+  return 0;
+}
+
+int cal_parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s || *s == '-')
+    return CAL_EINVAL;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || *end)
+    return CAL_EINVAL;
+  *out = v;
+  return 0;
+}
+
+int cal_parse_double(const char *s, double lo, double hi, double *out) {
+  if (!s || !*s)
+    return CAL_EINVAL;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v) || v < lo || v > hi)
+    return CAL_EINVAL;
+  *out = v;
+  return 0;
+}
+
+int cal_parse_fraction(const char *s, double *out) {
+  if (!s || !*s)
+    return CAL_EINVAL;
+  size_t n = strlen(s);
+  char buf[64];
+  if (n >= sizeof buf)
+    return CAL_EINVAL;
+  memcpy(buf, s, n + 1);
+  double scale = 1.0;
+  if (buf[n - 1] == '%') {
+    buf[n - 1] = '\0';
+    scale = 0.01;
+  }
+  double v;
+  if (cal_parse_double(buf, 0.0, scale < 1 ? 100.0 : 1.0, &v) < 0)
+    return CAL_EINVAL;
+  *out = v * scale;
+  return 0;
+}
+
+int cal_usage(const char *cmd, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "calibrate%s%s: %s (see 'calibrate%s%s --help')\n",
+          cmd ? " " : "", cmd ? cmd : "", msg, cmd ? " " : "", cmd ? cmd : "");
+  return CAL_EXIT_USAGE;
+}
+
+int cal_bad_option(const char *cmd, int c, char **argv) {
+  const char *arg = optind > 0 ? argv[optind - 1] : "?";
+  if (c == ':')
+    return cal_usage(cmd, "option '%s' needs a value", arg);
+  if (optopt && arg[0] == '-' && arg[1] != '-')
+    return cal_usage(cmd, "unknown option '-%c'", optopt);
+  return cal_usage(cmd, "unknown option '%s'", arg);
+}
+
+int cal_check_writable(const char *path, char *why, size_t whylen) {
+  if (strcmp(path, "-") == 0)
+    return 0;
+  char copy[PATH_MAX];
+  if (snprintf(copy, sizeof copy, "%s", path) >= (int)sizeof copy) {
+    snprintf(why, whylen, "path too long: %s", path);
+    return CAL_EINVAL;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    snprintf(why, whylen, "%s is a directory, not a file", path);
+    return CAL_EINVAL;
+  }
+  const char *dir = dirname(copy);
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(why, whylen, "directory %s does not exist", dir);
+    return CAL_EINVAL;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    snprintf(why, whylen, "directory %s is not writable", dir);
+    return CAL_EINVAL;
+  }
+  return 0;
+}
+
+int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }

@@ -1,0 +1,33 @@
+/* Small helpers shared by the subcommands' option parsing.  Every parse
+ * function returns 0 or CAL_EINVAL and never prints. */
+#ifndef CAL_CLI_H
+#define CAL_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A whole decimal integer in [lo, hi]. */
+int cal_parse_long(const char *s, long lo, long hi, long *out);
+/* An unsigned 64-bit integer (decimal or 0x hex). */
+int cal_parse_u64(const char *s, uint64_t *out);
+/* A finite number in [lo, hi]. */
+int cal_parse_double(const char *s, double lo, double hi, double *out);
+/* A fraction written "5%" or "0.05", in [0, 1]. */
+int cal_parse_fraction(const char *s, double *out);
+
+/* Print "calibrate[ CMD]: MESSAGE (see 'calibrate[ CMD] --help')" on one
+ * line of stderr; returns CAL_EXIT_USAGE for `return cal_usage(...)`. */
+int cal_usage(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Report an unknown option or a missing argument after getopt_long
+ * returned '?' or ':' (opterr must be 0; optstring starting with ':'). */
+int cal_bad_option(const char *cmd, int c, char **argv);
+
+/* Check that a file can be created at path (its directory exists and is
+ * writable) before any work starts; "-" is always fine.  Writes a reason. */
+int cal_check_writable(const char *path, char *why, size_t whylen);
+
+/* Whether progress output should go to stderr (it is a terminal). */
+int cal_stderr_is_tty(void);
+
+#endif

@@ -1,0 +1,227 @@
+/* GEMM size sweeps (one pinned thread and all usable threads, per dtype)
+ * and the thread-scaling curve. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "run.h"
+#include "timer.h"
+
+/* Square sizes tried in order; the sweep stops at a plateau, the time
+ * budget or the memory limit, whichever comes first. */
+static const int64_t gemm_sizes[] = {128,  256,  384,  512,  768,  1024, 1536,
+                                     2048, 3072, 4096, 6144, 8192, 12288};
+#define NSIZES (sizeof gemm_sizes / sizeof gemm_sizes[0])
+/* a size counts as better only when it beats the best so far by this */
+#define GEMM_GAIN 0.02
+/* stop after this many sizes in a row that were not better... */
+#define GEMM_PATIENCE 3
+/* ...but not below this size: small sizes are dominated by overheads and
+ * their noise can look like a plateau */
+#define GEMM_MIN_PLATEAU_N 1024
+
+static const char *const gemm_kernels[] = {"sgemm", "dgemm", "sbgemm"};
+
+/* Seconds a point of one run lasting run_s will take in the harness. */
+static double point_cost(const cal_harness_cfg_t *h, double run_s) {
+  double per_sample = run_s > h->min_sample_s ? run_s : h->min_sample_s;
+  return h->warmup_s + 2 * run_s + (h->samples + 2) * per_sample;
+}
+
+typedef struct {
+  const char *stop;
+  int64_t best_n;
+  double best_gflops;
+  char best_id[96];
+} sweep_result_t;
+
+static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
+                 double budget, json_t *points, sweep_result_t *res) {
+  double t0 = cal_now(), last_run_s = 0;
+  int64_t last_n = 0;
+  int since_best = 0;
+  memset(res, 0, sizeof *res);
+  res->stop = "largest size reached";
+  for (size_t i = 0; i < NSIZES; i++) {
+    int64_t n = gemm_sizes[i];
+    if (last_n) {
+      double ratio = (double)n / (double)last_n;
+      double est = point_cost(&r->hcfg, last_run_s * ratio * ratio * ratio);
+      if (cal_now() - t0 + est > budget) {
+        res->stop = "time budget";
+        break;
+      }
+    }
+    cal_params_t p = {.m = n, .n = n, .k = n, .threads = threads,
+                      .seed = r->seed + (uint64_t)n,
+                      .variant = -1};
+    cal_progress(r, "gemm %s %lld^3, %d thread%s", k->dtype, (long long)n,
+                 threads, threads > 1 ? "s" : "");
+    cal_point_t pt;
+    int rc = cal_run_point(r, k, &p, &pt);
+    if (rc < 0)
+      return rc;
+    char id[96];
+    snprintf(id, sizeof id, "gemm/%s/%lldx%lldx%lld/t%d", k->dtype,
+             (long long)n, (long long)n, (long long)n, threads);
+    json_t *o = cal_point_json(&pt, id, "gflops");
+    if (!o) {
+      cal_point_free(&pt);
+      return CAL_ENOMEM;
+    }
+    json_object_set_new(o, "m", json_integer(n));
+    json_object_set_new(o, "n", json_integer(n));
+    json_object_set_new(o, "k", json_integer(n));
+    json_array_append_new(points, o);
+    int status = pt.status;
+    double g = status == CAL_POINT_OK ? pt.gflops_sum.median : 0;
+    last_run_s = status == CAL_POINT_OK ? pt.m.time.median : 0;
+    cal_point_free(&pt);
+    if (status == CAL_POINT_SKIPPED) {
+      res->stop = "memory limit";
+      break;
+    }
+    if (status == CAL_POINT_FAILED) {
+      res->stop = "verification failed";
+      break;
+    }
+    last_n = n;
+    if (g > res->best_gflops * (1.0 + GEMM_GAIN) || res->best_gflops == 0) {
+      since_best = 0;
+    } else if (++since_best >= GEMM_PATIENCE && n >= GEMM_MIN_PLATEAU_N) {
+      res->stop = "plateau";
+    }
+    if (g > res->best_gflops) {
+      res->best_gflops = g;
+      res->best_n = n;
+      snprintf(res->best_id, sizeof res->best_id, "%s", id);
+    }
+    if (since_best >= GEMM_PATIENCE && n >= GEMM_MIN_PLATEAU_N)
+      break;
+  }
+  return 0;
+}
+
+int cal_section_gemm(cal_run_t *r) {
+  cal_progress_section(r, CAL_SEC_GEMM);
+  json_t *sec = json_pack("{s:o, s:o, s:o}", "dtypes", json_object(), "sweeps",
+                          json_array(), "points", json_array());
+  if (!sec)
+    return CAL_ENOMEM;
+  json_object_set_new(r->root, "gemm", sec);
+  json_t *dtypes = json_object_get(sec, "dtypes");
+  json_t *sweeps = json_object_get(sec, "sweeps");
+  json_t *points = json_object_get(sec, "points");
+  json_object_set_new(sec, "operation",
+                      json_string("C = A*B, row-major, square, beta = 0"));
+
+  /* count the sweeps that will run to split the budget evenly */
+  const int nthreads_runs = r->threads > 1 ? 2 : 1;
+  int nsweeps = 0;
+  for (size_t i = 0; i < 3; i++) {
+    const cal_kernel_t *k = cal_kernel_find(gemm_kernels[i]);
+    const char *why = NULL;
+    cal_params_t probe = {.m = 1, .n = 1, .k = 1};
+    if (k && (!k->supported || k->supported(&probe, &why) == 0))
+      nsweeps += nthreads_runs;
+  }
+  double each = cal_run_budget(r, CAL_SEC_GEMM) / (nsweeps ? nsweeps : 1);
+
+  for (size_t i = 0; i < 3; i++) {
+    const cal_kernel_t *k = cal_kernel_find(gemm_kernels[i]);
+    if (!k)
+      continue;
+    const char *why = NULL;
+    cal_params_t probe = {.m = 1, .n = 1, .k = 1};
+    if (k->supported && k->supported(&probe, &why) < 0) {
+      json_object_set_new(dtypes, k->dtype,
+                          json_pack("{s:s, s:s, s:s}", "kernel", k->name,
+                                    "status", "unsupported", "reason", why));
+      continue;
+    }
+    json_t *d = json_pack("{s:s, s:s}", "kernel", k->name, "status", "measured");
+    json_object_set_new(dtypes, k->dtype, d);
+    for (int t = 0; t < nthreads_runs; t++) {
+      int threads = t == 0 ? 1 : r->threads;
+      sweep_result_t res;
+      int rc = sweep(r, k, threads, each, points, &res);
+      if (rc < 0)
+        return rc;
+      json_array_append_new(
+          sweeps, json_pack("{s:s, s:s, s:i, s:s, s:I, s:f, s:s}", "kernel",
+                            k->name, "dtype", k->dtype, "threads", threads,
+                            "stop_reason", res.stop, "best_n",
+                            (json_int_t)res.best_n, "best_gflops",
+                            res.best_gflops, "best_id", res.best_id));
+      json_object_set_new(d, t == 0 ? "best_gflops_1_thread" : "best_gflops_all_threads",
+                          res.best_gflops > 0 ? json_real(res.best_gflops) : json_null());
+      if (t == 0 && nthreads_runs == 1)
+        json_object_set_new(d, "best_gflops_all_threads",
+                            res.best_gflops > 0 ? json_real(res.best_gflops) : json_null());
+      if (strcmp(k->name, "sgemm") == 0) {
+        r->sgemm_best[t] = res.best_gflops;
+        r->sgemm_best_n[t] = res.best_n;
+        if (nthreads_runs == 1) {
+          r->sgemm_best[1] = res.best_gflops;
+          r->sgemm_best_n[1] = res.best_n;
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+/* Thread counts for the scaling curve: every count up to 16, then powers
+ * of two and the full count. */
+static int next_threads(int t, int max) {
+  if (t < 16)
+    return t + 1;
+  return t * 2 < max ? t * 2 : (t == max ? max + 1 : max);
+}
+
+int cal_section_scaling(cal_run_t *r) {
+  cal_progress_section(r, CAL_SEC_SCALING);
+  int64_t n = r->sgemm_best_n[1] ? r->sgemm_best_n[1] : 1024;
+  json_t *sec = json_pack("{s:I, s:o}", "n", (json_int_t)n, "points", json_array());
+  if (!sec)
+    return CAL_ENOMEM;
+  json_object_set_new(r->root, "scaling", sec);
+  json_t *points = json_object_get(sec, "points");
+  static const char *const names[] = {"sgemm", "dgemm"};
+  for (size_t i = 0; i < 2; i++) {
+    const cal_kernel_t *k = cal_kernel_find(names[i]);
+    double g1 = 0;
+    for (int t = 1; t <= r->threads; t = next_threads(t, r->threads)) {
+      cal_params_t p = {.m = n, .n = n, .k = n, .threads = t,
+                        .seed = r->seed + 7, .variant = -1};
+      cal_progress(r, "scaling %s %lld^3, %d thread%s", k->dtype, (long long)n,
+                   t, t > 1 ? "s" : "");
+      cal_point_t pt;
+      int rc = cal_run_point(r, k, &p, &pt);
+      if (rc < 0)
+        return rc;
+      char id[96];
+      snprintf(id, sizeof id, "scaling/%s/%lld/t%d", k->dtype, (long long)n, t);
+      json_t *o = cal_point_json(&pt, id, "gflops");
+      if (!o) {
+        cal_point_free(&pt);
+        return CAL_ENOMEM;
+      }
+      json_object_set_new(o, "n", json_integer(n));
+      if (pt.status == CAL_POINT_OK) {
+        double g = pt.gflops_sum.median;
+        if (t == 1)
+          g1 = g;
+        if (g1 > 0) {
+          json_object_set_new(o, "speedup", json_real(g / g1));
+          json_object_set_new(o, "efficiency", json_real(g / (g1 * t)));
+        }
+        json_object_set_new(o, "gflops_per_thread", json_real(g / t));
+      }
+      json_array_append_new(points, o);
+      cal_point_free(&pt);
+    }
+  }
+  return 0;
+}

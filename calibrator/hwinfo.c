@@ -1,0 +1,449 @@
+#include "hwinfo.h"
+
+#include <cblas.h>
+#include <ctype.h>
+#include <hwloc.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cal_err.h"
+#include "cal_isa.h"
+#include "threads.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <libcpuid.h>
+#endif
+
+static const struct {
+  uint32_t bit;
+  const char *name;
+} isa_names[] = {
+    {CAL_ISA_SSE42, "sse4_2"},         {CAL_ISA_AVX, "avx"},
+    {CAL_ISA_AVX2, "avx2"},            {CAL_ISA_FMA3, "fma"},
+    {CAL_ISA_AVX512F, "avx512f"},      {CAL_ISA_AVX512BW, "avx512bw"},
+    {CAL_ISA_AVX512VL, "avx512vl"},    {CAL_ISA_AVX512DQ, "avx512dq"},
+    {CAL_ISA_AVX512BF16, "avx512_bf16"}, {CAL_ISA_AVX512VNNI, "avx512_vnni"},
+    {CAL_ISA_AVXVNNI, "avx_vnni"},     {CAL_ISA_AVX512FP16, "avx512_fp16"},
+    {CAL_ISA_AMX_TILE, "amx_tile"},    {CAL_ISA_AMX_BF16, "amx_bf16"},
+    {CAL_ISA_AMX_INT8, "amx_int8"},    {CAL_ISA_NEON, "neon"},
+    {CAL_ISA_SVE, "sve"},
+};
+
+void cal_isa_string(uint32_t isa, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof isa_names / sizeof isa_names[0]; i++)
+    if (isa & isa_names[i].bit) {
+      int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+                       isa_names[i].name);
+      if (w < 0 || (size_t)w >= len - used)
+        break;
+      used += (size_t)w;
+    }
+}
+
+int cal_meminfo_value(const char *text, const char *key, uint64_t *bytes) {
+  size_t klen = strlen(key);
+  for (const char *line = text; line && *line;) {
+    if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+      unsigned long long kb;
+      if (sscanf(line + klen + 1, "%llu", &kb) == 1) {
+        *bytes = (uint64_t)kb * 1024u;
+        return 0;
+      }
+      return CAL_EPARSE;
+    }
+    line = strchr(line, '\n');
+    if (line)
+      line++;
+  }
+  return CAL_ENOTFOUND;
+}
+
+static int slurp(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t n = fread(buf, 1, len - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return 0;
+}
+
+static void chomp(char *s) {
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1]))
+    s[--n] = '\0';
+}
+
+static void read_memory(cal_hwinfo_t *hw) {
+  static char text[8192];
+  if (slurp("/proc/meminfo", text, sizeof text) == 0) {
+    cal_meminfo_value(text, "MemTotal", &hw->mem_total_bytes);
+    if (cal_meminfo_value(text, "MemAvailable", &hw->mem_available_bytes) < 0)
+      cal_meminfo_value(text, "MemFree", &hw->mem_available_bytes);
+  }
+  /* a cgroup memory limit caps what we may allocate */
+  char buf[64];
+  unsigned long long lim;
+  if ((slurp("/sys/fs/cgroup/memory.max", buf, sizeof buf) == 0 ||
+       slurp("/sys/fs/cgroup/memory/memory.limit_in_bytes", buf, sizeof buf) ==
+           0) &&
+      sscanf(buf, "%llu", &lim) == 1 && lim < (1ULL << 60)) {
+    hw->cgroup_mem_limit_bytes = lim;
+    unsigned long long used = 0;
+    if ((slurp("/sys/fs/cgroup/memory.current", buf, sizeof buf) == 0 ||
+         slurp("/sys/fs/cgroup/memory/memory.usage_in_bytes", buf,
+               sizeof buf) == 0))
+      sscanf(buf, "%llu", &used);
+    uint64_t room = lim > used ? lim - used : 0;
+    if (room < hw->mem_available_bytes)
+      hw->mem_available_bytes = room;
+  }
+}
+
+static void read_cpu(cal_hwinfo_t *hw) {
+  struct utsname u;
+  if (uname(&u) == 0) {
+    snprintf(hw->os, sizeof hw->os, "%s %s %s", u.sysname, u.release, u.machine);
+    snprintf(hw->arch, sizeof hw->arch, "%s", u.machine);
+  }
+  hw->isa = cal_isa_features();
+#if defined(__x86_64__) || defined(__i386__)
+  struct cpu_raw_data_t raw;
+  struct cpu_id_t id;
+  if (cpuid_get_raw_data(&raw) == 0 && cpu_identify(&raw, &id) == 0) {
+    snprintf(hw->vendor, sizeof hw->vendor, "%s", id.vendor_str);
+    snprintf(hw->brand, sizeof hw->brand, "%s", id.brand_str);
+    hw->family = id.ext_family;
+    hw->model = id.ext_model;
+    hw->stepping = id.stepping;
+    chomp(hw->brand);
+  }
+#endif
+  if (!hw->brand[0]) { /* other architectures: /proc/cpuinfo */
+    static char text[16384];
+    if (slurp("/proc/cpuinfo", text, sizeof text) == 0) {
+      const char *keys[] = {"model name", "Hardware", "CPU part"};
+      for (size_t i = 0; i < 3 && !hw->brand[0]; i++) {
+        char *p = strstr(text, keys[i]);
+        char *colon = p ? strchr(p, ':') : NULL;
+        if (colon) {
+          colon++;
+          while (*colon == ' ' || *colon == '\t')
+            colon++;
+          size_t n = strcspn(colon, "\n");
+          snprintf(hw->brand, sizeof hw->brand, "%.*s", (int)n, colon);
+        }
+      }
+    }
+  }
+  char buf[64];
+  if (slurp("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf,
+            sizeof buf) == 0) {
+    chomp(buf);
+    snprintf(hw->governor, sizeof hw->governor, "%s", buf);
+  }
+  if (slurp("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf,
+            sizeof buf) == 0)
+    hw->max_mhz = atof(buf) / 1000.0;
+  if (slurp("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency", buf,
+            sizeof buf) == 0)
+    hw->base_mhz = atof(buf) / 1000.0;
+}
+
+static const char *cache_type(hwloc_obj_cache_type_t t) {
+  switch (t) {
+  case HWLOC_OBJ_CACHE_DATA: return "data";
+  case HWLOC_OBJ_CACHE_INSTRUCTION: return "instruction";
+  default: return "unified";
+  }
+}
+
+static void read_topology(cal_hwinfo_t *hw) {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) < 0)
+    return;
+  /* the whole machine, not only what we may use */
+  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_load(topo) < 0) {
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  hw->packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  hw->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  hw->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  hw->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  static const hwloc_obj_type_t levels[] = {
+      HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2CACHE,
+      HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE};
+  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+    int n = hwloc_get_nbobjs_by_type(topo, levels[i]);
+    if (n <= 0 || hw->ncaches >= CAL_HW_MAX_CACHES)
+      continue;
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, levels[i], 0);
+    cal_cache_info_t *c = &hw->caches[hw->ncaches++];
+    c->level = (int)o->attr->cache.depth;
+    snprintf(c->type, sizeof c->type, "%s", cache_type(o->attr->cache.type));
+    c->size_bytes = o->attr->cache.size;
+    c->line_bytes = (int)o->attr->cache.linesize;
+    c->instances = n;
+    c->cores_sharing = hwloc_get_nbobjs_inside_cpuset_by_type(
+        topo, o->cpuset, HWLOC_OBJ_CORE);
+  }
+  hwloc_topology_destroy(topo);
+
+  hwloc_topology_t t2;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set && hwloc_topology_init(&t2) == 0) {
+    if (hwloc_topology_load(t2) == 0 &&
+        hwloc_get_cpubind(t2, set, HWLOC_CPUBIND_PROCESS) == 0)
+      hwloc_bitmap_list_snprintf(hw->affinity, sizeof hw->affinity, set);
+    hwloc_topology_destroy(t2);
+  }
+  hwloc_bitmap_free(set);
+}
+
+static void read_blas(cal_hwinfo_t *hw) {
+  const char *cfg = openblas_get_config();
+  snprintf(hw->blas_library, sizeof hw->blas_library, "OpenBLAS");
+  snprintf(hw->blas_config, sizeof hw->blas_config, "%s", cfg ? cfg : "");
+  chomp(hw->blas_config);
+  const char *v = cfg ? strstr(cfg, "OpenBLAS ") : NULL;
+  if (v)
+    sscanf(v + 9, "%31s", hw->blas_version);
+  const char *core = openblas_get_corename();
+  snprintf(hw->blas_coretype, sizeof hw->blas_coretype, "%s", core ? core : "");
+  const char *from = getenv("CALIBRATE_BLAS_CORETYPE_FROM");
+  if (from && *from) {
+    snprintf(hw->blas_coretype_source, sizeof hw->blas_coretype_source,
+             "calibrate");
+    snprintf(hw->blas_coretype_library, sizeof hw->blas_coretype_library, "%s",
+             from);
+  } else if (getenv("OPENBLAS_CORETYPE") && *getenv("OPENBLAS_CORETYPE")) {
+    snprintf(hw->blas_coretype_source, sizeof hw->blas_coretype_source,
+             "environment");
+  } else {
+    snprintf(hw->blas_coretype_source, sizeof hw->blas_coretype_source,
+             "library");
+    snprintf(hw->blas_coretype_library, sizeof hw->blas_coretype_library, "%s",
+             hw->blas_coretype);
+  }
+  static const char *const par[] = {"sequential", "pthreads", "openmp"};
+  int p = openblas_get_parallel();
+  snprintf(hw->blas_parallel, sizeof hw->blas_parallel, "%s",
+           p >= 0 && p <= 2 ? par[p] : "unknown");
+  hw->blas_threads = openblas_get_num_threads();
+}
+
+int cal_hwinfo_read(cal_hwinfo_t *hw) {
+  memset(hw, 0, sizeof *hw);
+  if (gethostname(hw->hostname, sizeof hw->hostname) != 0)
+    snprintf(hw->hostname, sizeof hw->hostname, "unknown");
+  hw->hostname[sizeof hw->hostname - 1] = '\0';
+  read_cpu(hw);
+  read_topology(hw);
+  read_memory(hw);
+  read_blas(hw);
+  cal_threads_t *t = NULL;
+  int rc = cal_threads_init(&t);
+  if (rc < 0)
+    return rc;
+  hw->allowed_cores = cal_threads_allowed_cores(t);
+  hw->allowed_pus = cal_threads_allowed_pus(t);
+  hw->usable_cores = cal_threads_usable(t);
+  hw->cgroup_quota_cpus = cal_threads_quota(t);
+  cal_threads_free(t);
+  return 0;
+}
+
+static json_t *str_or_null(const char *s) {
+  return s && *s ? json_string(s) : json_null();
+}
+
+static json_t *num_or_null(double v) {
+  return v > 0 ? json_real(v) : json_null();
+}
+
+json_t *cal_hwinfo_machine_json(const cal_hwinfo_t *hw) {
+  json_t *isa = json_array();
+  for (size_t i = 0; i < sizeof isa_names / sizeof isa_names[0]; i++)
+    if (hw->isa & isa_names[i].bit)
+      json_array_append_new(isa, json_string(isa_names[i].name));
+  json_t *caches = json_array();
+  for (int i = 0; i < hw->ncaches; i++) {
+    const cal_cache_info_t *c = &hw->caches[i];
+    json_array_append_new(
+        caches, json_pack("{s:i, s:s, s:I, s:i, s:i, s:i}", "level", c->level,
+                          "type", c->type, "size_bytes", (json_int_t)c->size_bytes,
+                          "line_bytes", c->line_bytes, "instances", c->instances,
+                          "cores_sharing", c->cores_sharing));
+  }
+  return json_pack(
+      "{s:s, s:s, s:{s:s, s:o, s:s, s:i, s:i, s:i, s:o},"
+      " s:{s:i, s:i, s:i, s:i},"
+      " s:i, s:i, s:i, s:o, s:s, s:o,"
+      " s:{s:I, s:I, s:o}, s:{s:o, s:o, s:o}}",
+      "hostname", hw->hostname, "os", hw->os,
+      "cpu", "arch", hw->arch, "vendor", str_or_null(hw->vendor), "brand",
+      hw->brand[0] ? hw->brand : "unknown", "family", hw->family, "model", hw->model,
+      "stepping", hw->stepping, "isa", isa,
+      "topology", "packages", hw->packages, "cores", hw->cores,
+      "hardware_threads", hw->pus, "numa_nodes", hw->numa_nodes,
+      "usable_cores", hw->usable_cores, "allowed_cores", hw->allowed_cores,
+      "allowed_hardware_threads", hw->allowed_pus, "cgroup_cpu_quota",
+      hw->cgroup_quota_cpus > 0 ? json_real(hw->cgroup_quota_cpus) : json_null(),
+      "affinity", hw->affinity, "caches", caches,
+      "memory", "total_bytes", (json_int_t)hw->mem_total_bytes,
+      "available_bytes", (json_int_t)hw->mem_available_bytes,
+      "cgroup_limit_bytes",
+      hw->cgroup_mem_limit_bytes ? json_integer((json_int_t)hw->cgroup_mem_limit_bytes)
+                                 : json_null(),
+      "clocks", "governor", str_or_null(hw->governor), "max_mhz",
+      num_or_null(hw->max_mhz), "base_mhz", num_or_null(hw->base_mhz));
+}
+
+json_t *cal_hwinfo_blas_json(const cal_hwinfo_t *hw) {
+  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:i}", "library",
+                   hw->blas_library, "version", hw->blas_version, "config",
+                   hw->blas_config, "coretype", hw->blas_coretype,
+                   "coretype_source", hw->blas_coretype_source,
+                   "coretype_library_choice", str_or_null(hw->blas_coretype_library),
+                   "parallel", hw->blas_parallel, "threads", hw->blas_threads);
+}
+
+static void print_size(FILE *out, uint64_t b) {
+  if (b >= (1ULL << 30))
+    fprintf(out, "%.1f GiB", (double)b / (1ULL << 30));
+  else if (b >= (1ULL << 20))
+    fprintf(out, "%.1f MiB", (double)b / (1ULL << 20));
+  else
+    fprintf(out, "%.0f KiB", (double)b / 1024.0);
+}
+
+void cal_hwinfo_print(FILE *out, const cal_hwinfo_t *hw) {
+  char isa[512];
+  cal_isa_string(hw->isa, isa, sizeof isa);
+  fprintf(out, "Host          %s (%s)\n", hw->hostname, hw->os);
+  fprintf(out, "CPU           %s\n", hw->brand[0] ? hw->brand : "unknown");
+  fprintf(out, "              vendor %s, family %d, model %d, stepping %d\n",
+          hw->vendor[0] ? hw->vendor : "?", hw->family, hw->model, hw->stepping);
+  fprintf(out, "ISA           %s\n", isa[0] ? isa : "(none detected)");
+  fprintf(out, "Topology      %d package(s), %d core(s), %d hardware thread(s), "
+               "%d NUMA node(s)\n",
+          hw->packages, hw->cores, hw->pus, hw->numa_nodes);
+  fprintf(out, "Usable cores  %d", hw->usable_cores);
+  fprintf(out, "  (affinity %s: %d core(s), %d thread(s)", hw->affinity,
+          hw->allowed_cores, hw->allowed_pus);
+  if (hw->cgroup_quota_cpus > 0)
+    fprintf(out, "; cgroup quota %.2f CPUs", hw->cgroup_quota_cpus);
+  else
+    fprintf(out, "; no cgroup CPU quota");
+  fprintf(out, ")\n");
+  for (int i = 0; i < hw->ncaches; i++) {
+    const cal_cache_info_t *c = &hw->caches[i];
+    fprintf(out, "%-14s", i == 0 ? "Caches" : "");
+    fprintf(out, "L%d %-11s ", c->level, c->type);
+    print_size(out, c->size_bytes);
+    fprintf(out, " x %d, shared by %d core(s), %d-byte lines\n", c->instances,
+            c->cores_sharing, c->line_bytes);
+  }
+  fprintf(out, "Memory        ");
+  print_size(out, hw->mem_total_bytes);
+  fprintf(out, " total, ");
+  print_size(out, hw->mem_available_bytes);
+  fprintf(out, " available");
+  if (hw->cgroup_mem_limit_bytes) {
+    fprintf(out, " (cgroup limit ");
+    print_size(out, hw->cgroup_mem_limit_bytes);
+    fprintf(out, ")");
+  }
+  fprintf(out, "\n");
+  fprintf(out, "BLAS          %s %s, %s threads, %d thread(s), kernels %s (%s)\n",
+          hw->blas_library, hw->blas_version, hw->blas_parallel,
+          hw->blas_threads, hw->blas_coretype,
+          strcmp(hw->blas_coretype_source, "calibrate") == 0
+              ? "set by calibrate from CPU features"
+              : strcmp(hw->blas_coretype_source, "environment") == 0
+                    ? "from OPENBLAS_CORETYPE"
+                    : "chosen by the library");
+  if (strcmp(hw->blas_coretype_source, "calibrate") == 0)
+    fprintf(out, "              the library alone chose %s\n",
+            hw->blas_coretype_library);
+  fprintf(out, "              %s\n", hw->blas_config);
+  fprintf(out, "Clock         governor %s",
+          hw->governor[0] ? hw->governor : "unreadable");
+  if (hw->max_mhz > 0)
+    fprintf(out, ", max %.0f MHz", hw->max_mhz);
+  if (hw->base_mhz > 0)
+    fprintf(out, ", base %.0f MHz", hw->base_mhz);
+  fprintf(out, "\n");
+}
+
+/* OpenBLAS x86 core names by the widest vector ISA their kernels use. */
+static const struct {
+  const char *name;
+  int rank;
+} core_ranks[] = {
+    {"Katmai", 1}, {"Coppermine", 1}, {"Northwood", 1}, {"Prescott", 1},
+    {"Banias", 1}, {"Core2", 1}, {"Penryn", 1}, {"Dunnington", 1},
+    {"Nehalem", 1}, {"Atom", 1}, {"Athlon", 1}, {"Opteron", 1},
+    {"Opteron_SSE3", 1}, {"Barcelona", 1}, {"Nano", 1}, {"Bobcat", 1},
+    {"SandyBridge", 2}, {"Bulldozer", 2}, {"Piledriver", 2},
+    {"Steamroller", 2}, {"Excavator", 3}, {"Haswell", 3}, {"Zen", 3},
+    {"SkylakeX", 4}, {"Cooperlake", 5}, {"SapphireRapids", 5},
+};
+
+int cal_blas_coretype_rank(const char *core) {
+  if (!core)
+    return 0;
+  for (size_t i = 0; i < sizeof core_ranks / sizeof core_ranks[0]; i++)
+    if (strcasecmp(core, core_ranks[i].name) == 0)
+      return core_ranks[i].rank;
+  return 0;
+}
+
+const char *cal_blas_coretype_for(uint32_t isa) {
+  const uint32_t avx512 =
+      CAL_ISA_AVX512F | CAL_ISA_AVX512BW | CAL_ISA_AVX512VL | CAL_ISA_AVX512DQ;
+  if ((isa & avx512) == avx512)
+    return (isa & CAL_ISA_AVX512BF16) ? "Cooperlake" : "SkylakeX";
+  if ((isa & (CAL_ISA_AVX2 | CAL_ISA_FMA3)) == (CAL_ISA_AVX2 | CAL_ISA_FMA3))
+    return "Haswell";
+  if (isa & CAL_ISA_AVX)
+    return "SandyBridge";
+  return NULL;
+}
+
+void cal_blas_fix_coretype(char **argv) {
+#if defined(__x86_64__)
+  const char *user = getenv("OPENBLAS_CORETYPE");
+  if ((user && *user) || getenv("CALIBRATE_BLAS_CORETYPE_FROM") ||
+      getenv("CALIBRATE_KEEP_BLAS_CORETYPE"))
+    return;
+  const char *cfg = openblas_get_config();
+  if (!cfg || !strstr(cfg, "DYNAMIC_ARCH"))
+    return; /* a build for one target cannot switch */
+  const char *have = openblas_get_corename();
+  const char *want = cal_blas_coretype_for(cal_isa_features());
+  int rh = cal_blas_coretype_rank(have), rw = cal_blas_coretype_rank(want);
+  if (!want || rh == 0 || rh >= rw)
+    return;
+  /* Record what the library chose, then start again with the kernels the
+   * CPU can run; the library reads OPENBLAS_CORETYPE only when it loads. */
+  if (setenv("CALIBRATE_BLAS_CORETYPE_FROM", have, 1) != 0 ||
+      setenv("OPENBLAS_CORETYPE", want, 1) != 0)
+    return;
+  execv("/proc/self/exe", argv);
+  /* exec failed: carry on with the library's choice, and say so */
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("CALIBRATE_BLAS_CORETYPE_FROM");
+#else
+  (void)argv;
+#endif
+}

@@ -1,0 +1,89 @@
+/* The measurement run shared by `calibrate` (run) and the single-section
+ * subcommands: options, machine, harness settings, the profile being
+ * built, and progress.  Sections add themselves to `root`. */
+#ifndef CAL_RUN_H
+#define CAL_RUN_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "hwinfo.h"
+#include "threads.h"
+
+enum {
+  CAL_SEC_GEMM = 1u << 0,
+  CAL_SEC_SCALING = 1u << 1,
+  CAL_SEC_ATTENTION = 1u << 2,
+  CAL_SEC_PEAK = 1u << 3,
+  CAL_SEC_BANDWIDTH = 1u << 4,
+  CAL_SEC_ROOFLINE = 1u << 5,
+  CAL_SEC_BATCH = 1u << 6,
+};
+
+typedef struct cal_run {
+  /* options */
+  const char *cmd;          /* subcommand name for messages ("run", ...) */
+  char out_path[4096];      /* profile destination, "-" for stdout */
+  int quick, verbose, progress;
+  int threads;              /* the "all threads" count (<= usable) */
+  uint64_t seed;
+  unsigned sections;        /* CAL_SEC_* to run */
+  double budget_scale;      /* multiplies every section's time budget */
+  cal_harness_cfg_t hcfg;
+  /* machine */
+  cal_hwinfo_t hw;
+  cal_threads_t *thr;
+  /* the profile being built (owned) and its quality notes */
+  json_t *root;
+  json_t *warnings;         /* array of strings, owned by root */
+  int failed;               /* points that failed verification */
+  int unstable;             /* points over the CV threshold */
+  /* results other sections use: best fp32 GEMM GFLOPS by thread count
+   * (index 0: one pinned thread, 1: all threads) and where it was met */
+  double sgemm_best[2];
+  int64_t sgemm_best_n[2];
+  /* progress */
+  double t_start, sec_start, sec_budget, planned_left;
+  FILE *table;              /* where the readable table goes */
+} cal_run_t;
+
+/* Time budget of a section in seconds for this run (quick or full). */
+double cal_run_budget(const cal_run_t *r, unsigned section);
+
+/* Progress: start a section (its planned budget leaves planned_left), and
+ * show the current step with elapsed time and an ETA (stderr, only when
+ * r->progress).  cal_progress_done clears the line. */
+void cal_progress_section(cal_run_t *r, unsigned section);
+void cal_progress(cal_run_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cal_progress_done(cal_run_t *r);
+/* Add a warning to the profile's quality notes (and stderr if verbose). */
+void cal_run_warn(cal_run_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Bench a kernel point and account for it (unstable/failed counters,
+ * warnings).  Returns what cal_bench_kernel returns except CAL_EVERIFY,
+ * which is counted in r->failed and returned as 0 so the run goes on. */
+int cal_run_point(cal_run_t *r, const cal_kernel_t *k, const cal_params_t *p,
+                  cal_point_t *pt);
+
+/* JSON of a measured point (see profile.h): id, status, reason, metric and
+ * its samples/stats, time samples.  metric is "gflops" or "gbps".
+ * New reference; NULL on allocation failure. */
+json_t *cal_point_json(const cal_point_t *pt, const char *id,
+                       const char *metric);
+/* The generic form: samples of `metric` with their summary, and the time
+ * measurement behind them (may be NULL). */
+json_t *cal_metric_json(const char *id, const char *metric,
+                        int higher_is_better, const double *samples,
+                        const cal_summary_t *sum, int unstable,
+                        const cal_measurement_t *m);
+/* Summary statistics object. */
+json_t *cal_stats_json(const cal_summary_t *s, int unstable);
+
+/* Sections. */
+int cal_section_gemm(cal_run_t *r);
+int cal_section_scaling(cal_run_t *r);
+
+#endif

@@ -1,0 +1,8 @@
+/* Entry points of the subcommands, listed in commands.c. */
+#ifndef CAL_SUBCOMMANDS_H
+#define CAL_SUBCOMMANDS_H
+
+int cal_cmd_run(int argc, char **argv);
+int cal_cmd_info(int argc, char **argv);
+
+#endif
