@@ -39,7 +39,7 @@ typedef struct cal_hwinfo {
   uint64_t mem_total_bytes, mem_available_bytes;
   uint64_t cgroup_mem_limit_bytes; /* 0: none */
   /* clocks */
-  char governor[32];        /* "" when unreadable */
+  char governor[64];        /* "" when unreadable */
   double max_mhz, base_mhz; /* 0 when unknown */
   /* BLAS */
   char blas_library[32];

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian/Ubuntu machine for calibrate and use it.
+#
+#   scripts/bootstrap.sh run [calibrate options]   install, build (Release), run
+#   scripts/bootstrap.sh test                      install, build normal and
+#                                                  ASan+UBSan, run every test
+#
+# Installs only the packages that are missing (apt-get; sudo when not root).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+mode=${1:-}
+[ $# -gt 0 ] && shift
+
+packages=(build-essential cmake pkg-config libopenblas-openmp-dev libhwloc-dev
+          libcpuid-dev libjansson-dev libcmocka-dev gnuplot-nox python3
+          python3-jsonschema util-linux)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  echo "bootstrap: installing ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+build() { # build DIR [cmake args]
+  local dir=$1; shift
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+}
+
+case "$mode" in
+  run)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=Release
+    exec ./build/calibrator/calibrate "$@"
+    ;;
+  test)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=Release
+    (cd build && ctest --output-on-failure)
+    build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCALIBRATE_SANITIZE=ON
+    (cd build-asan && ctest --output-on-failure)
+    ;;
+  *)
+    echo "usage: scripts/bootstrap.sh run [calibrate options] | test" >&2
+    exit 2
+    ;;
+esac

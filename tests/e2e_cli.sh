@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# End-to-end tests of the calibrate program: help, version, info, a quick
+# run validated against the JSON Schema, and bad inputs.
+# usage: e2e_cli.sh CALIBRATE SOURCE_DIR
+CAL=$1
+SRC=$2
+. "$SRC/tests/e2e_lib.sh"
+PY=/usr/bin/python3
+SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
+
+# help and version, for the program and every command
+expect_exit 0 "--help" "$CAL" --help
+grep -q "Commands:" "$TMP/out" && ok || bad "--help lists no commands"
+expect_exit 0 "--version" "$CAL" --version
+grep -q "^calibrate [0-9]" "$TMP/out" && ok || bad "--version output"
+for cmd in $("$CAL" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
+  expect_exit 0 "$cmd --help" "$CAL" "$cmd" --help
+  grep -qi "usage" "$TMP/out" && ok || bad "$cmd --help prints no usage"
+done
+
+# info
+expect_exit 0 "info" "$CAL" info
+grep -q "Usable cores" "$TMP/out" && ok || bad "info shows no usable cores"
+expect_exit 0 "info --json" "$CAL" info --json
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["machine"]; assert m["usable_cores"]>=1 and m["cpu"]["brand"] and d["blas"]["library"]' "$TMP/out" \
+  && ok || bad "info --json is not the expected JSON"
+if command -v taskset >/dev/null; then
+  taskset -c 0 "$CAL" info --json >"$TMP/one.json" 2>"$TMP/err"
+  $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["machine"]["usable_cores"]==1' "$TMP/one.json" \
+    && ok || bad "taskset -c 0 does not give one usable core"
+fi
+
+# bad input: one line on stderr, exit 2, nothing written
+expect_usage "unknown flag" "$CAL" --no-such-flag
+expect_usage "unknown command" "$CAL" frobnicate
+expect_usage "--threads 0" "$CAL" --threads 0 -o "$TMP/x.json"
+expect_usage "--threads abc" "$CAL" --threads abc -o "$TMP/x.json"
+expect_usage "--threads too many" "$CAL" --threads 100000 -o "$TMP/x.json"
+expect_usage "--threads without value" "$CAL" --threads
+expect_usage "--samples 0" "$CAL" --samples 0 -o "$TMP/x.json"
+expect_usage "--seed -3" "$CAL" --seed -3 -o "$TMP/x.json"
+expect_usage "missing -o directory" "$CAL" --quick -o "$TMP/no/such/dir/p.json"
+expect_usage "-o is a directory" "$CAL" --quick -o "$TMP"
+expect_usage "stray argument" "$CAL" run extra
+expect_usage "info unknown flag" "$CAL" info --bogus
+[ ! -e "$TMP/x.json" ] && ok || bad "a rejected run left a profile behind"
+
+# a quick run writes a schema-valid profile whose figures match its samples
+expect_exit 0 "quick run" "$CAL" --quick --no-progress -o "$TMP/quick.json"
+grep -q "GEMM" "$TMP/out" && ok || bad "the quick run printed no table"
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/quick.json" gemm scaling \
+  && ok || bad "quick profile does not validate"
+ls "$TMP" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
+$PY - "$TMP/quick.json" <<'PY' && ok || bad "top-level keys of the quick profile"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "calibrate-profile/1"
+assert d["gflops"] > 0 and d["gflops_per_core"] > 0
+# fields of later sections are null, never invented
+assert d["optimal_batch_size"] is None and d["throughput"] is None
+assert d["latency_ms"] is None
+# the figures are the best of the fp32 GEMM points at 1 and all threads
+pts = [p for p in d["gemm"]["points"] if p["status"] == "ok" and p["dtype"] == "fp32"]
+t = d["settings"]["threads"]
+assert abs(d["gflops"] - max(p["gflops"] for p in pts if p["threads"] == t)) < 1e-6
+assert abs(d["gflops_per_core"] - max(p["gflops"] for p in pts if p["threads"] == 1)) < 1e-6
+assert all(p["pinned"] for p in pts), "threads were not pinned"
+assert all(len(p["samples_gflops"]) >= 7 for p in pts)
+PY
+
+# -o - writes the profile to stdout and the table to stderr
+expect_exit 0 "-o -" "$CAL" --quick --no-progress --budget-scale 0.2 -o -
+$PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && ok || bad "-o - is not JSON"
+grep -q "GEMM" "$TMP/err" && ok || bad "-o - did not print the table on stderr"
+
+finish
