@@ -6,6 +6,8 @@
 #define CAL_KERNEL_LIST(X)                                                   \
   X(sgemm)                                                                   \
   X(dgemm)                                                                   \
-  X(sbgemm)
+  X(sbgemm)                                                                  \
+  X(attn_ref)                                                                \
+  X(attn_fused)
 
 #endif

@@ -1,0 +1,93 @@
+/* Attention forward, fp32: O = softmax(Q·Kᵀ/√D + mask)·V.
+ *
+ * Layout (row-major, contiguous):
+ *   Q, O [batch][heads][nq][head_dim]
+ *   K, V [batch][kv_heads][nk][head_dim]
+ * Grouped-query attention: heads is a multiple of kv_heads and query head h
+ * reads kv head h / (heads / kv_heads) (kv_heads == heads: MHA, 1: MQA).
+ * Causal: query i sits at absolute position nk - nq + i and attends keys
+ * 0 .. nk - nq + i, so nq <= nk and no row is ever fully masked (every
+ * row sees at least key 0).  Decode is nq = 1 against a KV cache of nk.
+ *
+ * Two implementations: a straightforward reference that materialises each
+ * row of scores (fp32 or fp64 accumulation; the fp64 one is the oracle),
+ * and a fused kernel tiled over keys with an online softmax, in scalar,
+ * AVX2+FMA and AVX-512 variants chosen at run time.  Both parallelise with
+ * OpenMP over omp_get_max_threads() threads.  Neither does I/O. */
+#ifndef CAL_ATTENTION_H
+#define CAL_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel.h"
+
+/* Largest head dimension either implementation accepts (any D in 1..max). */
+#define CAL_ATTN_MAX_HEAD_DIM 256
+
+typedef struct cal_attn_shape {
+  int64_t batch, heads, kv_heads, nq, nk, head_dim;
+  int causal;
+} cal_attn_shape_t;
+
+/* The shape fields of a kernel's params. */
+void cal_attn_shape_from_params(const cal_params_t *p, cal_attn_shape_t *s);
+
+/* Validate a shape before anything is allocated.  CAL_EINVAL for a zero or
+ * negative size, heads not a multiple of kv_heads, head_dim above
+ * CAL_ATTN_MAX_HEAD_DIM or causal with nq > nk; CAL_ETOOBIG when the
+ * buffers of the larger of the two kernels (attn_fused: Q, K, V, O and the
+ * packed K) exceed mem_avail_bytes (<= 0: no memory check) or size_t.
+ * On error writes a one-line reason (no newline) to why when why != NULL. */
+int cal_attn_check_shape(const cal_params_t *p, double mem_avail_bytes,
+                         char *why, size_t whylen);
+
+/* Analytic work: 4·B·H·D·Σ_i (keys query i attends), exact for causal. */
+double cal_attn_flops(const cal_attn_shape_t *s);
+
+/* ---- reference ---------------------------------------------------------- */
+
+/* Scratch bytes cal_attn_ref() needs for `threads` threads. */
+size_t cal_attn_ref_scratch_bytes(const cal_attn_shape_t *s, int threads,
+                                  int fp64);
+/* Reference attention; fp64 != 0 accumulates scores, softmax and P·V in
+ * double.  scratch (owned by the caller) must hold
+ * cal_attn_ref_scratch_bytes(s, scratch_threads, fp64) bytes; the call
+ * uses at most scratch_threads threads.  scratch == NULL: allocates its own
+ * (CAL_ENOMEM).  CAL_EINVAL for an invalid shape. */
+int cal_attn_ref(const cal_attn_shape_t *s, const float *q, const float *k,
+                 const float *v, float *o, int fp64, void *scratch,
+                 int scratch_threads);
+/* One output row (batch b, query head h, query i) in double: out[head_dim]
+ * gets the output, scale[head_dim] (may be NULL) gets Σ p_j·|v_jd| / Σ p_j
+ * (the magnitude the row's rounding errors scale with), *logit_abs (may
+ * be NULL) the largest Σ_d |q_d·k_d| / √D over attended keys.  p holds nk
+ * doubles of scratch.  Single-threaded, no allocation. */
+void cal_attn_ref_row(const cal_attn_shape_t *s, const float *q,
+                      const float *k, const float *v, int64_t b, int64_t h,
+                      int64_t i, double *out, double *scale,
+                      double *logit_abs, double *p);
+
+/* Check o against cal_attn_ref_row() on the four corner rows ((b,h) first
+ * and last × i first and last) and `checks` rows drawn from seed: 0, or
+ * CAL_EVERIFY when an element is off by more than
+ * (2e-5 + 8·√D·2^-24·A)·max_d scale_d (see cal_attn_ref_row()), or
+ * non-finite; CAL_ENOMEM.  Allocates nk doubles. */
+int cal_attn_verify_output(const cal_attn_shape_t *s, const float *q,
+                           const float *k, const float *v, const float *o,
+                           uint64_t seed, int checks);
+
+/* ---- fused -------------------------------------------------------------- */
+
+/* Workspace bytes cal_attn_fused() needs (any variant); may be 0. */
+size_t cal_attn_fused_workspace_bytes(const cal_attn_shape_t *s);
+/* Fused attention with the variant `variant` (CAL_VARIANT_AUTO: the best
+ * the CPU runs, capped by CALIBRATE_ISA).  ws (owned by the caller) holds
+ * cal_attn_fused_workspace_bytes(s) bytes, 64-byte aligned; ws == NULL:
+ * allocates its own.  CAL_EUNSUPP when the CPU lacks the variant,
+ * CAL_EINVAL for an invalid shape or variant, CAL_ENOMEM.  *ran (may be
+ * NULL) gets the variant that ran. */
+int cal_attn_fused(const cal_attn_shape_t *s, const float *q, const float *k,
+                   const float *v, float *o, int variant, void *ws, int *ran);
+
+#endif
