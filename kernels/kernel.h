@@ -21,6 +21,11 @@ typedef struct cal_params {
    * head dimension, causal mask (0/1) */
   int64_t batch, heads, kv_heads, nq, nk, head_dim;
   int causal;
+  /* model-shaped layer: hidden size, MLP width, sequence length (prefill)
+   * or KV-cache length (decode), decode (0/1); heads, kv_heads and batch
+   * above apply too, head_dim = hidden / heads */
+  int64_t hidden, ffn, seq;
+  int decode;
   /* stream kernels / generic working-set size in bytes */
   int64_t bytes;
   /* threads the kernel may use (the harness sets the runtime to this) */
