@@ -2,11 +2,14 @@
 
 #include <stddef.h>
 
+#include "peak_cmd.h"
 #include "subcommands.h"
 
 /* One line per subcommand; `run` is also what a bare `calibrate` does. */
 const cal_command_t cal_commands[] = {
     {"run", "measure the machine and write a profile (the default)", cal_cmd_run},
     {"info", "print what the machine is (--json for JSON)", cal_cmd_info},
+    {"peak", "peak, knee and shape of throughput-versus-batch curves (CSV)",
+     cal_cmd_peak},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,432 @@
+#include "peak_csv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cal_err.h"
+
+enum { COL_BATCH, COL_THROUGHPUT, COL_MACHINE, COL_STATUS, COL_COUNT };
+
+static const char *const col_batch[] = {"batch_size", "batch", "batchsize",
+                                        "bs", NULL};
+static const char *const col_throughput[] = {
+    "throughput",     "throughput_ex_per_s", "examples_per_s",
+    "ex_per_s",       "throughput_examples_per_s", "samples_per_s", NULL};
+static const char *const col_machine[] = {"machine", "device", "device_name",
+                                          "host", NULL};
+static const char *const col_status[] = {"status", NULL};
+static const char *const *const col_aliases[COL_COUNT] = {
+    [COL_BATCH] = col_batch,
+    [COL_THROUGHPUT] = col_throughput,
+    [COL_MACHINE] = col_machine,
+    [COL_STATUS] = col_status,
+};
+
+typedef struct row {
+  size_t machine; /* index into the machine names */
+  int64_t batch;
+  double value;
+  int ok;
+  size_t line;
+} row_t;
+
+typedef struct reader {
+  const char *name;
+  char *err;
+  size_t errlen;
+  size_t line;
+  char **fields; /* pointers into the current line */
+  size_t nf, fcap;
+  row_t *rows;
+  size_t nrows, rcap;
+  char **machines;
+  size_t nmach, mcap;
+} reader_t;
+
+static int fail_at(reader_t *r, size_t line, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail_at(reader_t *r, size_t line, int rc, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(r->err, r->errlen, "%s:%zu: %s", r->name, line, msg);
+  return rc;
+}
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s))
+    s++;
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1]))
+    s[--n] = '\0';
+  return s;
+}
+
+static int push_field(reader_t *r, char *f) {
+  if (r->nf == r->fcap) {
+    size_t cap = r->fcap ? 2 * r->fcap : 8;
+    char **v = realloc(r->fields, cap * sizeof *v);
+    if (!v)
+      return CAL_ENOMEM;
+    r->fields = v;
+    r->fcap = cap;
+  }
+  r->fields[r->nf++] = f;
+  return 0;
+}
+
+/* Split `line` in place into r->fields; quoted fields are unquoted, every
+ * field is trimmed. */
+static int split_fields(reader_t *r, char *line) {
+  r->nf = 0;
+  char *p = line;
+  for (;;) {
+    while (*p == ' ' || *p == '\t')
+      p++;
+    char *start = p;
+    if (*p == '"') {
+      char *w = p;
+      p++;
+      for (;;) {
+        if (*p == '\0')
+          return fail_at(r, r->line, CAL_EPARSE, "unterminated quoted field");
+        if (*p == '"') {
+          if (p[1] == '"') {
+            *w++ = '"';
+            p += 2;
+            continue;
+          }
+          p++;
+          break;
+        }
+        *w++ = *p++;
+      }
+      while (*p == ' ' || *p == '\t')
+        p++;
+      if (*p != ',' && *p != '\0')
+        return fail_at(r, r->line, CAL_EPARSE,
+                       "unexpected text after a quoted field");
+      char sep = *p;
+      *w = '\0';
+      if (push_field(r, start) < 0)
+        return CAL_ENOMEM;
+      if (sep == '\0')
+        return 0;
+      p++;
+    } else {
+      char *comma = strchr(p, ',');
+      if (comma)
+        *comma = '\0';
+      if (push_field(r, trim(start)) < 0)
+        return CAL_ENOMEM;
+      if (!comma)
+        return 0;
+      p = comma + 1;
+    }
+  }
+}
+
+static int is_blank_or_comment(const char *s) {
+  while (isspace((unsigned char)*s))
+    s++;
+  return *s == '\0' || *s == '#';
+}
+
+/* A decimal number (no hex, no words such as "inf"): 0, CAL_EPARSE. */
+static int parse_decimal(const char *s, double *v) {
+  if (*s == '\0')
+    return CAL_EPARSE;
+  for (const char *p = s; *p; p++)
+    if (!isdigit((unsigned char)*p) && !strchr("+-.eE", *p))
+      return CAL_EPARSE;
+  char *end = NULL;
+  errno = 0;
+  *v = strtod(s, &end);
+  if (end == s || *end != '\0')
+    return CAL_EPARSE;
+  return 0;
+}
+
+static int machine_index(reader_t *r, const char *name, size_t *idx) {
+  for (size_t i = 0; i < r->nmach; i++)
+    if (strcmp(r->machines[i], name) == 0) {
+      *idx = i;
+      return 0;
+    }
+  if (r->nmach == r->mcap) {
+    size_t cap = r->mcap ? 2 * r->mcap : 4;
+    char **v = realloc(r->machines, cap * sizeof *v);
+    if (!v)
+      return CAL_ENOMEM;
+    r->machines = v;
+    r->mcap = cap;
+  }
+  char *copy = strdup(name);
+  if (!copy)
+    return CAL_ENOMEM;
+  r->machines[r->nmach] = copy;
+  *idx = r->nmach++;
+  return 0;
+}
+
+static int push_row(reader_t *r, const row_t *row) {
+  if (r->nrows == r->rcap) {
+    size_t cap = r->rcap ? 2 * r->rcap : 64;
+    row_t *v = realloc(r->rows, cap * sizeof *v);
+    if (!v)
+      return CAL_ENOMEM;
+    r->rows = v;
+    r->rcap = cap;
+  }
+  r->rows[r->nrows++] = *row;
+  return 0;
+}
+
+/* Map header fields to columns; cols[k] = field index or -1. */
+static int read_header(reader_t *r, long cols[COL_COUNT]) {
+  for (int k = 0; k < COL_COUNT; k++)
+    cols[k] = -1;
+  for (size_t i = 0; i < r->nf; i++) {
+    const char *h = r->fields[i];
+    for (int k = 0; k < COL_COUNT; k++)
+      for (const char *const *a = col_aliases[k]; *a; a++)
+        if (strcasecmp(h, *a) == 0) {
+          if (cols[k] >= 0)
+            return fail_at(r, r->line, CAL_EPARSE,
+                           "columns \"%s\" and \"%s\" both give the %s",
+                           r->fields[cols[k]], h,
+                           k == COL_BATCH        ? "batch size"
+                           : k == COL_THROUGHPUT ? "throughput"
+                           : k == COL_MACHINE    ? "machine"
+                                                 : "status");
+          cols[k] = (long)i;
+        }
+  }
+  if (cols[COL_BATCH] < 0)
+    return fail_at(r, r->line, CAL_EPARSE,
+                   "missing column batch_size (the first line must be a "
+                   "header such as batch_size,throughput)");
+  if (cols[COL_THROUGHPUT] < 0)
+    return fail_at(r, r->line, CAL_EPARSE,
+                   "missing column throughput (also accepted: "
+                   "throughput_ex_per_s, examples_per_s, ex_per_s)");
+  return 0;
+}
+
+static int read_row(reader_t *r, const long cols[COL_COUNT], size_t nhead) {
+  if (r->nf != nhead)
+    return fail_at(r, r->line, CAL_EPARSE, "expected %zu fields, found %zu",
+                   nhead, r->nf);
+  row_t row = {0, 0, 0.0, 1, r->line};
+
+  if (cols[COL_STATUS] >= 0) {
+    const char *st = r->fields[cols[COL_STATUS]];
+    if (strcasecmp(st, "ok") == 0)
+      row.ok = 1;
+    else if (strcasecmp(st, "skipped") == 0 || strcasecmp(st, "failed") == 0)
+      row.ok = 0;
+    else
+      return fail_at(r, r->line, CAL_EPARSE,
+                     "status \"%s\" is not ok, skipped or failed", st);
+  }
+
+  const char *b = r->fields[cols[COL_BATCH]];
+  double bv;
+  if (parse_decimal(b, &bv) < 0)
+    return fail_at(r, r->line, CAL_EPARSE, "batch size \"%s\" is not a number",
+                   b);
+  if (!(bv >= 1 && bv <= (double)CAL_BATCH_MAX) || bv != floor(bv))
+    return fail_at(r, r->line, CAL_EPARSE,
+                   "batch size \"%s\" is not a positive integer (1 to %lld)",
+                   b, (long long)CAL_BATCH_MAX);
+  row.batch = (int64_t)bv;
+
+  if (row.ok) {
+    const char *t = r->fields[cols[COL_THROUGHPUT]];
+    if (parse_decimal(t, &row.value) < 0)
+      return fail_at(r, r->line, CAL_EPARSE,
+                     "throughput \"%s\" is not a number", t);
+    if (!isfinite(row.value))
+      return fail_at(r, r->line, CAL_EPARSE, "throughput \"%s\" is not finite",
+                     t);
+    if (row.value < 0)
+      return fail_at(r, r->line, CAL_EPARSE, "throughput \"%s\" is negative",
+                     t);
+  }
+
+  const char *m = cols[COL_MACHINE] >= 0 ? r->fields[cols[COL_MACHINE]] : "";
+  if (cols[COL_MACHINE] >= 0 && *m == '\0')
+    return fail_at(r, r->line, CAL_EPARSE, "empty machine name");
+  int rc = machine_index(r, m, &row.machine);
+  if (rc == 0)
+    rc = push_row(r, &row);
+  return rc;
+}
+
+static int cmp_row(const void *a, const void *b) {
+  const row_t *x = a, *y = b;
+  if (x->machine != y->machine)
+    return x->machine < y->machine ? -1 : 1;
+  if (x->batch != y->batch)
+    return x->batch < y->batch ? -1 : 1;
+  return (x->line > y->line) - (x->line < y->line);
+}
+
+void cal_curve_set_free(cal_curve_set_t *set) {
+  if (!set)
+    return;
+  for (size_t i = 0; i < set->n; i++) {
+    cal_curve_t *c = &set->curves[i];
+    for (size_t k = 0; k < c->n; k++)
+      free((double *)c->points[k].samples);
+    free(c->points);
+    free(c->machine);
+  }
+  free(set->curves);
+  free(set);
+}
+
+/* Group the sorted rows into curves and points. */
+static int build_set(reader_t *r, int has_machine, cal_curve_set_t **out) {
+  cal_curve_set_t *set = calloc(1, sizeof *set);
+  if (!set)
+    return CAL_ENOMEM;
+  set->curves = calloc(r->nmach, sizeof *set->curves);
+  if (!set->curves)
+    goto nomem;
+  set->n = r->nmach;
+  qsort(r->rows, r->nrows, sizeof *r->rows, cmp_row);
+  size_t i = 0;
+  for (size_t m = 0; m < r->nmach; m++) {
+    cal_curve_t *c = &set->curves[m];
+    if (has_machine) {
+      c->machine = strdup(r->machines[m]);
+      if (!c->machine)
+        goto nomem;
+    }
+    size_t first = i, npts = 0;
+    for (size_t j = i; j < r->nrows && r->rows[j].machine == m; j++)
+      if (j == first || r->rows[j].batch != r->rows[j - 1].batch)
+        npts++;
+    c->points = calloc(npts, sizeof *c->points);
+    if (!c->points)
+      goto nomem;
+    while (i < r->nrows && r->rows[i].machine == m) {
+      size_t j = i, nok = 0;
+      for (; j < r->nrows && r->rows[j].machine == m &&
+             r->rows[j].batch == r->rows[i].batch;
+           j++)
+        nok += (size_t)r->rows[j].ok;
+      cal_curve_point_t *p = &c->points[c->n++];
+      p->batch_size = r->rows[i].batch;
+      p->status = nok ? CAL_POINT_OK : CAL_POINT_SKIPPED;
+      if (nok) {
+        double *s = malloc(nok * sizeof *s);
+        if (!s)
+          goto nomem;
+        for (size_t k = i; k < j; k++)
+          if (r->rows[k].ok)
+            s[p->n++] = r->rows[k].value;
+        p->samples = s;
+      }
+      i = j;
+    }
+  }
+  *out = set;
+  return 0;
+nomem:
+  cal_curve_set_free(set);
+  return CAL_ENOMEM;
+}
+
+int cal_curves_read(FILE *f, const char *name, cal_curve_set_t **out,
+                    char *err, size_t errlen) {
+  reader_t r;
+  memset(&r, 0, sizeof r);
+  r.name = name;
+  r.err = err;
+  r.errlen = errlen;
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  long cols[COL_COUNT];
+  size_t nhead = 0, header_line = 0;
+  int rc = 0;
+  *out = NULL;
+
+  while ((len = getline(&line, &cap, f)) >= 0) {
+    r.line++;
+    char *s = line;
+    if (r.line == 1 && (unsigned char)s[0] == 0xEF &&
+        (unsigned char)s[1] == 0xBB && (unsigned char)s[2] == 0xBF)
+      s += 3;
+    if (strlen(s) != (size_t)len - (size_t)(s - line)) {
+      rc = fail_at(&r, r.line, CAL_EPARSE, "NUL byte in line");
+      goto out;
+    }
+    s[strcspn(s, "\r\n")] = '\0';
+    if (is_blank_or_comment(s))
+      continue;
+    if ((rc = split_fields(&r, s)) < 0)
+      goto out;
+    if (!header_line) {
+      if ((rc = read_header(&r, cols)) < 0)
+        goto out;
+      header_line = r.line;
+      nhead = r.nf;
+      continue;
+    }
+    if ((rc = read_row(&r, cols, nhead)) < 0)
+      goto out;
+  }
+  if (ferror(f)) {
+    rc = fail_at(&r, r.line + 1, CAL_EIO, "read error");
+    goto out;
+  }
+  if (!header_line) {
+    rc = r.line == 0
+             ? fail_at(&r, 1, CAL_EPARSE, "empty file (no header row)")
+             : fail_at(&r, r.line, CAL_EPARSE,
+                       "no header row (only comments or blank lines)");
+    goto out;
+  }
+  if (r.nrows == 0) {
+    rc = fail_at(&r, header_line, CAL_EPARSE, "no data rows after the header");
+    goto out;
+  }
+  rc = build_set(&r, cols[COL_MACHINE] >= 0, out);
+out:
+  if (rc == CAL_ENOMEM)
+    fail_at(&r, r.line, CAL_ENOMEM, "out of memory");
+  free(line);
+  free(r.fields);
+  free(r.rows);
+  for (size_t i = 0; i < r.nmach; i++)
+    free(r.machines[i]);
+  free(r.machines);
+  return rc;
+}
+
+int cal_curves_load(const char *path, cal_curve_set_t **out, char *err,
+                    size_t errlen) {
+  *out = NULL;
+  if (strcmp(path, "-") == 0)
+    return cal_curves_read(stdin, "<stdin>", out, err, errlen);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return CAL_EIO;
+  }
+  int rc = cal_curves_read(f, path, out, err, errlen);
+  fclose(f);
+  return rc;
+}
