@@ -8,6 +8,8 @@
   X(dgemm)                                                                   \
   X(sbgemm)                                                                  \
   X(attn_ref)                                                                \
-  X(attn_fused)
+  X(attn_fused)                                                              \
+  X(layer_prefill)                                                           \
+  X(layer_decode)
 
 #endif

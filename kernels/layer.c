@@ -1,0 +1,457 @@
+/* The model-shaped layer workload (see layer.h) and its kernel-table
+ * entries layer_prefill and layer_decode. */
+#include "layer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cal_isa.h"
+#include "cal_mem.h"
+
+#define RMS_EPS 1e-6f
+
+static const cal_layer_preset_t presets[] = {
+    {"tiny", "a small layer for tests", 128, 4, 2, 384, 32},
+    {"qwen2-0.5b", "Qwen2 0.5B shape (hidden 896, 14 heads, GQA 2)", 896, 14,
+     2, 4864, 128},
+    {"qwen2.5-1.5b", "Qwen2.5 1.5B shape (hidden 1536, 12 heads, GQA 2)", 1536,
+     12, 2, 8960, 128},
+    {"llama3.2-1b", "Llama 3.2 1B shape (hidden 2048, 32 heads, GQA 8)", 2048,
+     32, 8, 8192, 128},
+    {"llama3-8b", "Llama 3 8B shape (hidden 4096, 32 heads, GQA 8)", 4096, 32,
+     8, 14336, 128},
+};
+
+const cal_layer_preset_t *cal_layer_preset_at(size_t i) {
+  return i < sizeof presets / sizeof presets[0] ? &presets[i] : NULL;
+}
+
+const cal_layer_preset_t *cal_layer_preset_find(const char *name) {
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+    if (strcmp(presets[i].name, name) == 0)
+      return &presets[i];
+  return NULL;
+}
+
+void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
+  s->hidden = p->hidden;
+  s->heads = p->heads;
+  s->kv_heads = p->kv_heads;
+  s->ffn = p->ffn;
+  s->seq = p->seq;
+  s->batch = p->batch;
+  s->decode = p->decode;
+}
+
+int cal_layer_check_shape(const cal_layer_shape_t *s, char *why, size_t len) {
+  const char *msg = NULL;
+  if (s->hidden < 1 || s->heads < 1 || s->kv_heads < 1 || s->ffn < 1 ||
+      s->seq < 1 || s->batch < 1)
+    msg = "every size (hidden, heads, kv-heads, ffn, seq, batch) must be at least 1";
+  else if (s->hidden % s->heads)
+    msg = "hidden must be a multiple of heads (head dim = hidden / heads)";
+  else if (s->heads % s->kv_heads)
+    msg = "heads must be a multiple of kv-heads (grouped-query attention)";
+  else if (s->hidden / s->heads > CAL_ATTN_MAX_HEAD_DIM)
+    msg = "head dim (hidden / heads) is above the attention kernel's maximum of 256";
+  else if (s->hidden > (1 << 20) || s->ffn > (1 << 22) || s->seq > (1 << 22))
+    msg = "sizes are unreasonably large";
+  if (!msg)
+    return 0;
+  if (why)
+    snprintf(why, len, "%s", msg);
+  return CAL_EINVAL;
+}
+
+/* Every buffer of a layer, in floats (f) or doubles (d). */
+typedef struct {
+  int64_t hd, nqkv, lq, lk, tokens;
+  double w_f, act_f, kv_f, ref_d, ws_bytes;
+} layout_t;
+
+static void layout(const cal_layer_shape_t *s, layout_t *l) {
+  l->hd = s->hidden / s->heads;
+  l->nqkv = (s->heads + 2 * s->kv_heads) * l->hd;
+  l->lq = s->decode ? 1 : s->seq;
+  l->lk = s->decode ? s->seq + 1 : s->seq;
+  l->tokens = s->batch * l->lq;
+  double d = (double)s->hidden, f = (double)s->ffn, t = (double)l->tokens;
+  /* Wqkv, Wo, Wgate|Wup, Wdown, two gains */
+  l->w_f = d * l->nqkv + (double)s->heads * l->hd * d + 2 * d * f + f * d + 2 * d;
+  /* x, h, out, x1, qkv, q, o, ao, gu (2f), a (f) */
+  l->act_f = t * (4 * d + l->nqkv + 2.0 * s->heads * l->hd + 3 * f);
+  l->kv_f = 2.0 * s->batch * s->kv_heads * l->lk * l->hd;
+  /* reference for sequence 0: x1, h, qkv, ao, gu, a, out in doubles, and
+   * q/k/v/o in floats for the attention reference (counted as doubles) */
+  double lq = (double)l->lq, lk = (double)l->lk;
+  l->ref_d = lq * (4 * d + l->nqkv + s->heads * l->hd + 3 * f) +
+             lk * (2.0 * s->kv_heads * l->hd) +
+             lq * 2.0 * s->heads * l->hd + lk;
+  cal_attn_shape_t as = {s->batch, s->heads, s->kv_heads, l->lq, l->lk, l->hd, 1};
+  l->ws_bytes = (double)cal_attn_fused_workspace_bytes(&as);
+}
+
+double cal_layer_flops(const cal_layer_shape_t *s) {
+  layout_t l;
+  layout(s, &l);
+  double t = (double)l.tokens, d = (double)s->hidden, f = (double)s->ffn;
+  double mm = 2 * t * d * l.nqkv + 2 * t * s->heads * l.hd * d + 6 * t * d * f;
+  cal_attn_shape_t as = {s->batch, s->heads, s->kv_heads, l.lq, l.lk, l.hd, 1};
+  return mm + cal_attn_flops(&as);
+}
+
+double cal_layer_weight_bytes(const cal_layer_shape_t *s) {
+  layout_t l;
+  layout(s, &l);
+  return 4.0 * l.w_f;
+}
+
+double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
+  layout_t l;
+  layout(s, &l);
+  return 4.0 * (l.w_f + l.act_f + l.kv_f) + 8.0 * l.ref_d + l.ws_bytes;
+}
+
+double cal_layer_tokens(const cal_layer_shape_t *s) {
+  return (double)s->batch * (s->decode ? 1.0 : (double)s->seq);
+}
+
+typedef struct {
+  cal_layer_shape_t s;
+  layout_t l;
+  int variant; /* attention variant that runs */
+  uint64_t seed;
+  float *wqkv, *wo, *wgu, *wd, *g1, *g2;
+  float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
+  void *ws;
+} layer_t;
+
+static void layer_teardown(void *state) {
+  layer_t *L = state;
+  if (!L)
+    return;
+  float *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
+                   L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
+                   L->kc, L->vc};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    cal_free(bufs[i]);
+  cal_free(L->ws);
+  cal_free(L);
+}
+
+/* weights uniform with variance 1/fan_in, so activations stay O(1) */
+static void fill_weights(float *w, size_t n, int64_t fan_in, cal_rng_t *r) {
+  float a = (float)sqrt(3.0 / (double)fan_in);
+  cal_fill_f32(w, n, -a, a, r);
+}
+
+static int layer_setup(const cal_params_t *p, void **state) {
+  layer_t *L = cal_alloc(sizeof *L);
+  int rc = CAL_ENOMEM;
+  if (!L)
+    return CAL_ENOMEM;
+  memset(L, 0, sizeof *L);
+  cal_layer_shape_from_params(p, &L->s);
+  if ((rc = cal_layer_check_shape(&L->s, NULL, 0)) < 0)
+    goto fail;
+  if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
+    goto fail;
+  rc = CAL_ENOMEM;
+  layout(&L->s, &L->l);
+  L->seed = p->seed;
+  const cal_layer_shape_t *s = &L->s;
+  const layout_t *l = &L->l;
+  size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
+  size_t hq = (size_t)(s->heads * l->hd);
+  size_t kvn = (size_t)(s->batch * s->kv_heads * l->lk * l->hd);
+  L->wqkv = cal_alloc(4 * d * (size_t)l->nqkv);
+  L->wo = cal_alloc(4 * hq * d);
+  L->wgu = cal_alloc(4 * d * 2 * f);
+  L->wd = cal_alloc(4 * f * d);
+  L->g1 = cal_alloc(4 * d);
+  L->g2 = cal_alloc(4 * d);
+  L->x = cal_alloc(4 * t * d);
+  L->h = cal_alloc(4 * t * d);
+  L->out = cal_alloc(4 * t * d);
+  L->x1 = cal_alloc(4 * t * d);
+  L->qkv = cal_alloc(4 * t * (size_t)l->nqkv);
+  L->q = cal_alloc(4 * t * hq);
+  L->o = cal_alloc(4 * t * hq);
+  L->ao = cal_alloc(4 * t * hq);
+  L->gu = cal_alloc(4 * t * 2 * f);
+  L->a = cal_alloc(4 * t * f);
+  L->kc = cal_alloc(4 * kvn);
+  L->vc = cal_alloc(4 * kvn);
+  if (!L->wqkv || !L->wo || !L->wgu || !L->wd || !L->g1 || !L->g2 || !L->x ||
+      !L->h || !L->out || !L->x1 || !L->qkv || !L->q || !L->o || !L->ao ||
+      !L->gu || !L->a || !L->kc || !L->vc)
+    goto fail;
+  if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
+    goto fail;
+  /* weights from the seed; each sequence's input (and KV cache) from its
+   * own stream, so sequence 0 is the same at every batch size */
+  cal_rng_t r;
+  cal_rng_seed(&r, p->seed);
+  fill_weights(L->wqkv, d * (size_t)l->nqkv, s->hidden, &r);
+  fill_weights(L->wo, hq * d, (int64_t)hq, &r);
+  fill_weights(L->wgu, d * 2 * f, s->hidden, &r);
+  fill_weights(L->wd, f * d, s->ffn, &r);
+  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
+  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
+  size_t seq_tokens = (size_t)l->lq;
+  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
+  for (int64_t b = 0; b < s->batch; b++) {
+    cal_rng_t rb;
+    cal_rng_seed(&rb, p->seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
+    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
+                 1.0f, &rb);
+    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
+    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
+  }
+  memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
+  *state = L;
+  return 0;
+fail:
+  layer_teardown(L);
+  return rc;
+}
+
+static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
+                    int64_t d) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * d;
+    float *yr = y + r * d;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < d; i++)
+      ss += xr[i] * xr[i];
+    float inv = 1.0f / sqrtf(ss / (float)d + RMS_EPS);
+    for (int64_t i = 0; i < d; i++)
+      yr[i] = xr[i] * inv * g[i];
+  }
+}
+
+static void sgemm_nn(const float *a, const float *b, float *c, int64_t m,
+                     int64_t n, int64_t k) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
+              (blasint)n, (blasint)k, 1.0f, a, (blasint)k, b, (blasint)n, 0.0f,
+              c, (blasint)n);
+}
+
+static int layer_run(void *state) {
+  layer_t *L = state;
+  const cal_layer_shape_t *s = &L->s;
+  const layout_t *l = &L->l;
+  const int64_t d = s->hidden, f = s->ffn, t = l->tokens, hd = l->hd;
+  const int64_t H = s->heads, G = s->kv_heads, lq = l->lq, lk = l->lk;
+  const int64_t hq = H * hd, nqkv = l->nqkv;
+
+  rmsnorm(L->x, L->g1, L->h, t, d);
+  sgemm_nn(L->h, L->wqkv, L->qkv, t, nqkv, d);
+  /* scatter q into [b][h][i][:], k and v into the cache at their position */
+#pragma omp parallel for schedule(static)
+  for (int64_t tok = 0; tok < t; tok++) {
+    int64_t b = tok / lq, i = tok % lq, pos = s->decode ? s->seq : i;
+    const float *row = L->qkv + tok * nqkv;
+    for (int64_t h = 0; h < H; h++)
+      memcpy(L->q + ((b * H + h) * lq + i) * hd, row + h * hd, 4 * (size_t)hd);
+    for (int64_t g = 0; g < G; g++) {
+      memcpy(L->kc + ((b * G + g) * lk + pos) * hd, row + (H + g) * hd,
+             4 * (size_t)hd);
+      memcpy(L->vc + ((b * G + g) * lk + pos) * hd, row + (H + G + g) * hd,
+             4 * (size_t)hd);
+    }
+  }
+  cal_attn_shape_t as = {s->batch, H, G, lq, lk, hd, 1};
+  int rc = cal_attn_fused(&as, L->q, L->kc, L->vc, L->o, L->variant, L->ws, NULL);
+  if (rc < 0)
+    return rc;
+  /* gather o back to token rows [tok][h*hd] */
+#pragma omp parallel for schedule(static)
+  for (int64_t tok = 0; tok < t; tok++) {
+    int64_t b = tok / lq, i = tok % lq;
+    for (int64_t h = 0; h < H; h++)
+      memcpy(L->ao + tok * hq + h * hd, L->o + ((b * H + h) * lq + i) * hd,
+             4 * (size_t)hd);
+  }
+  sgemm_nn(L->ao, L->wo, L->x1, t, d, hq);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t * d; i++)
+    L->x1[i] += L->x[i];
+  rmsnorm(L->x1, L->g2, L->h, t, d);
+  sgemm_nn(L->h, L->wgu, L->gu, t, 2 * f, d);
+#pragma omp parallel for schedule(static)
+  for (int64_t tok = 0; tok < t; tok++) {
+    const float *gate = L->gu + tok * 2 * f, *up = gate + f;
+    float *a = L->a + tok * f;
+    for (int64_t j = 0; j < f; j++)
+      a[j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
+  }
+  sgemm_nn(L->a, L->wd, L->out, t, d, f);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t * d; i++)
+    L->out[i] += L->x1[i];
+  return 0;
+}
+
+/* y[m×n] = a[m×k]·b[k×n] in double, with b converted from float. */
+static void dgemm_from_f32(const double *a, const float *b, double *y,
+                           int64_t m, int64_t n, int64_t k, double *bd) {
+  for (int64_t i = 0; i < k * n; i++)
+    bd[i] = b[i];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
+              (blasint)n, (blasint)k, 1.0, a, (blasint)k, bd, (blasint)n, 0.0,
+              y, (blasint)n);
+}
+
+static void rmsnorm_d(const double *x, const float *g, double *y, int64_t rows,
+                      int64_t d) {
+  for (int64_t r = 0; r < rows; r++) {
+    double ss = 0;
+    for (int64_t i = 0; i < d; i++)
+      ss += x[r * d + i] * x[r * d + i];
+    double inv = 1.0 / sqrt(ss / (double)d + RMS_EPS);
+    for (int64_t i = 0; i < d; i++)
+      y[r * d + i] = x[r * d + i] * inv * g[i];
+  }
+}
+
+/* Recompute sequence 0 step by step in double precision (dgemm for the
+ * products, the reference attention) and compare with the run's output.
+ * Tolerance: 1e-3 of the row's RMS plus 1e-4; fp32 rounding through the
+ * layer stays near 1e-5 of it, and a wrong head mapping, mask, norm or
+ * activation moves outputs by a good fraction of it. */
+static int layer_verify(void *state) {
+  layer_t *L = state;
+  const cal_layer_shape_t *s = &L->s;
+  const layout_t *l = &L->l;
+  const int64_t d = s->hidden, f = s->ffn, hd = l->hd, H = s->heads;
+  const int64_t G = s->kv_heads, lq = l->lq, lk = l->lk, hq = H * hd;
+  const int64_t nqkv = l->nqkv;
+  int rc = CAL_ENOMEM;
+  double *x1 = cal_alloc(8 * (size_t)(lq * d)), *h = cal_alloc(8 * (size_t)(lq * d));
+  double *qkv = cal_alloc(8 * (size_t)(lq * nqkv)), *ao = cal_alloc(8 * (size_t)(lq * hq));
+  double *gu = cal_alloc(8 * (size_t)(lq * 2 * f)), *a = cal_alloc(8 * (size_t)(lq * f));
+  double *out = cal_alloc(8 * (size_t)(lq * d));
+  int64_t wmax = d * 2 * f > f * d ? d * 2 * f : f * d;
+  if (d * nqkv > wmax) wmax = d * nqkv;
+  if (hq * d > wmax) wmax = hq * d;
+  double *wd = cal_alloc(8 * (size_t)wmax);
+  float *q = cal_alloc(4 * (size_t)(H * lq * hd)), *o = cal_alloc(4 * (size_t)(H * lq * hd));
+  float *kc = cal_alloc(4 * (size_t)(G * lk * hd)), *vc = cal_alloc(4 * (size_t)(G * lk * hd));
+  if (!x1 || !h || !qkv || !ao || !gu || !a || !out || !wd || !q || !o || !kc || !vc)
+    goto out;
+  /* x of sequence 0 as double, RMSNorm, QKV */
+  for (int64_t i = 0; i < lq * d; i++)
+    x1[i] = L->x[i];
+  rmsnorm_d(x1, L->g1, h, lq, d);
+  dgemm_from_f32(h, L->wqkv, qkv, lq, nqkv, d, wd);
+  /* the cache of sequence 0: past entries from the run's cache (the run
+   * only overwrites the new token's slot), new ones from qkv */
+  memcpy(kc, L->kc, 4 * (size_t)(G * lk * hd));
+  memcpy(vc, L->vc, 4 * (size_t)(G * lk * hd));
+  for (int64_t i = 0; i < lq; i++) {
+    int64_t pos = s->decode ? s->seq : i;
+    for (int64_t hh = 0; hh < H; hh++)
+      for (int64_t e = 0; e < hd; e++)
+        q[(hh * lq + i) * hd + e] = (float)qkv[i * nqkv + hh * hd + e];
+    for (int64_t g = 0; g < G; g++)
+      for (int64_t e = 0; e < hd; e++) {
+        kc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + g) * hd + e];
+        vc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + G + g) * hd + e];
+      }
+  }
+  cal_attn_shape_t as = {1, H, G, lq, lk, hd, 1};
+  if ((rc = cal_attn_ref(&as, q, kc, vc, o, 1, NULL, 1)) < 0)
+    goto out;
+  rc = CAL_ENOMEM;
+  for (int64_t i = 0; i < lq; i++)
+    for (int64_t hh = 0; hh < H; hh++)
+      for (int64_t e = 0; e < hd; e++)
+        ao[i * hq + hh * hd + e] = o[(hh * lq + i) * hd + e];
+  dgemm_from_f32(ao, L->wo, out, lq, d, hq, wd);
+  for (int64_t i = 0; i < lq * d; i++)
+    x1[i] = (double)L->x[i] + out[i]; /* residual */
+  rmsnorm_d(x1, L->g2, h, lq, d);
+  dgemm_from_f32(h, L->wgu, gu, lq, 2 * f, d, wd);
+  for (int64_t i = 0; i < lq; i++)
+    for (int64_t j = 0; j < f; j++) {
+      double g = gu[i * 2 * f + j], u = gu[i * 2 * f + f + j];
+      a[i * f + j] = g / (1.0 + exp(-g)) * u;
+    }
+  dgemm_from_f32(a, L->wd, out, lq, d, f, wd);
+  rc = 0;
+  for (int64_t i = 0; i < lq && rc == 0; i++) {
+    double ss = 0;
+    for (int64_t e = 0; e < d; e++) {
+      out[i * d + e] += x1[i * d + e];
+      ss += out[i * d + e] * out[i * d + e];
+    }
+    double tol = 1e-3 * sqrt(ss / (double)d) + 1e-4;
+    for (int64_t e = 0; e < d; e++)
+      if (!(fabs((double)L->out[i * d + e] - out[i * d + e]) <= tol)) {
+        rc = CAL_EVERIFY;
+        break;
+      }
+  }
+out:
+  cal_free(x1); cal_free(h); cal_free(qkv); cal_free(ao); cal_free(gu);
+  cal_free(a); cal_free(out); cal_free(wd); cal_free(q); cal_free(o);
+  cal_free(kc); cal_free(vc);
+  return rc;
+}
+
+static double layer_flops(const cal_params_t *p) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  return cal_layer_flops(&s);
+}
+
+static double layer_bytes(const cal_params_t *p) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  layout_t l;
+  layout(&s, &l);
+  /* weights read once, the KV cache read once, token activations in/out */
+  return 4.0 * (l.w_f + l.kv_f + 2.0 * (double)l.tokens * (double)s.hidden);
+}
+
+static double layer_mem(const cal_params_t *p) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  return cal_layer_mem_bytes(&s);
+}
+
+static const char *layer_variant(const void *state) {
+  return cal_variant_name(((const layer_t *)state)->variant);
+}
+
+static int prefill_setup(const cal_params_t *p, void **st) {
+  cal_params_t q = *p;
+  q.decode = 0;
+  return layer_setup(&q, st);
+}
+
+static int decode_setup(const cal_params_t *p, void **st) {
+  cal_params_t q = *p;
+  q.decode = 1;
+  return layer_setup(&q, st);
+}
+
+const cal_kernel_t cal_kernel_layer_prefill = {
+    .name = "layer_prefill", .family = "layer", .dtype = "fp32",
+    .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
+    .setup = prefill_setup, .run = layer_run, .verify = layer_verify,
+    .teardown = layer_teardown, .variant_name = layer_variant,
+};
+
+const cal_kernel_t cal_kernel_layer_decode = {
+    .name = "layer_decode", .family = "layer", .dtype = "fp32",
+    .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
+    .setup = decode_setup, .run = layer_run, .verify = layer_verify,
+    .teardown = layer_teardown, .variant_name = layer_variant,
+};
