@@ -666,7 +666,7 @@ int cal_cmd_compare(int argc, char **argv) {
 
   optind = 0; /* glibc: full re-initialisation, also for repeated calls */
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
     switch (c) {
     case 't':
       if (cal_parse_fraction(optarg, &o.threshold) < 0) {

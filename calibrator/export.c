@@ -186,7 +186,7 @@ int cal_cmd_export(int argc, char **argv) {
 
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "+:hf:o:", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
     switch (c) {
     case 'f': format = optarg; break;
     case 'o': out_path = optarg; break;
