@@ -724,6 +724,7 @@ int cal_cmd_compare(int argc, char **argv) {
     fprintf(stderr, "calibrate compare: %s\n", err);
     goto out;
   }
+  code = CAL_EXIT_USAGE;
   json_t *diffs = json_object_get(rep, "machine_differences");
   if (json_array_size(diffs) && !allow_diff) {
     fprintf(stderr, "calibrate compare: the profiles come from different "
@@ -745,6 +746,7 @@ int cal_cmd_compare(int argc, char **argv) {
   if (fmt == CAL_REPORT_JSON) {
     if (cal_json_write_atomic(rep, out_path, err, sizeof err) < 0) {
       fprintf(stderr, "calibrate compare: %s\n", err);
+      code = CAL_EXIT_USAGE; /* an -o path that cannot be written */
       goto out;
     }
   } else {
@@ -760,6 +762,7 @@ int cal_cmd_compare(int argc, char **argv) {
     }
     if (write_text_atomic(out_path, buf, len, err, sizeof err) < 0) {
       fprintf(stderr, "calibrate compare: %s\n", err);
+      code = CAL_EXIT_USAGE;
       goto out;
     }
   }

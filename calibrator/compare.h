@@ -7,8 +7,8 @@
  *   machine_differences [{key, base, new}], allow_different_machines,
  *   points [{id, section, metric, higher_is_better, n_base, n_new,
  *            base_median, new_median, ratio, ci_low, ci_high, ci_level,
- *            hl_ratio, oriented_ratio, u, z, p, p_min, method, verdict,
- *            reason}]      regressions first, then improved, inconclusive,
+ *            hl_ratio, oriented_ratio, u (U of base: pairs where base >
+ *            new), z, p, p_min, method, verdict, reason}]      regressions first, then improved, inconclusive,
  *                          unchanged; document order within each
  *   top_level [{key, base, new, ratio, higher_is_better, verdict:"info"}],
  *   only_in_base [id], only_in_new [id],

@@ -227,6 +227,7 @@ int cal_cmd_export(int argc, char **argv) {
   }
   if (cal_json_write_atomic(out, out_path, err, sizeof err) < 0) {
     fprintf(stderr, "calibrate export: %s\n", err);
+    code = CAL_EXIT_USAGE; /* an -o path that cannot be written */
     goto out;
   }
   code = CAL_EXIT_OK;
