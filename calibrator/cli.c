@@ -53,20 +53,20 @@ int cal_parse_double(const char *s, double lo, double hi, double *out) {
 int cal_parse_fraction(const char *s, double *out) {
   if (!s || !*s)
     return CAL_EINVAL;
-  size_t n = strlen(s);
-  char buf[64];
-  if (n >= sizeof buf)
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno)
     return CAL_EINVAL;
-  memcpy(buf, s, n + 1);
-  double scale = 1.0;
-  if (buf[n - 1] == '%') {
-    buf[n - 1] = '\0';
-    scale = 0.01;
+  if (*end == '%') {
+    v /= 100.0;
+    end++;
+  } else if (v >= 1.0) {
+    return CAL_EINVAL; /* "5" is ambiguous: ask for 5% or 0.05 */
   }
-  double v;
-  if (cal_parse_double(buf, 0.0, scale < 1 ? 100.0 : 1.0, &v) < 0)
+  if (*end != '\0' || !(v > 0.0 && v < 1.0))
     return CAL_EINVAL;
-  *out = v * scale;
+  *out = v;
   return 0;
 }
 

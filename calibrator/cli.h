@@ -12,7 +12,8 @@ int cal_parse_long(const char *s, long lo, long hi, long *out);
 int cal_parse_u64(const char *s, uint64_t *out);
 /* A finite number in [lo, hi]. */
 int cal_parse_double(const char *s, double lo, double hi, double *out);
-/* A fraction written "5%" or "0.05", in [0, 1]. */
+/* A fraction written "5%" or "0.05", strictly between 0 and 1 ("5" is
+ * ambiguous and refused). */
 int cal_parse_fraction(const char *s, double *out);
 
 /* Print "calibrate[ CMD]: MESSAGE (see 'calibrate[ CMD] --help')" on one

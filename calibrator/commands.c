@@ -2,6 +2,7 @@
 
 #include <stddef.h>
 
+#include "compare.h"
 #include "peak_cmd.h"
 #include "subcommands.h"
 
@@ -11,5 +12,8 @@ const cal_command_t cal_commands[] = {
     {"info", "print what the machine is (--json for JSON)", cal_cmd_info},
     {"peak", "peak, knee and shape of throughput-versus-batch curves (CSV)",
      cal_cmd_peak},
+    {"compare", "compare two profiles; exit 1 on a regression", cal_cmd_compare},
+    {"export", "write a profile as Bencher BMF or github-action-benchmark JSON",
+     cal_cmd_export},
     {NULL, NULL, NULL},
 };

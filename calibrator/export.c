@@ -1,0 +1,238 @@
+/* `calibrate export`: one profile in the formats continuous-benchmarking
+ * services read (Bencher Metric Format; github-action-benchmark's custom
+ * formats). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "commands.h"
+#include "compare.h"
+#include "profile.h"
+
+/* Display units of the metric names used in profiles. */
+static const struct {
+  const char *metric, *unit;
+} units[] = {
+    {"gflops", "GFLOPS"},       {"gflops_per_core", "GFLOPS"},
+    {"gbps", "GB/s"},           {"examples_per_s", "examples/s"},
+    {"throughput", "examples/s"}, {"ms", "ms"},
+    {"latency_ms", "ms"},       {"time_ms", "ms"},
+};
+
+static const char *unit_of(const char *metric) {
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(units[i].metric, metric) == 0)
+      return units[i].unit;
+  return metric;
+}
+
+/* The top-level figures and their direction. */
+static const struct {
+  const char *key;
+  int higher_is_better;
+} top_figures[] = {
+    {"gflops", 1},
+    {"gflops_per_core", 1},
+    {"throughput", 1},
+    {"latency_ms", 0},
+};
+
+typedef struct export_ctx {
+  json_t *out;
+  int bigger; /* gab: which direction goes in; -1 for bmf */
+  int failed;
+} export_ctx_t;
+
+static int point_hib(const json_t *pt, const char *metric) {
+  const json_t *h = json_object_get(pt, "higher_is_better");
+  if (json_is_boolean(h))
+    return json_is_true(h);
+  size_t len = strlen(metric);
+  return !(strcmp(metric, "ms") == 0 ||
+           (len > 3 && strcmp(metric + len - 3, "_ms") == 0));
+}
+
+static int visit(const char *section, json_t *pt, void *arg) {
+  export_ctx_t *c = arg;
+  const char *id = json_string_value(json_object_get(pt, "id"));
+  const char *status = json_string_value(json_object_get(pt, "status"));
+  const char *metric = json_string_value(json_object_get(pt, "metric"));
+  if (!id || !status || strcmp(status, "ok") || !metric)
+    return 0;
+  const json_t *value = json_object_get(pt, metric);
+  const json_t *stats = json_object_get(pt, "stats");
+  const json_t *lo = json_object_get(stats, "ci_low");
+  const json_t *hi = json_object_get(stats, "ci_high");
+  int have_ci = json_is_number(lo) && json_is_number(hi);
+  json_t *e = NULL;
+  if (!json_is_number(value))
+    return 0;
+  if (c->bigger < 0) {
+    if (json_object_get(c->out, id))
+      return 0; /* a repeated id keeps its first point */
+    json_t *m = json_pack("{s:O}", "value", value);
+    if (m && have_ci) {
+      json_object_set(m, "lower_value", (json_t *)lo);
+      json_object_set(m, "upper_value", (json_t *)hi);
+    }
+    e = m ? json_pack("{s:o}", metric, m) : NULL;
+    if (!e || json_object_set_new(c->out, id, e))
+      c->failed = 1;
+    return 0;
+  }
+  if (point_hib(pt, metric) != c->bigger)
+    return 0;
+  char extra[256], key[128];
+  snprintf(key, sizeof key, "samples_%s", metric);
+  size_t n = json_array_size(json_object_get(pt, key));
+  snprintf(extra, sizeof extra, "%s, metric %s, %zu samples", section, metric, n);
+  e = json_pack("{s:s, s:s, s:O, s:s}", "name", id, "unit", unit_of(metric),
+                "value", value, "extra", extra);
+  if (e && have_ci) {
+    char range[96];
+    double v = json_number_value(value);
+    double h = fmax(json_number_value(hi) - v, v - json_number_value(lo));
+    const json_t *lvl = json_object_get(stats, "ci_level");
+    snprintf(range, sizeof range, "± %.4g", h);
+    json_object_set_new(e, "range", json_string(range));
+    snprintf(extra, sizeof extra,
+             "%s, metric %s, %zu samples, %.0f%% CI [%.6g, %.6g]", section,
+             metric, n,
+             json_is_number(lvl) ? 100 * json_number_value(lvl) : 95.0,
+             json_number_value(lo), json_number_value(hi));
+    json_object_set_new(e, "extra", json_string(extra));
+  }
+  if (!e || json_array_append_new(c->out, e))
+    c->failed = 1;
+  return 0;
+}
+
+json_t *cal_export_bmf(const json_t *profile) {
+  export_ctx_t c = {json_object(), -1, 0};
+  if (!c.out)
+    return NULL;
+  cal_profile_each_point(profile, visit, &c);
+  json_t *top = json_object();
+  if (!top)
+    c.failed = 1;
+  for (size_t i = 0; top && i < sizeof top_figures / sizeof top_figures[0]; i++) {
+    json_t *v = json_object_get(profile, top_figures[i].key);
+    if (json_is_number(v) &&
+        json_object_set_new(top, top_figures[i].key, json_pack("{s:O}", "value", v)))
+      c.failed = 1;
+  }
+  if (top && json_object_size(top))
+    json_object_set(c.out, "profile", top);
+  json_decref(top);
+  if (c.failed) {
+    json_decref(c.out);
+    return NULL;
+  }
+  return c.out;
+}
+
+json_t *cal_export_gab(const json_t *profile, int bigger) {
+  export_ctx_t c = {json_array(), bigger ? 1 : 0, 0};
+  if (!c.out)
+    return NULL;
+  cal_profile_each_point(profile, visit, &c);
+  for (size_t i = 0; i < sizeof top_figures / sizeof top_figures[0]; i++) {
+    json_t *v = json_object_get(profile, top_figures[i].key);
+    if (!json_is_number(v) || top_figures[i].higher_is_better != c.bigger)
+      continue;
+    char name[64];
+    snprintf(name, sizeof name, "profile/%s", top_figures[i].key);
+    if (json_array_append_new(
+            c.out, json_pack("{s:s, s:s, s:O, s:s}", "name", name, "unit",
+                             unit_of(top_figures[i].key), "value", v, "extra",
+                             "top-level figure")))
+      c.failed = 1;
+  }
+  if (c.failed) {
+    json_decref(c.out);
+    return NULL;
+  }
+  return c.out;
+}
+
+static void export_usage(FILE *f) {
+  fprintf(f,
+          "usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
+          "[-o FILE]\n"
+          "Write a profile's points for continuous-benchmarking services:\n"
+          "  bmf          Bencher Metric Format: {point id: {metric: {value,\n"
+          "               lower_value, upper_value}}}, median and its CI\n"
+          "  gab          github-action-benchmark, tool customBiggerIsBetter:\n"
+          "               the points where higher is better\n"
+          "  gab-smaller  github-action-benchmark, tool customSmallerIsBetter:\n"
+          "               the points where lower is better (times)\n"
+          "  -o FILE      write there atomically (default stdout)\n");
+}
+
+int cal_cmd_export(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"format", required_argument, NULL, 'f'},
+      {"output", required_argument, NULL, 'o'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *format = NULL, *out_path = "-";
+  int c, code = CAL_EXIT_USAGE;
+  cal_profile_t *p = NULL;
+  json_t *out = NULL;
+  char err[512];
+
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'f': format = optarg; break;
+    case 'o': out_path = optarg; break;
+    case 'h': export_usage(stdout); return CAL_EXIT_OK;
+    case ':':
+      fprintf(stderr, "calibrate export: %s needs a value\n", argv[optind - 1]);
+      return CAL_EXIT_USAGE;
+    default:
+      fprintf(stderr, "calibrate export: unknown option %s (see --help)\n",
+              argv[optind - 1]);
+      return CAL_EXIT_USAGE;
+    }
+  }
+  int kind = !format                             ? -2
+             : strcmp(format, "bmf") == 0         ? -1
+             : strcmp(format, "gab") == 0         ? 1
+             : strcmp(format, "gab-smaller") == 0 ? 0
+                                                  : -3;
+  if (kind < -1) {
+    fprintf(stderr, "calibrate export: %s%s: use --format bmf, gab or "
+                    "gab-smaller\n",
+            format ? "--format " : "no --format given", format ? format : "");
+    return CAL_EXIT_USAGE;
+  }
+  if (argc - optind != 1) {
+    fprintf(stderr, "calibrate export: need one profile (see --help)\n");
+    return CAL_EXIT_USAGE;
+  }
+  if (cal_profile_load(argv[optind], &p, err, sizeof err) < 0) {
+    fprintf(stderr, "calibrate export: %s\n", err);
+    goto out;
+  }
+  code = CAL_EXIT_INTERNAL;
+  out = kind < 0 ? cal_export_bmf(p->root) : cal_export_gab(p->root, kind);
+  if (!out) {
+    fprintf(stderr, "calibrate export: out of memory\n");
+    goto out;
+  }
+  if (cal_json_write_atomic(out, out_path, err, sizeof err) < 0) {
+    fprintf(stderr, "calibrate export: %s\n", err);
+    code = CAL_EXIT_USAGE; /* an -o path that cannot be written */
+    goto out;
+  }
+  code = CAL_EXIT_OK;
+out:
+  json_decref(out);
+  cal_profile_free(p);
+  return code;
+}
