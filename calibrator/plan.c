@@ -652,11 +652,16 @@ int cal_cmd_plan(int argc, char **argv) {
       goto out;
     }
     read_machine(profs[i], &ms[i]);
-    if (!(ms[i].throughput > 0))
+  }
+  /* warn about machines left out, unless none is left (one error line) */
+  size_t usable = 0;
+  for (size_t i = 0; i < n; i++)
+    usable += ms[i].throughput > 0 && isfinite(ms[i].throughput);
+  for (size_t i = 0; usable && i < n; i++)
+    if (!(ms[i].throughput > 0 && isfinite(ms[i].throughput)))
       fprintf(stderr,
               "calibrate plan: warning: %s (%s) has no measured throughput; "
               "left out\n", ms[i].name, profs[i]->path);
-  }
   plan = build_plan(&o, ms, n, err, sizeof err);
   if (!plan) {
     fprintf(stderr, "calibrate plan: %s\n", err);
