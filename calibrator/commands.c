@@ -4,6 +4,8 @@
 
 #include "compare.h"
 #include "peak_cmd.h"
+#include "plan.h"
+#include "plot.h"
 #include "subcommands.h"
 
 /* One line per subcommand; `run` is also what a bare `calibrate` does. */
@@ -15,5 +17,8 @@ const cal_command_t cal_commands[] = {
     {"compare", "compare two profiles; exit 1 on a regression", cal_cmd_compare},
     {"export", "write a profile as Bencher BMF or github-action-benchmark JSON",
      cal_cmd_export},
+    {"plan", "split work across machines by measured throughput; batch and "
+             "memory fit", cal_cmd_plan},
+    {"plot", "draw gnuplot charts of one or more profiles", cal_cmd_plot},
     {NULL, NULL, NULL},
 };

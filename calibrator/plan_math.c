@@ -1,0 +1,235 @@
+#include "plan_math.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cal_err.h"
+
+/* a before b in the tie-break order: faster first, then lower index */
+static int faster(const double *t, size_t a, size_t b) {
+  if (t[a] != t[b])
+    return t[a] > t[b];
+  return a < b;
+}
+
+int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
+                   cal_split_entry_t *e, cal_split_t *out) {
+  memset(out, 0, sizeof *out);
+  if (n == 0)
+    return CAL_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    memset(&e[i], 0, sizeof e[i]);
+    double t = throughput[i];
+    e[i].usable = isfinite(t) && t > 0;
+    if (!e[i].usable)
+      continue;
+    if (out->n_usable == 0 || t < out->min_throughput)
+      out->min_throughput = t;
+    if (t > out->max_throughput)
+      out->max_throughput = t;
+    out->sum_throughput += t;
+    out->n_usable++;
+  }
+  if (out->n_usable == 0)
+    return CAL_EINVAL;
+  const double sum = out->sum_throughput;
+  out->mean_throughput = sum / (double)out->n_usable;
+  out->ratio = out->max_throughput / out->min_throughput;
+  out->heterogeneous = out->ratio > CAL_PLAN_HETERO_RATIO;
+  for (size_t i = 0; i < n; i++) {
+    if (!e[i].usable)
+      continue;
+    e[i].share = throughput[i] / sum;
+    e[i].straggler =
+        throughput[i] < CAL_PLAN_STRAGGLER_FRAC * out->mean_throughput;
+    out->n_stragglers += (size_t)e[i].straggler;
+  }
+
+  if (examples == 0) {
+    /* time per example: proportional 1/sum; even 1/(k·min) */
+    out->makespan_s = 1.0 / sum;
+    out->even_makespan_s = 1.0 / ((double)out->n_usable * out->min_throughput);
+    out->speedup = out->even_makespan_s / out->makespan_s;
+    return 0;
+  }
+
+  /* Largest remainder: floors first, remainders kept in finish_s for now. */
+  int64_t left = (int64_t)examples;
+  for (size_t i = 0; i < n; i++) {
+    if (!e[i].usable)
+      continue;
+    double quota = (double)examples * e[i].share;
+    double fl = floor(quota);
+    e[i].count = (uint64_t)fl;
+    e[i].finish_s = quota - fl;
+    left -= (int64_t)e[i].count;
+  }
+  /* left is in [0, n_usable) in exact arithmetic; rounding may push it a
+   * unit either way, so both directions are handled. */
+  while (left > 0) {
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+      if (!e[i].usable || e[i].finish_s < 0)
+        continue;
+      if (best == n || e[i].finish_s > e[best].finish_s ||
+          (e[i].finish_s == e[best].finish_s && faster(throughput, i, best)))
+        best = i;
+    }
+    if (best == n) /* every machine bumped once: start a new round */
+      for (size_t i = 0; i < n; i++)
+        e[i].finish_s = e[i].usable ? 0 : e[i].finish_s;
+    else {
+      e[best].count++;
+      e[best].finish_s = -1; /* bumped */
+      left--;
+    }
+  }
+  while (left < 0) {
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+      if (!e[i].usable || e[i].count == 0)
+        continue;
+      if (best == n || e[i].finish_s < e[best].finish_s ||
+          (e[i].finish_s == e[best].finish_s && faster(throughput, best, i)))
+        best = i;
+    }
+    e[best].count--;
+    e[best].finish_s = 2; /* not picked again before the others */
+    left++;
+  }
+
+  uint64_t k = out->n_usable, base = examples / k, extra = examples % k;
+  for (size_t i = 0; i < n; i++) {
+    if (!e[i].usable)
+      continue;
+    e[i].finish_s = (double)e[i].count / throughput[i];
+    if (e[i].finish_s > out->makespan_s)
+      out->makespan_s = e[i].finish_s;
+    /* even split: the `extra` fastest machines take one more */
+    uint64_t rank = 0;
+    for (size_t j = 0; j < n; j++)
+      if (j != i && e[j].usable && faster(throughput, j, i))
+        rank++;
+    double even = (double)(base + (rank < extra)) / throughput[i];
+    if (even > out->even_makespan_s)
+      out->even_makespan_s = even;
+  }
+  out->speedup =
+      out->makespan_s > 0 ? out->even_makespan_s / out->makespan_s : 1.0;
+  return 0;
+}
+
+int cal_plan_batch(int64_t b, int64_t target, cal_batch_plan_t *out) {
+  if (b < 1 || target < 1)
+    return CAL_EINVAL;
+  if (b >= target) {
+    out->micro_batch = target;
+    out->accum_steps = 1;
+    out->kind = b == target ? CAL_BATCH_EXACT : CAL_BATCH_CAPPED;
+    return 0;
+  }
+  int64_t d = b;
+  while (target % d != 0)
+    d--;
+  out->micro_batch = d;
+  out->accum_steps = target / d;
+  out->kind = d == b ? CAL_BATCH_EXACT : CAL_BATCH_DIVISOR;
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  double bytes;
+} dtypes[] = {
+    [CAL_DT_FP32] = {"fp32", 4}, [CAL_DT_BF16] = {"bf16", 2},
+    [CAL_DT_FP16] = {"fp16", 2}, [CAL_DT_INT8] = {"int8", 1},
+};
+
+static const char *const trainings[] = {
+    [CAL_TRAIN_FULL] = "full", [CAL_TRAIN_LORA] = "lora",
+    [CAL_TRAIN_INFERENCE] = "inference",
+};
+
+int cal_dtype_parse(const char *s, cal_dtype_t *out) {
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+    if (strcmp(s, dtypes[i].name) == 0) {
+      *out = (cal_dtype_t)i;
+      return 0;
+    }
+  return CAL_EINVAL;
+}
+
+int cal_training_parse(const char *s, cal_training_t *out) {
+  for (size_t i = 0; i < sizeof trainings / sizeof trainings[0]; i++)
+    if (strcmp(s, trainings[i]) == 0) {
+      *out = (cal_training_t)i;
+      return 0;
+    }
+  return CAL_EINVAL;
+}
+
+const char *cal_dtype_name(cal_dtype_t d) { return dtypes[d].name; }
+const char *cal_training_name(cal_training_t t) { return trainings[t]; }
+double cal_dtype_bytes(cal_dtype_t d) { return dtypes[d].bytes; }
+
+void cal_mem_assume_default(cal_training_t t, cal_mem_assume_t *out) {
+  out->lora_fraction = CAL_PLAN_LORA_FRACTION;
+  out->activation_fraction = t == CAL_TRAIN_INFERENCE
+                                 ? CAL_PLAN_ACT_FRACTION_INFER
+                                 : CAL_PLAN_ACT_FRACTION_TRAIN;
+  out->headroom = CAL_PLAN_HEADROOM;
+}
+
+int cal_plan_memory(double params, cal_dtype_t dtype, cal_training_t training,
+                    int64_t batch, const cal_mem_assume_t *a,
+                    cal_mem_need_t *out) {
+  memset(out, 0, sizeof *out);
+  if (!(params > 0) || !isfinite(params) || batch < 1 ||
+      !(a->lora_fraction > 0 && a->lora_fraction <= 1) ||
+      !(a->activation_fraction >= 0) || !isfinite(a->activation_fraction) ||
+      !(a->headroom >= 0 && a->headroom < 1))
+    return CAL_EINVAL;
+  const double bytes = cal_dtype_bytes(dtype);
+  out->weights_bytes = params * bytes;
+  switch (training) {
+  case CAL_TRAIN_FULL: out->trainable_params = params; break;
+  case CAL_TRAIN_LORA: out->trainable_params = params * a->lora_fraction; break;
+  case CAL_TRAIN_INFERENCE: out->trainable_params = 0; break;
+  }
+  out->gradients_bytes = out->trainable_params * bytes;
+  out->optimizer_bytes = out->trainable_params * 2 * 4;
+  out->master_bytes = bytes < 4 ? out->trainable_params * 4 : 0;
+  out->activations_bytes =
+      (double)batch * a->activation_fraction * out->weights_bytes;
+  out->total_bytes = out->weights_bytes + out->gradients_bytes +
+                     out->optimizer_bytes + out->master_bytes +
+                     out->activations_bytes;
+  return 0;
+}
+
+double cal_plan_budget(double available_bytes, double headroom) {
+  return available_bytes > 0 ? available_bytes * (1.0 - headroom) : 0;
+}
+
+int cal_plan_shard(const double *budget, size_t n, double need,
+                   size_t *order, size_t *n_chosen) {
+  double held = 0;
+  *n_chosen = 0;
+  for (size_t k = 0; k < n; k++) {
+    /* next largest budget not yet chosen (ties: lower index) */
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+      int taken = 0;
+      for (size_t j = 0; j < k; j++)
+        taken |= order[j] == i;
+      if (!taken && (best == n || budget[i] > budget[best]))
+        best = i;
+    }
+    order[k] = best;
+    (*n_chosen)++;
+    held += budget[best] > 0 ? budget[best] : 0;
+    if (held >= need)
+      return 1;
+  }
+  return 0;
+}

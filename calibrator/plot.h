@@ -1,0 +1,57 @@
+/* `calibrate plot PROFILE...`: gnuplot charts of one or more profiles.
+ *
+ * For each chart a self-contained gnuplot script NAME.gp (a generated
+ * header setting variables, then the template plots/NAME.gp) and its data
+ * NAME.dat are written into the output directory, then gnuplot runs there
+ * (fork + execvp, no shell) to draw NAME.png or NAME.svg.  A user can edit
+ * and re-run a script with `cd DIR && gnuplot NAME.gp`.  Charts:
+ *   batch_sweep  throughput vs batch size (log2 x), peak and knee marked
+ *   gemm         GFLOPS vs GEMM size (cube root of m·n·k) per dtype
+ *   scaling      GFLOPS vs threads, with ideal linear scaling
+ *   bandwidth    GB/s vs working-set bytes, cache sizes marked
+ *   roofline     compute and memory ceilings, kernel points
+ * A chart whose section no profile has is skipped with a note. */
+#ifndef CAL_PLOT_H
+#define CAL_PLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+#define CAL_PLOT_DEFAULT_DIR "calibrate-plots"
+
+typedef struct cal_plot_opts {
+  const char *dir;       /* output directory, created when missing */
+  const char *format;    /* "png" or "svg" */
+  const char *templates; /* template directory; NULL: $CALIBRATE_PLOTS_DIR,
+                            else the one configured at build time */
+  int script_only;       /* write .gp and .dat only; never run gnuplot */
+  FILE *notes;           /* notes (skipped charts, files written); NULL */
+} cal_plot_opts_t;
+
+/* Draw the charts of n loaded profiles (borrowed).  Returns 0, or:
+ *   CAL_ENOTFOUND  gnuplot is not installed (scripts and data are written;
+ *                  err says how to install it)
+ *   CAL_ESYS       gnuplot failed on a script
+ *   CAL_EIO        a file could not be written or a template read
+ *   CAL_EINVAL     bad format or n == 0
+ * with one line in err. */
+int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
+                 const cal_plot_opts_t *opts, char *err, size_t errlen);
+
+/* Load the profiles at paths[0..n-1] and draw their charts into dir (NULL:
+ * CAL_PLOT_DEFAULT_DIR) in format "png" or "svg" (NULL: png).  Reads the
+ * profiles only: a missing gnuplot never touches them.  Notes go to
+ * stderr.  Same returns as cal_plot_run, plus cal_profile_load's. */
+int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
+                      const char *format, char *err, size_t errlen);
+
+/* Write s as a gnuplot single-quoted string ('' for a quote, control
+ * characters as spaces). */
+void cal_gp_quote(FILE *f, const char *s);
+
+/* argv[0] is "plot"; returns a CAL_EXIT_* code. */
+int cal_cmd_plot(int argc, char **argv);
+
+#endif

@@ -1,0 +1,12 @@
+# GEMM GFLOPS versus problem size, one curve per profile and dtype.
+# Variables: datafile, title, nseries, label[].  Data columns:
+# cbrt(m*n*k) m n k gflops.
+set title title
+set logscale x 2
+set xlabel 'GEMM size, cube root of m*n*k'
+set ylabel 'GFLOPS'
+set yrange [0:*]
+set grid
+set key outside right top
+plot for [i=1:nseries] datafile index (i-1) using 1:5 \
+       with linespoints lw 2 pt 7 lc i title label[i]

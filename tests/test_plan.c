@@ -1,0 +1,467 @@
+/* calibrate plan: the arithmetic (plan_math.h) and the command end to end
+ * on profiles derived from tests/data/profile_a.json. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cal_err.h"
+#include "cal_mem.h"
+#include "commands.h"
+#include "plan.h"
+#include "plan_math.h"
+#include "test_fs.h"
+#include "test_util.h"
+
+static uint64_t sum_counts(const cal_split_entry_t *e, size_t n) {
+  uint64_t s = 0;
+  for (size_t i = 0; i < n; i++)
+    s += e[i].count;
+  return s;
+}
+
+/* The guide's two machines: 3.86 and 0.76 examples/s. */
+static void split_guide_shares(void **state) {
+  (void)state;
+  const double t[] = {3.86, 0.76};
+  cal_split_entry_t e[2];
+  cal_split_t s;
+  assert_int_equal(cal_plan_split(t, 2, 1000, e, &s), 0);
+  assert_double_equal(100 * e[0].share, 83.55, 0.005);
+  assert_double_equal(100 * e[1].share, 16.45, 0.005);
+  assert_double_equal(e[0].share + e[1].share, 1.0, 1e-12);
+  /* quotas 835.497 and 164.502: the spare example goes to the larger
+   * remainder */
+  assert_int_equal(e[0].count, 835);
+  assert_int_equal(e[1].count, 165);
+  assert_double_equal(e[0].finish_s, 835 / 3.86, 1e-9);
+  assert_double_equal(e[1].finish_s, 165 / 0.76, 1e-9);
+  assert_double_equal(s.makespan_s, 165 / 0.76, 1e-9);
+  /* even split: 500 each, the slow one decides */
+  assert_double_equal(s.even_makespan_s, 500 / 0.76, 1e-9);
+  assert_double_equal(s.speedup, (500 / 0.76) / (165 / 0.76), 1e-9);
+  assert_true(s.heterogeneous);
+  assert_double_equal(s.ratio, 3.86 / 0.76, 1e-12);
+  assert_false(e[0].straggler);
+  assert_true(e[1].straggler);
+  assert_int_equal(s.n_stragglers, 1);
+  /* without a count: continuous speedup sum / (k × min) */
+  assert_int_equal(cal_plan_split(t, 2, 0, e, &s), 0);
+  assert_double_equal(s.speedup, 4.62 / (2 * 0.76), 1e-12);
+  assert_int_equal(e[0].count + e[1].count, 0);
+}
+
+static void split_largest_remainder(void **state) {
+  (void)state;
+  cal_split_entry_t e[4];
+  cal_split_t s;
+  /* quotas 7/6, 14/6, 21/6 = 1.17 2.33 3.5: the half wins */
+  const double a[] = {1, 2, 3};
+  assert_int_equal(cal_plan_split(a, 3, 7, e, &s), 0);
+  assert_int_equal(e[0].count, 1);
+  assert_int_equal(e[1].count, 2);
+  assert_int_equal(e[2].count, 4);
+  /* equal machines, 10 examples: 3.33 each, one spare to the lowest index */
+  const double b[] = {2, 2, 2};
+  assert_int_equal(cal_plan_split(b, 3, 10, e, &s), 0);
+  assert_int_equal(e[0].count, 4);
+  assert_int_equal(e[1].count, 3);
+  assert_int_equal(e[2].count, 3);
+  assert_false(s.heterogeneous);
+  assert_double_equal(s.speedup, 1.0, 1e-12);
+  /* equal remainders (0.5, 0.5): the faster machine takes the spare */
+  const double c[] = {1, 3};
+  assert_int_equal(cal_plan_split(c, 2, 2, e, &s), 0);
+  assert_int_equal(e[0].count, 0);
+  assert_int_equal(e[1].count, 2);
+  /* many random sets: always exact, each within one of its quota */
+  cal_rng_t r;
+  cal_rng_seed(&r, 42);
+  for (int trial = 0; trial < 2000; trial++) {
+    double t[4];
+    for (int i = 0; i < 4; i++)
+      t[i] = 0.01 + 100 * cal_rng_uniform(&r);
+    uint64_t n = 1 + cal_rng_next(&r) % 100000;
+    assert_int_equal(cal_plan_split(t, 4, n, e, &s), 0);
+    assert_int_equal(sum_counts(e, 4), n);
+    for (int i = 0; i < 4; i++)
+      assert_true(fabs((double)e[i].count - e[i].share * (double)n) < 1.0);
+    assert_true(s.speedup >= 1.0 - 1e-12);
+  }
+}
+
+static void split_excludes_unusable(void **state) {
+  (void)state;
+  const double t[] = {5, 0, NAN, -1, 5, INFINITY};
+  cal_split_entry_t e[6];
+  cal_split_t s;
+  assert_int_equal(cal_plan_split(t, 6, 101, e, &s), 0);
+  assert_int_equal(s.n_usable, 2);
+  assert_true(e[0].usable && e[4].usable);
+  for (int i = 1; i < 4; i++) {
+    assert_false(e[i].usable);
+    assert_int_equal(e[i].count, 0);
+    assert_double_equal(e[i].share, 0, 0);
+  }
+  assert_false(e[5].usable);
+  assert_int_equal(e[0].count, 51);
+  assert_int_equal(e[4].count, 50);
+  assert_int_equal(sum_counts(e, 6), 101);
+}
+
+static void split_single_machine(void **state) {
+  (void)state;
+  const double t[] = {2.5};
+  cal_split_entry_t e[1];
+  cal_split_t s;
+  assert_int_equal(cal_plan_split(t, 1, 10, e, &s), 0);
+  assert_int_equal(e[0].count, 10);
+  assert_double_equal(e[0].share, 1.0, 0);
+  assert_double_equal(e[0].finish_s, 4.0, 1e-12);
+  assert_double_equal(s.makespan_s, 4.0, 1e-12);
+  assert_double_equal(s.speedup, 1.0, 1e-12);
+  assert_false(s.heterogeneous);
+  assert_int_equal(s.n_stragglers, 0);
+}
+
+static void split_no_usable_machine(void **state) {
+  (void)state;
+  const double t[] = {0, NAN};
+  cal_split_entry_t e[2];
+  cal_split_t s;
+  assert_int_equal(cal_plan_split(t, 2, 10, e, &s), CAL_EINVAL);
+  assert_int_equal(s.n_usable, 0);
+  assert_int_equal(cal_plan_split(t, 0, 10, e, &s), CAL_EINVAL);
+}
+
+static void split_flags(void **state) {
+  (void)state;
+  cal_split_entry_t e[3];
+  cal_split_t s;
+  const double close[] = {100, 110}; /* exactly 10% apart: not flagged */
+  assert_int_equal(cal_plan_split(close, 2, 0, e, &s), 0);
+  assert_false(s.heterogeneous);
+  const double apart[] = {100, 111};
+  assert_int_equal(cal_plan_split(apart, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  assert_int_equal(s.n_stragglers, 0);
+  /* mean 90: below 72 is a straggler */
+  const double slow[] = {100, 100, 70};
+  assert_int_equal(cal_plan_split(slow, 3, 0, e, &s), 0);
+  assert_true(e[2].straggler);
+  assert_false(e[0].straggler || e[1].straggler);
+  /* mean 91.67: 75 is above 73.3 */
+  const double ok[] = {100, 100, 75};
+  assert_int_equal(cal_plan_split(ok, 3, 0, e, &s), 0);
+  assert_int_equal(s.n_stragglers, 0);
+  assert_true(s.heterogeneous);
+}
+
+static void batch_for_target(void **state) {
+  (void)state;
+  cal_batch_plan_t b;
+  assert_int_equal(cal_plan_batch(32, 64, &b), 0);
+  assert_int_equal(b.micro_batch, 32);
+  assert_int_equal(b.accum_steps, 2);
+  assert_int_equal(b.kind, CAL_BATCH_EXACT);
+  assert_int_equal(cal_plan_batch(6, 64, &b), 0); /* 6 ∤ 64: 4 × 16 */
+  assert_int_equal(b.micro_batch, 4);
+  assert_int_equal(b.accum_steps, 16);
+  assert_int_equal(b.kind, CAL_BATCH_DIVISOR);
+  assert_int_equal(cal_plan_batch(7, 13, &b), 0); /* 13 prime: 1 × 13 */
+  assert_int_equal(b.micro_batch, 1);
+  assert_int_equal(b.accum_steps, 13);
+  assert_int_equal(cal_plan_batch(64, 48, &b), 0);
+  assert_int_equal(b.micro_batch, 48);
+  assert_int_equal(b.accum_steps, 1);
+  assert_int_equal(b.kind, CAL_BATCH_CAPPED);
+  assert_int_equal(cal_plan_batch(4, 4, &b), 0);
+  assert_int_equal(b.kind, CAL_BATCH_EXACT);
+  assert_int_equal(cal_plan_batch(0, 4, &b), CAL_EINVAL);
+  assert_int_equal(cal_plan_batch(4, 0, &b), CAL_EINVAL);
+}
+
+static void memory_7b_bf16(void **state) {
+  (void)state;
+  cal_mem_assume_t a;
+  cal_mem_need_t m;
+  const double P = 7e9;
+  cal_mem_assume_default(CAL_TRAIN_FULL, &a);
+  assert_double_equal(a.lora_fraction, 0.01, 0);
+  assert_double_equal(a.headroom, 0.10, 0);
+  /* full: 14 + 14 + 56 (Adam) + 28 (fp32 master) GB + 0.28 GB/example */
+  assert_int_equal(cal_plan_memory(P, CAL_DT_BF16, CAL_TRAIN_FULL, 1, &a, &m), 0);
+  assert_double_equal(m.weights_bytes, 14e9, 1);
+  assert_double_equal(m.gradients_bytes, 14e9, 1);
+  assert_double_equal(m.optimizer_bytes, 56e9, 1);
+  assert_double_equal(m.master_bytes, 28e9, 1);
+  assert_double_equal(m.activations_bytes, 0.28e9, 1);
+  assert_double_equal(m.total_bytes, 112.28e9, 1);
+  assert_int_equal(cal_plan_memory(P, CAL_DT_BF16, CAL_TRAIN_FULL, 8, &a, &m), 0);
+  assert_double_equal(m.activations_bytes, 2.24e9, 1);
+  /* LoRA, 1% trainable: 7e7 params train */
+  cal_mem_assume_default(CAL_TRAIN_LORA, &a);
+  assert_int_equal(cal_plan_memory(P, CAL_DT_BF16, CAL_TRAIN_LORA, 1, &a, &m), 0);
+  assert_double_equal(m.trainable_params, 7e7, 1e-3);
+  assert_double_equal(m.weights_bytes, 14e9, 1);
+  assert_double_equal(m.gradients_bytes, 0.14e9, 1);
+  assert_double_equal(m.optimizer_bytes, 0.56e9, 1);
+  assert_double_equal(m.master_bytes, 0.28e9, 1);
+  assert_double_equal(m.total_bytes, 15.26e9, 1);
+  /* inference: weights and a quarter-size activation factor only */
+  cal_mem_assume_default(CAL_TRAIN_INFERENCE, &a);
+  assert_double_equal(a.activation_fraction, 0.005, 0);
+  assert_int_equal(
+      cal_plan_memory(P, CAL_DT_BF16, CAL_TRAIN_INFERENCE, 4, &a, &m), 0);
+  assert_double_equal(m.gradients_bytes + m.optimizer_bytes + m.master_bytes,
+                      0, 0);
+  assert_double_equal(m.total_bytes, 14e9 + 4 * 0.07e9, 1);
+  /* fp32 keeps no separate master copy; int8 weights are one byte */
+  cal_mem_assume_default(CAL_TRAIN_FULL, &a);
+  assert_int_equal(cal_plan_memory(P, CAL_DT_FP32, CAL_TRAIN_FULL, 1, &a, &m), 0);
+  assert_double_equal(m.master_bytes, 0, 0);
+  assert_double_equal(m.total_bytes, 28e9 + 28e9 + 56e9 + 0.56e9, 1);
+  assert_int_equal(
+      cal_plan_memory(P, CAL_DT_INT8, CAL_TRAIN_INFERENCE, 1, &a, &m), 0);
+  assert_double_equal(m.weights_bytes, 7e9, 1);
+  /* fits a 24 GB machine with 10% headroom? inference yes, full no */
+  double budget = cal_plan_budget(24e9, 0.10);
+  assert_double_equal(budget, 21.6e9, 1);
+  assert_true(15.26e9 <= budget);
+  assert_false(112.28e9 <= budget);
+  assert_int_equal(cal_plan_memory(0, CAL_DT_FP32, CAL_TRAIN_FULL, 1, &a, &m),
+                   CAL_EINVAL);
+  assert_int_equal(cal_plan_memory(P, CAL_DT_FP32, CAL_TRAIN_FULL, 0, &a, &m),
+                   CAL_EINVAL);
+}
+
+static void parse_names(void **state) {
+  (void)state;
+  cal_dtype_t d;
+  cal_training_t t;
+  assert_int_equal(cal_dtype_parse("fp16", &d), 0);
+  assert_int_equal(d, CAL_DT_FP16);
+  assert_string_equal(cal_dtype_name(d), "fp16");
+  assert_int_equal(cal_dtype_parse("FP16", &d), CAL_EINVAL);
+  assert_int_equal(cal_dtype_parse("fp64", &d), CAL_EINVAL);
+  assert_int_equal(cal_training_parse("lora", &t), 0);
+  assert_string_equal(cal_training_name(t), "lora");
+  assert_int_equal(cal_training_parse("qlora", &t), CAL_EINVAL);
+}
+
+static void shard_greedy(void **state) {
+  (void)state;
+  const double budget[] = {10e9, 30e9, 20e9, 30e9};
+  size_t order[4], n;
+  assert_int_equal(cal_plan_shard(budget, 4, 45e9, order, &n), 1);
+  assert_int_equal(n, 2);
+  assert_int_equal(order[0], 1); /* ties: lower index first */
+  assert_int_equal(order[1], 3);
+  assert_int_equal(cal_plan_shard(budget, 4, 25e9, order, &n), 1);
+  assert_int_equal(n, 1);
+  assert_int_equal(cal_plan_shard(budget, 4, 100e9, order, &n), 0);
+  assert_int_equal(n, 4);
+  assert_int_equal(order[3], 0);
+}
+
+/* ---- the command ---- */
+
+typedef struct edit {
+  double throughput; /* NaN: null */
+  const char *name;
+  double avail;      /* 0: keep */
+} edit_t;
+
+static void apply_edit(json_t *root, void *arg) {
+  const edit_t *e = arg;
+  json_object_set_new(root, "throughput", isnan(e->throughput)
+                                              ? json_null()
+                                              : json_real(e->throughput));
+  json_object_set_new(root, "device_name", json_string(e->name));
+  if (e->avail > 0)
+    json_object_set_new(
+        json_object_get(json_object_get(root, "machine"), "memory"),
+        "available_bytes", json_real(e->avail));
+}
+
+typedef struct fixture {
+  char *dir;
+  char *fast, *slow, *none, *out;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f || !(f->dir = test_scratch_dir()))
+    return -1;
+  const char *a = CAL_TEST_DATA "/profile_a.json";
+  edit_t fast = {3.86, "fast box", 200e9}, slow = {0.76, "slow 'box'", 20e9},
+         none = {NAN, "unmeasured", 0};
+  f->fast = test_profile_variant(a, f->dir, "fast.json", apply_edit, &fast);
+  f->slow = test_profile_variant(a, f->dir, "slow.json", apply_edit, &slow);
+  f->none = test_profile_variant(a, f->dir, "none.json", apply_edit, &none);
+  f->out = test_path(f->dir, "plan out.json");
+  *state = f;
+  return f->fast && f->slow && f->none && f->out ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  test_rm_rf(f->dir);
+  free(f->dir);
+  free(f->fast);
+  free(f->slow);
+  free(f->none);
+  free(f->out);
+  free(f);
+  return 0;
+}
+
+static int run_plan(char **args, int n) {
+  char *argv[32];
+  argv[0] = (char *)"plan";
+  for (int i = 0; i < n; i++)
+    argv[i + 1] = args[i];
+  argv[n + 1] = NULL;
+  return cal_cmd_plan(n + 1, argv);
+}
+
+static json_t *load_json(const char *path) {
+  json_error_t e;
+  return json_load_file(path, 0, &e);
+}
+
+static void cli_json_plan(void **state) {
+  fixture_t *f = *state;
+  char *args[] = {f->fast, f->slow, f->none, "--examples", "1000",
+                  "--target-effective-batch", "64", "--model-params", "7e9",
+                  "--dtype", "bf16", "--training", "lora", "--format", "json",
+                  "-o", f->out};
+  assert_int_equal(run_plan(args, 17), CAL_EXIT_OK);
+  json_t *p = load_json(f->out);
+  assert_non_null(p);
+  assert_string_equal(json_string_value(json_object_get(p, "schema")),
+                      CAL_PLAN_SCHEMA);
+  json_t *ms = json_object_get(p, "machines");
+  assert_int_equal(json_array_size(ms), 2);
+  json_t *m0 = json_array_get(ms, 0), *m1 = json_array_get(ms, 1);
+  assert_string_equal(json_string_value(json_object_get(m1, "name")),
+                      "slow 'box'");
+  assert_double_equal(json_real_value(json_object_get(m0, "share")),
+                      3.86 / 4.62, 1e-9);
+  assert_int_equal(json_integer_value(json_object_get(m0, "examples")), 835);
+  assert_int_equal(json_integer_value(json_object_get(m1, "examples")), 165);
+  assert_true(json_is_true(json_object_get(p, "heterogeneous")));
+  assert_int_equal(json_array_size(json_object_get(p, "stragglers")), 1);
+  assert_int_equal(json_array_size(json_object_get(p, "excluded")), 1);
+  /* optimal batch 32 in the profile: 32 × 2 on the fast machine */
+  assert_int_equal(json_integer_value(json_object_get(m0, "micro_batch_size")),
+                   32);
+  assert_int_equal(json_integer_value(json_object_get(m0, "grad_accum_steps")),
+                   2);
+  /* LoRA needs 15.26 GB + activations: 200 GB holds it, 18 GB budget
+   * (20 GB less 10%) holds the state and 10 examples: micro-batch shrinks
+   * to the largest divisor of 64 that fits, 8 */
+  json_t *mem1 = json_object_get(m1, "memory");
+  assert_true(json_is_true(json_object_get(mem1, "fits")));
+  assert_int_equal(json_integer_value(json_object_get(mem1, "max_batch_size")),
+                   10);
+  assert_int_equal(json_integer_value(json_object_get(m1, "micro_batch_size")),
+                   8);
+  assert_int_equal(json_integer_value(json_object_get(m1, "grad_accum_steps")),
+                   8);
+  json_t *pl = json_object_get(p, "placement");
+  assert_string_equal(json_string_value(json_object_get(pl, "strategy")),
+                      "data_parallel");
+  json_decref(p);
+
+  /* full training, 112 GB: only the 200 GB machine holds it */
+  char *full[] = {f->fast, f->slow, "--model-params", "7e9", "--format",
+                  "json", "-o", f->out};
+  assert_int_equal(run_plan(full, 8), CAL_EXIT_OK);
+  p = load_json(f->out);
+  pl = json_object_get(p, "placement");
+  assert_string_equal(json_string_value(json_object_get(pl, "strategy")),
+                      "fits_some");
+  assert_int_equal(json_array_size(json_object_get(pl, "fits_on")), 1);
+  assert_true(json_is_null(json_object_get(p, "target_effective_batch")));
+  json_decref(p);
+
+  /* 4.6e10 params in fp32 inference: 184 GB + 0.92 GB for one example is
+   * more than the 180 GB budget of the big machine, less than both (198) */
+  char *shard[] = {f->fast, f->slow, "--model-params", "4.6e10", "--dtype",
+                   "fp32", "--training", "inference", "--format", "json",
+                   "-o", f->out};
+  assert_int_equal(run_plan(shard, 12), CAL_EXIT_OK);
+  p = load_json(f->out);
+  pl = json_object_get(p, "placement");
+  assert_string_equal(json_string_value(json_object_get(pl, "strategy")),
+                      "sharded");
+  assert_int_equal(json_array_size(json_object_get(pl, "shard_group")), 2);
+  json_decref(p);
+}
+
+static void cli_text_formats(void **state) {
+  fixture_t *f = *state;
+  char *out = test_path(f->dir, "plan.md");
+  char *args[] = {f->fast, f->slow, "--examples", "100", "--model-params",
+                  "7e9", "--training", "inference", "--format", "md", "-o",
+                  out};
+  assert_int_equal(run_plan(args, 12), CAL_EXIT_OK);
+  char *text = test_read_file(out, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "83.55%"));
+  assert_non_null(strstr(text, "16.45%"));
+  assert_non_null(strstr(text, "| machine"));
+  assert_non_null(strstr(text, "Placement: data_parallel"));
+  free(text);
+  args[9] = "table";
+  assert_int_equal(run_plan(args, 12), CAL_EXIT_OK);
+  text = test_read_file(out, NULL);
+  assert_non_null(strstr(text, "Stragglers"));
+  assert_null(strstr(text, "| machine"));
+  free(text);
+  free(out);
+}
+
+static void cli_bad_input(void **state) {
+  fixture_t *f = *state;
+  char *none_only[] = {f->none};
+  assert_int_equal(run_plan(none_only, 1), CAL_EXIT_USAGE);
+  char *bad_flag[] = {f->fast, "--bogus"};
+  assert_int_equal(run_plan(bad_flag, 2), CAL_EXIT_USAGE);
+  char *bad_dtype[] = {f->fast, "--dtype", "fp64"};
+  assert_int_equal(run_plan(bad_dtype, 3), CAL_EXIT_USAGE);
+  char *bad_n[] = {f->fast, "--examples", "-5"};
+  assert_int_equal(run_plan(bad_n, 3), CAL_EXIT_USAGE);
+  char *bad_n2[] = {f->fast, "--examples", "12x"};
+  assert_int_equal(run_plan(bad_n2, 3), CAL_EXIT_USAGE);
+  char *bad_p[] = {f->fast, "--model-params", "lots"};
+  assert_int_equal(run_plan(bad_p, 3), CAL_EXIT_USAGE);
+  char *missing_val[] = {f->fast, "--format"};
+  assert_int_equal(run_plan(missing_val, 2), CAL_EXIT_USAGE);
+  char *no_profile[] = {"--examples", "5"};
+  assert_int_equal(run_plan(no_profile, 2), CAL_EXIT_USAGE);
+  char *missing_file[] = {"/nonexistent/profile.json"};
+  assert_int_equal(run_plan(missing_file, 1), CAL_EXIT_USAGE);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(split_guide_shares),
+      cmocka_unit_test(split_largest_remainder),
+      cmocka_unit_test(split_excludes_unusable),
+      cmocka_unit_test(split_single_machine),
+      cmocka_unit_test(split_no_usable_machine),
+      cmocka_unit_test(split_flags),
+      cmocka_unit_test(batch_for_target),
+      cmocka_unit_test(memory_7b_bf16),
+      cmocka_unit_test(parse_names),
+      cmocka_unit_test(shard_greedy),
+      cmocka_unit_test_setup_teardown(cli_json_plan, setup, teardown),
+      cmocka_unit_test_setup_teardown(cli_text_formats, setup, teardown),
+      cmocka_unit_test_setup_teardown(cli_bad_input, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

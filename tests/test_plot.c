@@ -1,0 +1,275 @@
+/* calibrate plot end to end on tests/data/profile_{a,b}.json: the generated
+ * scripts and data, quoting of awkward names, skipped sections, a missing
+ * gnuplot, and (when gnuplot is installed) valid PNG and SVG images. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cal_err.h"
+#include "commands.h"
+#include "plot.h"
+#include "test_fs.h"
+#include "test_util.h"
+
+#define PROFILE_A CAL_TEST_DATA "/profile_a.json"
+#define PROFILE_B CAL_TEST_DATA "/profile_b.json"
+
+typedef struct fixture {
+  char *dir;     /* scratch, with a space in its name */
+  char *quoted;  /* profile_b renamed Bob's "box" */
+  char *bare;    /* profile_a without any section */
+  char *plots;   /* dir/"my plots" */
+} fixture_t;
+
+static void rename_b(json_t *root, void *arg) {
+  (void)arg;
+  json_object_set_new(root, "device_name", json_string("Bob's \"box\""));
+}
+
+static void strip_sections(json_t *root, void *arg) {
+  (void)arg;
+  const char *const s[] = {"gemm", "scaling", "bandwidth", "batch_sweep",
+                           "roofline"};
+  for (size_t i = 0; i < 5; i++)
+    json_object_del(root, s[i]);
+}
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f || !(f->dir = test_scratch_dir()))
+    return -1;
+  f->quoted = test_profile_variant(PROFILE_B, f->dir, "bob's profile.json",
+                                   rename_b, NULL);
+  f->bare = test_profile_variant(PROFILE_A, f->dir, "bare.json",
+                                 strip_sections, NULL);
+  f->plots = test_path(f->dir, "my plots");
+  *state = f;
+  return f->quoted && f->bare && f->plots ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  unsetenv("CALIBRATE_GNUPLOT");
+  test_rm_rf(f->dir);
+  free(f->dir);
+  free(f->quoted);
+  free(f->bare);
+  free(f->plots);
+  free(f);
+  return 0;
+}
+
+static char *read_out(const fixture_t *f, const char *name) {
+  char *p = test_path(f->plots, name);
+  char *text = p ? test_read_file(p, NULL) : NULL;
+  free(p);
+  return text;
+}
+
+static void assert_contains(const char *text, const char *want) {
+  if (!text || !strstr(text, want))
+    fail_msg("expected to find \"%s\"", want);
+}
+
+static int run_plot(char **args, int n) {
+  char *argv[16];
+  argv[0] = "plot";
+  for (int i = 0; i < n; i++)
+    argv[i + 1] = args[i];
+  argv[n + 1] = NULL;
+  return cal_cmd_plot(n + 1, argv);
+}
+
+static void quote_for_gnuplot(void **state) {
+  (void)state;
+  char buf[64] = "";
+  FILE *m = fmemopen(buf, sizeof buf, "w");
+  assert_non_null(m);
+  cal_gp_quote(m, "Bob's \"box\"\n1");
+  fclose(m);
+  assert_string_equal(buf, "'Bob''s \"box\" 1'");
+}
+
+static void scripts_and_data(void **state) {
+  fixture_t *f = *state;
+  char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, f->quoted};
+  assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
+
+  char *gp = read_out(f, "batch_sweep.gp");
+  assert_contains(gp, "datafile = 'batch_sweep.dat'\n");
+  assert_contains(gp, "outfile = 'batch_sweep.png'\n");
+  assert_contains(gp, "title = 'Throughput vs batch size - machine_a "
+                      "(2025-01-15) vs Bob''s \"box\" (2025-01-16)'\n");
+  assert_contains(gp, "nseries = 3\n");
+  assert_contains(gp, "label[1] = 'machine_a prefill'\n");
+  assert_contains(gp, "label[3] = 'Bob''s \"box\" decode'\n");
+  assert_contains(gp, "set logscale x 2"); /* from the template */
+  free(gp);
+  char *dat = read_out(f, "batch_sweep.dat");
+  /* prefill: peak 32 and knee 16 flagged; ci from stats */
+  assert_contains(dat, "\n16 620 607.6 626.2 0 1\n32 776 760.48 783.76 1 0\n");
+  assert_contains(dat, "# series 3: Bob's \"box\" decode\n1 180");
+  assert_contains(dat, "\n4 278 272.44 280.78 1 1\n");
+  free(dat);
+
+  dat = read_out(f, "gemm.dat");
+  assert_contains(dat, "\n1024 1024 1024 1024 120\n");
+  assert_contains(dat, "# series 2: machine_a bf16\n256 256 256 256 80\n");
+  free(dat);
+  dat = read_out(f, "scaling.dat");
+  assert_contains(dat, "1 68 68 1\n2 130 136 0.956\n");
+  free(dat);
+  gp = read_out(f, "bandwidth.gp");
+  assert_contains(gp, "title = 'Memory bandwidth vs working set - machine_a "
+                      "(2025-01-15)'\n");
+  assert_contains(gp, "ncaches = 3\n");
+  assert_contains(gp, "cache_bytes[2] = 2097152\n");
+  assert_contains(gp, "cache_label[2] = 'L2 2 MiB (machine_a)'\n");
+  free(gp);
+  dat = read_out(f, "bandwidth.dat");
+  assert_contains(dat, "# series 3: machine_a triad\n16384 144\n");
+  free(dat);
+  gp = read_out(f, "roofline.gp");
+  assert_contains(gp, "nmemory = 2\n");
+  assert_contains(gp, "memory_gbps[2] = 12\nmemory_peak[2] = 260\n");
+  assert_contains(gp, "compute_gflops[1] = 130\n");
+  free(gp);
+  dat = read_out(f, "roofline.dat");
+  assert_contains(dat, "0.083 0.8 \"triad\"\n85.3 120 \"gemm fp32 1024\"\n");
+  free(dat);
+  /* script-only draws nothing */
+  char *png = test_path(f->plots, "gemm.png");
+  assert_int_not_equal(access(png, F_OK), 0);
+  free(png);
+}
+
+/* Same device name twice: labels fall back to the file names. */
+static void clashing_names(void **state) {
+  fixture_t *f = *state;
+  char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, f->bare};
+  assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
+  char *gp = read_out(f, "gemm.gp");
+  assert_contains(gp, "label[1] = 'profile_a.json fp32'\n");
+  assert_contains(gp, "title = 'GEMM GFLOPS vs size - profile_a.json "
+                      "(2025-01-15)'\n");
+  free(gp);
+}
+
+static void absent_sections_skipped(void **state) {
+  fixture_t *f = *state;
+  char *args[] = {"--script-only", "-o", f->plots, f->bare};
+  assert_int_equal(run_plot(args, 4), CAL_EXIT_OK);
+  char *gp = test_path(f->plots, "batch_sweep.gp");
+  assert_int_not_equal(access(gp, F_OK), 0);
+  free(gp);
+  /* profile_b has no scaling: scaling is skipped, gemm is not */
+  char *args2[] = {"--script-only", "-o", f->plots, PROFILE_B};
+  assert_int_equal(run_plot(args2, 4), CAL_EXIT_OK);
+  char *s = test_path(f->plots, "scaling.gp"), *g = test_path(f->plots, "gemm.gp");
+  assert_int_not_equal(access(s, F_OK), 0);
+  assert_int_equal(access(g, F_OK), 0);
+  free(s);
+  free(g);
+}
+
+static void missing_gnuplot_keeps_profile(void **state) {
+  fixture_t *f = *state;
+  size_t before_len, after_len;
+  char *before = test_read_file(f->quoted, &before_len);
+  setenv("CALIBRATE_GNUPLOT", "calibrate-test-no-such-gnuplot", 1);
+  char err[512] = "";
+  const char *paths[] = {f->quoted};
+  assert_int_equal(cal_plot_profiles(paths, 1, f->plots, "png", err, sizeof err),
+                   CAL_ENOTFOUND);
+  assert_contains(err, "apt-get install gnuplot-nox");
+  char *gp = read_out(f, "batch_sweep.gp");
+  assert_non_null(gp); /* scripts still written */
+  free(gp);
+  char *after = test_read_file(f->quoted, &after_len);
+  assert_int_equal(before_len, after_len);
+  assert_memory_equal(before, after, before_len);
+  free(before);
+  free(after);
+  char *args[] = {"-o", f->plots, f->quoted};
+  int rc = run_plot(args, 3);
+  assert_int_not_equal(rc, CAL_EXIT_OK);
+  unsetenv("CALIBRATE_GNUPLOT");
+}
+
+static void bad_arguments(void **state) {
+  fixture_t *f = *state;
+  char *fmt[] = {"--format", "jpeg", PROFILE_A};
+  assert_int_equal(run_plot(fmt, 3), CAL_EXIT_USAGE);
+  char *none[] = {"-o", f->plots};
+  assert_int_equal(run_plot(none, 2), CAL_EXIT_USAGE);
+  char *flag[] = {"--colour", PROFILE_A};
+  assert_int_equal(run_plot(flag, 2), CAL_EXIT_USAGE);
+  char *missing[] = {"/nonexistent/p.json"};
+  assert_int_equal(run_plot(missing, 1), CAL_EXIT_USAGE);
+  char err[256];
+  const cal_profile_t *no[1] = {NULL};
+  cal_plot_opts_t o = {.dir = f->plots, .format = "gif"};
+  assert_int_equal(cal_plot_run(no, 0, &o, err, sizeof err), CAL_EINVAL);
+}
+
+static int gnuplot_available(void) {
+  return system("gnuplot -e 'exit' >/dev/null 2>&1") == 0;
+}
+
+static void check_image(const fixture_t *f, const char *name, int png) {
+  size_t len = 0;
+  char *p = test_path(f->plots, name);
+  char *data = test_read_file(p, &len);
+  free(p);
+  if (!data)
+    fail_msg("%s was not drawn", name);
+  if (len < 2000)
+    fail_msg("%s is only %zu bytes", name, len);
+  if (png)
+    assert_memory_equal(data, "\x89PNG\r\n\x1a\n", 8);
+  else if (strncmp(data, "<?xml", 5) != 0 && strncmp(data, "<svg", 4) != 0)
+    fail_msg("%s does not start like SVG", name);
+  free(data);
+}
+
+static void images(void **state) {
+  fixture_t *f = *state;
+  if (!gnuplot_available()) {
+    print_message("gnuplot not installed: images not checked\n");
+    skip();
+  }
+  static const char *const charts[] = {"batch_sweep", "gemm", "scaling",
+                                       "bandwidth", "roofline"};
+  char err[512] = "";
+  const char *paths[] = {PROFILE_A, f->quoted};
+  int rc = cal_plot_profiles(paths, 2, f->plots, "png", err, sizeof err);
+  if (rc != 0)
+    fail_msg("plot failed: %s", err);
+  char name[64];
+  for (size_t i = 0; i < 5; i++) {
+    snprintf(name, sizeof name, "%s.png", charts[i]);
+    check_image(f, name, 1);
+  }
+  char *args[] = {"--format", "svg", "-o", f->plots, PROFILE_A, f->quoted};
+  assert_int_equal(run_plot(args, 6), CAL_EXIT_OK);
+  for (size_t i = 0; i < 5; i++) {
+    snprintf(name, sizeof name, "%s.svg", charts[i]);
+    check_image(f, name, 0);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(quote_for_gnuplot),
+      cmocka_unit_test_setup_teardown(scripts_and_data, setup, teardown),
+      cmocka_unit_test_setup_teardown(clashing_names, setup, teardown),
+      cmocka_unit_test_setup_teardown(absent_sections_skipped, setup, teardown),
+      cmocka_unit_test_setup_teardown(missing_gnuplot_keeps_profile, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(images, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
