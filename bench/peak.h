@@ -34,15 +34,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness.h"
 #include "stats.h"
 
 #define CAL_BATCH_MAX ((int64_t)1 << 30) /* largest batch size accepted */
 #define CAL_BATCH_MAX_COUNT 4096         /* most batch sizes in one list */
 
-typedef enum cal_point_status {
-  CAL_POINT_OK = 0,
-  CAL_POINT_SKIPPED = 1, /* could not run (memory, error); no samples */
-} cal_point_status_t;
+/* point status: cal_point_status_t from harness.h (anything but
+ * CAL_POINT_OK counts as not measured) */
 
 /* One measured batch size.  samples are throughputs (examples/s, >= 0,
  * finite), borrowed from the caller; ignored when status is SKIPPED. */
