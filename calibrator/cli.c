@@ -70,6 +70,33 @@ int cal_parse_fraction(const char *s, double *out) {
   return 0;
 }
 
+int cal_parse_size(const char *s, double *bytes) {
+  if (!s || !*s)
+    return CAL_EINVAL;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v) || v < 0)
+    return CAL_EINVAL;
+  static const char units[] = "KMGT";
+  double scale = 1.0;
+  if (*end) {
+    const char *u = strchr(units, *end >= 'a' ? *end - 32 : *end);
+    if (!u)
+      return CAL_EINVAL;
+    scale = pow(1024.0, (double)(u - units + 1));
+    end++;
+    if (*end == 'i')
+      end++;
+    if (*end == 'B')
+      end++;
+  }
+  if (*end)
+    return CAL_EINVAL;
+  *bytes = v * scale;
+  return 0;
+}
+
 int cal_usage(const char *cmd, const char *fmt, ...) {
   char msg[512];
   va_list ap;

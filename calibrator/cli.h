@@ -16,6 +16,10 @@ int cal_parse_double(const char *s, double lo, double hi, double *out);
  * ambiguous and refused). */
 int cal_parse_fraction(const char *s, double *out);
 
+/* A size in bytes: a number with an optional K, M, G or T suffix (powers
+ * of 1024, "B"/"iB" allowed after it). */
+int cal_parse_size(const char *s, double *bytes);
+
 /* Print "calibrate[ CMD]: MESSAGE (see 'calibrate[ CMD] --help')" on one
  * line of stderr; returns CAL_EXIT_USAGE for `return cal_usage(...)`. */
 int cal_usage(const char *cmd, const char *fmt, ...)

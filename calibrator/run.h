@@ -21,6 +21,21 @@ enum {
   CAL_SEC_BATCH = 1u << 6,
 };
 
+/* Options of the batch sweep (--sweep-batch). */
+typedef struct cal_sweep_opts {
+  char preset[32];          /* layer preset name */
+  int64_t hidden, heads, kv_heads, ffn, seq; /* overrides; 0 = preset's */
+  int modes;                /* bit 0 prefill, bit 1 decode */
+  int64_t *batches;         /* user list (owned) or NULL for the default */
+  size_t nbatches;
+  int extend;               /* extend while still rising */
+  int64_t max_batch;        /* never extend past this */
+  int policy;               /* cal_peak_policy_t */
+  double tolerance;         /* knee / shape tolerance, fraction */
+  int64_t target_effective_batch; /* 0: none */
+  double memory_budget;     /* bytes a point may use; 0: available memory */
+} cal_sweep_opts_t;
+
 typedef struct cal_run {
   /* options */
   const char *cmd;          /* subcommand name for messages ("run", ...) */
@@ -31,6 +46,7 @@ typedef struct cal_run {
   unsigned sections;        /* CAL_SEC_* to run */
   double budget_scale;      /* multiplies every section's time budget */
   cal_harness_cfg_t hcfg;
+  cal_sweep_opts_t sweep;
   /* machine */
   cal_hwinfo_t hw;
   cal_threads_t *thr;
@@ -85,5 +101,6 @@ json_t *cal_stats_json(const cal_summary_t *s, int unstable);
 /* Sections. */
 int cal_section_gemm(cal_run_t *r);
 int cal_section_scaling(cal_run_t *r);
+int cal_section_batch(cal_run_t *r);
 
 #endif

@@ -10,6 +10,8 @@
 
 #include "cal_err.h"
 #include "cli.h"
+#include "layer.h"
+#include "peak.h"
 #include "commands.h"
 #include "profile.h"
 #include "run.h"
@@ -38,6 +40,22 @@ static void run_help(void) {
       "      --no-progress   no progress line on standard error\n"
       "  -v, --verbose       say which kernel variants ran, and warnings\n"
       "  -h, --help          show this help\n\n"
+      "Batch sweep (the throughput-versus-batch curve of a decoder layer):\n"
+      "      --sweep-batch   also run the batch sweep\n"
+      "      --preset NAME   model shape (default qwen2-0.5b; 'list' lists them)\n"
+      "      --hidden N, --heads N, --kv-heads N, --ffn N, --seq N\n"
+      "                      override the preset's sizes (seq: prefill length\n"
+      "                      and decode KV-cache length)\n"
+      "      --mode M        prefill, decode or both (default both)\n"
+      "      --batches LIST  e.g. 1,2,4,8 or 1-256*2 (default powers of two\n"
+      "                      from 1 to 32, extended while throughput rises)\n"
+      "      --no-extend     do not extend past the list\n"
+      "      --max-batch N   never extend past N (default 4096)\n"
+      "      --optimize P    throughput (the peak) or knee (default throughput)\n"
+      "      --tolerance F   knee and shape tolerance (default 3%%)\n"
+      "      --target-effective-batch N  recommend batch x accumulation steps\n"
+      "      --memory-budget SIZE  memory a point may use, e.g. 512M, 8G\n"
+      "                      (default: 90%% of available memory)\n\n"
       "Exit status: 0 success, 2 usage or input error, 3 a result failed\n"
       "verification, 4 internal error.\n"
       "Environment: OPENBLAS_CORETYPE chooses OpenBLAS kernels (by default\n"
@@ -111,6 +129,90 @@ static void profile_finish(cal_run_t *r, double elapsed) {
                             "unstable_points", r->unstable, "failed_points",
                             r->failed, "elapsed_s", elapsed, "warnings",
                             r->warnings));
+}
+
+static void cal_layer_presets_print(FILE *out) {
+  fprintf(out, "%-14s %7s %6s %9s %7s %5s  %s\n", "preset", "hidden", "heads",
+          "kv-heads", "ffn", "seq", "");
+  const cal_layer_preset_t *p;
+  for (size_t i = 0; (p = cal_layer_preset_at(i)); i++)
+    fprintf(out, "%-14s %7lld %6lld %9lld %7lld %5lld  %s\n", p->name,
+            (long long)p->hidden, (long long)p->heads, (long long)p->kv_heads,
+            (long long)p->ffn, (long long)p->seq, p->description);
+}
+
+static void print_sweep(cal_run_t *r, FILE *out) {
+  json_t *bs = json_object_get(r->root, "batch_sweep");
+  if (!bs)
+    return;
+  json_t *model = json_object_get(bs, "model");
+  fprintf(out, "\nBatch sweep: %s layer (hidden %lld, %lld heads, %lld kv heads, "
+               "ffn %lld), seq %lld, %d thread%s\n",
+          json_string_value(json_object_get(model, "preset")),
+          (long long)json_integer_value(json_object_get(model, "hidden")),
+          (long long)json_integer_value(json_object_get(model, "heads")),
+          (long long)json_integer_value(json_object_get(model, "kv_heads")),
+          (long long)json_integer_value(json_object_get(model, "ffn")),
+          (long long)json_integer_value(json_object_get(model, "seq")),
+          r->threads, r->threads == 1 ? "" : "s");
+  const char *mode;
+  json_t *m;
+  json_object_foreach(json_object_get(bs, "modes"), mode, m) {
+    const char *st = json_string_value(json_object_get(m, "status"));
+    if (st && strcmp(st, "measured") != 0) {
+      fprintf(out, "  %s: %s: %s\n", mode, st,
+              json_string_value(json_object_get(m, "reason")));
+      continue;
+    }
+    double peak = json_number_value(json_object_get(m, "peak_examples_per_s"));
+    json_int_t pb = json_integer_value(json_object_get(m, "peak_batch_size"));
+    json_int_t kb = json_integer_value(json_object_get(m, "knee_batch_size"));
+    json_int_t ob = json_integer_value(json_object_get(m, "optimal_batch_size"));
+    fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak\n", mode);
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(m, "points"), i, p) {
+      json_int_t b = json_integer_value(json_object_get(p, "batch_size"));
+      const char *ps = json_string_value(json_object_get(p, "status"));
+      if (strcmp(ps, "ok") != 0) {
+        fprintf(out, "  %12lld   %s: %s\n", (long long)b, ps,
+                json_string_value(json_object_get(p, "reason")));
+        continue;
+      }
+      double ex = json_number_value(json_object_get(p, "examples_per_s"));
+      char mark[64] = "";
+      if (b == pb)
+        strcat(mark, " <- peak");
+      if (b == kb)
+        strcat(mark, b == pb ? ", knee" : " <- knee");
+      if (b == ob && ob != pb && ob != kb)
+        strcat(mark, " <- optimal");
+      fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s\n", (long long)b, ex,
+              json_number_value(json_object_get(p, "tokens_per_s")),
+              json_number_value(json_object_get(p, "latency_ms")),
+              peak > 0 ? 100.0 * ex / peak : 0.0,
+              json_is_true(json_object_get(json_object_get(p, "stats"), "unstable"))
+                  ? " ~" : "",
+              mark);
+    }
+    const char *shape = json_string_value(json_object_get(m, "shape"));
+    fprintf(out, "    peak batch %lld (%.2f examples/s), knee %lld, optimal %lld; "
+                 "shape %s",
+            (long long)pb, peak, (long long)kb, (long long)ob, shape ? shape : "?");
+    json_t *deg = json_object_get(m, "degradation_pct");
+    if (shape && strcmp(shape, "peaked") == 0 && json_is_number(deg))
+      fprintf(out, " (%.1f%% lower at the largest batch)", json_number_value(deg));
+    fprintf(out, "; sweep ended: %s\n",
+            json_string_value(json_object_get(m, "stop_reason")));
+    json_t *rec = json_object_get(m, "recommendation");
+    if (json_is_object(rec))
+      fprintf(out, "    target effective batch %lld: batch %lld x %lld accumulation "
+                   "steps (%s)\n",
+              (long long)json_integer_value(json_object_get(rec, "target_effective_batch")),
+              (long long)json_integer_value(json_object_get(rec, "batch_size")),
+              (long long)json_integer_value(json_object_get(rec, "accumulation_steps")),
+              json_string_value(json_object_get(rec, "note")));
+  }
 }
 
 static void print_table(cal_run_t *r, FILE *out) {
@@ -189,6 +291,7 @@ static void print_table(cal_run_t *r, FILE *out) {
               100.0 * json_number_value(json_object_get(p, "efficiency")));
     }
   }
+  print_sweep(r, out);
   json_t *q = json_object_get(r->root, "quality");
   fprintf(out, "\nQuality: %d unstable point%s (CV > %.0f%%, marked ~), %d failed\n",
           r->unstable, r->unstable == 1 ? "" : "s", 100 * r->hcfg.cv_threshold,
@@ -199,10 +302,10 @@ static void print_table(cal_run_t *r, FILE *out) {
     fprintf(out, "  warning: %s\n", json_string_value(w));
 }
 
-int cal_run_main(cal_run_t *r, int (*const *sections)(cal_run_t *),
+int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *),
                  size_t nsections);
 
-int cal_run_main(cal_run_t *r, int (*const *sections)(cal_run_t *),
+int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *),
                  size_t nsections) {
   int rc, exit_code = CAL_EXIT_OK;
   char err[512];
@@ -253,7 +356,9 @@ internal:
 int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd);
 
 int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
-  enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET };
+  enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
+         O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
+         O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB };
   static const struct option opts[] = {
       {"output", required_argument, NULL, 'o'},
       {"quick", no_argument, NULL, 'q'},
@@ -266,15 +371,39 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       {"no-progress", no_argument, NULL, O_NOPROG},
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
+      {"sweep-batch", no_argument, NULL, O_SWEEP},
+      {"preset", required_argument, NULL, O_PRESET},
+      {"hidden", required_argument, NULL, O_HIDDEN},
+      {"heads", required_argument, NULL, O_HEADS},
+      {"kv-heads", required_argument, NULL, O_KVHEADS},
+      {"ffn", required_argument, NULL, O_FFN},
+      {"seq", required_argument, NULL, O_SEQ},
+      {"mode", required_argument, NULL, O_MODE},
+      {"batches", required_argument, NULL, O_BATCHES},
+      {"no-extend", no_argument, NULL, O_NOEXT},
+      {"max-batch", required_argument, NULL, O_MAXB},
+      {"optimize", required_argument, NULL, O_OPT},
+      {"tolerance", required_argument, NULL, O_TOL},
+      {"target-effective-batch", required_argument, NULL, O_TEB},
+      {"memory-budget", required_argument, NULL, O_MEMB},
       {NULL, 0, NULL, 0},
   };
   long samples = -1, threads = -1;
+  long shape[5] = {0, 0, 0, 0, 0}; /* hidden heads kv-heads ffn seq */
+  cal_sweep_opts_t *sw = &r->sweep;
+  const char *preset = NULL;
+  char err[256];
   double min_time = -1, cv = -1;
   const char *out = NULL;
   int no_progress = 0, c;
   r->cmd = cmd;
   r->seed = 42;
   r->budget_scale = 1.0;
+  sw->modes = 3;
+  sw->extend = 1;
+  sw->max_batch = 4096;
+  sw->tolerance = 0.03;
+  sw->policy = CAL_OPTIMIZE_THROUGHPUT;
   opterr = 0;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":o:qt:vh", opts, NULL)) != -1) {
@@ -312,6 +441,71 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
                          optarg);
       break;
     case O_NOPROG: no_progress = 1; break;
+    case O_SWEEP: r->sections |= CAL_SEC_BATCH; break;
+    case O_PRESET:
+      if (strcmp(optarg, "list") == 0)
+        return -3;
+      if (!cal_layer_preset_find(optarg))
+        return cal_usage(cmd, "unknown preset '%s' (--preset list shows them)",
+                         optarg);
+      preset = optarg;
+      break;
+    case O_HIDDEN: case O_HEADS: case O_KVHEADS: case O_FFN: case O_SEQ: {
+      static const char *const names[] = {"--hidden", "--heads", "--kv-heads",
+                                          "--ffn", "--seq"};
+      int i = c - O_HIDDEN;
+      if (cal_parse_long(optarg, 1, 1L << 22, &shape[i]) < 0)
+        return cal_usage(cmd, "%s needs a whole number of at least 1, not '%s'",
+                         names[i], optarg);
+      break;
+    }
+    case O_MODE:
+      if (strcmp(optarg, "prefill") == 0) sw->modes = 1;
+      else if (strcmp(optarg, "decode") == 0) sw->modes = 2;
+      else if (strcmp(optarg, "both") == 0) sw->modes = 3;
+      else
+        return cal_usage(cmd, "--mode is prefill, decode or both, not '%s'", optarg);
+      break;
+    case O_BATCHES:
+      free(sw->batches);
+      sw->batches = NULL;
+      if (cal_batches_parse(optarg, &sw->batches, &sw->nbatches, err, sizeof err) < 0)
+        return cal_usage(cmd, "--batches: %s", err);
+      break;
+    case O_NOEXT: sw->extend = 0; break;
+    case O_MAXB: {
+      long v;
+      if (cal_parse_long(optarg, 1, CAL_BATCH_MAX, &v) < 0)
+        return cal_usage(cmd, "--max-batch needs a whole number of at least 1, "
+                              "not '%s'", optarg);
+      sw->max_batch = v;
+      break;
+    }
+    case O_OPT: {
+      cal_peak_policy_t pol;
+      if (cal_peak_policy_parse(optarg, &pol) < 0)
+        return cal_usage(cmd, "--optimize is throughput or knee, not '%s'", optarg);
+      sw->policy = pol;
+      break;
+    }
+    case O_TOL:
+      if (cal_parse_fraction(optarg, &sw->tolerance) < 0)
+        return cal_usage(cmd, "--tolerance needs a fraction like 3%% or 0.03, "
+                              "not '%s'", optarg);
+      break;
+    case O_TEB: {
+      long v;
+      if (cal_parse_long(optarg, 1, CAL_BATCH_MAX, &v) < 0)
+        return cal_usage(cmd, "--target-effective-batch needs a whole number of "
+                              "at least 1, not '%s'", optarg);
+      sw->target_effective_batch = v;
+      break;
+    }
+    case O_MEMB:
+      if (cal_parse_size(optarg, &sw->memory_budget) < 0 || sw->memory_budget <= 0)
+        return cal_usage(cmd, "--memory-budget needs a size like 512M or 8G, "
+                              "not '%s'", optarg);
+      break;
     case 'v': r->verbose = 1; break;
     case 'h': return -2;
     default: return cal_bad_option(cmd, c, argv);
@@ -319,6 +513,22 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   }
   if (optind < argc)
     return cal_usage(cmd, "unexpected argument '%s'", argv[optind]);
+
+  /* the layer shape: preset, then flag-by-flag overrides */
+  const cal_layer_preset_t *ps =
+      cal_layer_preset_find(preset ? preset : "qwen2-0.5b");
+  snprintf(sw->preset, sizeof sw->preset, "%s", ps->name);
+  sw->hidden = shape[0] ? shape[0] : ps->hidden;
+  sw->heads = shape[1] ? shape[1] : ps->heads;
+  sw->kv_heads = shape[2] ? shape[2] : ps->kv_heads;
+  sw->ffn = shape[3] ? shape[3] : ps->ffn;
+  sw->seq = shape[4] ? shape[4] : (r->quick && !preset ? ps->seq / 2 : ps->seq);
+  if (shape[0] || shape[1] || shape[2] || shape[3])
+    snprintf(sw->preset, sizeof sw->preset, "custom");
+  cal_layer_shape_t ls = {sw->hidden, sw->heads, sw->kv_heads, sw->ffn, sw->seq,
+                          1, 0};
+  if (cal_layer_check_shape(&ls, err, sizeof err) < 0)
+    return cal_usage(cmd, "invalid layer shape: %s", err);
 
   int rc = cal_hwinfo_read(&r->hw);
   if (rc < 0) {
@@ -361,6 +571,7 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
 
 void cal_run_free(cal_run_t *r);
 void cal_run_free(cal_run_t *r) {
+  free(r->sweep.batches);
   cal_threads_free(r->thr);
   json_decref(r->root);
   json_decref(r->warnings);
@@ -373,15 +584,22 @@ int cal_cmd_run(int argc, char **argv) {
   if (rc == -2) {
     run_help();
     rc = CAL_EXIT_OK;
+  } else if (rc == -3) {
+    cal_layer_presets_print(stdout);
+    rc = CAL_EXIT_OK;
   }
   if (rc >= 0) {
     cal_run_free(&r);
     return rc;
   }
-  r.sections = CAL_SEC_GEMM | CAL_SEC_SCALING;
-  static int (*const sections[])(cal_run_t *) = {cal_section_gemm,
-                                                 cal_section_scaling};
-  rc = cal_run_main(&r, sections, sizeof sections / sizeof sections[0]);
+  r.sections |= CAL_SEC_GEMM | CAL_SEC_SCALING;
+  int (*sections[8])(cal_run_t *);
+  size_t n = 0;
+  sections[n++] = cal_section_gemm;
+  sections[n++] = cal_section_scaling;
+  if (r.sections & CAL_SEC_BATCH)
+    sections[n++] = cal_section_batch;
+  rc = cal_run_main(&r, sections, n);
   cal_run_free(&r);
   return rc;
 }

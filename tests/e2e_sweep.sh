@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# End-to-end tests of the batch sweep: a quick sweep with the tiny preset
+# writes a schema-valid batch_sweep section, a small memory budget skips
+# points instead of running them, and bad sweep options are refused.
+# usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
+CAL=$1
+SRC=$2
+. "$SRC/tests/e2e_lib.sh"
+PY=/usr/bin/python3
+SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
+FAST=(--quick --no-progress --budget-scale 0.3 --preset tiny)
+
+expect_exit 0 "quick tiny sweep" "$CAL" --sweep-batch "${FAST[@]}" --target-effective-batch 32 -o "$TMP/sweep.json"
+grep -q "Batch sweep" "$TMP/out" && ok || bad "no batch sweep table"
+grep -q "<- peak" "$TMP/out" && ok || bad "the table does not mark the peak"
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/sweep.json" batch_sweep \
+  && ok || bad "sweep profile does not validate"
+$PY - "$TMP/sweep.json" <<'PY' && ok || bad "batch_sweep content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+assert bs["model"]["preset"] == "tiny"
+for mode in ("prefill", "decode"):
+    m = bs["modes"][mode]
+    ok = [p for p in m["points"] if p["status"] == "ok"]
+    assert ok, mode
+    best = max(ok, key=lambda p: p["examples_per_s"])
+    assert m["peak_batch_size"] == best["batch_size"], (mode, m["peak_batch_size"])
+    assert m["shape"] in ("rising", "plateau", "peaked", "single")
+    assert m["recommendation"]["target_effective_batch"] == 32
+    r = m["recommendation"]
+    assert r["batch_size"] * r["accumulation_steps"] >= 32
+    for p in ok:
+        lq = 1 if mode == "decode" else bs["model"]["seq"]
+        assert abs(p["tokens_per_s"] - p["examples_per_s"] * lq) <= 1e-6 * p["tokens_per_s"]
+        assert p["memory_bytes"] > 0 and p["latency_ms"] > 0
+# the top level is filled from the prefill curve, never invented
+pre = bs["modes"]["prefill"]
+assert d["optimal_batch_size"] == pre["optimal_batch_size"]
+opt = [p for p in pre["points"] if p.get("batch_size") == d["optimal_batch_size"]][0]
+assert d["throughput"] == opt["examples_per_s"]
+b1 = [p for p in pre["points"] if p.get("batch_size") == 1][0]
+assert abs(d["latency_ms"] - b1["latency_ms"]) < 1e-9
+PY
+
+# a memory budget too small for larger batches: recorded as skipped
+expect_exit 0 "memory budget" "$CAL" --sweep-batch "${FAST[@]}" --mode prefill --memory-budget 3M -o "$TMP/mem.json"
+$PY - "$TMP/mem.json" <<'PY' && ok || bad "memory-limited points were not skipped"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["batch_sweep"]["modes"]["prefill"]
+sk = [p for p in m["points"] if p["status"] == "skipped"]
+assert sk and "memory budget" in sk[0]["reason"], m["points"]
+assert all(p["memory_bytes"] > 3 * 2**20 for p in sk if "memory budget" in p["reason"])
+assert m["stop_reason"] == "memory limit"
+assert "decode" not in d["batch_sweep"]["modes"]
+PY
+
+# explicit lists and ranges
+expect_exit 0 "batch range" "$CAL" --sweep-batch "${FAST[@]}" --mode decode --batches 1-4*2 --no-extend -o "$TMP/r.json"
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["decode"]; assert [p["batch_size"] for p in m["points"]]==[1,2,4], m["points"]' "$TMP/r.json" \
+  && ok || bad "--batches 1-4*2 did not give 1,2,4"
+
+# bad sweep options
+expect_usage "--batches 0" "$CAL" --sweep-batch --batches 0 -o "$TMP/x.json"
+expect_usage "--batches descending" "$CAL" --sweep-batch --batches 64-8*2 -o "$TMP/x.json"
+expect_usage "--mode" "$CAL" --sweep-batch --mode sideways -o "$TMP/x.json"
+expect_usage "--preset" "$CAL" --sweep-batch --preset gpt-17 -o "$TMP/x.json"
+expect_usage "--heads not dividing hidden" "$CAL" --sweep-batch --preset tiny --heads 5 -o "$TMP/x.json"
+expect_usage "--kv-heads not dividing heads" "$CAL" --sweep-batch --preset tiny --kv-heads 3 -o "$TMP/x.json"
+expect_usage "--memory-budget" "$CAL" --sweep-batch --memory-budget lots -o "$TMP/x.json"
+expect_usage "--tolerance" "$CAL" --sweep-batch --tolerance 5 -o "$TMP/x.json"
+expect_usage "--optimize" "$CAL" --sweep-batch --optimize speed -o "$TMP/x.json"
+expect_usage "--target-effective-batch" "$CAL" --sweep-batch --target-effective-batch 0 -o "$TMP/x.json"
+[ ! -e "$TMP/x.json" ] && ok || bad "a rejected sweep left a profile behind"
+expect_exit 0 "--preset list" "$CAL" --preset list
+grep -q "qwen2-0.5b" "$TMP/out" && ok || bad "--preset list"
+
+finish
