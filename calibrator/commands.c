@@ -12,6 +12,8 @@
 const cal_command_t cal_commands[] = {
     {"run", "measure the machine and write a profile (the default)", cal_cmd_run},
     {"info", "print what the machine is (--json for JSON)", cal_cmd_info},
+    {"attention", "measure only attention (default shapes or one given by flags)",
+     cal_cmd_attention},
     {"peak", "peak, knee and shape of throughput-versus-batch curves (CSV)",
      cal_cmd_peak},
     {"compare", "compare two profiles; exit 1 on a regression", cal_cmd_compare},

@@ -47,6 +47,11 @@ typedef struct cal_run {
   double budget_scale;      /* multiplies every section's time budget */
   cal_harness_cfg_t hcfg;
   cal_sweep_opts_t sweep;
+  /* attention: SIMD variant (CAL_VARIANT_AUTO unless forced) and, for
+   * `calibrate attention` with shape flags, the one shape to run */
+  int attn_variant;
+  int attn_custom, attn_with_ref;
+  cal_params_t attn;
   /* machine */
   cal_hwinfo_t hw;
   cal_threads_t *thr;
@@ -98,9 +103,20 @@ json_t *cal_metric_json(const char *id, const char *metric,
 /* Summary statistics object. */
 json_t *cal_stats_json(const cal_summary_t *s, int unstable);
 
+/* Parse the options every measuring command shares into r, read the
+ * machine and prepare threads.  Returns -1 to go on, -2 for --help, -3 for
+ * --preset list, else an exit code (after printing the reason). */
+int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd);
+/* Run the sections in order, write the profile and print the table.
+ * Returns the exit code. */
+int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *), size_t n);
+/* Free what cal_run_parse and the sections allocated. */
+void cal_run_free(cal_run_t *r);
+
 /* Sections. */
 int cal_section_gemm(cal_run_t *r);
 int cal_section_scaling(cal_run_t *r);
 int cal_section_batch(cal_run_t *r);
+int cal_section_attention(cal_run_t *r);
 
 #endif

@@ -215,6 +215,48 @@ static void print_sweep(cal_run_t *r, FILE *out) {
   }
 }
 
+static void print_attention(cal_run_t *r, FILE *out) {
+  json_t *at = json_object_get(r->root, "attention");
+  if (!at)
+    return;
+  fprintf(out, "\nAttention (fused unless marked)        threads  variant   GFLOPS"
+               "    GB/s  of GEMM  vs ref\n");
+  size_t i;
+  json_t *p;
+  json_array_foreach(json_object_get(at, "points"), i, p) {
+    char shape[96];
+    snprintf(shape, sizeof shape, "%s b%lld h%lld/%lld q%lld k%lld d%lld%s",
+             json_string_value(json_object_get(p, "kernel")) &&
+                     strcmp(json_string_value(json_object_get(p, "kernel")), "attn_ref") == 0
+                 ? "ref" : "",
+             (long long)json_integer_value(json_object_get(p, "batch")),
+             (long long)json_integer_value(json_object_get(p, "heads")),
+             (long long)json_integer_value(json_object_get(p, "kv_heads")),
+             (long long)json_integer_value(json_object_get(p, "nq")),
+             (long long)json_integer_value(json_object_get(p, "nk")),
+             (long long)json_integer_value(json_object_get(p, "head_dim")),
+             json_is_true(json_object_get(p, "causal")) ? " causal" : "");
+    const char *st = json_string_value(json_object_get(p, "status"));
+    if (strcmp(st, "ok") != 0) {
+      fprintf(out, "  %-36s %s: %s\n", shape, st,
+              json_string_value(json_object_get(p, "reason")));
+      continue;
+    }
+    fprintf(out, "  %-36s %7lld  %-8s %7.1f %7.1f %7.0f%%", shape,
+            (long long)json_integer_value(json_object_get(p, "threads")),
+            json_string_value(json_object_get(p, "variant")),
+            json_number_value(json_object_get(p, "gflops")),
+            json_number_value(json_object_get(p, "gbps")),
+            100.0 * json_number_value(json_object_get(p, "ratio_to_gemm")));
+    json_t *sp = json_object_get(p, "speedup_vs_reference");
+    if (json_is_number(sp))
+      fprintf(out, "  %5.1fx", json_number_value(sp));
+    fprintf(out, "%s\n",
+            json_is_true(json_object_get(json_object_get(p, "stats"), "unstable"))
+                ? " ~" : "");
+  }
+}
+
 static void print_table(cal_run_t *r, FILE *out) {
   const cal_hwinfo_t *hw = &r->hw;
   fprintf(out, "\ncalibrate %s  %s, %d usable core%s, %s %s (%s kernels)\n",
@@ -291,6 +333,7 @@ static void print_table(cal_run_t *r, FILE *out) {
               100.0 * json_number_value(json_object_get(p, "efficiency")));
     }
   }
+  print_attention(r, out);
   print_sweep(r, out);
   json_t *q = json_object_get(r->root, "quality");
   fprintf(out, "\nQuality: %d unstable point%s (CV > %.0f%%, marked ~), %d failed\n",
@@ -302,8 +345,6 @@ static void print_table(cal_run_t *r, FILE *out) {
     fprintf(out, "  warning: %s\n", json_string_value(w));
 }
 
-int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *),
-                 size_t nsections);
 
 int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *),
                  size_t nsections) {
@@ -353,7 +394,6 @@ internal:
 
 /* Parse the options every measuring command shares.  Returns -1 to go on,
  * else an exit code. */
-int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd);
 
 int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
@@ -404,6 +444,7 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   sw->max_batch = 4096;
   sw->tolerance = 0.03;
   sw->policy = CAL_OPTIMIZE_THROUGHPUT;
+  r->attn_variant = -1; /* CAL_VARIANT_AUTO */
   opterr = 0;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":o:qt:vh", opts, NULL)) != -1) {
@@ -569,7 +610,6 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   return -1;
 }
 
-void cal_run_free(cal_run_t *r);
 void cal_run_free(cal_run_t *r) {
   free(r->sweep.batches);
   cal_threads_free(r->thr);
@@ -597,6 +637,8 @@ int cal_cmd_run(int argc, char **argv) {
   size_t n = 0;
   sections[n++] = cal_section_gemm;
   sections[n++] = cal_section_scaling;
+  sections[n++] = cal_section_attention;
+  r.sections |= CAL_SEC_ATTENTION;
   if (r.sections & CAL_SEC_BATCH)
     sections[n++] = cal_section_batch;
   rc = cal_run_main(&r, sections, n);

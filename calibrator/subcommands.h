@@ -4,5 +4,6 @@
 
 int cal_cmd_run(int argc, char **argv);
 int cal_cmd_info(int argc, char **argv);
+int cal_cmd_attention(int argc, char **argv);
 
 #endif
