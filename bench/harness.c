@@ -194,3 +194,57 @@ out:
   k->teardown(state);
   return rc;
 }
+
+static int append(double **dst, size_t n, const double *src, size_t m) {
+  if (!*dst && !src)
+    return 0;
+  if (!*dst || !src)
+    return CAL_EINVAL;
+  double *r = realloc(*dst, (n + m) * sizeof *r);
+  if (!r)
+    return CAL_ENOMEM;
+  memcpy(r + n, src, m * sizeof *r);
+  *dst = r;
+  return 0;
+}
+
+int cal_point_merge(cal_point_t *acc, cal_point_t *more,
+                    const cal_harness_cfg_t *cfg) {
+  if (!acc->kernel) {
+    *acc = *more;
+    memset(more, 0, sizeof *more);
+    return 0;
+  }
+  if (acc->status != CAL_POINT_OK || more->status != CAL_POINT_OK) {
+    if (acc->status == CAL_POINT_OK || more->status == CAL_POINT_FAILED) {
+      cal_point_t keep = *more;
+      memset(more, 0, sizeof *more);
+      cal_point_free(acc);
+      *acc = keep;
+    } else {
+      cal_point_free(more);
+    }
+    return 0;
+  }
+  size_t n = acc->m.n, m = more->m.n;
+  int rc;
+  if ((rc = append(&acc->m.samples_s, n, more->m.samples_s, m)) < 0 ||
+      (rc = append(&acc->gflops, n, more->gflops, m)) < 0 ||
+      (rc = append(&acc->gbps, n, more->gbps, m)) < 0)
+    return rc;
+  acc->m.n = n + m;
+  acc->m.warmup_s += more->m.warmup_s;
+  acc->pinned = acc->pinned && more->pinned;
+  cal_point_free(more);
+  if ((rc = cal_summarize(acc->m.samples_s, acc->m.n, cfg->ci_level,
+                          &acc->m.time)) < 0)
+    return rc;
+  acc->m.unstable = acc->m.time.cv > cfg->cv_threshold;
+  if (acc->gflops &&
+      (rc = cal_summarize(acc->gflops, acc->m.n, cfg->ci_level, &acc->gflops_sum)) < 0)
+    return rc;
+  if (acc->gbps &&
+      (rc = cal_summarize(acc->gbps, acc->m.n, cfg->ci_level, &acc->gbps_sum)) < 0)
+    return rc;
+  return 0;
+}

@@ -75,4 +75,11 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
 /* Accepts NULL. */
 void cal_point_free(cal_point_t *pt);
 
+/* Pool the samples of `more` (the same kernel point measured again) into
+ * `acc` and recompute every summary; `more` is emptied.  A point that was
+ * skipped or failed in either measurement keeps that status.  An empty
+ * `acc` (kernel NULL) simply takes `more`.  CAL_ENOMEM. */
+int cal_point_merge(cal_point_t *acc, cal_point_t *more,
+                    const cal_harness_cfg_t *cfg);
+
 #endif

@@ -3,6 +3,7 @@
  * all threads, against the reference and the run's fp32 GEMM. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attention.h"
@@ -83,69 +84,89 @@ static int run_shapes(cal_run_t *r, const attn_shape_t *shapes, size_t n,
   json_t *gref = json_object_get(sec, "gemm_reference");
   int tcounts[2] = {1, r->threads};
   int nt = r->threads > 1 ? 2 : 1;
+  int rc = 0;
+  /* every (shape, kernel) job at one thread count, fused then reference */
+  const cal_kernel_t **ks = calloc(2 * n, sizeof *ks);
+  cal_params_t *ps = calloc(2 * n, sizeof *ps);
+  size_t *shape_of = calloc(2 * n, sizeof *shape_of);
+  cal_point_t *pts = calloc(2 * n, sizeof *pts);
+  if (!ks || !ps || !shape_of || !pts) {
+    rc = CAL_ENOMEM;
+    goto out;
+  }
   for (int ti = 0; ti < nt; ti++) {
     int t = tcounts[ti];
     double g = 0;
     const char *src = "";
-    int rc = gemm_reference(r, t, &g, &src);
-    if (rc < 0)
-      return rc;
+    if ((rc = gemm_reference(r, t, &g, &src)) < 0)
+      goto out;
     char key[32];
     snprintf(key, sizeof key, "t%d", t);
     json_object_set_new(gref, key, json_pack("{s:f, s:s}", "gflops", g, "source", src));
+    size_t nj = 0;
     for (size_t i = 0; i < n; i++) {
       const attn_shape_t *s = &shapes[i];
-      double fused = 0;
-      json_t *fused_json = NULL; /* borrowed from points */
       for (int k = 0; k < 1 + s->with_ref; k++) {
-        const cal_kernel_t *kern = cal_kernel_find(k ? "attn_ref" : "attn_fused");
-        cal_params_t p;
-        params_of(r, s, t, &p);
+        params_of(r, s, t, &ps[nj]);
         char why[256];
-        if ((rc = cal_attn_check_shape(&p, r->hcfg.mem_avail_bytes, why,
-                                       sizeof why)) < 0) {
+        if (cal_attn_check_shape(&ps[nj], r->hcfg.mem_avail_bytes, why,
+                                 sizeof why) < 0) {
           cal_progress_done(r);
           fprintf(stderr, "calibrate: attention shape skipped: %s\n", why);
           continue;
         }
-        cal_progress(r, "attention %s b%lld h%lld/%lld q%lld k%lld d%lld%s, %d thread%s",
-                     k ? "reference" : "fused", (long long)s->b, (long long)s->h,
-                     (long long)s->hkv, (long long)s->nq, (long long)s->nk,
-                     (long long)s->d, s->causal ? " causal" : "", t, t > 1 ? "s" : "");
-        cal_point_t pt;
-        if ((rc = cal_run_point(r, kern, &p, &pt)) < 0)
-          return rc;
-        char id[160];
-        snprintf(id, sizeof id, "attention/%s/b%lldh%lldkv%lld/q%lldk%lld/d%lld/%s/t%d",
-                 k ? "reference" : "fused", (long long)s->b, (long long)s->h,
-                 (long long)s->hkv, (long long)s->nq, (long long)s->nk,
-                 (long long)s->d, s->causal ? "causal" : "full", t);
-        json_t *o = cal_point_json(&pt, id, "gflops");
-        if (!o) {
-          cal_point_free(&pt);
-          return CAL_ENOMEM;
-        }
-        json_t *sj = shape_json(s);
-        json_object_update(o, sj);
-        json_decref(sj);
-        if (pt.status == CAL_POINT_OK) {
-          double gf = pt.gflops_sum.median;
-          if (g > 0)
-            json_object_set_new(o, "ratio_to_gemm", json_real(gf / g));
-          if (k == 0) {
-            fused = gf;
-            fused_json = o;
-          } else if (gf > 0 && fused > 0 && fused_json) {
-            json_object_set_new(fused_json, "speedup_vs_reference",
-                                json_real(fused / gf));
-          }
-        }
-        json_array_append_new(points, o);
-        cal_point_free(&pt);
+        ks[nj] = cal_kernel_find(k ? "attn_ref" : "attn_fused");
+        shape_of[nj++] = i;
       }
     }
+    char what[64];
+    snprintf(what, sizeof what, "attention, %d thread%s", t, t > 1 ? "s" : "");
+    if ((rc = cal_run_points(r, ks, ps, nj, pts, what)) < 0)
+      goto out;
+    json_t *fused_json = NULL; /* borrowed from points */
+    double fused = 0;
+    for (size_t j = 0; j < nj; j++) {
+      const attn_shape_t *s = &shapes[shape_of[j]];
+      int ref = strcmp(ks[j]->name, "attn_ref") == 0;
+      char id[160];
+      snprintf(id, sizeof id, "attention/%s/b%lldh%lldkv%lld/q%lldk%lld/d%lld/%s/t%d",
+               ref ? "reference" : "fused", (long long)s->b, (long long)s->h,
+               (long long)s->hkv, (long long)s->nq, (long long)s->nk,
+               (long long)s->d, s->causal ? "causal" : "full", t);
+      json_t *o = cal_point_json(&pts[j], id, "gflops");
+      if (!o) {
+        rc = CAL_ENOMEM;
+        goto out;
+      }
+      json_t *sj = shape_json(s);
+      json_object_update(o, sj);
+      json_decref(sj);
+      if (pts[j].status == CAL_POINT_OK) {
+        double gf = pts[j].gflops_sum.median;
+        if (g > 0)
+          json_object_set_new(o, "ratio_to_gemm", json_real(gf / g));
+        if (!ref) {
+          fused = gf;
+          fused_json = o;
+        } else if (gf > 0 && fused > 0 && fused_json) {
+          json_object_set_new(fused_json, "speedup_vs_reference",
+                              json_real(fused / gf));
+        }
+      }
+      json_array_append_new(points, o);
+    }
+    for (size_t j = 0; j < nj; j++)
+      cal_point_free(&pts[j]);
   }
-  return 0;
+out:
+  if (pts)
+    for (size_t j = 0; j < 2 * n; j++)
+      cal_point_free(&pts[j]);
+  free(ks);
+  free(ps);
+  free(shape_of);
+  free(pts);
+  return rc;
 }
 
 int cal_section_attention(cal_run_t *r) {

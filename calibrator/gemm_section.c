@@ -103,6 +103,52 @@ static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
   return 0;
 }
 
+/* GEMM sizes of a --ci run: fixed, so two runs measure the same points */
+static const int64_t ci_sizes[] = {256, 1024, 2048};
+#define NCI (sizeof ci_sizes / sizeof ci_sizes[0])
+
+static int fixed_sizes(cal_run_t *r, const cal_kernel_t *k, int threads,
+                       json_t *points, sweep_result_t *res) {
+  const cal_kernel_t *ks[NCI];
+  cal_params_t ps[NCI];
+  cal_point_t pts[NCI];
+  memset(res, 0, sizeof *res);
+  res->stop = "fixed sizes (--ci)";
+  for (size_t i = 0; i < NCI; i++) {
+    ks[i] = k;
+    ps[i] = (cal_params_t){.m = ci_sizes[i], .n = ci_sizes[i], .k = ci_sizes[i],
+                           .threads = threads, .seed = r->seed + (uint64_t)ci_sizes[i],
+                           .variant = -1};
+  }
+  char what[64];
+  snprintf(what, sizeof what, "gemm %s, %d thread%s", k->dtype, threads,
+           threads > 1 ? "s" : "");
+  int rc = cal_run_points(r, ks, ps, NCI, pts, what);
+  for (size_t i = 0; rc == 0 && i < NCI; i++) {
+    int64_t n = ci_sizes[i];
+    char id[96];
+    snprintf(id, sizeof id, "gemm/%s/%lldx%lldx%lld/t%d", k->dtype,
+             (long long)n, (long long)n, (long long)n, threads);
+    json_t *o = cal_point_json(&pts[i], id, "gflops");
+    if (!o) {
+      rc = CAL_ENOMEM;
+      break;
+    }
+    json_object_set_new(o, "m", json_integer(n));
+    json_object_set_new(o, "n", json_integer(n));
+    json_object_set_new(o, "k", json_integer(n));
+    json_array_append_new(points, o);
+    if (pts[i].status == CAL_POINT_OK && pts[i].gflops_sum.median > res->best_gflops) {
+      res->best_gflops = pts[i].gflops_sum.median;
+      res->best_n = n;
+      snprintf(res->best_id, sizeof res->best_id, "%s", id);
+    }
+  }
+  for (size_t i = 0; i < NCI; i++)
+    cal_point_free(&pts[i]);
+  return rc;
+}
+
 int cal_section_gemm(cal_run_t *r) {
   cal_progress_section(r, CAL_SEC_GEMM);
   json_t *sec = json_pack("{s:o, s:o, s:o}", "dtypes", json_object(), "sweeps",
@@ -145,7 +191,8 @@ int cal_section_gemm(cal_run_t *r) {
     for (int t = 0; t < nthreads_runs; t++) {
       int threads = t == 0 ? 1 : r->threads;
       sweep_result_t res;
-      int rc = sweep(r, k, threads, each, points, &res);
+      int rc = r->ci ? fixed_sizes(r, k, threads, points, &res)
+                     : sweep(r, k, threads, each, points, &res);
       if (rc < 0)
         return rc;
       json_array_append_new(

@@ -101,6 +101,39 @@ int cal_run_point(cal_run_t *r, const cal_kernel_t *k, const cal_params_t *p,
   return 0;
 }
 
+int cal_run_points(cal_run_t *r, const cal_kernel_t *const *k,
+                   const cal_params_t *p, size_t n, cal_point_t *out,
+                   const char *what) {
+  int rounds = r->rounds > 1 ? r->rounds : 1;
+  int unstable_before = r->unstable;
+  memset(out, 0, n * sizeof *out);
+  for (int round = 0; round < rounds; round++) {
+    for (size_t i = 0; i < n; i++) {
+      if (round > 0 && out[i].status != CAL_POINT_OK)
+        continue; /* skipped or failed: no second try */
+      cal_point_t pt;
+      if (rounds > 1)
+        cal_progress(r, "%s: %s, point %zu/%zu, round %d/%d", what, k[i]->name,
+                     i + 1, n, round + 1, rounds);
+      else
+        cal_progress(r, "%s: %s, point %zu/%zu", what, k[i]->name, i + 1, n);
+      int rc = cal_run_point(r, k[i], &p[i], &pt);
+      if (rc < 0)
+        return rc;
+      if ((rc = cal_point_merge(&out[i], &pt, &r->hcfg)) < 0) {
+        cal_point_free(&pt);
+        return rc;
+      }
+    }
+  }
+  /* count instability on the pooled samples, not per round */
+  r->unstable = unstable_before;
+  for (size_t i = 0; i < n; i++)
+    if (out[i].status == CAL_POINT_OK && out[i].m.unstable)
+      r->unstable++;
+  return 0;
+}
+
 json_t *cal_stats_json(const cal_summary_t *s, int unstable) {
   return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
                    "n", (json_int_t)s->n, "median", s->median, "mean", s->mean,

@@ -45,6 +45,8 @@ typedef struct cal_run {
   uint64_t seed;
   unsigned sections;        /* CAL_SEC_* to run */
   double budget_scale;      /* multiplies every section's time budget */
+  int ci;                   /* --ci: fixed point lists, interleaved rounds */
+  int rounds;               /* rounds per point (samples each: hcfg.samples) */
   cal_harness_cfg_t hcfg;
   cal_sweep_opts_t sweep;
   /* attention: SIMD variant (CAL_VARIANT_AUTO unless forced) and, for
@@ -88,6 +90,16 @@ void cal_run_warn(cal_run_t *r, const char *fmt, ...)
  * which is counted in r->failed and returned as 0 so the run goes on. */
 int cal_run_point(cal_run_t *r, const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt);
+
+/* Measure n kernel points (kernels k[i] with params p[i]) into out[i]:
+ * one after the other, or with r->rounds > 1 in interleaved rounds (every
+ * point once per round, hcfg.samples samples each, pooled), so slow drift
+ * of the machine spreads over all points instead of biasing some.  `what`
+ * names the step in the progress line.  out[i] belong to the caller
+ * (cal_point_free). */
+int cal_run_points(cal_run_t *r, const cal_kernel_t *const *k,
+                   const cal_params_t *p, size_t n, cal_point_t *out,
+                   const char *what);
 
 /* JSON of a measured point (see profile.h): id, status, reason, metric and
  * its samples/stats, time samples.  metric is "gflops" or "gbps".

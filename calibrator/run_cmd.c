@@ -31,6 +31,10 @@ static void run_help(void) {
       "                      the table then goes to standard error); default:\n"
       "                      results/<host>-<UTC time>.json\n"
       "  -q, --quick         short run (under 20 s on 2 cores), fewer sizes\n"
+      "      --ci            preset for CI regression runs on noisy shared runners:\n"
+      "                      fixed GEMM sizes and batch list, 3 interleaved rounds\n"
+      "                      of 5 samples per point, with the batch sweep\n"
+      "      --rounds N      measure every point in N interleaved rounds\n"
       "  -t, --threads N     threads for the all-core runs (1..usable cores)\n"
       "      --samples N     timed samples per point (default 7, at least 1)\n"
       "      --min-time S    minimum seconds per sample (default 0.05, quick 0.01)\n"
@@ -109,7 +113,8 @@ static int profile_begin(cal_run_t *r) {
   if (!r->root || !r->warnings)
     return CAL_ENOMEM;
   json_t *settings = json_pack(
-      "{s:b, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "quick", r->quick,
+      "{s:b, s:b, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "quick",
+      r->quick, "ci", r->ci, "rounds", r->rounds > 1 ? r->rounds : 1,
       "threads", r->threads, "samples", r->hcfg.samples, "min_sample_s",
       r->hcfg.min_sample_s, "warmup_s", r->hcfg.warmup_s, "cv_threshold",
       r->hcfg.cv_threshold, "ci_level", r->hcfg.ci_level, "seed",
@@ -398,7 +403,8 @@ internal:
 int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
          O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
-         O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB };
+         O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_CI,
+         O_ROUNDS };
   static const struct option opts[] = {
       {"output", required_argument, NULL, 'o'},
       {"quick", no_argument, NULL, 'q'},
@@ -412,6 +418,8 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       {"verbose", no_argument, NULL, 'v'},
       {"help", no_argument, NULL, 'h'},
       {"sweep-batch", no_argument, NULL, O_SWEEP},
+      {"ci", no_argument, NULL, O_CI},
+      {"rounds", required_argument, NULL, O_ROUNDS},
       {"preset", required_argument, NULL, O_PRESET},
       {"hidden", required_argument, NULL, O_HIDDEN},
       {"heads", required_argument, NULL, O_HEADS},
@@ -428,7 +436,7 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       {"memory-budget", required_argument, NULL, O_MEMB},
       {NULL, 0, NULL, 0},
   };
-  long samples = -1, threads = -1;
+  long samples = -1, threads = -1, rounds = -1;
   long shape[5] = {0, 0, 0, 0, 0}; /* hidden heads kv-heads ffn seq */
   cal_sweep_opts_t *sw = &r->sweep;
   const char *preset = NULL;
@@ -483,6 +491,12 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       break;
     case O_NOPROG: no_progress = 1; break;
     case O_SWEEP: r->sections |= CAL_SEC_BATCH; break;
+    case O_CI: r->ci = 1; break;
+    case O_ROUNDS:
+      if (cal_parse_long(optarg, 1, 100, &rounds) < 0)
+        return cal_usage(cmd, "--rounds needs a whole number from 1 to 100, "
+                              "not '%s'", optarg);
+      break;
     case O_PRESET:
       if (strcmp(optarg, "list") == 0)
         return -3;
@@ -593,6 +607,26 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       return cal_usage(cmd, "cannot write the profile: %s (use -o FILE)", why);
   }
   cal_harness_defaults(&r->hcfg, r->quick);
+  if (r->ci) {
+    /* noisy shared runners: 3 interleaved rounds of 5 samples per point
+     * (15 in all: the rank test can reach p < 1e-6), fixed point lists so
+     * two runs measure the same points, a small layer for the sweep */
+    r->rounds = 3;
+    r->hcfg.samples = 5;
+    r->hcfg.min_sample_s = 0.02;
+    r->hcfg.warmup_s = 0.05;
+    r->hcfg.cv_threshold = 0.10;
+    if (!sw->batches) {
+      if (cal_batches_parse("1,2,4,8,16", &sw->batches, &sw->nbatches, err,
+                            sizeof err) < 0)
+        return CAL_EXIT_INTERNAL;
+    }
+    sw->extend = 0;
+    if (!shape[4])
+      sw->seq = 64;
+  }
+  if (rounds > 0)
+    r->rounds = (int)rounds;
   if (samples > 0)
     r->hcfg.samples = (int)samples;
   if (min_time > 0)
@@ -632,11 +666,13 @@ int cal_cmd_run(int argc, char **argv) {
     cal_run_free(&r);
     return rc;
   }
-  r.sections |= CAL_SEC_GEMM | CAL_SEC_SCALING;
+  /* --ci: the scaling curve repeats the 1- and all-thread GEMM points */
+  r.sections |= CAL_SEC_GEMM | (r.ci ? CAL_SEC_BATCH : CAL_SEC_SCALING);
   int (*sections[8])(cal_run_t *);
   size_t n = 0;
   sections[n++] = cal_section_gemm;
-  sections[n++] = cal_section_scaling;
+  if (r.sections & CAL_SEC_SCALING)
+    sections[n++] = cal_section_scaling;
   sections[n++] = cal_section_attention;
   r.sections |= CAL_SEC_ATTENTION;
   if (r.sections & CAL_SEC_BATCH)

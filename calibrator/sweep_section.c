@@ -52,6 +52,47 @@ static json_t *skipped_point(const char *id, int64_t batch, const char *why,
                    "memory_bytes", mem);
 }
 
+/* The JSON of a measured sweep point; fills sp (status, samples of
+ * examples/s, step time).  NULL when out of memory. */
+static json_t *point_json(const cal_run_t *r, int decode, const char *id,
+                          int64_t b, const cal_point_t *pt, sweep_pt_t *sp) {
+  json_t *jp;
+  sp->status = pt->status;
+  if (pt->status != CAL_POINT_OK) {
+    jp = json_pack("{s:s, s:s, s:s}", "id", id, "status",
+                   pt->status == CAL_POINT_FAILED ? "failed" : "skipped",
+                   "reason", pt->reason);
+  } else {
+    double lq = decode ? 1.0 : (double)r->sweep.seq;
+    sp->n = pt->m.n;
+    sp->samples = malloc(sp->n * sizeof *sp->samples);
+    double *tok = malloc(sp->n * sizeof *tok);
+    if (!sp->samples || !tok) {
+      free(tok);
+      return NULL;
+    }
+    for (size_t j = 0; j < sp->n; j++) {
+      sp->samples[j] = (double)b / pt->m.samples_s[j];
+      tok[j] = (double)b * lq / pt->m.samples_s[j];
+    }
+    cal_summary_t es, ts;
+    cal_summarize(sp->samples, sp->n, r->hcfg.ci_level, &es);
+    cal_summarize(tok, sp->n, r->hcfg.ci_level, &ts);
+    free(tok);
+    sp->step_s = pt->m.time.median;
+    jp = cal_metric_json(id, "examples_per_s", 1, sp->samples, &es,
+                         pt->m.unstable, &pt->m);
+    if (jp) {
+      json_object_set_new(jp, "tokens_per_s", json_real(ts.median));
+      json_object_set_new(jp, "latency_ms", json_real(pt->m.time.median * 1e3));
+      json_object_set_new(jp, "gflops", json_real(pt->gflops_sum.median));
+      json_object_set_new(jp, "variant", json_string(pt->variant));
+      json_object_set_new(jp, "threads", json_integer(r->threads));
+    }
+  }
+  return jp;
+}
+
 /* Check the layer once at batch 1 before anything is timed. */
 static int verify_shape(cal_run_t *r, const cal_kernel_t *k, int decode,
                         char *why, size_t len) {
@@ -144,6 +185,70 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
 
   double mem_budget = o->memory_budget > 0 ? o->memory_budget
                                            : r->hcfg.mem_avail_bytes;
+  if (r->rounds > 1) {
+    /* --ci: a fixed list measured in interleaved rounds */
+    const cal_kernel_t **ks = calloc(nlist, sizeof *ks);
+    cal_params_t *ps = calloc(nlist, sizeof *ps);
+    cal_point_t *cps = calloc(nlist, sizeof *cps);
+    size_t *at = calloc(nlist, sizeof *at);
+    size_t nj = 0;
+    if (!ks || !ps || !cps || !at)
+      rc = CAL_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < nlist; i++) {
+      shape_for(r, decode, list[i], &ps[nj]);
+      cal_layer_shape_t s;
+      cal_layer_shape_from_params(&ps[nj], &s);
+      if (cal_layer_mem_bytes(&s) <= mem_budget) {
+        ks[nj] = k;
+        at[nj++] = i;
+      }
+    }
+    if (rc == 0)
+      rc = cal_run_points(r, ks, ps, nj, cps, mode);
+    for (size_t i = 0, j = 0; rc == 0 && i < nlist; i++) {
+      char id[160];
+      snprintf(id, sizeof id, "batch_sweep/%s/%s/h%lld/s%lld/b%lld", mode,
+               o->preset, (long long)o->hidden, (long long)o->seq,
+               (long long)list[i]);
+      cal_params_t p;
+      shape_for(r, decode, list[i], &p);
+      cal_layer_shape_t s;
+      cal_layer_shape_from_params(&p, &s);
+      double mem = cal_layer_mem_bytes(&s);
+      sweep_pt_t *sp = &pts[npts++];
+      sp->batch = list[i];
+      sp->status = CAL_POINT_SKIPPED;
+      json_t *jp;
+      if (j < nj && at[j] == i) {
+        jp = point_json(r, decode, id, list[i], &cps[j++], sp);
+      } else {
+        snprintf(why, sizeof why, "needs %.0f MiB, more than the %.0f MiB memory budget",
+                 mem / 1048576.0, mem_budget / 1048576.0);
+        jp = skipped_point(id, list[i], why, mem);
+        stop = "memory limit";
+      }
+      if (!jp) {
+        rc = CAL_ENOMEM;
+        break;
+      }
+      json_object_set_new(jp, "batch_size", json_integer(list[i]));
+      json_object_set_new(jp, "memory_bytes", json_real(mem));
+      json_array_append_new(jpts, jp);
+    }
+    if (cps)
+      for (size_t j = 0; j < nlist; j++)
+        cal_point_free(&cps[j]);
+    free(ks);
+    free(ps);
+    free(cps);
+    free(at);
+    if (rc < 0)
+      goto out;
+    if (strcmp(stop, "memory limit") != 0)
+      stop = "fixed batch list (--ci)";
+    nlist = 0; /* the sequential loop below has nothing left to do */
+  }
+
   int blocked = 0; /* memory or time ran out: the rest is skipped */
   double last_step = 0;
   int64_t last_batch = 0;
@@ -186,53 +291,18 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
     cal_point_t pt;
     if ((rc = cal_run_point(r, k, &p, &pt)) < 0)
       goto out;
-    json_t *jp;
-    if (pt.status != CAL_POINT_OK) {
-      jp = json_pack("{s:s, s:s, s:s}", "id", id, "status",
-                     pt.status == CAL_POINT_FAILED ? "failed" : "skipped",
-                     "reason", pt.reason);
-      if (pt.status == CAL_POINT_FAILED) {
-        stop = "verification failed";
-        blocked = 1;
-      }
-    } else {
-      double lq = decode ? 1.0 : (double)o->seq;
-      sp->n = pt.m.n;
-      sp->samples = malloc(sp->n * sizeof *sp->samples);
-      double *tok = malloc(sp->n * sizeof *tok);
-      cal_summary_t ts;
-      if (!sp->samples || !tok) {
-        free(tok);
-        cal_point_free(&pt);
-        rc = CAL_ENOMEM;
-        goto out;
-      }
-      for (size_t j = 0; j < sp->n; j++) {
-        sp->samples[j] = (double)b / pt.m.samples_s[j];
-        tok[j] = (double)b * lq / pt.m.samples_s[j];
-      }
-      cal_summary_t es;
-      cal_summarize(sp->samples, sp->n, r->hcfg.ci_level, &es);
-      cal_summarize(tok, sp->n, r->hcfg.ci_level, &ts);
-      free(tok);
-      sp->status = CAL_POINT_OK;
-      sp->step_s = pt.m.time.median;
-      last_step = sp->step_s;
-      last_batch = b;
-      jp = cal_metric_json(id, "examples_per_s", 1, sp->samples, &es,
-                           pt.m.unstable, &pt.m);
-      if (jp) {
-        json_object_set_new(jp, "tokens_per_s", json_real(ts.median));
-        json_object_set_new(jp, "latency_ms", json_real(pt.m.time.median * 1e3));
-        json_object_set_new(jp, "gflops", json_real(pt.gflops_sum.median));
-        json_object_set_new(jp, "variant", json_string(pt.variant));
-        json_object_set_new(jp, "threads", json_integer(r->threads));
-      }
-    }
+    json_t *jp = point_json(r, decode, id, b, &pt, sp);
     cal_point_free(&pt);
     if (!jp) {
       rc = CAL_ENOMEM;
       goto out;
+    }
+    if (sp->status == CAL_POINT_FAILED) {
+      stop = "verification failed";
+      blocked = 1;
+    } else if (sp->status == CAL_POINT_OK) {
+      last_step = sp->step_s;
+      last_batch = b;
     }
     json_object_set_new(jp, "batch_size", json_integer(b));
     json_object_set_new(jp, "memory_bytes", json_real(mem));
