@@ -45,6 +45,7 @@ typedef struct cal_run {
   uint64_t seed;
   unsigned sections;        /* CAL_SEC_* to run */
   double budget_scale;      /* multiplies every section's time budget */
+  const char *plots_dir;    /* --plots DIR: draw charts after the run */
   int ci;                   /* --ci: fixed point lists, interleaved rounds */
   int rounds;               /* rounds per point (samples each: hcfg.samples) */
   cal_harness_cfg_t hcfg;

@@ -13,6 +13,7 @@
 #include "layer.h"
 #include "peak.h"
 #include "commands.h"
+#include "plot.h"
 #include "profile.h"
 #include "run.h"
 #include "subcommands.h"
@@ -42,6 +43,7 @@ static void run_help(void) {
       "      --budget-scale F  multiply every section's time budget by F\n"
       "      --seed N        seed of the input data (default 42)\n"
       "      --no-progress   no progress line on standard error\n"
+      "      --plots DIR     draw the charts (gnuplot) into DIR after the run\n"
       "  -v, --verbose       say which kernel variants ran, and warnings\n"
       "  -h, --help          show this help\n\n"
       "Batch sweep (the throughput-versus-batch curve of a decoder layer):\n"
@@ -385,6 +387,15 @@ int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *),
   print_table(r, r->table);
   if (strcmp(r->out_path, "-") != 0)
     fprintf(r->table, "\nProfile written to %s\n", r->out_path);
+  if (r->plots_dir) {
+    /* the profile is safe on disk; a missing gnuplot only costs the charts */
+    const char *paths[1] = {r->out_path};
+    int prc = cal_plot_profiles(paths, 1, r->plots_dir, "png", err, sizeof err);
+    if (prc < 0)
+      fprintf(stderr, "calibrate: no charts: %s\n", err);
+    else
+      fprintf(r->table, "Charts written to %s\n", r->plots_dir);
+  }
   if (r->failed) {
     fprintf(stderr, "calibrate: %d measurement%s failed verification\n",
             r->failed, r->failed == 1 ? "" : "s");
@@ -404,7 +415,7 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
          O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
          O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_CI,
-         O_ROUNDS };
+         O_ROUNDS, O_PLOTS };
   static const struct option opts[] = {
       {"output", required_argument, NULL, 'o'},
       {"quick", no_argument, NULL, 'q'},
@@ -419,6 +430,7 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       {"help", no_argument, NULL, 'h'},
       {"sweep-batch", no_argument, NULL, O_SWEEP},
       {"ci", no_argument, NULL, O_CI},
+      {"plots", required_argument, NULL, O_PLOTS},
       {"rounds", required_argument, NULL, O_ROUNDS},
       {"preset", required_argument, NULL, O_PRESET},
       {"hidden", required_argument, NULL, O_HIDDEN},
@@ -492,6 +504,7 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
     case O_NOPROG: no_progress = 1; break;
     case O_SWEEP: r->sections |= CAL_SEC_BATCH; break;
     case O_CI: r->ci = 1; break;
+    case O_PLOTS: r->plots_dir = optarg; break;
     case O_ROUNDS:
       if (cal_parse_long(optarg, 1, 100, &rounds) < 0)
         return cal_usage(cmd, "--rounds needs a whole number from 1 to 100, "
@@ -627,6 +640,8 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
   }
   if (rounds > 0)
     r->rounds = (int)rounds;
+  if (r->plots_dir && strcmp(r->out_path, "-") == 0)
+    return cal_usage(cmd, "--plots needs the profile in a file, not -o -");
   if (samples > 0)
     r->hcfg.samples = (int)samples;
   if (min_time > 0)
