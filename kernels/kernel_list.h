@@ -6,6 +6,13 @@
 #define CAL_KERNEL_LIST(X)                                                   \
   X(sgemm)                                                                   \
   X(dgemm)                                                                   \
-  X(sbgemm)
+  X(sbgemm)                                                                  \
+  X(fma_f64)                                                                  \
+  X(fma_f32)                                                                  \
+  X(dp_bf16)                                                                  \
+  X(dp_int8)                                                                  \
+  X(stream_read)                                                              \
+  X(stream_copy)                                                              \
+  X(stream_triad)
 
 #endif

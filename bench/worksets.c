@@ -1,0 +1,71 @@
+#include "worksets.h"
+
+#include <math.h>
+
+#include "cal_err.h"
+
+#define MIN_MEMORY_WS (INT64_C(64) << 20)
+
+static int64_t round_grain(double bytes) {
+  int64_t b = (int64_t)llround(bytes / CAL_WS_GRAIN) * CAL_WS_GRAIN;
+  return b < CAL_WS_GRAIN ? CAL_WS_GRAIN : b;
+}
+
+/* Capacity of one level usable by `threads` threads on distinct cores. */
+static double capacity(int64_t size, int shared_by, int threads) {
+  if (size <= 0)
+    return 0.0;
+  int by = shared_by > 1 ? shared_by : 1;
+  int instances = (threads + by - 1) / by;
+  return (double)size * instances;
+}
+
+int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
+                           double mem_factor, cal_workset_t *out, size_t *n) {
+  static const char *const names[] = {"L1", "L2", "L3"};
+  *n = 0;
+  if (threads < 1 || !(mem_factor >= 1.0))
+    return CAL_EINVAL;
+  const int64_t sizes[] = {c->l1d, c->l2, c->l3};
+  const int shared[] = {c->l1_shared_by, c->l2_shared_by, c->l3_shared_by};
+  double last = 0.0;
+  for (int i = 0; i < 3; i++) {
+    double cap = capacity(sizes[i], shared[i], threads);
+    if (cap <= 0)
+      continue;
+    out[*n].level = names[i];
+    out[*n].bytes = round_grain(cap / 2.0);
+    (*n)++;
+    last = cap;
+  }
+  if (last <= 0)
+    return CAL_EINVAL;
+  double mem = mem_factor * last;
+  out[*n].level = "memory";
+  out[*n].bytes = round_grain(mem > MIN_MEMORY_WS ? mem : MIN_MEMORY_WS);
+  (*n)++;
+  return 0;
+}
+
+int cal_staircase(int64_t lo, int64_t hi, int per_octave, int64_t *out,
+                  size_t cap) {
+  if (lo < 1 || hi < lo || per_octave < 1)
+    return CAL_EINVAL;
+  int count = 0;
+  int64_t prev = -1, top = round_grain((double)hi);
+  double octaves = log2((double)hi / (double)lo);
+  int steps = (int)floor(octaves * per_octave + 1e-9);
+  for (int k = 0; k <= steps + 1; k++) {
+    int64_t b = k > steps ? top
+                          : round_grain((double)lo * exp2((double)k / per_octave));
+    if (b > top)
+      b = top;
+    if (b <= prev)
+      continue;
+    if (out && (size_t)count < cap)
+      out[count] = b;
+    count++;
+    prev = b;
+  }
+  return count;
+}
