@@ -120,3 +120,44 @@ int cal_roofline_classify(double peak, double gbps, double intensity,
   *efficiency = achieved / cal_attainable_gflops(peak, gbps, intensity);
   return 0;
 }
+
+int cal_roofline_add_compute(cal_roofline_t *r, int dt, double gflops,
+                             const char *kernel) {
+  if (dt < 0 || dt >= CAL_DT_COUNT || !isfinite(gflops))
+    return CAL_EINVAL;
+  if (gflops > r->compute_gflops[dt]) {
+    r->compute_gflops[dt] = gflops;
+    r->compute_kernel[dt] = kernel;
+  }
+  return 0;
+}
+
+int cal_roofline_add_bandwidth(cal_roofline_t *r, const char *level,
+                               double gbps, const char *kernel) {
+  if (!level || !isfinite(gbps))
+    return CAL_EINVAL;
+  size_t i;
+  for (i = 0; i < r->nlevels; i++)
+    if (strcmp(r->level[i], level) == 0)
+      break;
+  if (i == r->nlevels) {
+    if (r->nlevels == CAL_ROOF_MAX_LEVELS)
+      return CAL_EINVAL;
+    r->level[i] = level;
+    r->gbps[i] = 0.0;
+    r->bandwidth_kernel[i] = NULL;
+    r->nlevels++;
+  }
+  if (gbps > r->gbps[i]) {
+    r->gbps[i] = gbps;
+    r->bandwidth_kernel[i] = kernel;
+  }
+  return 0;
+}
+
+double cal_roofline_gbps(const cal_roofline_t *r, const char *level) {
+  for (size_t i = 0; i < r->nlevels; i++)
+    if (strcmp(r->level[i], level) == 0)
+      return r->gbps[i];
+  return 0.0;
+}

@@ -79,4 +79,28 @@ int cal_roofline_classify(double peak_gflops, double gbps, double intensity,
                           double achieved_gflops, cal_bound_t *bound,
                           double *efficiency);
 
+/* Ceilings of one roofline: compute per dtype and bandwidth per level, all
+ * for the same thread count.  Strings are borrowed (static or owned by the
+ * caller for the roofline's lifetime). */
+#define CAL_ROOF_MAX_LEVELS 8
+typedef struct cal_roofline {
+  int threads;
+  double compute_gflops[CAL_DT_COUNT]; /* 0: not measured */
+  const char *compute_kernel[CAL_DT_COUNT];
+  size_t nlevels;
+  const char *level[CAL_ROOF_MAX_LEVELS];
+  double gbps[CAL_ROOF_MAX_LEVELS];
+  const char *bandwidth_kernel[CAL_ROOF_MAX_LEVELS];
+} cal_roofline_t;
+
+/* Raise the compute ceiling of dt / the bandwidth ceiling of `level` to
+ * `value` if higher (adding the level when new).  CAL_EINVAL for a bad
+ * dtype, a non-finite value or more than CAL_ROOF_MAX_LEVELS levels. */
+int cal_roofline_add_compute(cal_roofline_t *r, int dt, double gflops,
+                             const char *kernel);
+int cal_roofline_add_bandwidth(cal_roofline_t *r, const char *level,
+                               double gbps, const char *kernel);
+/* The bandwidth ceiling of `level`, 0 when absent. */
+double cal_roofline_gbps(const cal_roofline_t *r, const char *level);
+
 #endif
