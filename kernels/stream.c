@@ -34,6 +34,10 @@ typedef enum { ST_READ, ST_COPY, ST_TRIAD } stream_op_t;
 #define TRIAD_SCALAR 3.0
 #define LINE_DOUBLES 8
 #define MAX_THREADS 256
+/* A run makes enough passes over a small working set to move at least this
+ * many (counted) bytes, so that entering the parallel region costs < 1%
+ * even when the arrays sit in L1. */
+#define MIN_RUN_BYTES (64.0 * 1024 * 1024)
 
 static const struct {
   const char *name;
@@ -50,6 +54,7 @@ typedef struct {
   int variant;
   int threads;
   size_t n;
+  int64_t passes;      /* passes over the arrays per run */
   double *a, *b, *c;
   double sums[MAX_THREADS * 8]; /* per-thread partial sums of read, 64 B apart */
   double total;        /* read: sum of the last run */
@@ -74,6 +79,16 @@ static int op_of(const char *name, stream_op_t *op) {
   return CAL_EINVAL;
 }
 
+static int64_t passes(stream_op_t op, const cal_params_t *p) {
+  if (p->n > 0)
+    return p->n;
+  double once = 8.0 * (double)elems(op, p) * ops[op].arrays;
+  if (!(once > 0))
+    return 1;
+  double k = ceil(MIN_RUN_BYTES / once);
+  return k > 1 ? (int64_t)k : 1;
+}
+
 size_t cal_stream_elems(const char *name, const cal_params_t *p) {
   stream_op_t op;
   return op_of(name, &op) < 0 ? 0 : elems(op, p);
@@ -84,22 +99,31 @@ int cal_stream_traffic(const char *name, const cal_params_t *p,
   stream_op_t op;
   if (op_of(name, &op) < 0)
     return CAL_EINVAL;
-  double n = (double)elems(op, p);
+  double n = (double)elems(op, p) * (double)passes(op, p);
   *counted = 8.0 * n * ops[op].arrays;
   *actual = 8.0 * n * (ops[op].arrays + ops[op].written);
   return 0;
 }
 
+int64_t cal_stream_passes(const char *name, const cal_params_t *p) {
+  stream_op_t op;
+  return op_of(name, &op) < 0 ? 0 : passes(op, p);
+}
+
 static double op_bytes(stream_op_t op, const cal_params_t *p) {
-  return 8.0 * (double)elems(op, p) * ops[op].arrays;
+  return 8.0 * (double)elems(op, p) * ops[op].arrays * (double)passes(op, p);
 }
 static double read_bytes(const cal_params_t *p) { return op_bytes(ST_READ, p); }
 static double copy_bytes(const cal_params_t *p) { return op_bytes(ST_COPY, p); }
 static double triad_bytes(const cal_params_t *p) { return op_bytes(ST_TRIAD, p); }
 
-static double read_flops(const cal_params_t *p) { return (double)elems(ST_READ, p); }
+static double read_flops(const cal_params_t *p) {
+  return (double)elems(ST_READ, p) * (double)passes(ST_READ, p);
+}
 static double copy_flops(const cal_params_t *p) { return 0.0; }
-static double triad_flops(const cal_params_t *p) { return 2.0 * (double)elems(ST_TRIAD, p); }
+static double triad_flops(const cal_params_t *p) {
+  return 2.0 * (double)elems(ST_TRIAD, p) * (double)passes(ST_TRIAD, p);
+}
 
 static double stream_mem(const cal_params_t *p) {
   return (double)sizeof(stream_state_t) + (double)(p->bytes > 0 ? p->bytes : 0);
@@ -147,6 +171,7 @@ static int stream_setup_op(stream_op_t op, const cal_params_t *p, void **state) 
   s->variant = v;
   s->threads = threads;
   s->n = n;
+  s->passes = passes(op, p);
   s->a = cal_alloc(n * sizeof(double));
   if (ops[op].arrays > 1)
     s->b = cal_alloc(n * sizeof(double));
@@ -186,27 +211,33 @@ static void run_block(stream_state_t *s, int t) {
   size_t m = hi - lo;
   switch (s->op) {
   case ST_READ: {
-    double r = s->variant == CAL_VARIANT_AVX512 ? cal_stream_read_avx512(s->a + lo, m)
-               : s->variant == CAL_VARIANT_AVX2 ? cal_stream_read_avx2(s->a + lo, m)
-                                                : cal_stream_read_scalar(s->a + lo, m);
+    double r = 0.0; /* sums of small integers: exact in any order */
+    for (int64_t k = 0; k < s->passes; k++)
+      r += s->variant == CAL_VARIANT_AVX512 ? cal_stream_read_avx512(s->a + lo, m)
+           : s->variant == CAL_VARIANT_AVX2 ? cal_stream_read_avx2(s->a + lo, m)
+                                            : cal_stream_read_scalar(s->a + lo, m);
     s->sums[t * 8] = r;
     break;
   }
   case ST_COPY:
-    if (s->variant == CAL_VARIANT_AVX512)
-      cal_stream_copy_avx512(s->b + lo, s->a + lo, m);
-    else if (s->variant == CAL_VARIANT_AVX2)
-      cal_stream_copy_avx2(s->b + lo, s->a + lo, m);
-    else
-      cal_stream_copy_scalar(s->b + lo, s->a + lo, m);
+    for (int64_t k = 0; k < s->passes; k++) {
+      if (s->variant == CAL_VARIANT_AVX512)
+        cal_stream_copy_avx512(s->b + lo, s->a + lo, m);
+      else if (s->variant == CAL_VARIANT_AVX2)
+        cal_stream_copy_avx2(s->b + lo, s->a + lo, m);
+      else
+        cal_stream_copy_scalar(s->b + lo, s->a + lo, m);
+    }
     break;
   case ST_TRIAD:
-    if (s->variant == CAL_VARIANT_AVX512)
-      cal_stream_triad_avx512(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
-    else if (s->variant == CAL_VARIANT_AVX2)
-      cal_stream_triad_avx2(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
-    else
-      cal_stream_triad_scalar(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
+    for (int64_t k = 0; k < s->passes; k++) {
+      if (s->variant == CAL_VARIANT_AVX512)
+        cal_stream_triad_avx512(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
+      else if (s->variant == CAL_VARIANT_AVX2)
+        cal_stream_triad_avx2(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
+      else
+        cal_stream_triad_scalar(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
+    }
     break;
   }
 }
@@ -240,7 +271,8 @@ static int stream_verify(void *state) {
   const stream_state_t *s = state;
   switch (s->op) {
   case ST_READ:
-    return s->total == read_expected(s->n) ? 0 : CAL_EVERIFY;
+    return s->total == (double)s->passes * read_expected(s->n) ? 0
+                                                                : CAL_EVERIFY;
   case ST_COPY:
     for (size_t i = 0; i < s->n; i++)
       if (!(s->b[i] == val_a(i)))

@@ -5,7 +5,11 @@
  * touches (read: a; copy: a, b; triad: a, b, c), split evenly, each array
  * n = bytes / (8 · arrays) doubles rounded down to whole 64-byte lines.
  * Threads (params.threads) each take one contiguous block of every array,
- * the same block they first touched in setup.
+ * the same block they first touched in setup.  One run makes
+ * cal_stream_passes() passes over the arrays (enough to move 64 MiB, so a
+ * working set inside L1 is not swamped by the cost of starting threads);
+ * bytes() and flops() count every pass.  params.n > 0 sets the passes
+ * instead (tests use 1).
  *
  * Bytes counted follow the STREAM convention: 8 bytes per array element
  * read or written (read 8n, copy 16n, triad 24n).  With ordinary stores
@@ -16,6 +20,7 @@
 #define CAL_STREAM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernel.h"
 
@@ -24,6 +29,9 @@
  * write-allocate reads.  CAL_EINVAL for another kernel name. */
 int cal_stream_traffic(const char *name, const cal_params_t *p,
                        double *counted, double *actual);
+
+/* Passes over the arrays in one run (0 for another kernel name). */
+int64_t cal_stream_passes(const char *name, const cal_params_t *p);
 
 /* Elements per array for params p (0 when the working set is too small). */
 size_t cal_stream_elems(const char *name, const cal_params_t *p);

@@ -179,6 +179,7 @@ static void stream_every_variant(void **state) {
       memset(&p, 0, sizeof p);
       p.variant = v;
       p.bytes = sizes[0];
+      p.n = 3; /* passes per run (the default makes 64 MiB of traffic) */
       if (!cal_variant_supported(v)) {
         const char *why = NULL;
         void *st = NULL;
@@ -202,6 +203,15 @@ static void stream_traffic_counts(void **state) {
   memset(&p, 0, sizeof p);
   p.bytes = 24000 + 100; /* triad: 1004 doubles per array -> 1000 */
   double counted, actual;
+  /* by default a run passes over small arrays until 64 MiB are counted */
+  assert_int_equal(cal_stream_passes("stream_triad", &p), 2797);
+  assert_int_equal(cal_stream_traffic("stream_triad", &p, &counted, &actual), 0);
+  assert_double_equal(counted, 24000.0 * 2797, 0);
+  p.bytes = INT64_C(3) << 30; /* large working sets: one pass */
+  assert_int_equal(cal_stream_passes("stream_triad", &p), 1);
+  assert_int_equal(cal_stream_passes("sgemm", &p), 0);
+  p.bytes = 24000 + 100;
+  p.n = 1; /* one pass, as asked */
   assert_int_equal(cal_stream_elems("stream_triad", &p), 1000);
   assert_int_equal(cal_stream_traffic("stream_triad", &p, &counted, &actual), 0);
   assert_double_equal(counted, 24000.0, 0);
