@@ -16,7 +16,8 @@
 #define CAL_CLOCK_SAMPLES 9
 
 typedef struct cal_clock {
-  double ghz;                 /* median of the samples */
+  double ghz;                 /* the fastest sample: interruptions only
+                               * slow a sample down */
   double samples_ghz[CAL_CLOCK_SAMPLES];
   size_t n;
   int variant;                /* the variant that ran (cal_isa_variant_t) */

@@ -21,7 +21,8 @@ static double capacity(int64_t size, int shared_by, int threads) {
 }
 
 int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
-                           double mem_factor, cal_workset_t *out, size_t *n) {
+                           double mem_factor, int64_t mem_cap,
+                           cal_workset_t *out, size_t *n) {
   static const char *const names[] = {"L1", "L2", "L3"};
   *n = 0;
   if (threads < 1 || !(mem_factor >= 1.0))
@@ -35,14 +36,22 @@ int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
       continue;
     out[*n].level = names[i];
     out[*n].bytes = round_grain(cap / 2.0);
+    out[*n].capped = 0;
     (*n)++;
     last = cap;
   }
   if (last <= 0)
     return CAL_EINVAL;
   double mem = mem_factor * last;
+  if (mem < MIN_MEMORY_WS)
+    mem = MIN_MEMORY_WS;
+  out[*n].capped = 0;
+  if (mem_cap > 0 && mem > (double)mem_cap) {
+    mem = (double)mem_cap > 2.0 * last ? (double)mem_cap : 2.0 * last;
+    out[*n].capped = 1;
+  }
   out[*n].level = "memory";
-  out[*n].bytes = round_grain(mem > MIN_MEMORY_WS ? mem : MIN_MEMORY_WS);
+  out[*n].bytes = round_grain(mem);
   (*n)++;
   return 0;
 }

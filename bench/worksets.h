@@ -18,6 +18,7 @@ typedef struct cal_cache_sizes {
 typedef struct cal_workset {
   const char *level; /* "L1", "L2", "L3", "memory"; static storage */
   int64_t bytes;     /* total working set of all threads */
+  int capped;        /* memory only: below mem_factor × LLC (mem_cap) */
 } cal_workset_t;
 
 /* Working sets are rounded to whole KiB (the stream kernels then round
@@ -28,11 +29,14 @@ typedef struct cal_workset {
  * each cache level the threads can use (a private level counts once per
  * thread, a shared one once per instance they span), and for memory
  * mem_factor (>= 1; STREAM's rule is 4) times the last level's capacity,
- * at least 64 MiB.  A level absent (size 0) is left out.  Writes up to
+ * at least 64 MiB, and at most mem_cap bytes when mem_cap > 0 (a time
+ * budget; never below twice the last level's capacity; `capped` says the
+ * rule was bent).  A level absent (size 0) is left out.  Writes up to
  * CAL_WS_MAX_LEVELS entries to out and their count to *n.  CAL_EINVAL for
  * threads < 1, mem_factor < 1 or no cache at all. */
 int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
-                           double mem_factor, cal_workset_t *out, size_t *n);
+                           double mem_factor, int64_t mem_cap,
+                           cal_workset_t *out, size_t *n);
 
 /* Log-spaced staircase from lo to hi bytes, per_octave sizes per doubling,
  * each rounded to CAL_WS_GRAIN, duplicates dropped, hi always last.

@@ -350,7 +350,7 @@ static void worksets_from_caches(void **state) {
   cal_cache_sizes_t c = {48 << 10, 2 << 20, INT64_C(260) << 20, 1, 1, 2};
   cal_workset_t ws[CAL_WS_MAX_LEVELS];
   size_t n;
-  assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, ws, &n), 0);
+  assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, 0, ws, &n), 0);
   assert_int_equal(n, 4);
   assert_string_equal(ws[0].level, "L1");
   assert_int_equal(ws[0].bytes, 24 << 10);
@@ -360,24 +360,33 @@ static void worksets_from_caches(void **state) {
   assert_int_equal(ws[2].bytes, INT64_C(130) << 20);
   assert_string_equal(ws[3].level, "memory");
   assert_int_equal(ws[3].bytes, INT64_C(1040) << 20);
+  assert_false(ws[3].capped);
+  /* a time budget caps memory, but never below twice the L3 */
+  assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, INT64_C(600) << 20, ws, &n), 0);
+  assert_int_equal(ws[3].bytes, INT64_C(600) << 20);
+  assert_true(ws[3].capped);
+  assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, INT64_C(100) << 20, ws, &n), 0);
+  assert_int_equal(ws[3].bytes, INT64_C(520) << 20);
+  assert_true(ws[3].capped);
+  assert_false(ws[2].capped);
   /* two threads: private levels double, the shared L3 does not */
-  assert_int_equal(cal_bandwidth_worksets(&c, 2, 4.0, ws, &n), 0);
+  assert_int_equal(cal_bandwidth_worksets(&c, 2, 4.0, 0, ws, &n), 0);
   assert_int_equal(ws[0].bytes, 48 << 10);
   assert_int_equal(ws[1].bytes, 2 << 20);
   assert_int_equal(ws[2].bytes, INT64_C(130) << 20);
   /* three threads span two L3 instances */
-  assert_int_equal(cal_bandwidth_worksets(&c, 3, 4.0, ws, &n), 0);
+  assert_int_equal(cal_bandwidth_worksets(&c, 3, 4.0, 0, ws, &n), 0);
   assert_int_equal(ws[2].bytes, INT64_C(260) << 20);
   /* no L3: memory from L2, at least 64 MiB */
   cal_cache_sizes_t small = {32 << 10, 1 << 20, 0, 0, 0, 0};
-  assert_int_equal(cal_bandwidth_worksets(&small, 1, 4.0, ws, &n), 0);
+  assert_int_equal(cal_bandwidth_worksets(&small, 1, 4.0, 0, ws, &n), 0);
   assert_int_equal(n, 3);
   assert_string_equal(ws[2].level, "memory");
   assert_int_equal(ws[2].bytes, INT64_C(64) << 20);
   cal_cache_sizes_t none = {0, 0, 0, 0, 0, 0};
-  assert_int_equal(cal_bandwidth_worksets(&none, 1, 4.0, ws, &n), CAL_EINVAL);
-  assert_int_equal(cal_bandwidth_worksets(&c, 0, 4.0, ws, &n), CAL_EINVAL);
-  assert_int_equal(cal_bandwidth_worksets(&c, 1, 0.5, ws, &n), CAL_EINVAL);
+  assert_int_equal(cal_bandwidth_worksets(&none, 1, 4.0, 0, ws, &n), CAL_EINVAL);
+  assert_int_equal(cal_bandwidth_worksets(&c, 0, 4.0, 0, ws, &n), CAL_EINVAL);
+  assert_int_equal(cal_bandwidth_worksets(&c, 1, 0.5, 0, ws, &n), CAL_EINVAL);
 }
 
 static void staircase_sizes(void **state) {
