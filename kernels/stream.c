@@ -21,12 +21,12 @@
 #ifndef CAL_HAVE_X86_SIMD
 /* no x86 SIMD files in this build: the variants are never supported, these
  * only satisfy the linker */
-double cal_stream_read_avx2(const double *a, size_t n) { return cal_stream_read_scalar(a, n); }
-void cal_stream_copy_avx2(double *b, const double *a, size_t n) { cal_stream_copy_scalar(b, a, n); }
-void cal_stream_triad_avx2(double *a, const double *b, const double *c, double s, size_t n) { cal_stream_triad_scalar(a, b, c, s, n); }
-double cal_stream_read_avx512(const double *a, size_t n) { return cal_stream_read_scalar(a, n); }
-void cal_stream_copy_avx512(double *b, const double *a, size_t n) { cal_stream_copy_scalar(b, a, n); }
-void cal_stream_triad_avx512(double *a, const double *b, const double *c, double s, size_t n) { cal_stream_triad_scalar(a, b, c, s, n); }
+double cal_stream_read_avx2(const double *a, size_t n, int64_t k) { return cal_stream_read_scalar(a, n, k); }
+void cal_stream_copy_avx2(double *b, const double *a, size_t n, int64_t k) { cal_stream_copy_scalar(b, a, n, k); }
+void cal_stream_triad_avx2(double *a, const double *b, const double *c, double s, size_t n, int64_t k) { cal_stream_triad_scalar(a, b, c, s, n, k); }
+double cal_stream_read_avx512(const double *a, size_t n, int64_t k) { return cal_stream_read_scalar(a, n, k); }
+void cal_stream_copy_avx512(double *b, const double *a, size_t n, int64_t k) { cal_stream_copy_scalar(b, a, n, k); }
+void cal_stream_triad_avx512(double *a, const double *b, const double *c, double s, size_t n, int64_t k) { cal_stream_triad_scalar(a, b, c, s, n, k); }
 #endif
 
 typedef enum { ST_READ, ST_COPY, ST_TRIAD } stream_op_t;
@@ -209,35 +209,30 @@ static void run_block(stream_state_t *s, int t) {
   size_t lo, hi;
   block(s->n, s->threads, t, &lo, &hi);
   size_t m = hi - lo;
+  int64_t k = s->passes;
+  int v = s->variant;
   switch (s->op) {
-  case ST_READ: {
-    double r = 0.0; /* sums of small integers: exact in any order */
-    for (int64_t k = 0; k < s->passes; k++)
-      r += s->variant == CAL_VARIANT_AVX512 ? cal_stream_read_avx512(s->a + lo, m)
-           : s->variant == CAL_VARIANT_AVX2 ? cal_stream_read_avx2(s->a + lo, m)
-                                            : cal_stream_read_scalar(s->a + lo, m);
-    s->sums[t * 8] = r;
+  case ST_READ:
+    s->sums[t * 8] =
+        v == CAL_VARIANT_AVX512 ? cal_stream_read_avx512(s->a + lo, m, k)
+        : v == CAL_VARIANT_AVX2 ? cal_stream_read_avx2(s->a + lo, m, k)
+                                : cal_stream_read_scalar(s->a + lo, m, k);
     break;
-  }
   case ST_COPY:
-    for (int64_t k = 0; k < s->passes; k++) {
-      if (s->variant == CAL_VARIANT_AVX512)
-        cal_stream_copy_avx512(s->b + lo, s->a + lo, m);
-      else if (s->variant == CAL_VARIANT_AVX2)
-        cal_stream_copy_avx2(s->b + lo, s->a + lo, m);
-      else
-        cal_stream_copy_scalar(s->b + lo, s->a + lo, m);
-    }
+    if (v == CAL_VARIANT_AVX512)
+      cal_stream_copy_avx512(s->b + lo, s->a + lo, m, k);
+    else if (v == CAL_VARIANT_AVX2)
+      cal_stream_copy_avx2(s->b + lo, s->a + lo, m, k);
+    else
+      cal_stream_copy_scalar(s->b + lo, s->a + lo, m, k);
     break;
   case ST_TRIAD:
-    for (int64_t k = 0; k < s->passes; k++) {
-      if (s->variant == CAL_VARIANT_AVX512)
-        cal_stream_triad_avx512(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
-      else if (s->variant == CAL_VARIANT_AVX2)
-        cal_stream_triad_avx2(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
-      else
-        cal_stream_triad_scalar(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m);
-    }
+    if (v == CAL_VARIANT_AVX512)
+      cal_stream_triad_avx512(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m, k);
+    else if (v == CAL_VARIANT_AVX2)
+      cal_stream_triad_avx2(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m, k);
+    else
+      cal_stream_triad_scalar(s->a + lo, s->b + lo, s->c + lo, TRIAD_SCALAR, m, k);
     break;
   }
 }

@@ -40,12 +40,14 @@ size_t cal_stream_elems(const char *name, const cal_params_t *p);
  * must fail (state from a stream kernel's setup()). */
 void cal_stream_test_corrupt(void *state);
 
-/* Loop bodies, one set per ISA (stream_body.h compiled three times). */
+/* Loop bodies, one set per ISA (stream_body.h compiled three times), each
+ * making `passes` passes over n elements; read returns the sum of all. */
 #define CAL_STREAM_DECLARE(sfx)                                              \
-  double cal_stream_read_##sfx(const double *a, size_t n);                   \
-  void cal_stream_copy_##sfx(double *b, const double *a, size_t n);          \
+  double cal_stream_read_##sfx(const double *a, size_t n, int64_t passes);   \
+  void cal_stream_copy_##sfx(double *b, const double *a, size_t n,           \
+                             int64_t passes);                                \
   void cal_stream_triad_##sfx(double *a, const double *b, const double *c,   \
-                              double s, size_t n);
+                              double s, size_t n, int64_t passes);
 CAL_STREAM_DECLARE(scalar)
 CAL_STREAM_DECLARE(avx2)
 CAL_STREAM_DECLARE(avx512)
