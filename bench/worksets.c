@@ -5,6 +5,7 @@
 #include "cal_err.h"
 
 #define MIN_MEMORY_WS (INT64_C(64) << 20)
+#define L3_OVER_L2 4.0
 
 static int64_t round_grain(double bytes) {
   int64_t b = (int64_t)llround(bytes / CAL_WS_GRAIN) * CAL_WS_GRAIN;
@@ -29,16 +30,22 @@ int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
     return CAL_EINVAL;
   const int64_t sizes[] = {c->l1d, c->l2, c->l3};
   const int shared[] = {c->l1_shared_by, c->l2_shared_by, c->l3_shared_by};
-  double last = 0.0;
+  double last = 0.0, prev = 0.0;
   for (int i = 0; i < 3; i++) {
     double cap = capacity(sizes[i], shared[i], threads);
     if (cap <= 0)
       continue;
+    /* a shared last level may be far bigger than the slice these threads
+     * really get (a VM on a big socket, other tenants): stay within
+     * L3_OVER_L2 times the level below, which is still well past it */
+    double ws = cap / 2.0;
+    if (i == 2 && prev > 0 && ws > L3_OVER_L2 * prev)
+      ws = L3_OVER_L2 * prev;
     out[*n].level = names[i];
-    out[*n].bytes = round_grain(cap / 2.0);
+    out[*n].bytes = round_grain(ws);
     out[*n].capped = 0;
     (*n)++;
-    last = cap;
+    last = prev = cap;
   }
   if (last <= 0)
     return CAL_EINVAL;

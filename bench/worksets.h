@@ -27,7 +27,9 @@ typedef struct cal_workset {
 
 /* One working set per level for `threads` threads: half the capacity of
  * each cache level the threads can use (a private level counts once per
- * thread, a shared one once per instance they span), and for memory
+ * thread, a shared one once per instance they span), the L3 one at most 4×
+ * the L2 capacity (a big shared L3 is often not all ours: a VM on a large
+ * socket measured memory speed at half its L3), and for memory
  * mem_factor (>= 1; STREAM's rule is 4) times the last level's capacity,
  * at least 64 MiB, and at most mem_cap bytes when mem_cap > 0 (a time
  * budget; never below twice the last level's capacity; `capped` says the

@@ -357,7 +357,7 @@ static void worksets_from_caches(void **state) {
   assert_string_equal(ws[1].level, "L2");
   assert_int_equal(ws[1].bytes, 1 << 20);
   assert_string_equal(ws[2].level, "L3");
-  assert_int_equal(ws[2].bytes, INT64_C(130) << 20);
+  assert_int_equal(ws[2].bytes, INT64_C(8) << 20); /* 4 × the 2 MiB L2 */
   assert_string_equal(ws[3].level, "memory");
   assert_int_equal(ws[3].bytes, INT64_C(1040) << 20);
   assert_false(ws[3].capped);
@@ -369,14 +369,20 @@ static void worksets_from_caches(void **state) {
   assert_int_equal(ws[3].bytes, INT64_C(520) << 20);
   assert_true(ws[3].capped);
   assert_false(ws[2].capped);
-  /* two threads: private levels double, the shared L3 does not */
+  /* two threads: private levels double; memory follows the whole L3 */
   assert_int_equal(cal_bandwidth_worksets(&c, 2, 4.0, 0, ws, &n), 0);
   assert_int_equal(ws[0].bytes, 48 << 10);
   assert_int_equal(ws[1].bytes, 2 << 20);
-  assert_int_equal(ws[2].bytes, INT64_C(130) << 20);
-  /* three threads span two L3 instances */
+  assert_int_equal(ws[2].bytes, INT64_C(16) << 20);
+  assert_int_equal(ws[3].bytes, INT64_C(1040) << 20);
+  /* three threads span two L3 instances: memory follows both */
   assert_int_equal(cal_bandwidth_worksets(&c, 3, 4.0, 0, ws, &n), 0);
-  assert_int_equal(ws[2].bytes, INT64_C(260) << 20);
+  assert_int_equal(ws[2].bytes, INT64_C(24) << 20);
+  assert_int_equal(ws[3].bytes, INT64_C(2080) << 20);
+  /* a small shared L3 (8 MiB over 4 cores of 512 KiB L2): half of it */
+  cal_cache_sizes_t desk = {32 << 10, 512 << 10, 8 << 20, 1, 1, 4};
+  assert_int_equal(cal_bandwidth_worksets(&desk, 4, 4.0, 0, ws, &n), 0);
+  assert_int_equal(ws[2].bytes, 4 << 20);
   /* no L3: memory from L2, at least 64 MiB */
   cal_cache_sizes_t small = {32 << 10, 1 << 20, 0, 0, 0, 0};
   assert_int_equal(cal_bandwidth_worksets(&small, 1, 4.0, 0, ws, &n), 0);
