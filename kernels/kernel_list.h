@@ -10,6 +10,13 @@
   X(attn_ref)                                                                \
   X(attn_fused)                                                              \
   X(layer_prefill)                                                           \
-  X(layer_decode)
+  X(layer_decode)                                                            \
+  X(fma_f64)                                                                 \
+  X(fma_f32)                                                                 \
+  X(dp_bf16)                                                                 \
+  X(dp_int8)                                                                 \
+  X(stream_read)                                                             \
+  X(stream_copy)                                                             \
+  X(stream_triad)
 
 #endif

@@ -1,0 +1,163 @@
+#include "roofline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "cal_isa.h"
+
+static const char *const dtype_names[CAL_DT_COUNT] = {"fp64", "fp32", "bf16",
+                                                       "int8"};
+
+const char *cal_peak_dtype_name(int dt) {
+  return dt >= 0 && dt < CAL_DT_COUNT ? dtype_names[dt] : "?";
+}
+
+int cal_peak_dtype_parse(const char *name, int *dt) {
+  for (int i = 0; i < CAL_DT_COUNT; i++)
+    if (strcmp(name, dtype_names[i]) == 0) {
+      *dt = i;
+      return 0;
+    }
+  return CAL_EINVAL;
+}
+
+double cal_ops_per_instr(int dt, int bits) {
+  if (bits < 0)
+    return 0.0;
+  if (bits == 0) /* scalar: one lane */
+    return dt == CAL_DT_FP64 || dt == CAL_DT_FP32 ? 2.0 : 0.0;
+  switch (dt) {
+  case CAL_DT_FP64: return bits / 64.0 * 2.0;
+  case CAL_DT_FP32: return bits / 32.0 * 2.0;
+  case CAL_DT_BF16: return bits / 32.0 * 2.0 * 2.0;
+  case CAL_DT_INT8: return bits / 32.0 * 4.0 * 2.0;
+  default: return 0.0;
+  }
+}
+
+int cal_peak_model_init(cal_peak_model_t *m, int variant, uint32_t f,
+                        double ghz, int cores) {
+  memset(m, 0, sizeof *m);
+  if (!(ghz > 0) || cores < 1)
+    return CAL_EINVAL;
+  switch (variant) {
+  case CAL_VARIANT_AVX512: m->vector_bits = 512; break;
+  case CAL_VARIANT_AVX2: m->vector_bits = 256; break;
+  case CAL_VARIANT_SCALAR: m->vector_bits = 0; break;
+  default: return CAL_EINVAL;
+  }
+  m->ghz = ghz;
+  m->cores = cores;
+  m->ipc[CAL_DT_FP64] = m->ipc[CAL_DT_FP32] = 2.0;
+  if (variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512BF16))
+    m->ipc[CAL_DT_BF16] = 0.5;
+  if ((variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512VNNI)) ||
+      (variant == CAL_VARIANT_AVX2 && (f & CAL_ISA_AVXVNNI)))
+    m->ipc[CAL_DT_INT8] = 2.0;
+  snprintf(m->assumption, sizeof m->assumption,
+           "%d-bit vectors (0: scalar); assumed 2 FMA units per core%s%s",
+           m->vector_bits,
+           m->ipc[CAL_DT_BF16] > 0 ? "; vdpbf16ps 1 per 2 cycles" : "",
+           m->ipc[CAL_DT_INT8] > 0 ? "; vpdpbusd 2 per cycle" : "");
+  return 0;
+}
+
+double cal_peak_model_refine(cal_peak_model_t *m, int dt, double measured) {
+  if (dt < 0 || dt >= CAL_DT_COUNT)
+    return 0.0;
+  double per_cycle = cal_ops_per_instr(dt, m->vector_bits) * m->ghz;
+  if (!(measured > 0) || !(per_cycle > 0) || m->ipc[dt] <= 0)
+    return m->ipc[dt];
+  double ipc = round(measured / per_cycle * 2.0) / 2.0;
+  if (ipc < 0.5)
+    ipc = 0.5;
+  if (ipc != m->ipc[dt]) {
+    size_t len = strlen(m->assumption);
+    snprintf(m->assumption + len, sizeof m->assumption - len,
+             "; %s measured %.3g instructions/cycle, so %.1f, not %.1f",
+             cal_peak_dtype_name(dt), measured / per_cycle, ipc, m->ipc[dt]);
+    m->ipc[dt] = ipc;
+  }
+  return m->ipc[dt];
+}
+
+double cal_peak_gflops_core(const cal_peak_model_t *m, int dt) {
+  if (dt < 0 || dt >= CAL_DT_COUNT)
+    return 0.0;
+  return cal_ops_per_instr(dt, m->vector_bits) * m->ipc[dt] * m->ghz;
+}
+
+double cal_peak_gflops(const cal_peak_model_t *m, int dt) {
+  return cal_peak_gflops_core(m, dt) * m->cores;
+}
+
+double cal_ridge_point(double peak, double gbps) {
+  if (!(peak > 0) || !(gbps > 0))
+    return 0.0;
+  return peak / gbps;
+}
+
+double cal_attainable_gflops(double peak, double gbps, double intensity) {
+  if (!(peak > 0) || !(gbps > 0) || !(intensity > 0))
+    return 0.0;
+  double mem = gbps * intensity;
+  return mem < peak ? mem : peak;
+}
+
+const char *cal_bound_name(int bound) {
+  return bound == CAL_BOUND_COMPUTE ? "compute" : "memory";
+}
+
+int cal_roofline_classify(double peak, double gbps, double intensity,
+                          double achieved, cal_bound_t *bound,
+                          double *efficiency) {
+  if (!(peak > 0) || !(gbps > 0) || !(intensity > 0) || !(achieved >= 0))
+    return CAL_EINVAL;
+  *bound = intensity < cal_ridge_point(peak, gbps) ? CAL_BOUND_MEMORY
+                                                   : CAL_BOUND_COMPUTE;
+  *efficiency = achieved / cal_attainable_gflops(peak, gbps, intensity);
+  return 0;
+}
+
+int cal_roofline_add_compute(cal_roofline_t *r, int dt, double gflops,
+                             const char *kernel) {
+  if (dt < 0 || dt >= CAL_DT_COUNT || !isfinite(gflops))
+    return CAL_EINVAL;
+  if (gflops > r->compute_gflops[dt]) {
+    r->compute_gflops[dt] = gflops;
+    r->compute_kernel[dt] = kernel;
+  }
+  return 0;
+}
+
+int cal_roofline_add_bandwidth(cal_roofline_t *r, const char *level,
+                               double gbps, const char *kernel) {
+  if (!level || !isfinite(gbps))
+    return CAL_EINVAL;
+  size_t i;
+  for (i = 0; i < r->nlevels; i++)
+    if (strcmp(r->level[i], level) == 0)
+      break;
+  if (i == r->nlevels) {
+    if (r->nlevels == CAL_ROOF_MAX_LEVELS)
+      return CAL_EINVAL;
+    r->level[i] = level;
+    r->gbps[i] = 0.0;
+    r->bandwidth_kernel[i] = NULL;
+    r->nlevels++;
+  }
+  if (gbps > r->gbps[i]) {
+    r->gbps[i] = gbps;
+    r->bandwidth_kernel[i] = kernel;
+  }
+  return 0;
+}
+
+double cal_roofline_gbps(const cal_roofline_t *r, const char *level) {
+  for (size_t i = 0; i < r->nlevels; i++)
+    if (strcmp(r->level[i], level) == 0)
+      return r->gbps[i];
+  return 0.0;
+}

@@ -1,0 +1,365 @@
+/* Builders of the `peak`, `bandwidth` and `roofline` profile sections.
+ *
+ * peak:
+ *   clock:       {ghz, method, variant, samples_ghz[], stats}
+ *   model:       {vector_bits, usable_cores, ghz, ipc{dtype}, assumption}
+ *   theoretical: {dtype: {gflops_per_core, gflops}}  (int8: gops_*)
+ *   points[]:    "peak/<kernel>/<variant>/t<threads>", metric gflops (gops
+ *                for int8), + efficiency vs theoretical per core × threads
+ * bandwidth:
+ *   convention:  how bytes are counted (STREAM; write-allocate apart)
+ *   points[]:    "bandwidth/<kernel>/<level>/t<threads>" (staircase points:
+ *                "bandwidth/<kernel>/ws<bytes>/t<threads>"), metric gbps,
+ *                + level, working_set_bytes, bytes_counted, bytes_actual,
+ *                gbps_actual (the median with write-allocate traffic)
+ * roofline: derived only (no points): see limits_json.h. */
+#include "limits_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "cal_isa.h"
+#include "stream.h"
+
+/* json_object_set_new that remembers a failure in *ok */
+static void put(json_t *o, const char *k, json_t *v, int *ok) {
+  if (!v || json_object_set_new(o, k, v) < 0)
+    *ok = 0;
+}
+
+static void append(json_t *a, json_t *v, int *ok) {
+  if (!v || json_array_append_new(a, v) < 0)
+    *ok = 0;
+}
+
+static json_t *real_array(const double *x, size_t n, double scale) {
+  json_t *a = json_array();
+  if (!a)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (json_array_append_new(a, json_real(x[i] * scale)) < 0) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
+static json_t *stats_json(const cal_summary_t *s, int unstable) {
+  return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
+                   "n", (json_int_t)s->n, "median", s->median, "mean", s->mean,
+                   "min", s->min, "max", s->max, "stddev", s->stddev, "mad",
+                   s->mad, "cv", s->cv, "ci_low", s->ci_low, "ci_high",
+                   s->ci_high, "ci_level", s->ci_level, "unstable", unstable);
+}
+
+static const char *status_name(cal_point_status_t st) {
+  switch (st) {
+  case CAL_POINT_OK: return "ok";
+  case CAL_POINT_SKIPPED: return "skipped";
+  default: return "failed";
+  }
+}
+
+const char *cal_limits_metric(const cal_point_t *pt) {
+  if (pt->kernel && strcmp(pt->kernel->family, "stream") == 0)
+    return "gbps";
+  if (pt->kernel && strcmp(pt->kernel->dtype, "int8") == 0)
+    return "gops";
+  return "gflops";
+}
+
+static int threads_of(const cal_point_t *pt) {
+  return pt->params.threads > 0 ? pt->params.threads : 1;
+}
+
+json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
+                              const char *metric) {
+  int ok = 1;
+  if (!pt || !pt->kernel || !id)
+    return NULL;
+  if (!metric)
+    metric = cal_limits_metric(pt);
+  json_t *o = json_object();
+  if (!o)
+    return NULL;
+  put(o, "id", json_string(id), &ok);
+  put(o, "status", json_string(status_name(pt->status)), &ok);
+  if (pt->status != CAL_POINT_OK)
+    put(o, "reason", json_string(pt->reason), &ok);
+  put(o, "kernel", json_string(pt->kernel->name), &ok);
+  put(o, "dtype", json_string(pt->kernel->dtype), &ok);
+  put(o, "variant", json_string(pt->variant), &ok);
+  put(o, "threads", json_integer(threads_of(pt)), &ok);
+  put(o, "pinned", json_boolean(pt->pinned), &ok);
+  put(o, "metric", json_string(metric), &ok);
+  put(o, "higher_is_better", json_true(), &ok);
+  if (pt->status == CAL_POINT_OK) {
+    const double *rate = strcmp(metric, "gbps") == 0 ? pt->gbps : pt->gflops;
+    const cal_summary_t *sum =
+        strcmp(metric, "gbps") == 0 ? &pt->gbps_sum : &pt->gflops_sum;
+    if (!rate) { /* the kernel has no such work: not this metric's point */
+      json_decref(o);
+      return NULL;
+    }
+    char key[64];
+    snprintf(key, sizeof key, "samples_%s", metric);
+    put(o, metric, json_real(sum->median), &ok);
+    put(o, key, real_array(rate, pt->m.n, 1.0), &ok);
+    put(o, "stats", stats_json(sum, pt->m.unstable), &ok);
+    put(o, "samples_ms", real_array(pt->m.samples_s, pt->m.n, 1e3), &ok);
+    put(o, "time_ms", json_real(pt->m.time.median * 1e3), &ok);
+    put(o, "iters", json_integer((json_int_t)pt->m.iters), &ok);
+  }
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+static json_t *clock_json(const cal_clock_t *c) {
+  cal_summary_t s;
+  if (cal_summarize(c->samples_ghz, c->n, 0.95, &s) < 0)
+    return NULL;
+  int ok = 1;
+  json_t *o = json_pack("{s:f, s:s, s:s}", "ghz", c->ghz, "method",
+                        c->method ? c->method : "", "variant",
+                        cal_variant_name(c->variant));
+  if (!o)
+    return NULL;
+  put(o, "samples_ghz", real_array(c->samples_ghz, c->n, 1.0), &ok);
+  put(o, "stats", stats_json(&s, 0), &ok);
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+static int dtype_of(const cal_point_t *pt) {
+  int dt;
+  return cal_peak_dtype_parse(pt->kernel->dtype, &dt) < 0 ? -1 : dt;
+}
+
+json_t *cal_peak_section_json(const cal_point_t *pts, size_t n,
+                              const cal_clock_t *clock,
+                              const cal_peak_model_t *model) {
+  int ok = 1;
+  json_t *sec = json_object(), *points = json_array();
+  if (!sec || !points)
+    goto fail;
+  if (clock)
+    put(sec, "clock", clock_json(clock), &ok);
+  if (model) {
+    json_t *ipc = json_object(), *theo = json_object();
+    if (!ipc || !theo) {
+      json_decref(ipc);
+      json_decref(theo);
+      goto fail;
+    }
+    /* json_pack's "o" takes the reference to ipc, even on failure */
+    put(sec, "model",
+        json_pack("{s:i, s:i, s:f, s:o, s:s}", "vector_bits",
+                  model->vector_bits, "usable_cores", model->cores, "ghz",
+                  model->ghz, "ipc", ipc, "assumption", model->assumption),
+        &ok);
+    put(sec, "theoretical", theo, &ok);
+    if (!ok)
+      goto fail;
+    for (int dt = 0; dt < CAL_DT_COUNT; dt++) {
+      if (model->ipc[dt] <= 0)
+        continue;
+      const char *name = cal_peak_dtype_name(dt);
+      int ops = dt == CAL_DT_INT8;
+      put(ipc, name, json_real(model->ipc[dt]), &ok);
+      put(theo, name,
+          json_pack("{s:f, s:f}", ops ? "gops_per_core" : "gflops_per_core",
+                    cal_peak_gflops_core(model, dt), ops ? "gops" : "gflops",
+                    cal_peak_gflops(model, dt)),
+          &ok);
+    }
+  }
+  for (size_t i = 0; i < n && ok; i++) {
+    const cal_point_t *pt = &pts[i];
+    char id[160];
+    snprintf(id, sizeof id, "peak/%s/%s/t%d", pt->kernel->name, pt->variant,
+             threads_of(pt));
+    json_t *o = cal_limits_point_json(pt, id, NULL);
+    if (o && model && pt->status == CAL_POINT_OK) {
+      int dt = dtype_of(pt);
+      double theo = dt >= 0 ? cal_peak_gflops_core(model, dt) * threads_of(pt)
+                            : 0.0;
+      if (theo > 0)
+        put(o, "efficiency", json_real(pt->gflops_sum.median / theo), &ok);
+    }
+    append(points, o, &ok);
+  }
+  put(sec, "points", points, &ok);
+  points = NULL;
+  if (!ok)
+    goto fail;
+  return sec;
+fail:
+  json_decref(points);
+  json_decref(sec);
+  return NULL;
+}
+
+json_t *cal_bandwidth_section_json(const cal_point_t *pts,
+                                   const char *const *levels, size_t n) {
+  int ok = 1;
+  json_t *sec = json_object(), *points = json_array();
+  if (!sec || !points)
+    goto fail;
+  put(sec, "convention",
+      json_string("STREAM: 8 bytes per element read or written (read 1, "
+                  "copy 2, triad 3 arrays); bytes_actual adds the "
+                  "write-allocate read of every written line"),
+      &ok);
+  for (size_t i = 0; i < n && ok; i++) {
+    const cal_point_t *pt = &pts[i];
+    const char *level = levels ? levels[i] : NULL;
+    char id[160];
+    if (level)
+      snprintf(id, sizeof id, "bandwidth/%s/%s/t%d", pt->kernel->name, level,
+               threads_of(pt));
+    else
+      snprintf(id, sizeof id, "bandwidth/%s/ws%lld/t%d", pt->kernel->name,
+               (long long)pt->params.bytes, threads_of(pt));
+    json_t *o = cal_limits_point_json(pt, id, "gbps");
+    if (o) {
+      double counted = 0, actual = 0;
+      if (level)
+        put(o, "level", json_string(level), &ok);
+      put(o, "working_set_bytes", json_integer(pt->params.bytes), &ok);
+      if (cal_stream_traffic(pt->kernel->name, &pt->params, &counted,
+                             &actual) == 0) {
+        put(o, "bytes_counted", json_real(counted), &ok);
+        put(o, "bytes_actual", json_real(actual), &ok);
+        if (pt->status == CAL_POINT_OK && counted > 0)
+          put(o, "gbps_actual",
+              json_real(pt->gbps_sum.median * actual / counted), &ok);
+      }
+    }
+    append(points, o, &ok);
+  }
+  put(sec, "points", points, &ok);
+  points = NULL;
+  if (!ok)
+    goto fail;
+  return sec;
+fail:
+  json_decref(points);
+  json_decref(sec);
+  return NULL;
+}
+
+int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
+                             const cal_point_t *bw, const char *const *levels,
+                             size_t nbw, int threads, cal_roofline_t *r) {
+  int rc;
+  memset(r, 0, sizeof *r);
+  r->threads = threads;
+  for (size_t i = 0; i < npeak; i++) {
+    const cal_point_t *pt = &peak[i];
+    if (pt->status != CAL_POINT_OK || threads_of(pt) != threads || !pt->gflops)
+      continue;
+    int dt = dtype_of(pt);
+    if (dt >= 0 && (rc = cal_roofline_add_compute(r, dt, pt->gflops_sum.median,
+                                                  pt->kernel->name)) < 0)
+      return rc;
+  }
+  for (size_t i = 0; i < nbw; i++) {
+    const cal_point_t *pt = &bw[i];
+    if (!levels || !levels[i] || pt->status != CAL_POINT_OK ||
+        threads_of(pt) != threads || !pt->gbps)
+      continue;
+    if ((rc = cal_roofline_add_bandwidth(r, levels[i], pt->gbps_sum.median,
+                                         pt->kernel->name)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
+json_t *cal_roofline_section_json(const cal_roofline_t *r,
+                                  const cal_peak_model_t *model,
+                                  const cal_point_t *kernels, size_t nk,
+                                  const char *level) {
+  int ok = 1;
+  json_t *sec = json_object(), *comp = json_object(), *ck = json_object(),
+         *bwj = json_object(), *bk = json_object(), *ridge = json_object(),
+         *list = json_array(), *theo = model ? json_object() : NULL;
+  if (!sec || !comp || !ck || !bwj || !bk || !ridge || !list ||
+      (model && !theo)) {
+    json_decref(comp); json_decref(ck); json_decref(bwj); json_decref(bk);
+    json_decref(ridge); json_decref(list); json_decref(theo);
+    json_decref(sec);
+    return NULL;
+  }
+  put(sec, "threads", json_integer(r->threads), &ok);
+  put(sec, "compute_gflops", comp, &ok);
+  put(sec, "compute_kernel", ck, &ok);
+  if (theo)
+    put(sec, "theoretical_gflops", theo, &ok);
+  put(sec, "bandwidth_gbps", bwj, &ok);
+  put(sec, "bandwidth_kernel", bk, &ok);
+  put(sec, "ridge_flop_per_byte", ridge, &ok);
+  put(sec, "kernels", list, &ok);
+  if (!ok) { /* a failed set already released its value */
+    json_decref(sec);
+    return NULL;
+  }
+  for (size_t l = 0; l < r->nlevels; l++) {
+    put(bwj, r->level[l], json_real(r->gbps[l]), &ok);
+    if (r->bandwidth_kernel[l])
+      put(bk, r->level[l], json_string(r->bandwidth_kernel[l]), &ok);
+  }
+  for (int dt = 0; dt < CAL_DT_COUNT && ok; dt++) {
+    const char *name = cal_peak_dtype_name(dt);
+    if (theo && cal_peak_gflops(model, dt) > 0)
+      put(theo, name, json_real(cal_peak_gflops(model, dt)), &ok);
+    if (!(r->compute_gflops[dt] > 0))
+      continue;
+    put(comp, name, json_real(r->compute_gflops[dt]), &ok);
+    if (r->compute_kernel[dt])
+      put(ck, name, json_string(r->compute_kernel[dt]), &ok);
+    json_t *per = json_object();
+    put(ridge, name, per, &ok);
+    for (size_t l = 0; l < r->nlevels && per; l++) {
+      double x = cal_ridge_point(r->compute_gflops[dt], r->gbps[l]);
+      if (x > 0)
+        put(per, r->level[l], json_real(x), &ok);
+    }
+  }
+  double gbps = level ? cal_roofline_gbps(r, level) : 0.0;
+  for (size_t i = 0; i < nk && ok; i++) {
+    const cal_point_t *pt = &kernels[i];
+    int dt = pt->kernel ? dtype_of(pt) : -1;
+    if (pt->status != CAL_POINT_OK || dt < 0 || !(pt->flops > 0) ||
+        !(pt->bytes > 0) || !pt->gflops)
+      continue;
+    double peak = r->compute_gflops[dt], intensity = pt->flops / pt->bytes;
+    cal_bound_t bound;
+    double eff;
+    if (cal_roofline_classify(peak, gbps, intensity, pt->gflops_sum.median,
+                              &bound, &eff) < 0)
+      continue; /* no ceiling for this dtype or level */
+    append(list,
+           json_pack("{s:s, s:s, s:s, s:i, s:s, s:f, s:f, s:f, s:s, s:f, "
+                     "s:f, s:f}",
+                     "kernel", pt->kernel->name, "dtype", pt->kernel->dtype,
+                     "variant", pt->variant, "threads", threads_of(pt),
+                     "level", level, "intensity_flop_per_byte", intensity,
+                     "gflops", pt->gflops_sum.median, "attainable_gflops",
+                     cal_attainable_gflops(peak, gbps, intensity), "bound",
+                     cal_bound_name(bound), "efficiency", eff,
+                     "ceiling_gflops", peak, "ceiling_gbps", gbps),
+           &ok);
+  }
+  if (!ok) {
+    json_decref(sec);
+    return NULL;
+  }
+  return sec;
+}

@@ -1,0 +1,57 @@
+/* Profile JSON of the machine-limits sections: `peak`, `bandwidth`,
+ * `roofline` (layout in profile.h's point convention; see limits_json.c for
+ * the keys of each section).  Every builder returns a new reference the
+ * caller owns (json_decref), or NULL when out of memory / on bad input.
+ * Points are borrowed; nothing is kept after the call. */
+#ifndef CAL_LIMITS_JSON_H
+#define CAL_LIMITS_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "clock.h"
+#include "harness.h"
+#include "roofline.h"
+
+/* The point's metric: "gops" for int8, "gflops" for other compute, "gbps"
+ * for stream kernels.  Static storage. */
+const char *cal_limits_metric(const cal_point_t *pt);
+
+/* One point in the profile convention: id, status (+ reason), kernel, dtype,
+ * variant, threads, pinned, metric, <metric>, samples_<metric>,
+ * higher_is_better, stats, samples_ms, time_ms, iters (ok points only
+ * carry the measured keys).  metric NULL: cal_limits_metric(pt). */
+json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
+                              const char *metric);
+
+/* "peak": {clock, model, theoretical, points[]}.  clock and model may be
+ * NULL (then left out, and points carry no efficiency). */
+json_t *cal_peak_section_json(const cal_point_t *pts, size_t n,
+                              const cal_clock_t *clock,
+                              const cal_peak_model_t *model);
+
+/* "bandwidth": {convention, points[]}; levels[i] names the cache level of
+ * pts[i] ("L1".."memory"), or NULL for a staircase point (its id then
+ * carries the working set instead). */
+json_t *cal_bandwidth_section_json(const cal_point_t *pts,
+                                   const char *const *levels, size_t n);
+
+/* Ceilings at `threads` threads from the peak and bandwidth points: the
+ * best ok median per dtype and per level.  Strings in *r borrow from the
+ * points' kernels and from levels. */
+int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
+                             const cal_point_t *bw, const char *const *levels,
+                             size_t nbw, int threads, cal_roofline_t *r);
+
+/* "roofline": {threads, compute_gflops, compute_kernel, theoretical_gflops
+ * (model may be NULL), bandwidth_gbps, bandwidth_kernel,
+ * ridge_flop_per_byte{dtype{level}}, kernels[]}: each ok point of
+ * `kernels` (any family with flops and bytes, e.g. gemm) placed against the
+ * compute ceiling of its dtype and the bandwidth of `level` (e.g.
+ * "memory"): intensity, attainable, bound and efficiency. */
+json_t *cal_roofline_section_json(const cal_roofline_t *r,
+                                  const cal_peak_model_t *model,
+                                  const cal_point_t *kernels, size_t nk,
+                                  const char *level);
+
+#endif
