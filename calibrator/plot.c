@@ -582,17 +582,23 @@ static int collect_bandwidth(ctx_t *c, series_set_t *set) {
       if (!point_ok(pt))
         continue;
       row_t r = {0};
-      r.x = num(pt, "bytes", NAN);
+      r.x = num(pt, "working_set_bytes", NAN);
       r.v[0] = num(pt, "gbps", NAN);
       if (!(r.x > 0) || !isfinite(r.v[0]))
         continue;
       const char *kn = json_string_value(json_object_get(pt, "kernel"));
+      if (kn && strncmp(kn, "stream_", 7) == 0)
+        kn += 7;
+      /* cache-level points and the working-set staircase are separate
+       * series: joining them would zigzag */
+      const char *kind = json_is_string(json_object_get(pt, "level"))
+                             ? "per level" : "staircase";
       char key[96];
       if (by_threads)
-        snprintf(key, sizeof key, "%s %g threads", kn ? kn : "?",
-                 num(pt, "threads", 0));
+        snprintf(key, sizeof key, "%s %s, %g thread%s", kn ? kn : "?", kind,
+                 num(pt, "threads", 0), num(pt, "threads", 0) == 1 ? "" : "s");
       else
-        snprintf(key, sizeof key, "%s", kn ? kn : "?");
+        snprintf(key, sizeof key, "%s %s", kn ? kn : "?", kind);
       if (add(set, p, key, &r) < 0)
         return CAL_ENOMEM;
     }
@@ -678,7 +684,7 @@ static void bandwidth_header(FILE *f, void *arg) {
 static int collect_roofline(ctx_t *c, series_set_t *set) {
   for (size_t p = 0; p < c->n; p++) {
     const json_t *pts =
-        json_object_get(json_object_get(c->p[p]->root, "roofline"), "points");
+        json_object_get(json_object_get(c->p[p]->root, "roofline"), "kernels");
     size_t i;
     json_t *pt;
     json_array_foreach(pts, i, pt) {
@@ -687,7 +693,7 @@ static int collect_roofline(ctx_t *c, series_set_t *set) {
       r.v[0] = num(pt, "gflops", NAN);
       if (!(r.x > 0) || !(r.v[0] > 0))
         continue;
-      const char *nm = json_string_value(json_object_get(pt, "name"));
+      const char *nm = json_string_value(json_object_get(pt, "kernel"));
       snprintf(r.text, sizeof r.text, "%s", nm ? nm : "");
       if (add(set, p, "", &r) < 0)
         return CAL_ENOMEM;
@@ -714,20 +720,19 @@ static void roofline_header(FILE *f, void *arg) {
     }
     size_t ic = 0, im = 0;
     for (size_t p = 0; p < c->n; p++) {
-      const json_t *ceil = json_object_get(
-          json_object_get(c->p[p]->root, "roofline"), "ceilings");
+      const json_t *roof = json_object_get(c->p[p]->root, "roofline");
       double peak = 0;
-      size_t i;
+      const char *key;
       json_t *x;
-      json_array_foreach(json_object_get(ceil, "compute"), i, x) {
-        double g = num(x, "gflops", NAN);
-        if (!(g > 0))
+      json_object_foreach(json_object_get(roof, "compute_gflops"), key, x) {
+        double g = json_is_number(x) ? json_number_value(x) : NAN;
+        if (!(g > 0) || strcmp(key, "int8") == 0) /* int8 is GOPS */
           continue;
         peak = g > peak ? g : peak;
         if (pass == 1) {
-          const char *dt = json_string_value(json_object_get(x, "dtype"));
+          const char *dt = key;
           char l[200];
-          snprintf(l, sizeof l, "%s%s%s peak %g GFLOPS",
+          snprintf(l, sizeof l, "%s%s%s peak %.4g GFLOPS",
                    c->n > 1 ? c->label[p] : "", c->n > 1 ? " " : "",
                    dt ? dt : "?", g);
           fprintf(f, "compute_gflops[%zu] = %.10g\ncompute_label[%zu] = ",
@@ -737,8 +742,8 @@ static void roofline_header(FILE *f, void *arg) {
         }
         ic++;
       }
-      json_array_foreach(json_object_get(ceil, "memory"), i, x) {
-        double b = num(x, "gbps", NAN);
+      json_object_foreach(json_object_get(roof, "bandwidth_gbps"), key, x) {
+        double b = json_is_number(x) ? json_number_value(x) : NAN;
         if (!(b > 0))
           continue;
         if (pass == 0 && peak > 0) {
@@ -747,10 +752,9 @@ static void roofline_header(FILE *f, void *arg) {
           xmax = ridge > xmax ? ridge : xmax;
         }
         if (pass == 1) {
-          char lv[32], l[200];
-          level_name(json_object_get(x, "level"), lv, sizeof lv);
-          snprintf(l, sizeof l, "%s%s%s %g GB/s", c->n > 1 ? c->label[p] : "",
-                   c->n > 1 ? " " : "", lv, b);
+          char l[200];
+          snprintf(l, sizeof l, "%s%s%s %.4g GB/s", c->n > 1 ? c->label[p] : "",
+                   c->n > 1 ? " " : "", key, b);
           fprintf(f,
                   "memory_gbps[%zu] = %.10g\nmemory_peak[%zu] = %.10g\n"
                   "memory_label[%zu] = ",
@@ -769,7 +773,7 @@ static void roofline_header(FILE *f, void *arg) {
     json_t *pt;
     json_array_foreach(json_object_get(
                            json_object_get(c->p[p]->root, "roofline"),
-                           "points"),
+                           "kernels"),
                        i, pt) {
       double x = num(pt, "intensity_flop_per_byte", NAN);
       if (x > 0) {
@@ -787,10 +791,9 @@ static void roofline_header(FILE *f, void *arg) {
 
 static int roofline_has_ceilings(const ctx_t *c) {
   for (size_t p = 0; p < c->n; p++) {
-    const json_t *ceil = json_object_get(
-        json_object_get(c->p[p]->root, "roofline"), "ceilings");
-    if (json_array_size(json_object_get(ceil, "compute")) ||
-        json_array_size(json_object_get(ceil, "memory")))
+    const json_t *roof = json_object_get(c->p[p]->root, "roofline");
+    if (json_object_size(json_object_get(roof, "compute_gflops")) ||
+        json_object_size(json_object_get(roof, "bandwidth_gbps")))
       return 1;
   }
   return 0;

@@ -27,7 +27,29 @@ double cal_run_budget(const cal_run_t *r, unsigned section) {
   return 0.0;
 }
 
+static const char *section_name(unsigned section) {
+  switch (section) {
+  case CAL_SEC_GEMM: return "gemm";
+  case CAL_SEC_SCALING: return "scaling";
+  case CAL_SEC_ATTENTION: return "attention";
+  case CAL_SEC_PEAK: return "peak";
+  case CAL_SEC_BANDWIDTH: return "bandwidth";
+  case CAL_SEC_ROOFLINE: return "roofline";
+  case CAL_SEC_BATCH: return "batch_sweep";
+  default: return "other";
+  }
+}
+
+void cal_progress_end(cal_run_t *r) {
+  if (r->sec_current && r->section_times)
+    json_object_set_new(r->section_times, section_name(r->sec_current),
+                        json_real(cal_now() - r->sec_start));
+  r->sec_current = 0;
+}
+
 void cal_progress_section(cal_run_t *r, unsigned section) {
+  cal_progress_end(r);
+  r->sec_current = section;
   if (r->planned_left <= 0) { /* first section: plan the whole run */
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
       if (r->sections & budgets[i].section)

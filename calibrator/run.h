@@ -7,8 +7,10 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "harness.h"
 #include "hwinfo.h"
+#include "roofline.h"
 #include "threads.h"
 
 enum {
@@ -67,8 +69,17 @@ typedef struct cal_run {
    * (index 0: one pinned thread, 1: all threads) and where it was met */
   double sgemm_best[2];
   int64_t sgemm_best_n[2];
+  /* the limits sections keep their points for the roofline */
+  cal_point_t *peak_pts, *bw_pts;
+  size_t npeak, nbw;
+  const char **bw_levels;   /* level of each bw point, NULL: staircase */
+  cal_clock_t clock;
+  cal_peak_model_t model;
+  int have_clock, have_model;
   /* progress */
   double t_start, sec_start, sec_budget, planned_left;
+  unsigned sec_current;     /* the section running (CAL_SEC_*), 0: none */
+  json_t *section_times;    /* seconds per section (owned by quality) */
   FILE *table;              /* where the readable table goes */
 } cal_run_t;
 
@@ -82,6 +93,9 @@ void cal_progress_section(cal_run_t *r, unsigned section);
 void cal_progress(cal_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cal_progress_done(cal_run_t *r);
+/* Record the running section's duration (the next section or the end of
+ * the run calls it). */
+void cal_progress_end(cal_run_t *r);
 /* Add a warning to the profile's quality notes (and stderr if verbose). */
 void cal_run_warn(cal_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -131,5 +145,8 @@ int cal_section_gemm(cal_run_t *r);
 int cal_section_scaling(cal_run_t *r);
 int cal_section_batch(cal_run_t *r);
 int cal_section_attention(cal_run_t *r);
+int cal_section_peak(cal_run_t *r);
+int cal_section_bandwidth(cal_run_t *r);
+int cal_section_roofline(cal_run_t *r);
 
 #endif

@@ -102,6 +102,7 @@ static int profile_begin(cal_run_t *r) {
   gmtime_r(&now, &tm);
   strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
   r->warnings = json_array();
+  r->section_times = json_object();
   r->root = json_pack(
       "{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:f, s:n,"
       " s:{s:s, s:s, s:s}, s:s, s:o, s:o}",
@@ -112,7 +113,7 @@ static int profile_begin(cal_run_t *r) {
       "calibrate", "version", cal_version, "git", cal_git, "created", created,
       "machine", cal_hwinfo_machine_json(&r->hw), "blas",
       cal_hwinfo_blas_json(&r->hw));
-  if (!r->root || !r->warnings)
+  if (!r->root || !r->warnings || !r->section_times)
     return CAL_ENOMEM;
   json_t *settings = json_pack(
       "{s:b, s:b, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "quick",
@@ -132,10 +133,10 @@ static void profile_finish(cal_run_t *r, double elapsed) {
   json_object_set_new(r->root, "gflops", top_number(r->sgemm_best[1]));
   json_object_set_new(r->root, "gflops_per_core", top_number(r->sgemm_best[0]));
   json_object_set_new(r->root, "quality",
-                  json_pack("{s:b, s:i, s:i, s:f, s:O}", "noisy", r->unstable > 0,
+                  json_pack("{s:b, s:i, s:i, s:f, s:O, s:O}", "noisy", r->unstable > 0,
                             "unstable_points", r->unstable, "failed_points",
-                            r->failed, "elapsed_s", elapsed, "warnings",
-                            r->warnings));
+                            r->failed, "elapsed_s", elapsed, "section_times_s",
+                            r->section_times, "warnings", r->warnings));
 }
 
 static void cal_layer_presets_print(FILE *out) {
@@ -264,6 +265,83 @@ static void print_attention(cal_run_t *r, FILE *out) {
   }
 }
 
+static void print_limits(cal_run_t *r, FILE *out) {
+  json_t *pk = json_object_get(r->root, "peak");
+  if (pk) {
+    json_t *clk = json_object_get(pk, "clock");
+    fprintf(out, "\nPeak (register-resident multiply-add)");
+    if (json_is_number(json_object_get(clk, "ghz")))
+      fprintf(out, ", clock %.2f GHz under vector load",
+              json_number_value(json_object_get(clk, "ghz")));
+    fprintf(out, "\n  kernel    variant  threads   measured  theoretical  of theory\n");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(pk, "points"), i, p) {
+      const char *st = json_string_value(json_object_get(p, "status"));
+      const char *kn = json_string_value(json_object_get(p, "kernel"));
+      if (strcmp(st, "ok") != 0) {
+        fprintf(out, "  %-9s %s: %s\n", kn, st,
+                json_string_value(json_object_get(p, "reason")));
+        continue;
+      }
+      const char *metric = json_string_value(json_object_get(p, "metric"));
+      double v = json_number_value(json_object_get(p, metric));
+      json_t *eff = json_object_get(p, "efficiency");
+      int th = (int)json_integer_value(json_object_get(p, "threads"));
+      fprintf(out, "  %-9s %-8s %7d %8.1f %-5s", kn,
+              json_string_value(json_object_get(p, "variant")), th, v,
+              strcmp(metric, "gops") == 0 ? "GOPS" : "GF/s");
+      if (json_is_number(eff) && json_number_value(eff) > 0)
+        fprintf(out, " %8.1f %6.0f%%", v / json_number_value(eff),
+                100 * json_number_value(eff));
+      fprintf(out, "%s\n",
+              json_is_true(json_object_get(json_object_get(p, "stats"), "unstable"))
+                  ? " ~" : "");
+    }
+    json_t *model = json_object_get(pk, "model");
+    if (json_is_string(json_object_get(model, "assumption")))
+      fprintf(out, "  theoretical: %s\n",
+              json_string_value(json_object_get(model, "assumption")));
+  }
+  json_t *bw = json_object_get(r->root, "bandwidth");
+  if (bw) {
+    fprintf(out, "\nBandwidth (GB/s, STREAM byte counts)   level   working set  threads  GB/s\n");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(bw, "points"), i, p) {
+      if (!json_is_string(json_object_get(p, "level")))
+        continue; /* the staircase is for the plot */
+      const char *st = json_string_value(json_object_get(p, "status"));
+      fprintf(out, "  %-36s %-7s %9.1f MiB %4lld  ",
+              json_string_value(json_object_get(p, "kernel")),
+              json_string_value(json_object_get(p, "level")),
+              json_number_value(json_object_get(p, "working_set_bytes")) / 1048576.0,
+              (long long)json_integer_value(json_object_get(p, "threads")));
+      if (strcmp(st, "ok") == 0)
+        fprintf(out, "%6.1f%s\n", json_number_value(json_object_get(p, "gbps")),
+                json_is_true(json_object_get(json_object_get(p, "stats"), "unstable"))
+                    ? " ~" : "");
+      else
+        fprintf(out, "%s: %s\n", st, json_string_value(json_object_get(p, "reason")));
+    }
+  }
+  json_t *rf = json_object_get(r->root, "roofline");
+  if (rf) {
+    json_t *ridge = json_object_get(json_object_get(rf, "ridge_flop_per_byte"), "fp32");
+    json_t *mem = json_object_get(ridge, "memory");
+    if (json_is_number(mem))
+      fprintf(out, "\nRoofline (%lld threads): fp32 ridge point %.1f FLOP/byte "
+                   "against memory\n",
+              (long long)json_integer_value(json_object_get(rf, "threads")),
+              json_number_value(mem));
+    json_t *eff = json_object_get(rf, "efficiencies");
+    const char *k;
+    json_t *v;
+    json_object_foreach(eff, k, v)
+      fprintf(out, "  %-36s %5.0f%%\n", k, 100 * json_number_value(v));
+  }
+}
+
 static void print_table(cal_run_t *r, FILE *out) {
   const cal_hwinfo_t *hw = &r->hw;
   fprintf(out, "\ncalibrate %s  %s, %d usable core%s, %s %s (%s kernels)\n",
@@ -341,6 +419,7 @@ static void print_table(cal_run_t *r, FILE *out) {
     }
   }
   print_attention(r, out);
+  print_limits(r, out);
   print_sweep(r, out);
   json_t *q = json_object_get(r->root, "quality");
   fprintf(out, "\nQuality: %d unstable point%s (CV > %.0f%%, marked ~), %d failed\n",
@@ -371,6 +450,7 @@ int cal_run_main(cal_run_t *r, int (**sections)(cal_run_t *),
     if ((rc = sections[i](r)) < 0)
       goto internal;
   }
+  cal_progress_end(r);
   cal_progress_done(r);
   if (!cal_threads_pinned(r->thr))
     cal_run_warn(r, "threads could not be pinned to cores (binding refused)");
@@ -661,9 +741,17 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
 
 void cal_run_free(cal_run_t *r) {
   free(r->sweep.batches);
+  for (size_t i = 0; r->peak_pts && i < r->npeak; i++)
+    cal_point_free(&r->peak_pts[i]);
+  for (size_t i = 0; r->bw_pts && i < r->nbw; i++)
+    cal_point_free(&r->bw_pts[i]);
+  free(r->peak_pts);
+  free(r->bw_pts);
+  free(r->bw_levels);
   cal_threads_free(r->thr);
   json_decref(r->root);
   json_decref(r->warnings);
+  json_decref(r->section_times);
 }
 
 int cal_cmd_run(int argc, char **argv) {
@@ -683,15 +771,19 @@ int cal_cmd_run(int argc, char **argv) {
   }
   /* --ci: the scaling curve repeats the 1- and all-thread GEMM points */
   r.sections |= CAL_SEC_GEMM | (r.ci ? CAL_SEC_BATCH : CAL_SEC_SCALING);
-  int (*sections[8])(cal_run_t *);
+  int (*sections[10])(cal_run_t *);
   size_t n = 0;
   sections[n++] = cal_section_gemm;
   if (r.sections & CAL_SEC_SCALING)
     sections[n++] = cal_section_scaling;
   sections[n++] = cal_section_attention;
-  r.sections |= CAL_SEC_ATTENTION;
+  sections[n++] = cal_section_peak;
+  sections[n++] = cal_section_bandwidth;
+  r.sections |= CAL_SEC_ATTENTION | CAL_SEC_PEAK | CAL_SEC_BANDWIDTH |
+                CAL_SEC_ROOFLINE;
   if (r.sections & CAL_SEC_BATCH)
     sections[n++] = cal_section_batch;
+  sections[n++] = cal_section_roofline;
   rc = cal_run_main(&r, sections, n);
   cal_run_free(&r);
   return rc;

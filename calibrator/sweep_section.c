@@ -88,6 +88,10 @@ static json_t *point_json(const cal_run_t *r, int decode, const char *id,
       json_object_set_new(jp, "gflops", json_real(pt->gflops_sum.median));
       json_object_set_new(jp, "variant", json_string(pt->variant));
       json_object_set_new(jp, "threads", json_integer(r->threads));
+      json_object_set_new(jp, "kernel", json_string(pt->kernel->name));
+      json_object_set_new(jp, "dtype", json_string(pt->kernel->dtype));
+      json_object_set_new(jp, "flops_per_run", json_real(pt->flops));
+      json_object_set_new(jp, "bytes_per_run", json_real(pt->bytes));
     }
   }
   return jp;

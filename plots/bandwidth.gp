@@ -9,7 +9,7 @@ set xlabel 'working set'
 set ylabel 'GB/s'
 set yrange [0:*]
 set grid
-set key outside right top
+set key outside bottom center horizontal maxrows 4
 do for [j=1:ncaches] {
   set arrow from cache_bytes[j], graph 0 to cache_bytes[j], graph 1 \
     nohead dt 2 lc rgb 'gray40'

@@ -9,7 +9,7 @@ set xlabel 'batch size'
 set ylabel 'throughput (examples/s)'
 set yrange [0:*]
 set grid
-set key outside right top
+set key outside bottom center horizontal maxrows 4
 plot for [i=1:nseries] datafile index (i-1) using 1:2:3:4 \
        with yerrorlines lw 2 pt 7 ps 0.8 lc i title label[i], \
      for [i=1:nseries] datafile index (i-1) using 1:($5 > 0 ? $2 : NaN) \

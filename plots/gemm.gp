@@ -7,6 +7,6 @@ set xlabel 'GEMM size, cube root of m*n*k'
 set ylabel 'GFLOPS'
 set yrange [0:*]
 set grid
-set key outside right top
+set key outside bottom center horizontal maxrows 4
 plot for [i=1:nseries] datafile index (i-1) using 1:5 \
        with linespoints lw 2 pt 7 lc i title label[i]

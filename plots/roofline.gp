@@ -10,7 +10,7 @@ set xlabel 'arithmetic intensity (FLOP/byte)'
 set ylabel 'GFLOPS'
 set grid
 set samples 400
-set key outside right top
+set key outside bottom center horizontal maxrows 4
 roof(x, bw, peak) = (x * bw < peak ? x * bw : peak)
 plot for [j=1:nmemory] roof(x, memory_gbps[j], memory_peak[j]) \
        with lines lw 2 title memory_label[j], \

@@ -8,7 +8,7 @@ set xrange [0:*]
 set yrange [0:*]
 set xtics 1
 set grid
-set key outside right top
+set key outside bottom center horizontal maxrows 4
 plot for [i=1:nseries] datafile index (i-1) using 1:2 \
        with linespoints lw 2 pt 7 lc i title label[i], \
      for [i=1:nseries] datafile index (i-1) using 1:3 \

@@ -129,7 +129,7 @@ static void scripts_and_data(void **state) {
   assert_contains(gp, "cache_label[2] = 'L2 2 MiB (machine_a)'\n");
   free(gp);
   dat = read_out(f, "bandwidth.dat");
-  assert_contains(dat, "# series 3: machine_a triad\n16384 144\n");
+  assert_contains(dat, "# series 3: machine_a triad staircase\n16384 144\n");
   free(dat);
   gp = read_out(f, "roofline.gp");
   assert_contains(gp, "nmemory = 2\n");
@@ -137,7 +137,7 @@ static void scripts_and_data(void **state) {
   assert_contains(gp, "compute_gflops[1] = 130\n");
   free(gp);
   dat = read_out(f, "roofline.dat");
-  assert_contains(dat, "0.083 0.8 \"triad\"\n85.3 120 \"gemm fp32 1024\"\n");
+  assert_contains(dat, "0.083 0.8 \"stream_triad\"\n85.3 120 \"sgemm\"\n");
   free(dat);
   /* script-only draws nothing */
   char *png = test_path(f->plots, "gemm.png");
