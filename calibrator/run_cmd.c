@@ -130,8 +130,12 @@ static int profile_begin(cal_run_t *r) {
 }
 
 static void profile_finish(cal_run_t *r, double elapsed) {
-  json_object_set_new(r->root, "gflops", top_number(r->sgemm_best[1]));
-  json_object_set_new(r->root, "gflops_per_core", top_number(r->sgemm_best[0]));
+  /* only the GEMM sweep measures the best fp32 GEMM; a single-section run
+   * leaves these null rather than report a one-size figure */
+  if (r->sections & CAL_SEC_GEMM) {
+    json_object_set_new(r->root, "gflops", top_number(r->sgemm_best[1]));
+    json_object_set_new(r->root, "gflops_per_core", top_number(r->sgemm_best[0]));
+  }
   json_object_set_new(r->root, "quality",
                   json_pack("{s:b, s:i, s:i, s:f, s:O, s:O}", "noisy", r->unstable > 0,
                             "unstable_points", r->unstable, "failed_points",

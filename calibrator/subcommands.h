@@ -5,5 +5,7 @@
 int cal_cmd_run(int argc, char **argv);
 int cal_cmd_info(int argc, char **argv);
 int cal_cmd_attention(int argc, char **argv);
+int cal_cmd_peak_flops(int argc, char **argv);
+int cal_cmd_bandwidth(int argc, char **argv);
 
 #endif
