@@ -24,9 +24,12 @@ extern const char cal_results_dir[];
 static void run_help(void) {
   printf(
       "Usage: calibrate [run] [options]\n\n"
-      "Measure what this machine does for ML work (GEMM per dtype at one\n"
-      "pinned thread and all usable threads, thread scaling) and write a\n"
-      "calibrated profile (JSON) plus a readable table.\n\n"
+      "Measure what this machine does for ML work and write a calibrated\n"
+      "profile (JSON) plus a readable table: GEMM per dtype at one pinned\n"
+      "thread and all usable threads with its size sweep and thread scaling,\n"
+      "attention kernels, the FMA peak and clock, memory bandwidth per cache\n"
+      "level, the roofline, and with --sweep-batch the throughput-versus-batch\n"
+      "curve of a transformer layer with its peak.\n\n"
       "Options:\n"
       "  -o, --output FILE   write the profile to FILE ('-': standard output;\n"
       "                      the table then goes to standard error); default:\n"

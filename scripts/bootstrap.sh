@@ -2,6 +2,8 @@
 # Set up a fresh Debian/Ubuntu machine for calibrate and use it.
 #
 #   scripts/bootstrap.sh run [calibrate options]   install, build (Release), run
+#                                                  calibrate --sweep-batch
+#   scripts/bootstrap.sh build                     install and build only
 #   scripts/bootstrap.sh test                      install, build normal and
 #                                                  ASan+UBSan, run every test
 #
@@ -43,7 +45,11 @@ case "$mode" in
   run)
     install_missing
     build build -DCMAKE_BUILD_TYPE=Release
-    exec ./build/calibrator/calibrate "$@"
+    exec ./build/calibrator/calibrate --sweep-batch "$@"
+    ;;
+  build)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=Release
     ;;
   test)
     install_missing
@@ -53,7 +59,7 @@ case "$mode" in
     (cd build-asan && ctest --output-on-failure)
     ;;
   *)
-    echo "usage: scripts/bootstrap.sh run [calibrate options] | test" >&2
+    echo "usage: scripts/bootstrap.sh run [calibrate options] | build | test" >&2
     exit 2
     ;;
 esac
