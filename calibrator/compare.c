@@ -563,53 +563,6 @@ int cal_compare_render(const json_t *report, cal_report_format_t fmt, FILE *f) {
 
 /* ---------------------------------------------------------------- command */
 
-/* Write buf to path atomically (temporary file in the same directory, fsync,
- * rename); "-" writes to stdout. */
-static int write_text_atomic(const char *path, const char *buf, size_t len,
-                             char *err, size_t errlen) {
-  if (strcmp(path, "-") == 0) {
-    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout)) {
-      snprintf(err, errlen, "cannot write to standard output");
-      return CAL_EIO;
-    }
-    return 0;
-  }
-  size_t tlen = strlen(path) + 16;
-  char *tmp = malloc(tlen);
-  FILE *f = NULL;
-  int fd = -1;
-  if (!tmp) {
-    snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
-  }
-  snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
-  if ((fd = mkstemp(tmp)) < 0) {
-    snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-    free(tmp);
-    return CAL_EIO;
-  }
-  if (!(f = fdopen(fd, "w")))
-    goto fail;
-  fd = -1;
-  if (fwrite(buf, 1, len, f) != len || fflush(f) || fsync(fileno(f)))
-    goto fail;
-  int closed = fclose(f);
-  f = NULL;
-  if (closed || rename(tmp, path))
-    goto fail;
-  free(tmp);
-  return 0;
-fail:
-  snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-  if (f)
-    fclose(f);
-  if (fd >= 0)
-    close(fd);
-  unlink(tmp);
-  free(tmp);
-  return CAL_EIO;
-}
-
 static void compare_usage(FILE *f) {
   fprintf(f,
           "usage: calibrate compare [options] BASE.json NEW.json\n"
@@ -743,7 +696,7 @@ int cal_cmd_compare(int argc, char **argv) {
       fprintf(stderr, "calibrate compare: out of memory rendering the report\n");
       goto out;
     }
-    if (write_text_atomic(out_path, buf, len, err, sizeof err) < 0) {
+    if (cal_write_atomic(out_path, buf, len, err, sizeof err) < 0) {
       fprintf(stderr, "calibrate compare: %s\n", err);
       code = CAL_EXIT_USAGE;
       goto out;

@@ -14,6 +14,7 @@
  *                gbps_actual (the median with write-allocate traffic)
  * roofline: derived only (no points): see limits_json.h. */
 #include "limits_json.h"
+#include "profile.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -45,13 +46,6 @@ static json_t *real_array(const double *x, size_t n, double scale) {
   return a;
 }
 
-static json_t *stats_json(const cal_summary_t *s, int unstable) {
-  return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
-                   "n", (json_int_t)s->n, "median", s->median, "mean", s->mean,
-                   "min", s->min, "max", s->max, "stddev", s->stddev, "mad",
-                   s->mad, "cv", s->cv, "ci_low", s->ci_low, "ci_high",
-                   s->ci_high, "ci_level", s->ci_level, "unstable", unstable);
-}
 
 static const char *status_name(cal_point_status_t st) {
   switch (st) {
@@ -106,7 +100,7 @@ json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
     snprintf(key, sizeof key, "samples_%s", metric);
     put(o, metric, json_real(sum->median), &ok);
     put(o, key, real_array(rate, pt->m.n, 1.0), &ok);
-    put(o, "stats", stats_json(sum, pt->m.unstable), &ok);
+    put(o, "stats", cal_stats_json(sum, pt->m.unstable), &ok);
     put(o, "samples_ms", real_array(pt->m.samples_s, pt->m.n, 1e3), &ok);
     put(o, "time_ms", json_real(pt->m.time.median * 1e3), &ok);
     put(o, "iters", json_integer((json_int_t)pt->m.iters), &ok);
@@ -129,7 +123,7 @@ static json_t *clock_json(const cal_clock_t *c) {
   if (!o)
     return NULL;
   put(o, "samples_ghz", real_array(c->samples_ghz, c->n, 1.0), &ok);
-  put(o, "stats", stats_json(&s, 0), &ok);
+  put(o, "stats", cal_stats_json(&s, 0), &ok);
   if (!ok) {
     json_decref(o);
     return NULL;

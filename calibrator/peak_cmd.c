@@ -1,4 +1,5 @@
 #include "peak_cmd.h"
+#include "profile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -423,53 +424,14 @@ static void print_curve(FILE *f, const char *label, const cal_peak_result_t *r,
 /* ------------------------------------------------------------------ */
 /* Output                                                              */
 
-/* Write buf to path atomically ("-": standard output).  CAL_EIO. */
+/* Write buf to path atomically ("-": standard output), saying why not on
+ * stderr.  CAL_EIO. */
 static int write_atomic(const char *path, const char *buf, size_t len) {
-  if (strcmp(path, "-") == 0) {
-    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-      fprintf(stderr, PROG ": cannot write to standard output\n");
-      return CAL_EIO;
-    }
-    return 0;
-  }
-  size_t tlen = strlen(path) + 16;
-  char *tmp = malloc(tlen);
-  FILE *f = NULL;
-  int fd = -1;
-  if (!tmp)
-    goto fail;
-  snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
-  fd = mkstemp(tmp);
-  if (fd < 0) {
-    free(tmp);
-    tmp = NULL;
-    goto fail;
-  }
-  fchmod(fd, 0644);
-  f = fdopen(fd, "w");
-  if (!f)
-    goto fail;
-  fd = -1;
-  if (fwrite(buf, 1, len, f) != len || fflush(f) != 0 ||
-      fsync(fileno(f)) != 0)
-    goto fail;
-  int rc = fclose(f);
-  f = NULL;
-  if (rc != 0 || rename(tmp, path) != 0)
-    goto fail;
-  free(tmp);
-  return 0;
-fail:
-  fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(errno));
-  if (f)
-    fclose(f);
-  if (fd >= 0)
-    close(fd);
-  if (tmp) {
-    unlink(tmp);
-    free(tmp);
-  }
-  return CAL_EIO;
+  char err[512];
+  int rc = cal_write_atomic(path, buf, len, err, sizeof err);
+  if (rc < 0)
+    fprintf(stderr, PROG ": %s\n", err);
+  return rc;
 }
 
 int cal_cmd_peak(int argc, char **argv) {

@@ -223,30 +223,27 @@ int cal_profile_load(const char *path, cal_profile_t **out, char *err,
   return 0;
 }
 
-int cal_json_write_atomic(const json_t *root, const char *path, char *err,
-                          size_t errlen) {
-  const size_t flags = JSON_INDENT(2) | JSON_REAL_PRECISION(10);
+int cal_write_atomic(const char *path, const char *buf, size_t len,
+                     char *err, size_t errlen) {
   if (strcmp(path, "-") == 0) {
-    if (json_dumpf(root, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
-        fflush(stdout) != 0) {
+    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
       snprintf(err, errlen, "cannot write to standard output");
       return CAL_EIO;
     }
     return 0;
   }
-  char *tmp = NULL;
-  int fd = -1;
+  size_t tlen = strlen(path) + 16;
+  char *tmp = malloc(tlen);
   FILE *f = NULL;
-  size_t len = strlen(path) + 32;
-  tmp = malloc(len);
+  int fd = -1;
   if (!tmp) {
     snprintf(err, errlen, "out of memory");
     return CAL_ENOMEM;
   }
-  snprintf(tmp, len, "%s.tmp.XXXXXX", path);
+  snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
   fd = mkstemp(tmp);
   if (fd < 0) {
-    snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
     free(tmp);
     return CAL_EIO;
   }
@@ -255,15 +252,11 @@ int cal_json_write_atomic(const json_t *root, const char *path, char *err,
   if (!f)
     goto fail;
   fd = -1; /* owned by f from here */
-  if (json_dumpf(root, f, flags) < 0 || fputc('\n', f) == EOF ||
-      fflush(f) != 0 || fsync(fileno(f)) != 0)
+  if (fwrite(buf, 1, len, f) != len || fflush(f) != 0 || fsync(fileno(f)) != 0)
     goto fail;
-  if (fclose(f) != 0) {
-    f = NULL;
-    goto fail;
-  }
+  int closed = fclose(f);
   f = NULL;
-  if (rename(tmp, path) != 0)
+  if (closed != 0 || rename(tmp, path) != 0)
     goto fail;
   free(tmp);
   return 0;
@@ -276,6 +269,29 @@ fail:
   unlink(tmp);
   free(tmp);
   return CAL_EIO;
+}
+
+int cal_json_write_atomic(const json_t *root, const char *path, char *err,
+                          size_t errlen) {
+  char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+  if (!text) {
+    snprintf(err, errlen, "out of memory");
+    return CAL_ENOMEM;
+  }
+  size_t len = strlen(text);
+  text[len] = '\0';
+  /* one trailing newline, like a text file */
+  char *withnl = realloc(text, len + 2);
+  if (!withnl) {
+    free(text);
+    snprintf(err, errlen, "out of memory");
+    return CAL_ENOMEM;
+  }
+  withnl[len] = '\n';
+  withnl[len + 1] = '\0';
+  int rc = cal_write_atomic(path, withnl, len + 1, err, errlen);
+  free(withnl);
+  return rc;
 }
 
 static int each_point(const char *section, json_t *node, cal_point_visit_fn fn,
@@ -312,4 +328,12 @@ int cal_profile_each_point(const json_t *root, cal_point_visit_fn fn,
     }
   }
   return 0;
+}
+
+json_t *cal_stats_json(const cal_summary_t *s, int unstable) {
+  return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
+                   "n", (json_int_t)s->n, "median", s->median, "mean", s->mean,
+                   "min", s->min, "max", s->max, "stddev", s->stddev, "mad",
+                   s->mad, "cv", s->cv, "ci_low", s->ci_low, "ci_high",
+                   s->ci_high, "ci_level", s->ci_level, "unstable", unstable);
 }

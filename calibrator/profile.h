@@ -29,6 +29,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "stats.h"
+
 #define CAL_PROFILE_SCHEMA "calibrate-profile/1"
 
 typedef struct cal_profile {
@@ -47,11 +49,22 @@ int cal_profile_validate(const json_t *root, char *err, size_t errlen);
 /* Accepts NULL. */
 void cal_profile_free(cal_profile_t *p);
 
+/* Write len bytes of buf atomically: a temporary file in the target's
+ * directory, fsync, rename; "-" writes to stdout.  Nothing is left behind
+ * on failure.  CAL_EIO (or CAL_ENOMEM) with err filled. */
+int cal_write_atomic(const char *path, const char *buf, size_t len,
+                     char *err, size_t errlen);
+
 /* Write JSON atomically: a temporary file in the target's directory, fsync,
  * rename.  path "-" writes to stdout.  Nothing is left behind on failure.
  * CAL_EIO with err filled on failure. */
 int cal_json_write_atomic(const json_t *root, const char *path, char *err,
                           size_t errlen);
+
+/* The "stats" object of a point: n, median, mean, min, max, stddev, mad,
+ * cv, ci_low, ci_high, ci_level, unstable.  New reference, NULL on
+ * allocation failure. */
+json_t *cal_stats_json(const cal_summary_t *s, int unstable);
 
 /* Walk every measured point (an object with "id" and "metric") in the
  * profile's sections, in document order. */

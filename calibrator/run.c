@@ -156,13 +156,6 @@ int cal_run_points(cal_run_t *r, const cal_kernel_t *const *k,
   return 0;
 }
 
-json_t *cal_stats_json(const cal_summary_t *s, int unstable) {
-  return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
-                   "n", (json_int_t)s->n, "median", s->median, "mean", s->mean,
-                   "min", s->min, "max", s->max, "stddev", s->stddev, "mad",
-                   s->mad, "cv", s->cv, "ci_low", s->ci_low, "ci_high",
-                   s->ci_high, "ci_level", s->ci_level, "unstable", unstable);
-}
 
 static json_t *array_of(const double *x, size_t n, double scale) {
   json_t *a = json_array();

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "harness.h"
 #include "hwinfo.h"
+#include "profile.h"
 #include "roofline.h"
 #include "threads.h"
 
@@ -127,8 +128,6 @@ json_t *cal_metric_json(const char *id, const char *metric,
                         int higher_is_better, const double *samples,
                         const cal_summary_t *sum, int unstable,
                         const cal_measurement_t *m);
-/* Summary statistics object. */
-json_t *cal_stats_json(const cal_summary_t *s, int unstable);
 
 /* Parse the options every measuring command shares into r, read the
  * machine and prepare threads.  Returns -1 to go on, -2 for --help, -3 for

@@ -24,6 +24,26 @@ typedef struct {
   double step_s;     /* median time of one step */
 } sweep_pt_t;
 
+/* The curve as the analysis reads it (samples borrowed); free() it.
+ * Anything but a measured point counts as skipped. */
+static cal_curve_point_t *curve_of(const sweep_pt_t *pts, size_t n) {
+  cal_curve_point_t *cp = calloc(n ? n : 1, sizeof *cp);
+  for (size_t j = 0; cp && j < n; j++) {
+    cp[j].batch_size = pts[j].batch;
+    cp[j].status = pts[j].status == CAL_POINT_OK ? CAL_POINT_OK : CAL_POINT_SKIPPED;
+    cp[j].samples = pts[j].samples;
+    cp[j].n = pts[j].n;
+  }
+  return cp;
+}
+
+static void peak_opts(const cal_run_t *r, cal_peak_opts_t *po) {
+  cal_peak_opts_default(po);
+  po->tolerance = r->sweep.tolerance;
+  po->policy = (cal_peak_policy_t)r->sweep.policy;
+  po->ci_level = r->hcfg.ci_level;
+}
+
 static double point_cost(const cal_harness_cfg_t *h, double run_s) {
   double per_sample = run_s > h->min_sample_s ? run_s : h->min_sample_s;
   return h->warmup_s + 3 * run_s + (h->samples + 2) * per_sample;
@@ -315,20 +335,13 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
 
     /* at the end of the list, extend while the curve still rises */
     if (i + 1 == nlist && !blocked && o->extend) {
-      cal_curve_point_t *cp = calloc(npts, sizeof *cp);
+      cal_curve_point_t *cp = curve_of(pts, npts);
       if (!cp) {
         rc = CAL_ENOMEM;
         goto out;
       }
-      for (size_t j = 0; j < npts; j++) {
-        cp[j].batch_size = pts[j].batch;
-        cp[j].status = pts[j].status == CAL_POINT_OK ? CAL_POINT_OK : CAL_POINT_SKIPPED;
-        cp[j].samples = pts[j].samples;
-        cp[j].n = pts[j].n;
-      }
       cal_peak_opts_t po;
-      cal_peak_opts_default(&po);
-      po.tolerance = o->tolerance;
+      peak_opts(r, &po);
       int more = cal_sweep_should_extend(cp, npts, &po);
       free(cp);
       if (more > 0 && b * 2 <= o->max_batch && nlist < cap) {
@@ -344,22 +357,13 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
   }
 
   /* analysis */
-  cal_curve_point_t *cp = calloc(npts ? npts : 1, sizeof *cp);
+  cal_curve_point_t *cp = curve_of(pts, npts);
   if (!cp) {
     rc = CAL_ENOMEM;
     goto out;
   }
-  for (size_t j = 0; j < npts; j++) {
-    cp[j].batch_size = pts[j].batch;
-    cp[j].status = pts[j].status == CAL_POINT_OK ? CAL_POINT_OK : CAL_POINT_SKIPPED;
-    cp[j].samples = pts[j].samples;
-    cp[j].n = pts[j].n;
-  }
   cal_peak_opts_t po;
-  cal_peak_opts_default(&po);
-  po.tolerance = o->tolerance;
-  po.policy = (cal_peak_policy_t)o->policy;
-  po.ci_level = r->hcfg.ci_level;
+  peak_opts(r, &po);
   rc = cal_peak_analyze(cp, npts, &po, &res);
   free(cp);
   if (rc < 0)

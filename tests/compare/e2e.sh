@@ -83,8 +83,8 @@ badinput)
   expect 2 "unknown option" "$CAL" compare --bogus base.json base.json
   expect 2 "needs a value" "$CAL" compare base.json base.json --alpha
   expect 0 "usage" "$CAL" compare --help
-  expect 2 "cannot create" "$CAL" compare -o no/such/dir/r.txt base.json base.json
-  expect 2 "cannot create" "$CAL" export --format bmf -o no/such/dir/r.json base.json
+  expect 2 "cannot write" "$CAL" compare -o no/such/dir/r.txt base.json base.json
+  expect 2 "cannot write" "$CAL" export --format bmf -o no/such/dir/r.json base.json
   expect 2 "not valid JSON" "$CAL" export --format bmf corrupt.json
   expect 2 "format" "$CAL" export --format csv base.json
   expect 2 "no --format" "$CAL" export base.json
