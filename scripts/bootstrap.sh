@@ -4,6 +4,8 @@
 #   scripts/bootstrap.sh run [calibrate options]   install, build (Release), run
 #   scripts/bootstrap.sh test                      install, build normal and
 #                                                  ASan+UBSan, run every test
+#   scripts/bootstrap.sh build                     install, build (Release) into
+#                                                  build/, run nothing (CI)
 #
 # Installs only the packages that are missing (apt-get; sudo when not root).
 set -euo pipefail
@@ -45,6 +47,10 @@ case "$mode" in
     build build -DCMAKE_BUILD_TYPE=Release
     exec ./build/calibrator/calibrate "$@"
     ;;
+  build)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=Release
+    ;;
   test)
     install_missing
     build build -DCMAKE_BUILD_TYPE=Release
@@ -53,7 +59,7 @@ case "$mode" in
     (cd build-asan && ctest --output-on-failure)
     ;;
   *)
-    echo "usage: scripts/bootstrap.sh run [calibrate options] | test" >&2
+    echo "usage: scripts/bootstrap.sh run [calibrate options] | test | build" >&2
     exit 2
     ;;
 esac
