@@ -319,10 +319,12 @@ static void print_limits(cal_run_t *r, FILE *out) {
       if (!json_is_string(json_object_get(p, "level")))
         continue; /* the staircase is for the plot */
       const char *st = json_string_value(json_object_get(p, "status"));
-      fprintf(out, "  %-36s %-7s %9.1f MiB %4lld  ",
+      double ws = json_number_value(json_object_get(p, "working_set_bytes"));
+      fprintf(out, "  %-36s %-7s %9.1f %s %4lld  ",
               json_string_value(json_object_get(p, "kernel")),
               json_string_value(json_object_get(p, "level")),
-              json_number_value(json_object_get(p, "working_set_bytes")) / 1048576.0,
+              ws >= 1048576.0 ? ws / 1048576.0 : ws / 1024.0,
+              ws >= 1048576.0 ? "MiB" : "KiB",
               (long long)json_integer_value(json_object_get(p, "threads")));
       if (strcmp(st, "ok") == 0)
         fprintf(out, "%6.1f%s\n", json_number_value(json_object_get(p, "gbps")),
