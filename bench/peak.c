@@ -241,7 +241,20 @@ int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
   int rc = cal_peak_analyze(pts, n, opts, &r);
   if (rc < 0)
     return rc;
+  /* Trying one more batch is cheap (the sweep bounds it by memory and
+   * time), so extend on the medians alone: while the largest measured
+   * batch is the peak and rose by more than the tolerance over the point
+   * before it, even when noise makes the two CIs overlap (the shape then
+   * still says "plateau": it is the noise-aware verdict). */
   int extend = r->shape == CAL_SHAPE_RISING || r->shape == CAL_SHAPE_SINGLE;
+  if (!extend && r->n_ok >= 2 && isfinite(r->rise_pct) &&
+      r->rise_pct > 100.0 * r->tolerance) {
+    const cal_peak_point_t *last = NULL;
+    for (size_t i = 0; i < r->n; i++)
+      if (r->points[i].status == CAL_POINT_OK)
+        last = &r->points[i];
+    extend = last && last->is_peak;
+  }
   cal_peak_result_free(r);
   return extend;
 }

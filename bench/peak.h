@@ -114,7 +114,10 @@ void cal_peak_result_free(cal_peak_result_t *r);
 
 /* Whether a batch sweep whose points so far are pts[0..n-1] should try a
  * larger batch: 1 when the curve is still rising at its largest measured
- * batch (shape "rising") or only one point has been measured; 0 otherwise
+ * batch (shape "rising"), when only one point has been measured, or when
+ * the largest batch is the peak and its median rose by more than the
+ * tolerance over the previous point even though noise makes their CIs
+ * overlap (one more point is cheap; the shape stays noise-aware); 0 otherwise
  * (including when nothing was measured: skipped points are no evidence of
  * a rise; whether to go past a skipped point is the sweep's decision).
  * Negative CAL_E* on invalid input, as cal_peak_analyze. */

@@ -212,12 +212,22 @@ static void noisy_tie(void **state) {
   assert_int_equal(r->shape, CAL_SHAPE_PLATEAU);
   cal_peak_result_free(r);
 
-  /* and a rise inside the noise is not "rising" */
+  /* and a rise inside the noise is not "rising"; the sweep still tries one
+   * more batch, because the medians rose by more than the tolerance */
   const cal_curve_point_t rise[] = {
       {8, CAL_POINT_OK, wide, 10},
       {16, CAL_POINT_OK, s8, 10},
   };
-  assert_int_equal(cal_sweep_should_extend(rise, 2, NULL), 0);
+  r = analyze(rise, 2, NULL);
+  assert_int_equal(r->shape, CAL_SHAPE_PLATEAU);
+  cal_peak_result_free(r);
+  assert_int_equal(cal_sweep_should_extend(rise, 2, NULL), 1);
+  /* not when the last point is below the peak */
+  const cal_curve_point_t fall[] = {
+      {8, CAL_POINT_OK, s8, 10},
+      {16, CAL_POINT_OK, wide, 10},
+  };
+  assert_int_equal(cal_sweep_should_extend(fall, 2, NULL), 0);
 }
 
 static void single_point_and_skipped(void **state) {
