@@ -38,7 +38,7 @@ typedef struct {
 
 static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
                  double budget, json_t *points, sweep_result_t *res) {
-  double t0 = cal_now(), last_run_s = 0;
+  double t0 = cal_now(), last_run_s = 0, lead = 0, best_low = 0;
   int64_t last_n = 0;
   int since_best = 0;
   memset(res, 0, sizeof *res);
@@ -76,6 +76,7 @@ static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
     json_array_append_new(points, o);
     int status = pt.status;
     double g = status == CAL_POINT_OK ? pt.gflops_sum.median : 0;
+    double lo = status == CAL_POINT_OK ? pt.gflops_sum.ci_low : 0;
     last_run_s = status == CAL_POINT_OK ? pt.m.time.median : 0;
     cal_point_free(&pt);
     if (status == CAL_POINT_SKIPPED) {
@@ -87,12 +88,18 @@ static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
       break;
     }
     last_n = n;
-    if (g > res->best_gflops * (1.0 + GEMM_GAIN) || res->best_gflops == 0) {
+    /* the plateau is judged on medians ... */
+    if (g > lead * (1.0 + GEMM_GAIN) || lead == 0) {
       since_best = 0;
     } else if (++since_best >= GEMM_PATIENCE && n >= GEMM_MIN_PLATEAU_N) {
       res->stop = "plateau";
     }
-    if (g > res->best_gflops) {
+    if (g > lead)
+      lead = g;
+    /* ... the best size on the lower end of the median's CI, so that one
+     * lucky point with a wide spread does not win */
+    if (lo > best_low) {
+      best_low = lo;
       res->best_gflops = g;
       res->best_n = n;
       snprintf(res->best_id, sizeof res->best_id, "%s", id);
@@ -103,9 +110,9 @@ static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
   return 0;
 }
 
-/* The best size of a sweep is the maximum of several noisy medians, which
- * is biased upward (the winner's curse).  Measure that size once more and
- * report the new, independent median as the sweep's figure. */
+/* The best size of a sweep is picked among several noisy measurements,
+ * which biases its figure upward (the winner's curse).  Measure that size
+ * once more and report the new, independent median as the sweep's figure. */
 static int confirm(cal_run_t *r, const cal_kernel_t *k, int threads,
                    json_t *points, sweep_result_t *res) {
   int64_t n = res->best_n;
