@@ -2,6 +2,7 @@
  * and the thread-scaling curve. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cal_err.h"
@@ -111,8 +112,10 @@ static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
 }
 
 /* The best size of a sweep is picked among several noisy measurements,
- * which biases its figure upward (the winner's curse).  Measure that size
- * once more and report the new, independent median as the sweep's figure. */
+ * which biases its figure upward (the winner's curse), and on a shared
+ * machine one measurement can fall in a slow or a fast spell.  Measure
+ * that size once more, later, and report the median of both measurements'
+ * samples as the sweep's figure. */
 static int confirm(cal_run_t *r, const cal_kernel_t *k, int threads,
                    json_t *points, sweep_result_t *res) {
   int64_t n = res->best_n;
@@ -136,11 +139,31 @@ static int confirm(cal_run_t *r, const cal_kernel_t *k, int threads,
   json_object_set_new(o, "n", json_integer(n));
   json_object_set_new(o, "k", json_integer(n));
   json_object_set_new(o, "confirms", json_string(res->best_id));
-  json_array_append_new(points, o);
   if (pt.status == CAL_POINT_OK) {
-    res->best_gflops = pt.gflops_sum.median;
+    /* pool with the sweep's samples of the same size */
+    json_t *first = NULL, *q;
+    size_t i;
+    json_array_foreach(points, i, q) {
+      const char *qid = json_string_value(json_object_get(q, "id"));
+      if (qid && strcmp(qid, res->best_id) == 0)
+        first = json_object_get(q, "samples_gflops");
+    }
+    size_t n1 = json_array_size(first), n2 = pt.m.n;
+    double *all = malloc((n1 + n2) * sizeof *all);
+    if (!all) {
+      json_decref(o);
+      cal_point_free(&pt);
+      return CAL_ENOMEM;
+    }
+    for (i = 0; i < n1; i++)
+      all[i] = json_number_value(json_array_get(first, i));
+    memcpy(all + n1, pt.gflops, n2 * sizeof *all);
+    res->best_gflops = cal_median(all, n1 + n2);
+    free(all);
+    json_object_set_new(o, "pooled_gflops", json_real(res->best_gflops));
     snprintf(res->best_id, sizeof res->best_id, "%s", id);
   }
+  json_array_append_new(points, o);
   cal_point_free(&pt);
   return 0;
 }

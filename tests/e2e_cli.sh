@@ -52,7 +52,7 @@ $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/quick.json" gemm scaling \
   && ok || bad "quick profile does not validate"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
 $PY - "$TMP/quick.json" <<'PY' && ok || bad "top-level keys of the quick profile"
-import json, sys
+import json, statistics, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "calibrate-profile/1"
 assert d["gflops"] > 0 and d["gflops_per_core"] > 0
@@ -67,7 +67,9 @@ for threads, key in ((t, "gflops"), (1, "gflops_per_core")):
     sw = [s for s in d["gemm"]["sweeps"] if s["dtype"] == "fp32" and s["threads"] == threads][0]
     best = byid[sw["best_id"]]
     assert best["id"].endswith("/confirm"), best["id"]
-    assert abs(d[key] - best["gflops"]) < 1e-6
+    first = byid[best["confirms"]]
+    pooled = statistics.median(first["samples_gflops"] + best["samples_gflops"])
+    assert abs(d[key] - pooled) < 1e-6 * pooled and abs(best["pooled_gflops"] - pooled) < 1e-6 * pooled
     # the confirmed size is the one whose median CI starts highest
     sizes = [p for p in pts if p["threads"] == threads and not p["id"].endswith("/confirm")]
     lead = max(sizes, key=lambda p: p["stats"]["ci_low"])
