@@ -219,16 +219,6 @@ fail:
   return NULL;
 }
 
-/* The top-level figures planners read; no samples, ratio only. */
-static const struct {
-  const char *key;
-  int higher_is_better;
-} top_figures[] = {
-    {"gflops", 1},
-    {"gflops_per_core", 1},
-    {"throughput", 1},
-    {"latency_ms", 0},
-};
 
 /* Record a point found in both profiles but not compared: "<what> A in
  * base, B in new". */
@@ -305,15 +295,15 @@ int cal_compare_profiles(const json_t *base, const json_t *newp,
       goto out;
   }
 
-  for (i = 0; i < sizeof top_figures / sizeof top_figures[0]; i++) {
-    double a = get_num(base, top_figures[i].key), b = get_num(newp, top_figures[i].key);
+  for (i = 0; i < CAL_NTOP_FIGURES; i++) {
+    double a = get_num(base, cal_top_figures[i].key), b = get_num(newp, cal_top_figures[i].key);
     if (!isfinite(a) || !isfinite(b))
       continue;
     if (json_array_append_new(
             tops, json_pack("{s:s, s:f, s:f, s:o, s:b, s:s}", "key",
-                            top_figures[i].key, "base", a, "new", b, "ratio",
+                            cal_top_figures[i].key, "base", a, "new", b, "ratio",
                             num(a != 0 ? b / a : NAN), "higher_is_better",
-                            top_figures[i].higher_is_better, "verdict",
+                            cal_top_figures[i].higher_is_better, "verdict",
                             cal_verdict_name(CAL_VERDICT_INFO))))
       goto out;
   }

@@ -28,16 +28,6 @@ static const char *unit_of(const char *metric) {
   return metric;
 }
 
-/* The top-level figures and their direction. */
-static const struct {
-  const char *key;
-  int higher_is_better;
-} top_figures[] = {
-    {"gflops", 1},
-    {"gflops_per_core", 1},
-    {"throughput", 1},
-    {"latency_ms", 0},
-};
 
 typedef struct export_ctx {
   json_t *out;
@@ -117,10 +107,10 @@ json_t *cal_export_bmf(const json_t *profile) {
   json_t *top = json_object();
   if (!top)
     c.failed = 1;
-  for (size_t i = 0; top && i < sizeof top_figures / sizeof top_figures[0]; i++) {
-    json_t *v = json_object_get(profile, top_figures[i].key);
+  for (size_t i = 0; top && i < CAL_NTOP_FIGURES; i++) {
+    json_t *v = json_object_get(profile, cal_top_figures[i].key);
     if (json_is_number(v) &&
-        json_object_set_new(top, top_figures[i].key, json_pack("{s:O}", "value", v)))
+        json_object_set_new(top, cal_top_figures[i].key, json_pack("{s:O}", "value", v)))
       c.failed = 1;
   }
   if (top && json_object_size(top))
@@ -138,15 +128,15 @@ json_t *cal_export_gab(const json_t *profile, int bigger) {
   if (!c.out)
     return NULL;
   cal_profile_each_point(profile, visit, &c);
-  for (size_t i = 0; i < sizeof top_figures / sizeof top_figures[0]; i++) {
-    json_t *v = json_object_get(profile, top_figures[i].key);
-    if (!json_is_number(v) || top_figures[i].higher_is_better != c.bigger)
+  for (size_t i = 0; i < CAL_NTOP_FIGURES; i++) {
+    json_t *v = json_object_get(profile, cal_top_figures[i].key);
+    if (!json_is_number(v) || cal_top_figures[i].higher_is_better != c.bigger)
       continue;
     char name[64];
-    snprintf(name, sizeof name, "profile/%s", top_figures[i].key);
+    snprintf(name, sizeof name, "profile/%s", cal_top_figures[i].key);
     if (json_array_append_new(
             c.out, json_pack("{s:s, s:s, s:O, s:s}", "name", name, "unit",
-                             unit_of(top_figures[i].key), "value", v, "extra",
+                             unit_of(cal_top_figures[i].key), "value", v, "extra",
                              "top-level figure")))
       c.failed = 1;
   }

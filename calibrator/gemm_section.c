@@ -30,6 +30,21 @@ static double point_cost(const cal_harness_cfg_t *h, double run_s) {
   return h->warmup_s + 2 * run_s + (h->samples + 2) * per_sample;
 }
 
+/* The JSON of a square GEMM point: id "gemm/<dtype>/NxNxN/t<threads>"
+ * plus suffix (e.g. "/confirm"), and m, n, k.  NULL when out of memory. */
+static json_t *gemm_point_json(const cal_point_t *pt, int64_t n, int threads,
+                               const char *suffix, char *id, size_t idlen) {
+  snprintf(id, idlen, "gemm/%s/%lldx%lldx%lld/t%d%s", pt->kernel->dtype,
+           (long long)n, (long long)n, (long long)n, threads, suffix);
+  json_t *o = cal_point_json(pt, id, "gflops");
+  if (o) {
+    json_object_set_new(o, "m", json_integer(n));
+    json_object_set_new(o, "n", json_integer(n));
+    json_object_set_new(o, "k", json_integer(n));
+  }
+  return o;
+}
+
 typedef struct {
   const char *stop;
   int64_t best_n;
@@ -63,17 +78,12 @@ static int sweep(cal_run_t *r, const cal_kernel_t *k, int threads,
     int rc = cal_run_point(r, k, &p, &pt);
     if (rc < 0)
       return rc;
-    char id[96];
-    snprintf(id, sizeof id, "gemm/%s/%lldx%lldx%lld/t%d", k->dtype,
-             (long long)n, (long long)n, (long long)n, threads);
-    json_t *o = cal_point_json(&pt, id, "gflops");
+    char id[112];
+    json_t *o = gemm_point_json(&pt, n, threads, "", id, sizeof id);
     if (!o) {
       cal_point_free(&pt);
       return CAL_ENOMEM;
     }
-    json_object_set_new(o, "m", json_integer(n));
-    json_object_set_new(o, "n", json_integer(n));
-    json_object_set_new(o, "k", json_integer(n));
     json_array_append_new(points, o);
     int status = pt.status;
     double g = status == CAL_POINT_OK ? pt.gflops_sum.median : 0;
@@ -128,16 +138,11 @@ static int confirm(cal_run_t *r, const cal_kernel_t *k, int threads,
   if (rc < 0)
     return rc;
   char id[112];
-  snprintf(id, sizeof id, "gemm/%s/%lldx%lldx%lld/t%d/confirm", k->dtype,
-           (long long)n, (long long)n, (long long)n, threads);
-  json_t *o = cal_point_json(&pt, id, "gflops");
+  json_t *o = gemm_point_json(&pt, n, threads, "/confirm", id, sizeof id);
   if (!o) {
     cal_point_free(&pt);
     return CAL_ENOMEM;
   }
-  json_object_set_new(o, "m", json_integer(n));
-  json_object_set_new(o, "n", json_integer(n));
-  json_object_set_new(o, "k", json_integer(n));
   json_object_set_new(o, "confirms", json_string(res->best_id));
   if (pt.status == CAL_POINT_OK) {
     /* pool with the sweep's samples of the same size */
@@ -191,17 +196,12 @@ static int fixed_sizes(cal_run_t *r, const cal_kernel_t *k, int threads,
   int rc = cal_run_points(r, ks, ps, NCI, pts, what);
   for (size_t i = 0; rc == 0 && i < NCI; i++) {
     int64_t n = ci_sizes[i];
-    char id[96];
-    snprintf(id, sizeof id, "gemm/%s/%lldx%lldx%lld/t%d", k->dtype,
-             (long long)n, (long long)n, (long long)n, threads);
-    json_t *o = cal_point_json(&pts[i], id, "gflops");
+    char id[112];
+    json_t *o = gemm_point_json(&pts[i], n, threads, "", id, sizeof id);
     if (!o) {
       rc = CAL_ENOMEM;
       break;
     }
-    json_object_set_new(o, "m", json_integer(n));
-    json_object_set_new(o, "n", json_integer(n));
-    json_object_set_new(o, "k", json_integer(n));
     json_array_append_new(points, o);
     if (pts[i].status == CAL_POINT_OK && pts[i].gflops_sum.median > res->best_gflops) {
       res->best_gflops = pts[i].gflops_sum.median;

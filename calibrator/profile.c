@@ -11,6 +11,13 @@
 
 #include "cal_err.h"
 
+const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES] = {
+    {"gflops", 1},
+    {"gflops_per_core", 1},
+    {"throughput", 1},
+    {"latency_ms", 0},
+};
+
 void cal_profile_free(cal_profile_t *p) {
   if (!p)
     return;

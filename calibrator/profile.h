@@ -33,6 +33,16 @@
 
 #define CAL_PROFILE_SCHEMA "calibrate-profile/1"
 
+/* The top-level figures planners read, with their direction; they have no
+ * samples (compare reports their ratio only).  The table belongs to the
+ * library. */
+typedef struct cal_top_figure {
+  const char *key;
+  int higher_is_better;
+} cal_top_figure_t;
+#define CAL_NTOP_FIGURES 4
+extern const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES];
+
 typedef struct cal_profile {
   json_t *root; /* owned by the profile */
   char *path;   /* where it was read from; owned */
