@@ -61,6 +61,26 @@ expect_exit 0 "batch range" "$CAL" --sweep-batch "${FAST[@]}" --mode decode --ba
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["decode"]; assert [p["batch_size"] for p in m["points"]]==[1,2,4], m["points"]' "$TMP/r.json" \
   && ok || bad "--batches 1-4*2 did not give 1,2,4"
 
+# --ci: fixed GEMM sizes and batch list, samples pooled over interleaved
+# rounds (kept small here: 2 rounds of 2 samples, one thread)
+expect_exit 0 "--ci" "$CAL" --ci --threads 1 --budget-scale 0.1 --samples 2 --rounds 2 --min-time 0.002 --preset tiny --no-progress -o "$TMP/ci.json"
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/ci.json" gemm attention batch_sweep \
+  && ok || bad "--ci profile does not validate"
+$PY - "$TMP/ci.json" <<'PY' && ok || bad "--ci settings and pooled samples"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["settings"]
+assert s["ci"] is True and s["rounds"] == 2 and s["samples"] == 2
+assert "scaling" not in d
+gemm = [p for p in d["gemm"]["points"] if p["status"] == "ok"]
+assert sorted({p["n"] for p in gemm}) == [256, 1024, 2048]
+assert all(p["stats"]["n"] == 4 and len(p["samples_gflops"]) == 4 for p in gemm)
+assert all(sw["stop_reason"] == "fixed sizes (--ci)" for sw in d["gemm"]["sweeps"])
+pre = d["batch_sweep"]["modes"]["prefill"]
+assert [p["batch_size"] for p in pre["points"]] == [1, 2, 4, 8, 16]
+assert not any(p["kernel"] == "attn_ref" for p in d["attention"]["points"])
+PY
+
 # bad sweep options
 expect_usage "--batches 0" "$CAL" --sweep-batch --batches 0 -o "$TMP/x.json"
 expect_usage "--batches descending" "$CAL" --sweep-batch --batches 64-8*2 -o "$TMP/x.json"
