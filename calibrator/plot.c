@@ -515,7 +515,8 @@ static int collect_gemm(ctx_t *c, series_set_t *set) {
     size_t i;
     json_t *pt;
     json_array_foreach(pts, i, pt) {
-      if (!point_ok(pt))
+      /* a confirmation re-measures a size already on the curve */
+      if (!point_ok(pt) || json_object_get(pt, "confirms"))
         continue;
       double m = num(pt, "m", NAN), n = num(pt, "n", NAN), k = num(pt, "k", NAN);
       double g = num(pt, "gflops", NAN);
