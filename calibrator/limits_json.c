@@ -15,6 +15,7 @@
  * roofline: derived only (no points): see limits_json.h. */
 #include "limits_json.h"
 #include "profile.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,13 +48,6 @@ static json_t *real_array(const double *x, size_t n, double scale) {
 }
 
 
-static const char *status_name(cal_point_status_t st) {
-  switch (st) {
-  case CAL_POINT_OK: return "ok";
-  case CAL_POINT_SKIPPED: return "skipped";
-  default: return "failed";
-  }
-}
 
 const char *cal_limits_metric(const cal_point_t *pt) {
   if (pt->kernel && strcmp(pt->kernel->family, "stream") == 0)
@@ -69,47 +63,9 @@ static int threads_of(const cal_point_t *pt) {
 
 json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
                               const char *metric) {
-  int ok = 1;
   if (!pt || !pt->kernel || !id)
     return NULL;
-  if (!metric)
-    metric = cal_limits_metric(pt);
-  json_t *o = json_object();
-  if (!o)
-    return NULL;
-  put(o, "id", json_string(id), &ok);
-  put(o, "status", json_string(status_name(pt->status)), &ok);
-  if (pt->status != CAL_POINT_OK)
-    put(o, "reason", json_string(pt->reason), &ok);
-  put(o, "kernel", json_string(pt->kernel->name), &ok);
-  put(o, "dtype", json_string(pt->kernel->dtype), &ok);
-  put(o, "variant", json_string(pt->variant), &ok);
-  put(o, "threads", json_integer(threads_of(pt)), &ok);
-  put(o, "pinned", json_boolean(pt->pinned), &ok);
-  put(o, "metric", json_string(metric), &ok);
-  put(o, "higher_is_better", json_true(), &ok);
-  if (pt->status == CAL_POINT_OK) {
-    const double *rate = strcmp(metric, "gbps") == 0 ? pt->gbps : pt->gflops;
-    const cal_summary_t *sum =
-        strcmp(metric, "gbps") == 0 ? &pt->gbps_sum : &pt->gflops_sum;
-    if (!rate) { /* the kernel has no such work: not this metric's point */
-      json_decref(o);
-      return NULL;
-    }
-    char key[64];
-    snprintf(key, sizeof key, "samples_%s", metric);
-    put(o, metric, json_real(sum->median), &ok);
-    put(o, key, real_array(rate, pt->m.n, 1.0), &ok);
-    put(o, "stats", cal_stats_json(sum, pt->m.unstable), &ok);
-    put(o, "samples_ms", real_array(pt->m.samples_s, pt->m.n, 1e3), &ok);
-    put(o, "time_ms", json_real(pt->m.time.median * 1e3), &ok);
-    put(o, "iters", json_integer((json_int_t)pt->m.iters), &ok);
-  }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_point_json(pt, id, metric ? metric : cal_limits_metric(pt));
 }
 
 static json_t *clock_json(const cal_clock_t *c) {

@@ -188,12 +188,14 @@ json_t *cal_metric_json(const char *id, const char *metric,
 json_t *cal_point_json(const cal_point_t *pt, const char *id,
                        const char *metric) {
   json_t *o;
+  /* "gbps" is the bandwidth rate; any other metric ("gflops", "gops") is
+   * the work rate the kernel's flops() counts */
+  int gb = strcmp(metric, "gbps") == 0;
   if (pt->status != CAL_POINT_OK) {
     o = json_pack("{s:s, s:s, s:s}", "id", id, "status",
                   pt->status == CAL_POINT_SKIPPED ? "skipped" : "failed",
                   "reason", pt->reason);
   } else {
-    int gb = strcmp(metric, "gbps") == 0;
     const double *s = gb ? pt->gbps : pt->gflops;
     const cal_summary_t *sum = gb ? &pt->gbps_sum : &pt->gflops_sum;
     if (!s)
@@ -209,7 +211,8 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
   json_object_set_new(o, "kernel", json_string(pt->kernel->name));
   json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
   json_object_set_new(o, "variant", json_string(pt->variant));
-  json_object_set_new(o, "threads", json_integer(pt->params.threads));
+  json_object_set_new(o, "threads",
+                      json_integer(pt->params.threads > 0 ? pt->params.threads : 1));
   json_object_set_new(o, "pinned", json_boolean(pt->pinned));
   json_object_set_new(o, "flops_per_run", json_real(pt->flops));
   json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));

@@ -118,7 +118,8 @@ int cal_run_points(cal_run_t *r, const cal_kernel_t *const *k,
                    const char *what);
 
 /* JSON of a measured point (see profile.h): id, status, reason, metric and
- * its samples/stats, time samples.  metric is "gflops" or "gbps".
+ * its samples/stats, time samples.  metric is "gbps" for the bandwidth
+ * rate, else the name of the work rate ("gflops", "gops" for int8).
  * New reference; NULL on allocation failure. */
 json_t *cal_point_json(const cal_point_t *pt, const char *id,
                        const char *metric);
