@@ -397,6 +397,8 @@ static void print_table(cal_run_t *r, FILE *out) {
             json_integer_value(json_object_get(p, "threads")) != th)
           continue;
         const char *pst = json_string_value(json_object_get(p, "status"));
+        if (json_object_get(p, "confirms"))
+          fprintf(out, " | again");
         if (strcmp(pst, "ok") == 0)
           fprintf(out, " %lld:%.0f%s",
                   (long long)json_integer_value(json_object_get(p, "n")),
