@@ -5,7 +5,7 @@
 
 #include "cal_err.h"
 #include "cal_isa.h"
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "timer.h"
 
 double cal_clock_ghz_from_chain(double adds, double latency_cycles,

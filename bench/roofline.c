@@ -10,11 +10,11 @@
 static const char *const dtype_names[CAL_DT_COUNT] = {"fp64", "fp32", "bf16",
                                                        "int8"};
 
-const char *cal_peak_dtype_name(int dt) {
+const char *cal_ceiling_dtype_name(int dt) {
   return dt >= 0 && dt < CAL_DT_COUNT ? dtype_names[dt] : "?";
 }
 
-int cal_peak_dtype_parse(const char *name, int *dt) {
+int cal_ceiling_dtype_parse(const char *name, int *dt) {
   for (int i = 0; i < CAL_DT_COUNT; i++)
     if (strcmp(name, dtype_names[i]) == 0) {
       *dt = i;
@@ -37,7 +37,7 @@ double cal_ops_per_instr(int dt, int bits) {
   }
 }
 
-int cal_peak_model_init(cal_peak_model_t *m, int variant, uint32_t f,
+int cal_theory_init(cal_theory_t *m, int variant, uint32_t f,
                         double ghz, int cores) {
   memset(m, 0, sizeof *m);
   if (!(ghz > 0) || cores < 1)
@@ -64,7 +64,7 @@ int cal_peak_model_init(cal_peak_model_t *m, int variant, uint32_t f,
   return 0;
 }
 
-double cal_peak_model_refine(cal_peak_model_t *m, int dt, double measured) {
+double cal_theory_refine(cal_theory_t *m, int dt, double measured) {
   if (dt < 0 || dt >= CAL_DT_COUNT)
     return 0.0;
   double per_cycle = cal_ops_per_instr(dt, m->vector_bits) * m->ghz;
@@ -77,20 +77,20 @@ double cal_peak_model_refine(cal_peak_model_t *m, int dt, double measured) {
     size_t len = strlen(m->assumption);
     snprintf(m->assumption + len, sizeof m->assumption - len,
              "; %s measured %.3g instructions/cycle, so %.1f, not %.1f",
-             cal_peak_dtype_name(dt), measured / per_cycle, ipc, m->ipc[dt]);
+             cal_ceiling_dtype_name(dt), measured / per_cycle, ipc, m->ipc[dt]);
     m->ipc[dt] = ipc;
   }
   return m->ipc[dt];
 }
 
-double cal_peak_gflops_core(const cal_peak_model_t *m, int dt) {
+double cal_theory_gflops_core(const cal_theory_t *m, int dt) {
   if (dt < 0 || dt >= CAL_DT_COUNT)
     return 0.0;
   return cal_ops_per_instr(dt, m->vector_bits) * m->ipc[dt] * m->ghz;
 }
 
-double cal_peak_gflops(const cal_peak_model_t *m, int dt) {
-  return cal_peak_gflops_core(m, dt) * m->cores;
+double cal_theory_gflops(const cal_theory_t *m, int dt) {
+  return cal_theory_gflops_core(m, dt) * m->cores;
 }
 
 double cal_ridge_point(double peak, double gbps) {

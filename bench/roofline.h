@@ -17,12 +17,12 @@ typedef enum {
 } cal_dtype_t;
 
 /* "fp64", "fp32", "bf16", "int8"; static storage ("?" when out of range). */
-const char *cal_peak_dtype_name(int dt);
+const char *cal_ceiling_dtype_name(int dt);
 /* CAL_EINVAL for an unknown name. */
-int cal_peak_dtype_parse(const char *name, int *dt);
+int cal_ceiling_dtype_parse(const char *name, int *dt);
 
 /* What the theoretical peak of one core rests on. */
-typedef struct cal_peak_model {
+typedef struct cal_theory {
   int vector_bits;  /* 512, 256; 0 for the scalar variant (one lane) */
   double ghz;       /* measured clock under vector load */
   int cores;        /* usable cores */
@@ -30,7 +30,7 @@ typedef struct cal_peak_model {
    * fp64/fp32, vdpbf16ps, vpdpbusd); 0 when the CPU has none */
   double ipc[CAL_DT_COUNT];
   char assumption[320]; /* how ipc was chosen, one sentence */
-} cal_peak_model_t;
+} cal_theory_t;
 
 /* Operations one multiply-add instruction does on a vector of `bits`:
  * fp64 bits/64·2, fp32 bits/32·2, bf16 bits/32·2 pairs·2, int8 bits/32·4
@@ -44,20 +44,20 @@ double cal_ops_per_instr(int dt, int vector_bits);
  * one per 2 cycles (it is 2 FMA-port uops on Intel server cores);
  * vpdpbusd 2 per cycle (AVX512_VNNI, else AVX-VNNI on 256 bits).
  * CAL_EINVAL for a bad variant, ghz <= 0 or cores < 1. */
-int cal_peak_model_init(cal_peak_model_t *m, int variant, uint32_t features,
+int cal_theory_init(cal_theory_t *m, int variant, uint32_t features,
                         double ghz, int cores);
 
 /* Revise the assumed rate of `dt` from a measured single-core figure: the
  * measured instructions per cycle rounded to the nearest half replaces the
  * assumption when it differs (e.g. a core with one FMA-512 port measures
  * ~1, not 2), and the assumption text says so.  Returns the rate kept. */
-double cal_peak_model_refine(cal_peak_model_t *m, int dt,
+double cal_theory_refine(cal_theory_t *m, int dt,
                              double measured_gflops_core);
 
 /* Theoretical GFLOPS (GOPS for int8) of one core and of all usable cores;
  * 0 when the dtype has no native instruction. */
-double cal_peak_gflops_core(const cal_peak_model_t *m, int dt);
-double cal_peak_gflops(const cal_peak_model_t *m, int dt);
+double cal_theory_gflops_core(const cal_theory_t *m, int dt);
+double cal_theory_gflops(const cal_theory_t *m, int dt);
 
 /* Roofline: the arithmetic intensity (FLOP/byte) at which a bandwidth of
  * `gbps` stops limiting a compute ceiling of `peak_gflops`; 0 when either

@@ -2,7 +2,7 @@
  * See fma_peak.h for the arithmetic each loop performs. */
 #include <immintrin.h>
 
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "fma_rep.h"
 
 #define DECL_PD(i) __m256d x##i = _mm256_set1_pd((double)(i));

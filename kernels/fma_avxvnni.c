@@ -2,7 +2,7 @@
  * lack AVX-512 (compiled with -mavx2 -mavxvnni).  See fma_peak.h. */
 #include <immintrin.h>
 
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "fma_rep.h"
 
 #define DECL_Y(i) __m256i x##i = _mm256_set1_epi32(i);

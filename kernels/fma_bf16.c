@@ -2,7 +2,7 @@
  * (compiled with -mavx512f -mavx512bf16).  See fma_peak.h. */
 #include <immintrin.h>
 
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "fma_rep.h"
 
 #define DECL(i) __m512 x##i = _mm512_set1_ps((float)(i));

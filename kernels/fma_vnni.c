@@ -2,7 +2,7 @@
  * (compiled with -mavx512f -mavx512vnni).  See fma_peak.h. */
 #include <immintrin.h>
 
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "fma_rep.h"
 
 #define DECL(i) __m512i x##i = _mm512_set1_epi32(i);

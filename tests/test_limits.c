@@ -14,7 +14,7 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "clock.h"
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "harness.h"
 #include "kernel.h"
 #include "limits_json.h"
@@ -273,36 +273,36 @@ static void peak_model_arithmetic(void **state) {
   assert_double_equal(cal_ops_per_instr(CAL_DT_INT8, 0), 0, 0);
   assert_double_equal(cal_ops_per_instr(7, 512), 0, 0);
 
-  cal_peak_model_t m;
+  cal_theory_t m;
   uint32_t all = CAL_ISA_AVX512BF16 | CAL_ISA_AVX512VNNI;
-  assert_int_equal(cal_peak_model_init(&m, CAL_VARIANT_AVX512, all, 2.5, 2), 0);
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX512, all, 2.5, 2), 0);
   /* 8 lanes × 2 flops × 2 FMAs × 2.5 GHz = 80 per core, 160 for 2 */
-  assert_double_equal(cal_peak_gflops_core(&m, CAL_DT_FP64), 80.0, 1e-9);
-  assert_double_equal(cal_peak_gflops(&m, CAL_DT_FP64), 160.0, 1e-9);
-  assert_double_equal(cal_peak_gflops_core(&m, CAL_DT_FP32), 160.0, 1e-9);
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 80.0, 1e-9);
+  assert_double_equal(cal_theory_gflops(&m, CAL_DT_FP64), 160.0, 1e-9);
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP32), 160.0, 1e-9);
   /* vdpbf16ps: 64 flops per instruction, one per 2 cycles */
-  assert_double_equal(cal_peak_gflops_core(&m, CAL_DT_BF16), 80.0, 1e-9);
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_BF16), 80.0, 1e-9);
   /* vpdpbusd: 128 ops, 2 per cycle */
-  assert_double_equal(cal_peak_gflops_core(&m, CAL_DT_INT8), 640.0, 1e-9);
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_INT8), 640.0, 1e-9);
   assert_non_null(strstr(m.assumption, "2 FMA units"));
   /* a measurement near 1 FMA per cycle revises the assumption */
-  assert_double_equal(cal_peak_model_refine(&m, CAL_DT_FP64, 41.0), 1.0, 0);
-  assert_double_equal(cal_peak_gflops_core(&m, CAL_DT_FP64), 40.0, 1e-9);
+  assert_double_equal(cal_theory_refine(&m, CAL_DT_FP64, 41.0), 1.0, 0);
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 40.0, 1e-9);
   assert_non_null(strstr(m.assumption, "fp64 measured"));
   /* one near the assumption keeps it */
-  assert_double_equal(cal_peak_model_refine(&m, CAL_DT_FP32, 150.0), 2.0, 0);
+  assert_double_equal(cal_theory_refine(&m, CAL_DT_FP32, 150.0), 2.0, 0);
 
-  assert_int_equal(cal_peak_model_init(&m, CAL_VARIANT_AVX2, 0, 3.0, 1), 0);
-  assert_double_equal(cal_peak_gflops_core(&m, CAL_DT_FP64), 48.0, 1e-9);
-  assert_double_equal(cal_peak_gflops(&m, CAL_DT_BF16), 0.0, 0);
-  assert_double_equal(cal_peak_gflops(&m, CAL_DT_INT8), 0.0, 0);
-  assert_int_equal(cal_peak_model_init(&m, CAL_VARIANT_SCALAR, 0, 2.0, 4), 0);
-  assert_double_equal(cal_peak_gflops(&m, CAL_DT_FP32), 2.0 * 2 * 2.0 * 4, 1e-9);
-  assert_int_equal(cal_peak_model_init(&m, CAL_VARIANT_AVX2, 0, 0.0, 1),
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX2, 0, 3.0, 1), 0);
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 48.0, 1e-9);
+  assert_double_equal(cal_theory_gflops(&m, CAL_DT_BF16), 0.0, 0);
+  assert_double_equal(cal_theory_gflops(&m, CAL_DT_INT8), 0.0, 0);
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_SCALAR, 0, 2.0, 4), 0);
+  assert_double_equal(cal_theory_gflops(&m, CAL_DT_FP32), 2.0 * 2 * 2.0 * 4, 1e-9);
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX2, 0, 0.0, 1),
                    CAL_EINVAL);
-  assert_int_equal(cal_peak_model_init(&m, CAL_VARIANT_AVX2, 0, 1.0, 0),
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX2, 0, 1.0, 0),
                    CAL_EINVAL);
-  assert_int_equal(cal_peak_model_init(&m, 9, 0, 1.0, 1), CAL_EINVAL);
+  assert_int_equal(cal_theory_init(&m, 9, 0, 1.0, 1), CAL_EINVAL);
 }
 
 static void roofline_arithmetic(void **state) {
@@ -339,9 +339,9 @@ static void roofline_arithmetic(void **state) {
   assert_int_equal(cal_roofline_add_compute(&r, 9, 80, "x"), CAL_EINVAL);
   assert_int_equal(cal_roofline_add_compute(&r, CAL_DT_FP64, NAN, "x"), CAL_EINVAL);
   int dt;
-  assert_int_equal(cal_peak_dtype_parse("bf16", &dt), 0);
+  assert_int_equal(cal_ceiling_dtype_parse("bf16", &dt), 0);
   assert_int_equal(dt, CAL_DT_BF16);
-  assert_int_equal(cal_peak_dtype_parse("fp16", &dt), CAL_EINVAL);
+  assert_int_equal(cal_ceiling_dtype_parse("fp16", &dt), CAL_EINVAL);
 }
 
 static void worksets_from_caches(void **state) {
@@ -488,8 +488,8 @@ static void limits_sections_json(void **state) {
   clk.ghz = 2.5;
   clk.variant = CAL_VARIANT_AVX512;
   clk.method = "test";
-  cal_peak_model_t m;
-  assert_int_equal(cal_peak_model_init(&m, CAL_VARIANT_AVX512,
+  cal_theory_t m;
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX512,
                                        CAL_ISA_AVX512VNNI, 2.5, 2), 0);
 
   json_t *root = json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:n, s:n, "
@@ -500,7 +500,7 @@ static void limits_sections_json(void **state) {
                            "latency_ms", "created", "2024-01-01T00:00:00Z",
                            "tool", "machine", "settings", "quality");
   assert_non_null(root);
-  json_t *ps = cal_peak_section_json(peak, 3, &clk, &m);
+  json_t *ps = cal_compute_peak_json(peak, 3, &clk, &m);
   json_t *bs = cal_bandwidth_section_json(bw, levels, 3);
   cal_roofline_t r;
   assert_int_equal(cal_roofline_from_points(peak, 3, bw, levels, 3, 1, &r), 0);

@@ -10,8 +10,8 @@
 
 #include "cal_err.h"
 #include "test_util.h"
-#include "peak.h"
-#include "peak_csv.h"
+#include "curve.h"
+#include "curve_csv.h"
 
 #ifndef CAL_TEST_DATA_DIR
 #error "CAL_TEST_DATA_DIR must name tests/data"
@@ -39,10 +39,10 @@ static void curve_simple(curve_buf_t *c, const int64_t *b, const double *v,
   }
 }
 
-static cal_peak_result_t *analyze(const cal_curve_point_t *p, size_t n,
-                                  const cal_peak_opts_t *o) {
-  cal_peak_result_t *r = NULL;
-  assert_int_equal(cal_peak_analyze(p, n, o, &r), 0);
+static cal_curve_result_t *analyze(const cal_curve_point_t *p, size_t n,
+                                  const cal_curve_opts_t *o) {
+  cal_curve_result_t *r = NULL;
+  assert_int_equal(cal_curve_analyze(p, n, o, &r), 0);
   assert_non_null(r);
   return r;
 }
@@ -69,7 +69,7 @@ static void seed_curves_peaks(void **state) {
   assert_string_equal(s->curves[0].machine, "machine_a");
 
   const cal_curve_t *a = find_curve(s, "machine_a");
-  cal_peak_result_t *r = analyze(a->points, a->n, NULL);
+  cal_curve_result_t *r = analyze(a->points, a->n, NULL);
   assert_int_equal(r->peak_batch_size, 32);
   assert_int_equal(r->optimal_batch_size, 32);
   assert_int_equal(r->knee_batch_size, 32); /* 750 at 64 is past the peak */
@@ -81,7 +81,7 @@ static void seed_curves_peaks(void **state) {
   assert_int_equal(r->n_tied, 1);
   assert_int_equal(r->tied_batch_sizes[0], 32);
   assert_int_equal(cal_sweep_should_extend(a->points, a->n, NULL), 0);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
   const cal_curve_t *b = find_curve(s, "machine_b");
   r = analyze(b->points, b->n, NULL);
@@ -93,13 +93,13 @@ static void seed_curves_peaks(void **state) {
   assert_true(r->points[1].is_peak);
 
   /* target effective batch 32 with optimal 4 -> 4 x 8 */
-  cal_peak_rec_t rec;
-  assert_int_equal(cal_peak_recommend(r, 32, &rec), 0);
+  cal_curve_rec_t rec;
+  assert_int_equal(cal_curve_recommend(r, 32, &rec), 0);
   assert_int_equal(rec.batch_size, 4);
   assert_int_equal(rec.accumulation_steps, 8);
   assert_int_equal(rec.effective_batch, 32);
   assert_true(rec.exact);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   cal_curve_set_free(s);
 }
 
@@ -111,7 +111,7 @@ static void monotone_rising(void **state) {
   const double v[] = {600, 100, 190, 350};
   curve_buf_t c;
   curve_simple(&c, b, v, 4);
-  cal_peak_result_t *r = analyze(c.pts, c.n, NULL);
+  cal_curve_result_t *r = analyze(c.pts, c.n, NULL);
   assert_int_equal(r->shape, CAL_SHAPE_RISING);
   assert_int_equal(r->peak_batch_size, 8);
   assert_int_equal(r->points[0].batch_size, 1); /* sorted */
@@ -119,7 +119,7 @@ static void monotone_rising(void **state) {
   assert_double_equal(r->rise_pct, (600.0 - 350.0) / 350.0 * 100, 1e-9);
   assert_true(isnan(r->degradation_pct));
   assert_int_equal(cal_sweep_should_extend(c.pts, c.n, NULL), 1);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
   /* a last step of 2% is not a meaningful rise at 3% tolerance ... */
   const double flat_end[] = {204, 100, 190, 200};
@@ -128,10 +128,10 @@ static void monotone_rising(void **state) {
   assert_int_equal(r->shape, CAL_SHAPE_PLATEAU);
   assert_int_equal(r->peak_batch_size, 8);
   assert_int_equal(cal_sweep_should_extend(c.pts, c.n, NULL), 0);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   /* ... but it is at 1% */
-  cal_peak_opts_t o;
-  cal_peak_opts_default(&o);
+  cal_curve_opts_t o;
+  cal_curve_opts_default(&o);
   o.tolerance = 0.01;
   assert_int_equal(cal_sweep_should_extend(c.pts, c.n, &o), 1);
 }
@@ -142,34 +142,34 @@ static void plateau_knee_below_peak(void **state) {
   const double v[] = {100, 180, 300, 310, 312, 311};
   curve_buf_t c;
   curve_simple(&c, b, v, 6);
-  cal_peak_result_t *r = analyze(c.pts, c.n, NULL);
+  cal_curve_result_t *r = analyze(c.pts, c.n, NULL);
   assert_int_equal(r->shape, CAL_SHAPE_PLATEAU);
   assert_int_equal(r->peak_batch_size, 16);
   assert_int_equal(r->knee_batch_size, 8); /* 310 >= 0.97 * 312; 300 is not */
   assert_int_equal(r->optimal_batch_size, 16);
   assert_true(r->points[3].is_knee);
   assert_double_equal(r->degradation_pct, 1.0 / 312.0 * 100, 1e-9);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
-  cal_peak_opts_t o;
-  cal_peak_opts_default(&o);
+  cal_curve_opts_t o;
+  cal_curve_opts_default(&o);
   o.policy = CAL_OPTIMIZE_KNEE;
   r = analyze(c.pts, c.n, &o);
   assert_int_equal(r->optimal_batch_size, 8);
   assert_true(r->points[3].is_optimal);
   assert_false(r->points[4].is_optimal);
   /* target 32: the knee batch 8 divides it */
-  cal_peak_rec_t rec;
-  assert_int_equal(cal_peak_recommend(r, 32, &rec), 0);
+  cal_curve_rec_t rec;
+  assert_int_equal(cal_curve_recommend(r, 32, &rec), 0);
   assert_int_equal(rec.batch_size, 8);
   assert_int_equal(rec.accumulation_steps, 4);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
   /* a wider tolerance moves the knee down */
   o.tolerance = 0.05;
   r = analyze(c.pts, c.n, &o);
   assert_int_equal(r->knee_batch_size, 4);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 }
 
 static void noisy_tie(void **state) {
@@ -185,7 +185,7 @@ static void noisy_tie(void **state) {
       {16, CAL_POINT_OK, s16, 10},
       {32, CAL_POINT_OK, s32, 10},
   };
-  cal_peak_result_t *r = analyze(p, 4, NULL);
+  cal_curve_result_t *r = analyze(p, 4, NULL);
   assert_int_equal(r->peak_batch_size, 16); /* median 500.5 vs 500 */
   assert_true(r->points[2].is_peak);
   assert_int_equal(r->n_tied, 2);
@@ -197,7 +197,7 @@ static void noisy_tie(void **state) {
   assert_false(r->points[3].tied);
   assert_true(r->points[2].stats.ci_level >= 0.95);
   assert_int_equal(r->shape, CAL_SHAPE_PEAKED);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
   /* a drop past the peak that stays inside the noise is not "peaked" */
   static const double wide[] = {380, 520, 400, 510, 460, 505, 420, 515, 430,
@@ -210,7 +210,7 @@ static void noisy_tie(void **state) {
   assert_int_equal(r->peak_batch_size, 8);
   assert_true(r->worst_drop_pct > 3.0);
   assert_int_equal(r->shape, CAL_SHAPE_PLATEAU);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
   /* and a rise inside the noise is not "rising"; the sweep still tries one
    * more batch, because the medians rose by more than the tolerance */
@@ -220,7 +220,7 @@ static void noisy_tie(void **state) {
   };
   r = analyze(rise, 2, NULL);
   assert_int_equal(r->shape, CAL_SHAPE_PLATEAU);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   assert_int_equal(cal_sweep_should_extend(rise, 2, NULL), 1);
   /* not when the last point is below the peak */
   const cal_curve_point_t fall[] = {
@@ -237,7 +237,7 @@ static void single_point_and_skipped(void **state) {
       {8, CAL_POINT_OK, s, 3},
       {16, CAL_POINT_SKIPPED, NULL, 0},
   };
-  cal_peak_result_t *r = analyze(p, 1, NULL);
+  cal_curve_result_t *r = analyze(p, 1, NULL);
   assert_int_equal(r->shape, CAL_SHAPE_SINGLE);
   assert_string_equal(cal_curve_shape_name(r->shape), "single");
   assert_int_equal(r->peak_batch_size, 8);
@@ -248,7 +248,7 @@ static void single_point_and_skipped(void **state) {
   assert_true(isnan(r->worst_drop_pct));
   assert_true(isnan(r->rise_pct));
   assert_int_equal(r->n_tied, 1);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   assert_int_equal(cal_sweep_should_extend(p, 1, NULL), 1);
 
   /* a skipped point takes no part: still a single point */
@@ -257,16 +257,16 @@ static void single_point_and_skipped(void **state) {
   assert_int_equal(r->n_ok, 1);
   assert_int_equal(r->shape, CAL_SHAPE_SINGLE);
   assert_true(isnan(r->points[1].pct_of_peak));
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 
   /* nothing measured */
   r = analyze(&p[1], 1, NULL);
   assert_int_equal(r->shape, CAL_SHAPE_EMPTY);
   assert_int_equal(r->peak_batch_size, 0);
-  cal_peak_rec_t rec;
-  assert_int_equal(cal_peak_recommend(r, 8, &rec), 0);
+  cal_curve_rec_t rec;
+  assert_int_equal(cal_curve_recommend(r, 8, &rec), 0);
   assert_int_equal(rec.batch_size, 0);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   assert_int_equal(cal_sweep_should_extend(&p[1], 1, NULL), 0);
 }
 
@@ -275,31 +275,31 @@ static void bad_analysis_input(void **state) {
   static const double ok[] = {1.0};
   static const double neg[] = {-1.0};
   static const double nan_[] = {NAN};
-  cal_peak_result_t *r = (cal_peak_result_t *)&r; /* must be reset */
+  cal_curve_result_t *r = (cal_curve_result_t *)&r; /* must be reset */
   cal_curve_point_t dup[] = {{4, CAL_POINT_OK, ok, 1}, {4, CAL_POINT_OK, ok, 1}};
-  assert_int_equal(cal_peak_analyze(dup, 2, NULL, &r), CAL_EINVAL);
+  assert_int_equal(cal_curve_analyze(dup, 2, NULL, &r), CAL_EINVAL);
   assert_null(r);
   cal_curve_point_t zero[] = {{0, CAL_POINT_OK, ok, 1}};
-  assert_int_equal(cal_peak_analyze(zero, 1, NULL, &r), CAL_EINVAL);
+  assert_int_equal(cal_curve_analyze(zero, 1, NULL, &r), CAL_EINVAL);
   cal_curve_point_t n0[] = {{2, CAL_POINT_OK, ok, 0}};
-  assert_int_equal(cal_peak_analyze(n0, 1, NULL, &r), CAL_EINVAL);
+  assert_int_equal(cal_curve_analyze(n0, 1, NULL, &r), CAL_EINVAL);
   cal_curve_point_t ng[] = {{1, CAL_POINT_OK, ok, 1}, {2, CAL_POINT_OK, neg, 1}};
-  assert_int_equal(cal_peak_analyze(ng, 2, NULL, &r), CAL_EINVAL);
+  assert_int_equal(cal_curve_analyze(ng, 2, NULL, &r), CAL_EINVAL);
   cal_curve_point_t nn[] = {{2, CAL_POINT_OK, nan_, 1}};
-  assert_int_equal(cal_peak_analyze(nn, 1, NULL, &r), CAL_EINVAL);
-  assert_int_equal(cal_peak_analyze(dup, 0, NULL, &r), CAL_EINVAL);
-  cal_peak_opts_t o;
-  cal_peak_opts_default(&o);
+  assert_int_equal(cal_curve_analyze(nn, 1, NULL, &r), CAL_EINVAL);
+  assert_int_equal(cal_curve_analyze(dup, 0, NULL, &r), CAL_EINVAL);
+  cal_curve_opts_t o;
+  cal_curve_opts_default(&o);
   o.tolerance = 1.0;
-  assert_int_equal(cal_peak_analyze(zero + 0, 1, &o, &r), CAL_EINVAL);
+  assert_int_equal(cal_curve_analyze(zero + 0, 1, &o, &r), CAL_EINVAL);
   assert_int_equal(cal_sweep_should_extend(dup, 2, NULL), CAL_EINVAL);
-  cal_peak_result_free(NULL);
+  cal_curve_result_free(NULL);
   cal_curve_set_free(NULL);
 
-  cal_peak_policy_t pol;
-  assert_int_equal(cal_peak_policy_parse("KNEE", &pol), 0);
+  cal_curve_policy_t pol;
+  assert_int_equal(cal_curve_policy_parse("KNEE", &pol), 0);
   assert_int_equal(pol, CAL_OPTIMIZE_KNEE);
-  assert_int_equal(cal_peak_policy_parse("fast", &pol), CAL_EINVAL);
+  assert_int_equal(cal_curve_policy_parse("fast", &pol), CAL_EINVAL);
 }
 
 static void recommendations(void **state) {
@@ -308,42 +308,42 @@ static void recommendations(void **state) {
   const double v[] = {200, 450, 620, 776, 750};
   curve_buf_t c;
   curve_simple(&c, b, v, 5);
-  cal_peak_result_t *r = analyze(c.pts, c.n, NULL);
-  cal_peak_rec_t rec;
+  cal_curve_result_t *r = analyze(c.pts, c.n, NULL);
+  cal_curve_rec_t rec;
   /* optimal 32 divides 64 */
-  assert_int_equal(cal_peak_recommend(r, 64, &rec), 0);
+  assert_int_equal(cal_curve_recommend(r, 64, &rec), 0);
   assert_int_equal(rec.batch_size, 32);
   assert_int_equal(rec.accumulation_steps, 2);
   /* optimal 32 > 24: fastest measured divisor of 24 is 8 */
-  assert_int_equal(cal_peak_recommend(r, 24, &rec), 0);
+  assert_int_equal(cal_curve_recommend(r, 24, &rec), 0);
   assert_int_equal(rec.batch_size, 8);
   assert_int_equal(rec.accumulation_steps, 3);
   assert_true(rec.exact);
   assert_non_null(strstr(rec.note, "exceeds"));
   /* 48: 32 does not divide it, 16 does */
-  assert_int_equal(cal_peak_recommend(r, 48, &rec), 0);
+  assert_int_equal(cal_curve_recommend(r, 48, &rec), 0);
   assert_int_equal(rec.batch_size, 16);
   assert_int_equal(rec.accumulation_steps, 3);
   assert_non_null(strstr(rec.note, "does not divide"));
-  assert_int_equal(cal_peak_recommend(r, 0, &rec), CAL_EINVAL);
-  cal_peak_result_free(r);
+  assert_int_equal(cal_curve_recommend(r, 0, &rec), CAL_EINVAL);
+  cal_curve_result_free(r);
 
   /* no measured divisor: best batch <= T, steps rounded up */
   const int64_t b2[] = {2, 4, 8};
   const double v2[] = {100, 150, 160};
   curve_simple(&c, b2, v2, 3);
   r = analyze(c.pts, c.n, NULL);
-  assert_int_equal(cal_peak_recommend(r, 7, &rec), 0);
+  assert_int_equal(cal_curve_recommend(r, 7, &rec), 0);
   assert_int_equal(rec.batch_size, 4);
   assert_int_equal(rec.accumulation_steps, 2);
   assert_int_equal(rec.effective_batch, 8);
   assert_false(rec.exact);
   /* nothing <= T */
-  assert_int_equal(cal_peak_recommend(r, 1, &rec), 0);
+  assert_int_equal(cal_curve_recommend(r, 1, &rec), 0);
   assert_int_equal(rec.batch_size, 0);
   assert_int_equal(rec.accumulation_steps, 0);
   assert_non_null(strstr(rec.note, "smallest measured: 2"));
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
 }
 
 /* ---- batch lists -------------------------------------------------------- */
@@ -482,9 +482,9 @@ static void csv_good(void **state) {
   assert_double_equal(c->points[2].samples[0], 300, 0); /* file order */
   assert_double_equal(c->points[2].samples[1], 310, 0);
   assert_double_equal(c->points[2].samples[2], 290, 0);
-  cal_peak_result_t *r = analyze(c->points, c->n, NULL);
+  cal_curve_result_t *r = analyze(c->points, c->n, NULL);
   assert_double_equal(r->points[2].stats.median, 300, 0);
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   cal_curve_set_free(s);
 
   /* machines in order of first appearance; status column */

@@ -1,4 +1,4 @@
-#include "peak.h"
+#include "curve.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 
 #include "cal_err.h"
 
-void cal_peak_opts_default(cal_peak_opts_t *opts) {
+void cal_curve_opts_default(cal_curve_opts_t *opts) {
   opts->tolerance = 0.03;
   opts->ci_level = 0.95;
   opts->policy = CAL_OPTIMIZE_THROUGHPUT;
@@ -32,22 +32,22 @@ static const char *const policy_names[] = {
     [CAL_OPTIMIZE_KNEE] = "knee",
 };
 
-const char *cal_peak_policy_name(cal_peak_policy_t policy) {
+const char *cal_curve_policy_name(cal_curve_policy_t policy) {
   if ((unsigned)policy < sizeof policy_names / sizeof policy_names[0])
     return policy_names[policy];
   return "unknown";
 }
 
-int cal_peak_policy_parse(const char *s, cal_peak_policy_t *out) {
+int cal_curve_policy_parse(const char *s, cal_curve_policy_t *out) {
   for (size_t i = 0; i < sizeof policy_names / sizeof policy_names[0]; i++)
     if (s && strcasecmp(s, policy_names[i]) == 0) {
-      *out = (cal_peak_policy_t)i;
+      *out = (cal_curve_policy_t)i;
       return 0;
     }
   return CAL_EINVAL;
 }
 
-void cal_peak_result_free(cal_peak_result_t *r) {
+void cal_curve_result_free(cal_curve_result_t *r) {
   if (!r)
     return;
   for (size_t i = 0; i < r->n; i++)
@@ -58,8 +58,8 @@ void cal_peak_result_free(cal_peak_result_t *r) {
 }
 
 static int cmp_point_batch(const void *a, const void *b) {
-  int64_t x = ((const cal_peak_point_t *)a)->batch_size;
-  int64_t y = ((const cal_peak_point_t *)b)->batch_size;
+  int64_t x = ((const cal_curve_row_t *)a)->batch_size;
+  int64_t y = ((const cal_curve_row_t *)b)->batch_size;
   return (x > y) - (x < y);
 }
 
@@ -68,11 +68,11 @@ static int ci_overlap(const cal_summary_t *a, const cal_summary_t *b) {
 }
 
 /* Copy, validate and summarise every point; sort by batch size. */
-static int fill_points(cal_peak_result_t *r, const cal_curve_point_t *pts,
+static int fill_points(cal_curve_result_t *r, const cal_curve_point_t *pts,
                        size_t n, double level) {
   for (size_t i = 0; i < n; i++) {
     const cal_curve_point_t *p = &pts[i];
-    cal_peak_point_t *q = &r->points[i];
+    cal_curve_row_t *q = &r->points[i];
     r->n = i + 1; /* so that free sees every copied sample array */
     if (p->batch_size < 1 || p->batch_size > CAL_BATCH_MAX)
       return CAL_EINVAL;
@@ -109,8 +109,8 @@ static double drop_pct(double peak, double v) {
   return peak > 0 ? (peak - v) / peak * 100.0 : 0.0;
 }
 
-static void classify(cal_peak_result_t *r, size_t ipeak) {
-  const cal_peak_point_t *pk = &r->points[ipeak];
+static void classify(cal_curve_result_t *r, size_t ipeak) {
+  const cal_curve_row_t *pk = &r->points[ipeak];
   double tol = r->tolerance;
   size_t ilast = 0, iprev = 0, nseen = 0;
   for (size_t i = 0; i < r->n; i++)
@@ -130,7 +130,7 @@ static void classify(cal_peak_result_t *r, size_t ipeak) {
     return;
   }
   if (ilast == ipeak) {
-    const cal_peak_point_t *pv = &r->points[iprev];
+    const cal_curve_row_t *pv = &r->points[iprev];
     int rising = r->rise_pct > tol * 100.0 && !ci_overlap(&pv->stats, &pk->stats);
     r->shape = rising ? CAL_SHAPE_RISING : CAL_SHAPE_PLATEAU;
     return;
@@ -139,7 +139,7 @@ static void classify(cal_peak_result_t *r, size_t ipeak) {
   double worst = INFINITY;
   int dropped = 0;
   for (size_t i = ipeak + 1; i < r->n; i++) {
-    const cal_peak_point_t *q = &r->points[i];
+    const cal_curve_row_t *q = &r->points[i];
     if (q->status != CAL_POINT_OK)
       continue;
     if (q->stats.median < worst) {
@@ -155,14 +155,14 @@ static void classify(cal_peak_result_t *r, size_t ipeak) {
   r->shape = dropped ? CAL_SHAPE_PEAKED : CAL_SHAPE_PLATEAU;
 }
 
-int cal_peak_analyze(const cal_curve_point_t *pts, size_t n,
-                     const cal_peak_opts_t *opts, cal_peak_result_t **out) {
-  cal_peak_opts_t def;
-  cal_peak_result_t *r = NULL;
+int cal_curve_analyze(const cal_curve_point_t *pts, size_t n,
+                     const cal_curve_opts_t *opts, cal_curve_result_t **out) {
+  cal_curve_opts_t def;
+  cal_curve_result_t *r = NULL;
   int rc = CAL_EINVAL;
   *out = NULL;
   if (!opts) {
-    cal_peak_opts_default(&def);
+    cal_curve_opts_default(&def);
     opts = &def;
   }
   if (!pts || n == 0 ||
@@ -193,12 +193,12 @@ int cal_peak_analyze(const cal_curve_point_t *pts, size_t n,
 
   size_t ipeak = n;
   for (size_t i = 0; i < n; i++) {
-    const cal_peak_point_t *q = &r->points[i];
+    const cal_curve_row_t *q = &r->points[i];
     if (q->status == CAL_POINT_OK &&
         (ipeak == n || q->stats.median > r->points[ipeak].stats.median))
       ipeak = i;
   }
-  cal_peak_point_t *pk = &r->points[ipeak];
+  cal_curve_row_t *pk = &r->points[ipeak];
   pk->is_peak = 1;
   r->peak_batch_size = pk->batch_size;
   r->peak_median = pk->stats.median;
@@ -209,7 +209,7 @@ int cal_peak_analyze(const cal_curve_point_t *pts, size_t n,
     goto fail;
   size_t iknee = n;
   for (size_t i = 0; i < n; i++) {
-    cal_peak_point_t *q = &r->points[i];
+    cal_curve_row_t *q = &r->points[i];
     if (q->status != CAL_POINT_OK)
       continue;
     q->pct_of_peak = r->peak_median > 0
@@ -231,14 +231,14 @@ int cal_peak_analyze(const cal_curve_point_t *pts, size_t n,
   *out = r;
   return 0;
 fail:
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   return rc;
 }
 
 int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
-                            const cal_peak_opts_t *opts) {
-  cal_peak_result_t *r = NULL;
-  int rc = cal_peak_analyze(pts, n, opts, &r);
+                            const cal_curve_opts_t *opts) {
+  cal_curve_result_t *r = NULL;
+  int rc = cal_curve_analyze(pts, n, opts, &r);
   if (rc < 0)
     return rc;
   /* Trying one more batch is cheap (the sweep bounds it by memory and
@@ -249,30 +249,30 @@ int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
   int extend = r->shape == CAL_SHAPE_RISING || r->shape == CAL_SHAPE_SINGLE;
   if (!extend && r->n_ok >= 2 && isfinite(r->rise_pct) &&
       r->rise_pct > 100.0 * r->tolerance) {
-    const cal_peak_point_t *last = NULL;
+    const cal_curve_row_t *last = NULL;
     for (size_t i = 0; i < r->n; i++)
       if (r->points[i].status == CAL_POINT_OK)
         last = &r->points[i];
     extend = last && last->is_peak;
   }
-  cal_peak_result_free(r);
+  cal_curve_result_free(r);
   return extend;
 }
 
 /* ------------------------------------------------------------------ */
 /* Gradient-accumulation advice                                        */
 
-int cal_peak_recommend(const cal_peak_result_t *r, int64_t target,
-                       cal_peak_rec_t *out) {
+int cal_curve_recommend(const cal_curve_result_t *r, int64_t target,
+                       cal_curve_rec_t *out) {
   memset(out, 0, sizeof *out);
   if (!r || target < 1 || target > CAL_BATCH_MAX)
     return CAL_EINVAL;
   out->target_effective_batch = target;
 
-  const cal_peak_point_t *opt = NULL, *best_div = NULL, *best_le = NULL;
+  const cal_curve_row_t *opt = NULL, *best_div = NULL, *best_le = NULL;
   int64_t smallest = 0;
   for (size_t i = 0; i < r->n; i++) {
-    const cal_peak_point_t *q = &r->points[i];
+    const cal_curve_row_t *q = &r->points[i];
     if (q->status != CAL_POINT_OK)
       continue;
     if (!smallest)
@@ -288,7 +288,7 @@ int cal_peak_recommend(const cal_peak_result_t *r, int64_t target,
       best_div = q;
   }
 
-  const cal_peak_point_t *pick = NULL;
+  const cal_curve_row_t *pick = NULL;
   if (r->n_ok == 0) {
     snprintf(out->note, sizeof out->note, "no batch size was measured");
     return 0;

@@ -29,7 +29,7 @@ int cal_section_peak(cal_run_t *r) {
   r->have_clock = cal_clock_measure(CAL_VARIANT_AUTO, r->quick ? 0.002 : 0.005,
                                     &r->clock) == 0;
   r->have_model =
-      r->have_clock && cal_peak_model_init(&r->model, variant, cal_isa_features(),
+      r->have_clock && cal_theory_init(&r->model, variant, cal_isa_features(),
                                            r->clock.ghz, r->hw.usable_cores) == 0;
   size_t nk = sizeof peak_kernels / sizeof peak_kernels[0];
   int tcounts[2] = {1, r->threads}, nt = r->threads > 1 ? 2 : 1;
@@ -61,7 +61,7 @@ int cal_section_peak(cal_run_t *r) {
   if (rc < 0)
     return rc;
   r->npeak = n;
-  json_t *sec = cal_peak_section_json(r->peak_pts, n,
+  json_t *sec = cal_compute_peak_json(r->peak_pts, n,
                                       r->have_clock ? &r->clock : NULL,
                                       r->have_model ? &r->model : NULL);
   if (!sec)
@@ -279,8 +279,8 @@ int cal_section_roofline(cal_run_t *r) {
     json_object_set_new(eff, "gemm_fp32_of_measured_peak",
                         json_real(r->sgemm_best[1] / peak32));
   if (r->have_model) {
-    double t32 = cal_peak_gflops(&r->model, CAL_DT_FP32);
-    double t64 = cal_peak_gflops(&r->model, CAL_DT_FP64);
+    double t32 = cal_theory_gflops(&r->model, CAL_DT_FP32);
+    double t64 = cal_theory_gflops(&r->model, CAL_DT_FP64);
     if (t32 > 0 && peak32 > 0)
       json_object_set_new(eff, "measured_peak_fp32_of_theoretical", json_real(peak32 / t32));
     if (t64 > 0 && peak64 > 0)

@@ -7,8 +7,8 @@
 
 #include "cal_err.h"
 #include "layer.h"
-#include "peak.h"
-#include "peak_cmd.h"
+#include "curve.h"
+#include "curve_cmd.h"
 #include "run.h"
 #include "timer.h"
 
@@ -37,10 +37,10 @@ static cal_curve_point_t *curve_of(const sweep_pt_t *pts, size_t n) {
   return cp;
 }
 
-static void peak_opts(const cal_run_t *r, cal_peak_opts_t *po) {
-  cal_peak_opts_default(po);
+static void peak_opts(const cal_run_t *r, cal_curve_opts_t *po) {
+  cal_curve_opts_default(po);
   po->tolerance = r->sweep.tolerance;
-  po->policy = (cal_peak_policy_t)r->sweep.policy;
+  po->policy = (cal_curve_policy_t)r->sweep.policy;
   po->ci_level = r->hcfg.ci_level;
 }
 
@@ -145,7 +145,7 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
   size_t nlist = 0, cap = 0, npts = 0;
   sweep_pt_t *pts = NULL;
   json_t *jm = NULL, *jpts = NULL;
-  cal_peak_result_t *res = NULL;
+  cal_curve_result_t *res = NULL;
   int rc = 0;
   const char *stop = "end of the batch list";
   double t0 = cal_now();
@@ -340,7 +340,7 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
         rc = CAL_ENOMEM;
         goto out;
       }
-      cal_peak_opts_t po;
+      cal_curve_opts_t po;
       peak_opts(r, &po);
       int more = cal_sweep_should_extend(cp, npts, &po);
       free(cp);
@@ -362,17 +362,17 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
     rc = CAL_ENOMEM;
     goto out;
   }
-  cal_peak_opts_t po;
+  cal_curve_opts_t po;
   peak_opts(r, &po);
-  rc = cal_peak_analyze(cp, npts, &po, &res);
+  rc = cal_curve_analyze(cp, npts, &po, &res);
   free(cp);
   if (rc < 0)
     goto out;
-  cal_peak_rec_t rec, *recp = NULL;
+  cal_curve_rec_t rec, *recp = NULL;
   if (o->target_effective_batch > 0 &&
-      cal_peak_recommend(res, o->target_effective_batch, &rec) == 0)
+      cal_curve_recommend(res, o->target_effective_batch, &rec) == 0)
     recp = &rec;
-  json_t *an = cal_peak_curve_json(NULL, res, recp);
+  json_t *an = cal_curve_json(NULL, res, recp);
   if (!an) {
     rc = CAL_ENOMEM;
     goto out;
@@ -399,7 +399,7 @@ static int sweep_mode(cal_run_t *r, int decode, double budget, json_t *modes) {
   json_object_set_new(jm, "latency_ms_batch_1", isnan(lat) ? json_null() : json_real(lat));
   json_object_set_new(jm, "time_s", json_real(cal_now() - t0));
 out:
-  cal_peak_result_free(res);
+  cal_curve_result_free(res);
   for (size_t j = 0; j < npts; j++)
     free(pts[j].samples);
   free(pts);
@@ -417,7 +417,7 @@ int cal_section_batch(cal_run_t *r) {
       (json_int_t)o->heads, "kv_heads", (json_int_t)o->kv_heads, "head_dim",
       (json_int_t)(o->hidden / o->heads), "ffn", (json_int_t)o->ffn, "seq",
       (json_int_t)o->seq, "weights_bytes", cal_layer_weight_bytes(&s),
-      "optimize", cal_peak_policy_name((cal_peak_policy_t)o->policy),
+      "optimize", cal_curve_policy_name((cal_curve_policy_t)o->policy),
       "tolerance_pct", 100.0 * o->tolerance, "memory_budget_bytes",
       o->memory_budget > 0 ? o->memory_budget : r->hcfg.mem_avail_bytes,
       "target_effective_batch",

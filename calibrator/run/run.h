@@ -33,7 +33,7 @@ typedef struct cal_sweep_opts {
   size_t nbatches;
   int extend;               /* extend while still rising */
   int64_t max_batch;        /* never extend past this */
-  int policy;               /* cal_peak_policy_t */
+  int policy;               /* cal_curve_policy_t */
   double tolerance;         /* knee / shape tolerance, fraction */
   int64_t target_effective_batch; /* 0: none */
   double memory_budget;     /* bytes a point may use; 0: available memory */
@@ -75,7 +75,7 @@ typedef struct cal_run {
   size_t npeak, nbw;
   const char **bw_levels;   /* level of each bw point, NULL: staircase */
   cal_clock_t clock;
-  cal_peak_model_t model;
+  cal_theory_t model;
   int have_clock, have_model;
   /* progress */
   double t_start, sec_start, sec_budget, planned_left;

@@ -26,9 +26,9 @@ json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
 
 /* "peak": {clock, model, theoretical, points[]}.  clock and model may be
  * NULL (then left out, and points carry no efficiency). */
-json_t *cal_peak_section_json(const cal_point_t *pts, size_t n,
+json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
                               const cal_clock_t *clock,
-                              const cal_peak_model_t *model);
+                              const cal_theory_t *model);
 
 /* "bandwidth": {convention, points[]}; levels[i] names the cache level of
  * pts[i] ("L1".."memory"), or NULL for a staircase point (its id then
@@ -50,7 +50,7 @@ int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
  * compute ceiling of its dtype and the bandwidth of `level` (e.g.
  * "memory"): intensity, attainable, bound and efficiency. */
 json_t *cal_roofline_section_json(const cal_roofline_t *r,
-                                  const cal_peak_model_t *model,
+                                  const cal_theory_t *model,
                                   const cal_point_t *kernels, size_t nk,
                                   const char *level);
 

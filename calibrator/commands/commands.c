@@ -3,7 +3,7 @@
 #include <stddef.h>
 
 #include "compare.h"
-#include "peak_cmd.h"
+#include "curve_cmd.h"
 #include "plan.h"
 #include "plot.h"
 #include "subcommands.h"

@@ -12,13 +12,13 @@
  * Rows with the same (machine, batch size) are samples of one point; a
  * point with no ok row is CAL_POINT_SKIPPED.  Fields may be double-quoted
  * ("" inside quotes is a quote); CRLF line ends and a UTF-8 BOM are fine. */
-#ifndef CAL_PEAK_CSV_H
-#define CAL_PEAK_CSV_H
+#ifndef CAL_CURVE_CSV_H
+#define CAL_CURVE_CSV_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#include "peak.h"
+#include "curve.h"
 
 typedef struct cal_curve {
   char *machine;             /* NULL when the file has no machine column */

@@ -9,7 +9,7 @@
 
 #include "cal_isa.h"
 #include "cal_mem.h"
-#include "fma_peak.h"
+#include "compute_peak.h"
 #include "fma_rep.h"
 #include "kernel.h"
 

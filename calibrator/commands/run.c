@@ -11,7 +11,7 @@
 #include "cal_err.h"
 #include "cli.h"
 #include "layer.h"
-#include "peak.h"
+#include "curve.h"
 #include "commands.h"
 #include "plot.h"
 #include "profile.h"
@@ -641,8 +641,8 @@ int cal_run_parse(cal_run_t *r, int argc, char **argv, const char *cmd) {
       break;
     }
     case O_OPT: {
-      cal_peak_policy_t pol;
-      if (cal_peak_policy_parse(optarg, &pol) < 0)
+      cal_curve_policy_t pol;
+      if (cal_curve_policy_parse(optarg, &pol) < 0)
         return cal_usage(cmd, "--optimize is throughput or knee, not '%s'", optarg);
       sw->policy = pol;
       break;

@@ -11,8 +11,8 @@
  * out[i*lanes ...], so a caller knows the exact answer.  `one` and `c` come in
  * as arguments so the compiler cannot fold the multiply away.  No memory is
  * touched inside the loops. */
-#ifndef CAL_FMA_PEAK_H
-#define CAL_FMA_PEAK_H
+#ifndef CAL_COMPUTE_PEAK_H
+#define CAL_COMPUTE_PEAK_H
 
 #include <stdint.h>
 

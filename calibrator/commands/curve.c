@@ -1,4 +1,4 @@
-#include "peak_cmd.h"
+#include "curve_cmd.h"
 #include "profile.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "cal_err.h"
 #include "commands.h"
-#include "peak_csv.h"
+#include "curve_csv.h"
 
 #define PROG "calibrate peak"
 
@@ -50,7 +50,7 @@ typedef struct peak_args {
   const char *file;
   const char *output;
   int json;
-  cal_peak_opts_t opts;
+  cal_curve_opts_t opts;
   int64_t target; /* 0: none */
 } peak_args_t;
 
@@ -101,7 +101,7 @@ static int parse_batch(const char *s, int64_t *out) {
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, peak_args_t *a) {
   memset(a, 0, sizeof *a);
-  cal_peak_opts_default(&a->opts);
+  cal_curve_opts_default(&a->opts);
   int only_files = 0;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
@@ -155,7 +155,7 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
         return usage_error("--tolerance must be a percentage from 0 to "
                            "below 100 such as 3%%, not '%s'", val);
     } else if (strcmp(name, "--optimize") == 0) {
-      if (cal_peak_policy_parse(val, &a->opts.policy) < 0)
+      if (cal_curve_policy_parse(val, &a->opts.policy) < 0)
         return usage_error("--optimize must be throughput or knee, not "
                            "'%s'", val);
     } else if (strcmp(name, "--target-effective-batch") == 0) {
@@ -184,7 +184,7 @@ static json_t *int_or_null(int64_t v) {
   return v > 0 ? json_integer((json_int_t)v) : json_null();
 }
 
-static json_t *point_json(const cal_peak_point_t *p) {
+static json_t *point_json(const cal_curve_row_t *p) {
   json_t *o = json_object();
   if (!o)
     return NULL;
@@ -211,8 +211,8 @@ static json_t *point_json(const cal_peak_point_t *p) {
   return o;
 }
 
-json_t *cal_peak_curve_json(const char *machine, const cal_peak_result_t *r,
-                            const cal_peak_rec_t *rec) {
+json_t *cal_curve_json(const char *machine, const cal_curve_result_t *r,
+                            const cal_curve_rec_t *rec) {
   json_t *c = json_object();
   json_t *pts = json_array();
   json_t *tied = json_array();
@@ -236,7 +236,7 @@ json_t *cal_peak_curve_json(const char *machine, const cal_peak_result_t *r,
   json_object_set_new(c, "optimal_batch_size",
                       int_or_null(r->optimal_batch_size));
   json_object_set_new(c, "optimize",
-                      json_string(cal_peak_policy_name(r->policy)));
+                      json_string(cal_curve_policy_name(r->policy)));
   json_object_set_new(c, "tolerance_pct", json_real(r->tolerance * 100.0));
   json_object_set_new(c, "shape", json_string(cal_curve_shape_name(r->shape)));
   json_object_set_new(c, "rise_pct", num_or_null(r->rise_pct));
@@ -289,7 +289,7 @@ static void put_bar(FILE *f, double pct, int pad) {
     fputc(' ', f);
 }
 
-static void fmt_ci(char *buf, size_t len, const cal_peak_point_t *p) {
+static void fmt_ci(char *buf, size_t len, const cal_curve_row_t *p) {
   if (p->status != CAL_POINT_OK || p->n < 2)
     snprintf(buf, len, "-");
   else
@@ -297,12 +297,12 @@ static void fmt_ci(char *buf, size_t len, const cal_peak_point_t *p) {
              p->stats.ci_high, p->stats.ci_level * 100.0);
 }
 
-static void print_curve(FILE *f, const char *label, const cal_peak_result_t *r,
-                        const cal_peak_rec_t *rec) {
+static void print_curve(FILE *f, const char *label, const cal_curve_result_t *r,
+                        const cal_curve_rec_t *rec) {
   int wb = 5, wm = 11, wn = 1, wc = 14;
   char buf[128];
   for (size_t i = 0; i < r->n; i++) {
-    const cal_peak_point_t *p = &r->points[i];
+    const cal_curve_row_t *p = &r->points[i];
     int w = snprintf(buf, sizeof buf, "%lld", (long long)p->batch_size);
     wb = w > wb ? w : wb;
     if (p->status != CAL_POINT_OK)
@@ -320,7 +320,7 @@ static void print_curve(FILE *f, const char *label, const cal_peak_result_t *r,
   fprintf(f, "  %*s  %*s  %*s  %-*s  %6s\n", wb, "batch", wm, "median ex/s",
           wn, "n", wc, "CI of median", "%peak");
   for (size_t i = 0; i < r->n; i++) {
-    const cal_peak_point_t *p = &r->points[i];
+    const cal_curve_row_t *p = &r->points[i];
     if (p->status != CAL_POINT_OK) {
       fprintf(f, "  %*lld  %*s\n", wb, (long long)p->batch_size, wm,
               "skipped");
@@ -365,9 +365,9 @@ static void print_curve(FILE *f, const char *label, const cal_peak_result_t *r,
              "peak)\n",
           (long long)r->knee_batch_size, r->tolerance * 100.0);
   fprintf(f, "  optimal:   batch %lld (optimize %s)\n",
-          (long long)r->optimal_batch_size, cal_peak_policy_name(r->policy));
+          (long long)r->optimal_batch_size, cal_curve_policy_name(r->policy));
 
-  const cal_peak_point_t *last = NULL, *prev = NULL;
+  const cal_curve_row_t *last = NULL, *prev = NULL;
   for (size_t i = 0; i < r->n; i++)
     if (r->points[i].status == CAL_POINT_OK) {
       prev = last;
@@ -442,8 +442,8 @@ int cal_cmd_peak(int argc, char **argv) {
 
   char err[512];
   cal_curve_set_t *set = NULL;
-  cal_peak_result_t **res = NULL;
-  cal_peak_rec_t *recs = NULL;
+  cal_curve_result_t **res = NULL;
+  cal_curve_rec_t *recs = NULL;
   json_t *root = NULL;
   char *text = NULL;
   size_t text_len = 0;
@@ -462,26 +462,26 @@ int cal_cmd_peak(int argc, char **argv) {
   const char *src = strcmp(a.file, "-") == 0 ? "<stdin>" : a.file;
   for (size_t i = 0; i < set->n; i++) {
     const cal_curve_t *c = &set->curves[i];
-    rc = cal_peak_analyze(c->points, c->n, &a.opts, &res[i]);
+    rc = cal_curve_analyze(c->points, c->n, &a.opts, &res[i]);
     if (rc < 0) { /* the reader already validated every value */
       fprintf(stderr, PROG ": %s: %s: %s\n", src,
               c->machine ? c->machine : "curve", cal_strerror(rc));
       code = rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
       goto out;
     }
-    if (a.target && cal_peak_recommend(res[i], a.target, &recs[i]) < 0)
+    if (a.target && cal_curve_recommend(res[i], a.target, &recs[i]) < 0)
       goto nomem;
   }
 
   if (a.json) {
-    root = json_pack("{s:s, s:s, s:f, s:s, s:[]}", "schema", CAL_PEAK_SCHEMA,
+    root = json_pack("{s:s, s:s, s:f, s:s, s:[]}", "schema", CAL_CURVE_SCHEMA,
                      "source", src, "tolerance_pct", a.opts.tolerance * 100.0,
-                     "optimize", cal_peak_policy_name(a.opts.policy), "curves");
+                     "optimize", cal_curve_policy_name(a.opts.policy), "curves");
     if (!root)
       goto nomem;
     json_t *curves = json_object_get(root, "curves");
     for (size_t i = 0; i < set->n; i++) {
-      json_t *c = cal_peak_curve_json(set->curves[i].machine, res[i],
+      json_t *c = cal_curve_json(set->curves[i].machine, res[i],
                                       a.target ? &recs[i] : NULL);
       if (!c || json_array_append_new(curves, c) < 0)
         goto nomem;
@@ -523,7 +523,7 @@ out:
   free(text);
   json_decref(root);
   for (size_t i = 0; res && set && i < set->n; i++)
-    cal_peak_result_free(res[i]);
+    cal_curve_result_free(res[i]);
   free(res);
   free(recs);
   cal_curve_set_free(set);

@@ -1,14 +1,14 @@
 /* `calibrate peak`: peak, knee and shape of measured throughput-versus-
  * batch curves read from CSV (see peak_csv.h), as a table or as JSON of
  * schema "calibrate-peak/1". */
-#ifndef CAL_PEAK_CMD_H
-#define CAL_PEAK_CMD_H
+#ifndef CAL_CURVE_CMD_H
+#define CAL_CURVE_CMD_H
 
 #include <jansson.h>
 
-#include "peak.h"
+#include "curve.h"
 
-#define CAL_PEAK_SCHEMA "calibrate-peak/1"
+#define CAL_CURVE_SCHEMA "calibrate-peak/1"
 
 /* The subcommand (argv[0] is "peak"); returns the process exit code. */
 int cal_cmd_peak(int argc, char **argv);
@@ -25,7 +25,7 @@ int cal_cmd_peak(int argc, char **argv);
  * Figures that do not apply are null, never invented.  rec may be NULL.
  * Returns a new reference (the caller owns it) or NULL when out of memory.
  * The lead's batch sweep can store the same object in its profile section. */
-json_t *cal_peak_curve_json(const char *machine, const cal_peak_result_t *r,
-                            const cal_peak_rec_t *rec);
+json_t *cal_curve_json(const char *machine, const cal_curve_result_t *r,
+                            const cal_curve_rec_t *rec);
 
 #endif

@@ -1,4 +1,4 @@
-#include "peak_csv.h"
+#include "curve_csv.h"
 
 #include <ctype.h>
 #include <errno.h>

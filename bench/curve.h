@@ -28,8 +28,8 @@
  *               point was measured past the peak.
  *   worst_drop_pct   the same for the lowest median past the peak.
  * Skipped points are kept in the result but take no part in any of these. */
-#ifndef CAL_PEAK_H
-#define CAL_PEAK_H
+#ifndef CAL_CURVE_H
+#define CAL_CURVE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,10 +52,10 @@ typedef struct cal_curve_point {
   size_t n; /* >= 1 when status is OK */
 } cal_curve_point_t;
 
-typedef enum cal_peak_policy {
+typedef enum cal_curve_policy {
   CAL_OPTIMIZE_THROUGHPUT = 0, /* optimal = peak */
   CAL_OPTIMIZE_KNEE = 1,       /* optimal = knee */
-} cal_peak_policy_t;
+} cal_curve_policy_t;
 
 typedef enum cal_curve_shape {
   CAL_SHAPE_EMPTY = 0,
@@ -65,13 +65,13 @@ typedef enum cal_curve_shape {
   CAL_SHAPE_PEAKED,
 } cal_curve_shape_t;
 
-typedef struct cal_peak_opts {
+typedef struct cal_curve_opts {
   double tolerance; /* fraction, 0 <= t < 1; default 0.03 */
   double ci_level;  /* level asked of each median CI; default 0.95 */
-  cal_peak_policy_t policy; /* default CAL_OPTIMIZE_THROUGHPUT */
-} cal_peak_opts_t;
+  cal_curve_policy_t policy; /* default CAL_OPTIMIZE_THROUGHPUT */
+} cal_curve_opts_t;
 
-typedef struct cal_peak_point {
+typedef struct cal_curve_row {
   int64_t batch_size;
   cal_point_status_t status;
   double *samples; /* copy of the input samples, owned by the result */
@@ -80,14 +80,14 @@ typedef struct cal_peak_point {
   double pct_of_peak;  /* median / peak median * 100; NAN when skipped */
   int tied;            /* CI overlaps the peak's (1 for the peak itself) */
   int is_peak, is_knee, is_optimal;
-} cal_peak_point_t;
+} cal_curve_row_t;
 
-typedef struct cal_peak_result {
-  cal_peak_point_t *points; /* ascending batch size, skipped ones included */
+typedef struct cal_curve_result {
+  cal_curve_row_t *points; /* ascending batch size, skipped ones included */
   size_t n;
   size_t n_ok; /* points measured */
   double tolerance;
-  cal_peak_policy_t policy;
+  cal_curve_policy_t policy;
   cal_curve_shape_t shape;
   /* 0 when shape is EMPTY */
   int64_t peak_batch_size, knee_batch_size, optimal_batch_size;
@@ -98,19 +98,19 @@ typedef struct cal_peak_result {
                       % of the previous; NAN with fewer than 2 points */
   double degradation_pct, worst_drop_pct; /* see above; NAN if none */
   int64_t worst_batch_size; /* where worst_drop_pct is; 0 if none */
-} cal_peak_result_t;
+} cal_curve_result_t;
 
 /* Defaults: tolerance 0.03, ci_level 0.95, policy throughput. */
-void cal_peak_opts_default(cal_peak_opts_t *opts);
+void cal_curve_opts_default(cal_curve_opts_t *opts);
 
 /* Analyse pts[0..n-1] (any order).  opts NULL means the defaults.
  * CAL_EINVAL: n == 0, a batch size out of range or repeated, an OK point
  * without samples or with a negative or non-finite one, bad opts.
- * CAL_ENOMEM.  Free *out with cal_peak_result_free(). */
-int cal_peak_analyze(const cal_curve_point_t *pts, size_t n,
-                     const cal_peak_opts_t *opts, cal_peak_result_t **out);
+ * CAL_ENOMEM.  Free *out with cal_curve_result_free(). */
+int cal_curve_analyze(const cal_curve_point_t *pts, size_t n,
+                     const cal_curve_opts_t *opts, cal_curve_result_t **out);
 /* Accepts NULL. */
-void cal_peak_result_free(cal_peak_result_t *r);
+void cal_curve_result_free(cal_curve_result_t *r);
 
 /* Whether a batch sweep whose points so far are pts[0..n-1] should try a
  * larger batch: 1 when the curve is still rising at its largest measured
@@ -120,9 +120,9 @@ void cal_peak_result_free(cal_peak_result_t *r);
  * overlap (one more point is cheap; the shape stays noise-aware); 0 otherwise
  * (including when nothing was measured: skipped points are no evidence of
  * a rise; whether to go past a skipped point is the sweep's decision).
- * Negative CAL_E* on invalid input, as cal_peak_analyze. */
+ * Negative CAL_E* on invalid input, as cal_curve_analyze. */
 int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
-                            const cal_peak_opts_t *opts);
+                            const cal_curve_opts_t *opts);
 
 /* Advice for reaching a target effective batch T with gradient
  * accumulation: batch b <= T from the measured points and T / b steps.
@@ -131,25 +131,25 @@ int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
  * measured batch <= T with the highest median and the steps are rounded up
  * (effective batch > T, exact = 0).  When no measured batch is <= T,
  * batch_size and accumulation_steps are 0.  note says which case applied. */
-typedef struct cal_peak_rec {
+typedef struct cal_curve_rec {
   int64_t target_effective_batch;
   int64_t batch_size;
   int64_t accumulation_steps;
   int64_t effective_batch; /* batch_size * accumulation_steps */
   int exact;               /* effective_batch == target */
   char note[200];          /* one line, no trailing newline */
-} cal_peak_rec_t;
+} cal_curve_rec_t;
 
 /* CAL_EINVAL when target is out of 1 .. CAL_BATCH_MAX. */
-int cal_peak_recommend(const cal_peak_result_t *r, int64_t target,
-                       cal_peak_rec_t *out);
+int cal_curve_recommend(const cal_curve_result_t *r, int64_t target,
+                       cal_curve_rec_t *out);
 
 /* "empty", "single", "rising", "plateau", "peaked"; static storage. */
 const char *cal_curve_shape_name(cal_curve_shape_t shape);
 /* "throughput", "knee"; static storage. */
-const char *cal_peak_policy_name(cal_peak_policy_t policy);
+const char *cal_curve_policy_name(cal_curve_policy_t policy);
 /* Parse "throughput" or "knee" (case-insensitive); CAL_EINVAL otherwise. */
-int cal_peak_policy_parse(const char *s, cal_peak_policy_t *out);
+int cal_curve_policy_parse(const char *s, cal_curve_policy_t *out);
 
 /* Parse a batch-size list: comma-separated items, each
  *   N        one batch size

@@ -89,12 +89,12 @@ static json_t *clock_json(const cal_clock_t *c) {
 
 static int dtype_of(const cal_point_t *pt) {
   int dt;
-  return cal_peak_dtype_parse(pt->kernel->dtype, &dt) < 0 ? -1 : dt;
+  return cal_ceiling_dtype_parse(pt->kernel->dtype, &dt) < 0 ? -1 : dt;
 }
 
-json_t *cal_peak_section_json(const cal_point_t *pts, size_t n,
+json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
                               const cal_clock_t *clock,
-                              const cal_peak_model_t *model) {
+                              const cal_theory_t *model) {
   int ok = 1;
   json_t *sec = json_object(), *points = json_array();
   if (!sec || !points)
@@ -120,13 +120,13 @@ json_t *cal_peak_section_json(const cal_point_t *pts, size_t n,
     for (int dt = 0; dt < CAL_DT_COUNT; dt++) {
       if (model->ipc[dt] <= 0)
         continue;
-      const char *name = cal_peak_dtype_name(dt);
+      const char *name = cal_ceiling_dtype_name(dt);
       int ops = dt == CAL_DT_INT8;
       put(ipc, name, json_real(model->ipc[dt]), &ok);
       put(theo, name,
           json_pack("{s:f, s:f}", ops ? "gops_per_core" : "gflops_per_core",
-                    cal_peak_gflops_core(model, dt), ops ? "gops" : "gflops",
-                    cal_peak_gflops(model, dt)),
+                    cal_theory_gflops_core(model, dt), ops ? "gops" : "gflops",
+                    cal_theory_gflops(model, dt)),
           &ok);
     }
   }
@@ -138,7 +138,7 @@ json_t *cal_peak_section_json(const cal_point_t *pts, size_t n,
     json_t *o = cal_limits_point_json(pt, id, NULL);
     if (o && model && pt->status == CAL_POINT_OK) {
       int dt = dtype_of(pt);
-      double theo = dt >= 0 ? cal_peak_gflops_core(model, dt) * threads_of(pt)
+      double theo = dt >= 0 ? cal_theory_gflops_core(model, dt) * threads_of(pt)
                             : 0.0;
       if (theo > 0)
         put(o, "efficiency", json_real(pt->gflops_sum.median / theo), &ok);
@@ -233,7 +233,7 @@ int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
 }
 
 json_t *cal_roofline_section_json(const cal_roofline_t *r,
-                                  const cal_peak_model_t *model,
+                                  const cal_theory_t *model,
                                   const cal_point_t *kernels, size_t nk,
                                   const char *level) {
   int ok = 1;
@@ -266,9 +266,9 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
       put(bk, r->level[l], json_string(r->bandwidth_kernel[l]), &ok);
   }
   for (int dt = 0; dt < CAL_DT_COUNT && ok; dt++) {
-    const char *name = cal_peak_dtype_name(dt);
-    if (theo && cal_peak_gflops(model, dt) > 0)
-      put(theo, name, json_real(cal_peak_gflops(model, dt)), &ok);
+    const char *name = cal_ceiling_dtype_name(dt);
+    if (theo && cal_theory_gflops(model, dt) > 0)
+      put(theo, name, json_real(cal_theory_gflops(model, dt)), &ok);
     if (!(r->compute_gflops[dt] > 0))
       continue;
     put(comp, name, json_real(r->compute_gflops[dt]), &ok);
