@@ -8,8 +8,8 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "cli.h"
-#include "commands.h"
-#include "run.h"
+#include "cal_exit.h"
+#include "measure.h"
 #include "subcommands.h"
 
 static void attention_help(void) {
@@ -39,7 +39,7 @@ static void attention_help(void) {
 }
 
 /* Take the shape flags out of argv; what is left goes to cal_run_parse. */
-static int take_shape(cal_run_t *r, int argc, char **argv, char **rest,
+static int take_shape(cal_attn_opts_t *r, int argc, char **argv, char **rest,
                       int *nrest) {
   static const char *const valued[] = {"--batch", "--heads", "--kv-heads",
                                        "--seq", "--nq", "--nk", "--head-dim",
@@ -71,10 +71,10 @@ static int take_shape(cal_run_t *r, int argc, char **argv, char **rest,
       }
     }
     if (k == 7) {
-      if (cal_variant_parse(val, &r->attn_variant) < 0)
+      if (cal_variant_parse(val, &r->variant) < 0)
         return cal_usage("attention", "--variant is scalar, avx2, avx512 or "
                                       "auto, not '%s'", val);
-      if (r->attn_variant >= 0 && !cal_variant_supported(r->attn_variant))
+      if (r->variant >= 0 && !cal_variant_supported(r->variant))
         return cal_usage("attention", "this CPU cannot run the %s variant", val);
       continue;
     }
@@ -89,13 +89,13 @@ static int take_shape(cal_run_t *r, int argc, char **argv, char **rest,
     if (strcmp(a, "--causal") == 0) { causal = 1; custom = 1; continue; }
     if (strcmp(a, "--no-causal") == 0) { causal = 0; custom = 1; continue; }
     if (strcmp(a, "--decode") == 0) { decode = 1; custom = 1; continue; }
-    if (strcmp(a, "--with-reference") == 0) { r->attn_with_ref = 1; continue; }
+    if (strcmp(a, "--with-reference") == 0) { r->with_ref = 1; continue; }
     rest[(*nrest)++] = argv[i];
   }
   rest[*nrest] = NULL;
   if (!custom)
     return -1;
-  cal_params_t *p = &r->attn;
+  cal_params_t *p = &r->shape;
   memset(p, 0, sizeof *p);
   p->batch = v[0];
   p->heads = v[1];
@@ -104,49 +104,37 @@ static int take_shape(cal_run_t *r, int argc, char **argv, char **rest,
   p->nq = set[4] ? v[4] : (decode ? 1 : v[3]);
   p->head_dim = v[6];
   p->causal = causal;
-  r->attn_custom = 1;
+  r->custom = 1;
   return -1;
 }
 
+/* After the run options: the shape flags taken first, checked against
+ * the thread count and memory now known. */
+static int prepare(cal_opts_t *o, void *arg) {
+  o->attn = *(const cal_attn_opts_t *)arg;
+  o->sections = CAL_SEC_ATTENTION;
+  if (o->attn.custom) {
+    char why[256];
+    o->attn.shape.threads = o->threads;
+    if (cal_attn_check_shape(&o->attn.shape, o->hcfg.mem_avail_bytes, why,
+                             sizeof why) < 0)
+      return cal_usage("attention", "invalid shape: %s", why);
+  }
+  return 0;
+}
+
 int cal_cmd_attention(int argc, char **argv) {
-  cal_run_t r;
-  memset(&r, 0, sizeof r);
-  r.attn_variant = -1;
+  static const cal_measure_cmd_t mc = {"attention", attention_help, 0, prepare};
+  cal_attn_opts_t a;
+  memset(&a, 0, sizeof a);
+  a.variant = -1; /* CAL_VARIANT_AUTO */
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   if (!rest)
     return CAL_EXIT_INTERNAL;
   int nrest = 0;
-  int rc = take_shape(&r, argc, argv, rest, &nrest);
-  int variant = r.attn_variant, custom = r.attn_custom, with_ref = r.attn_with_ref;
-  cal_params_t shape = r.attn;
+  int rc = take_shape(&a, argc, argv, rest, &nrest);
   if (rc < 0)
-    rc = cal_run_parse(&r, nrest, rest, "attention");
+    rc = cal_measure_main(&mc, nrest, rest, &a);
   free(rest);
-  if (rc == -2) {
-    attention_help();
-    rc = CAL_EXIT_OK;
-  } else if (rc == -3) {
-    rc = cal_usage("attention", "--preset belongs to the batch sweep");
-  }
-  /* cal_run_parse reset these */
-  r.attn_variant = variant;
-  r.attn_custom = custom;
-  r.attn_with_ref = with_ref;
-  r.attn = shape;
-  if (rc < 0 && custom) {
-    char why[256];
-    r.attn.threads = r.threads;
-    int c = cal_attn_check_shape(&r.attn, r.hcfg.mem_avail_bytes, why, sizeof why);
-    if (c < 0)
-      rc = cal_usage("attention", "invalid shape: %s", why);
-  }
-  if (rc >= 0) {
-    cal_run_free(&r);
-    return rc;
-  }
-  r.sections = CAL_SEC_ATTENTION;
-  int (*sections[1])(cal_run_t *) = {cal_section_attention};
-  rc = cal_run_main(&r, sections, 1);
-  cal_run_free(&r);
   return rc;
 }

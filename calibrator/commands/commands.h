@@ -4,13 +4,7 @@
 #ifndef CAL_COMMANDS_H
 #define CAL_COMMANDS_H
 
-enum {
-  CAL_EXIT_OK = 0,
-  CAL_EXIT_REGRESSION = 1, /* compare found a regression */
-  CAL_EXIT_USAGE = 2,      /* usage or input error */
-  CAL_EXIT_VERIFY = 3,     /* a measurement failed verification */
-  CAL_EXIT_INTERNAL = 4,   /* out of memory, system failure */
-};
+#include "cal_exit.h"
 
 typedef struct cal_command {
   const char *name;
@@ -21,9 +15,6 @@ typedef struct cal_command {
 /* The command table, in commands.c, ends with a zeroed entry. */
 extern const cal_command_t cal_commands[];
 
-/* The program's version string, e.g. "0.1.0". */
-extern const char cal_version[];
-/* git describe of the build, "unknown" outside a checkout. */
-extern const char cal_git[];
+#include "build_info.h"
 
 #endif

@@ -1,10 +1,7 @@
 /* calibrate peak-flops and calibrate bandwidth: one section each. */
 #include <stdio.h>
-#include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "run.h"
+#include "measure.h"
 #include "subcommands.h"
 
 static const char run_options[] =
@@ -31,34 +28,23 @@ static void bandwidth_help(void) {
          run_options);
 }
 
-static int one_section(int argc, char **argv, const char *cmd, unsigned mask,
-                       int (*section)(cal_run_t *), void (*help)(void)) {
-  cal_run_t r;
-  memset(&r, 0, sizeof r);
-  int rc = cal_run_parse(&r, argc, argv, cmd);
-  if (rc == -2) {
-    help();
-    rc = CAL_EXIT_OK;
-  } else if (rc == -3) {
-    rc = cal_usage(cmd, "--preset belongs to the batch sweep");
-  }
-  if (rc >= 0) {
-    cal_run_free(&r);
-    return rc;
-  }
-  r.sections = mask;
-  int (*sections[1])(cal_run_t *) = {section};
-  rc = cal_run_main(&r, sections, 1);
-  cal_run_free(&r);
-  return rc;
+static int only_peak(cal_opts_t *o, void *arg) {
+  o->sections = CAL_SEC_PEAK;
+  return 0;
+}
+
+static int only_bandwidth(cal_opts_t *o, void *arg) {
+  o->sections = CAL_SEC_BANDWIDTH;
+  return 0;
 }
 
 int cal_cmd_peak_flops(int argc, char **argv) {
-  return one_section(argc, argv, "peak-flops", CAL_SEC_PEAK, cal_section_peak,
-                     peak_help);
+  static const cal_measure_cmd_t mc = {"peak-flops", peak_help, 0, only_peak};
+  return cal_measure_main(&mc, argc, argv, NULL);
 }
 
 int cal_cmd_bandwidth(int argc, char **argv) {
-  return one_section(argc, argv, "bandwidth", CAL_SEC_BANDWIDTH,
-                     cal_section_bandwidth, bandwidth_help);
+  static const cal_measure_cmd_t mc = {"bandwidth", bandwidth_help, 0,
+                                       only_bandwidth};
+  return cal_measure_main(&mc, argc, argv, NULL);
 }

@@ -15,7 +15,7 @@
  * roofline: derived only (no points): see limits_json.h. */
 #include "limits_json.h"
 #include "profile.h"
-#include "run.h"
+#include "point_json.h"
 
 #include <stdio.h>
 #include <string.h>

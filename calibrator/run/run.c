@@ -1,84 +1,85 @@
+/* The section loop, progress, warnings and point accounting of a run. */
 #include "run.h"
 
-#include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_exit.h"
+#include "profile_run.h"
+#include "plot.h"
+#include "table.h"
 #include "timer.h"
 
-/* Time budgets per section, seconds: full run, --quick run. */
-static const struct {
-  unsigned section;
-  double full, quick;
-} budgets[] = {
-    {CAL_SEC_GEMM, 40.0, 7.0},     {CAL_SEC_SCALING, 6.0, 1.5},
-    {CAL_SEC_ATTENTION, 12.0, 3.0}, {CAL_SEC_PEAK, 4.0, 1.0},
-    {CAL_SEC_BANDWIDTH, 12.0, 3.0}, {CAL_SEC_ROOFLINE, 0.0, 0.0},
-    {CAL_SEC_BATCH, 90.0, 12.0},
+const cal_section_t cal_sections[] = {
+#define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p) \
+  {key, full, quick, derived, m, d, w, p},
+#include "section_list.h"
+#undef CAL_SECTION
 };
 
-double cal_run_budget(const cal_run_t *r, unsigned section) {
-  for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
-    if (budgets[i].section == section)
-      return (r->quick ? budgets[i].quick : budgets[i].full) *
-             (r->budget_scale > 0 ? r->budget_scale : 1.0);
-  return 0.0;
+const void *cal_results_get(const cal_results_t *res, int id) {
+  return id >= 0 && id < CAL_NSECTIONS ? res->sec[id] : NULL;
 }
 
-static const char *section_name(unsigned section) {
-  switch (section) {
-  case CAL_SEC_GEMM: return "gemm";
-  case CAL_SEC_SCALING: return "scaling";
-  case CAL_SEC_ATTENTION: return "attention";
-  case CAL_SEC_PEAK: return "peak";
-  case CAL_SEC_BANDWIDTH: return "bandwidth";
-  case CAL_SEC_ROOFLINE: return "roofline";
-  case CAL_SEC_BATCH: return "batch_sweep";
-  default: return "other";
+void cal_results_free(cal_results_t *res) {
+  for (int i = 0; i < CAL_NSECTIONS; i++) {
+    if (res->sec[i])
+      cal_sections[i].drop(res->sec[i]);
+    res->sec[i] = NULL;
   }
+  for (size_t i = 0; i < res->quality.nwarnings; i++)
+    free(res->quality.warnings[i]);
+  free(res->quality.warnings);
+  memset(&res->quality, 0, sizeof res->quality);
 }
 
-void cal_progress_end(cal_run_t *r) {
-  if (r->sec_current && r->section_times)
-    json_object_set_new(r->section_times, section_name(r->sec_current),
-                        json_real(cal_now() - r->sec_start));
-  r->sec_current = 0;
+double cal_run_budget(const cal_run_t *r, int id) {
+  const cal_section_t *s = &cal_sections[id];
+  double scale = r->opt->budget_scale > 0 ? r->opt->budget_scale : 1.0;
+  return (r->opt->quick ? s->budget_quick_s : s->budget_full_s) * scale;
 }
 
-void cal_progress_section(cal_run_t *r, unsigned section) {
-  cal_progress_end(r);
-  r->sec_current = section;
-  if (r->planned_left <= 0) { /* first section: plan the whole run */
-    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
-      if (r->sections & budgets[i].section)
-        r->planned_left += cal_run_budget(r, budgets[i].section);
+/* Record the running section's duration. */
+static void section_end(cal_run_t *r) {
+  cal_ctx_t *c = r->ctx;
+  if (c->sec_current >= 0) {
+    r->res->quality.section_s[c->sec_current] = cal_now() - c->sec_start;
+    r->res->quality.timed |= 1u << c->sec_current;
   }
-  r->sec_budget = cal_run_budget(r, section);
-  r->planned_left -= r->sec_budget;
-  if (r->planned_left < 0)
-    r->planned_left = 0;
-  r->sec_start = cal_now();
+  c->sec_current = -1;
 }
 
-void cal_progress(cal_run_t *r, const char *fmt, ...) {
-  if (!r->progress)
+static void section_begin(cal_run_t *r, int id) {
+  cal_ctx_t *c = r->ctx;
+  section_end(r);
+  c->sec_current = id;
+  c->sec_budget = cal_run_budget(r, id);
+  c->planned_left -= c->sec_budget;
+  if (c->planned_left < 0)
+    c->planned_left = 0;
+  c->sec_start = cal_now();
+}
+
+void cal_progress(const cal_run_t *r, const char *fmt, ...) {
+  const cal_ctx_t *c = r->ctx;
+  if (!c->progress)
     return;
   double now = cal_now();
-  double in_sec = now - r->sec_start;
-  double left = r->planned_left + (r->sec_budget > in_sec ? r->sec_budget - in_sec : 0);
+  double in_sec = now - c->sec_start;
+  double left = c->planned_left + (c->sec_budget > in_sec ? c->sec_budget - in_sec : 0);
   char msg[160];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\r\033[K[%4.0fs, ETA %3.0fs] %s", now - r->t_start, left, msg);
+  fprintf(stderr, "\r\033[K[%4.0fs, ETA %3.0fs] %s", now - c->t_start, left, msg);
   fflush(stderr);
 }
 
-void cal_progress_done(cal_run_t *r) {
-  if (r->progress) {
+void cal_progress_done(const cal_run_t *r) {
+  if (r->ctx->progress) {
     fprintf(stderr, "\r\033[K");
     fflush(stderr);
   }
@@ -90,19 +91,25 @@ void cal_run_warn(cal_run_t *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (r->warnings)
-    json_array_append_new(r->warnings, json_string(msg));
-  if (r->verbose) {
+  cal_quality_t *q = &r->res->quality;
+  char **w = realloc(q->warnings, (q->nwarnings + 1) * sizeof *w);
+  if (w) {
+    q->warnings = w;
+    if ((w[q->nwarnings] = strdup(msg)) != NULL)
+      q->nwarnings++;
+  }
+  if (r->opt->verbose) {
     cal_progress_done(r);
     fprintf(stderr, "calibrate: warning: %s\n", msg);
   }
 }
 
-int cal_run_point(cal_run_t *r, const cal_kernel_t *k, const cal_params_t *p,
+int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
+                  const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt) {
-  int rc = cal_bench_kernel(&r->hcfg, r->thr, k, p, pt);
+  int rc = cal_bench_kernel(h ? h : &r->opt->hcfg, r->ctx->thr, k, p, pt);
   if (rc == CAL_EVERIFY) {
-    r->failed++;
+    r->res->quality.failed++;
     cal_progress_done(r);
     fprintf(stderr, "calibrate: %s (%s) failed verification: %s\n", k->name,
             pt->variant, pt->reason);
@@ -111,10 +118,10 @@ int cal_run_point(cal_run_t *r, const cal_kernel_t *k, const cal_params_t *p,
   if (rc < 0)
     return rc;
   if (pt->status == CAL_POINT_OK && pt->m.unstable)
-    r->unstable++;
-  if (pt->status == CAL_POINT_OK && !pt->pinned && r->thr && r->verbose)
+    r->res->quality.unstable++;
+  if (pt->status == CAL_POINT_OK && !pt->pinned && r->ctx->thr && r->opt->verbose)
     fprintf(stderr, "calibrate: note: threads could not be pinned\n");
-  if (r->verbose && pt->status == CAL_POINT_OK) {
+  if (r->opt->verbose && pt->status == CAL_POINT_OK) {
     cal_progress_done(r);
     fprintf(stderr, "calibrate: %s variant %s: %.2f GFLOPS (cv %.1f%%)\n",
             k->name, pt->variant, pt->gflops_sum.median,
@@ -123,11 +130,14 @@ int cal_run_point(cal_run_t *r, const cal_kernel_t *k, const cal_params_t *p,
   return 0;
 }
 
-int cal_run_points(cal_run_t *r, const cal_kernel_t *const *k,
-                   const cal_params_t *p, size_t n, cal_point_t *out,
-                   const char *what) {
-  int rounds = r->rounds > 1 ? r->rounds : 1;
-  int unstable_before = r->unstable;
+int cal_run_points(cal_run_t *r, const cal_harness_cfg_t *h, int rounds,
+                   const cal_kernel_t *const *k, const cal_params_t *p,
+                   size_t n, cal_point_t *out, const char *what) {
+  if (!h)
+    h = &r->opt->hcfg;
+  if (rounds <= 0)
+    rounds = r->opt->rounds > 1 ? r->opt->rounds : 1;
+  int unstable_before = r->res->quality.unstable;
   memset(out, 0, n * sizeof *out);
   for (int round = 0; round < rounds; round++) {
     for (size_t i = 0; i < n; i++) {
@@ -139,82 +149,110 @@ int cal_run_points(cal_run_t *r, const cal_kernel_t *const *k,
                      i + 1, n, round + 1, rounds);
       else
         cal_progress(r, "%s: %s, point %zu/%zu", what, k[i]->name, i + 1, n);
-      int rc = cal_run_point(r, k[i], &p[i], &pt);
+      int rc = cal_run_point(r, h, k[i], &p[i], &pt);
       if (rc < 0)
         return rc;
-      if ((rc = cal_point_merge(&out[i], &pt, &r->hcfg)) < 0) {
+      if ((rc = cal_point_merge(&out[i], &pt, h)) < 0) {
         cal_point_free(&pt);
         return rc;
       }
     }
   }
   /* count instability on the pooled samples, not per round */
-  r->unstable = unstable_before;
+  r->res->quality.unstable = unstable_before;
   for (size_t i = 0; i < n; i++)
     if (out[i].status == CAL_POINT_OK && out[i].m.unstable)
-      r->unstable++;
+      r->res->quality.unstable++;
   return 0;
 }
 
-
-static json_t *array_of(const double *x, size_t n, double scale) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < n; i++)
-    json_array_append_new(a, json_real(x[i] * scale));
-  return a;
+/* Measured sections in table order, then the derived ones. */
+static int measure_all(cal_run_t *r) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < CAL_NSECTIONS; i++) {
+      if (!(r->opt->sections & (1u << i)) || cal_sections[i].derived != pass)
+        continue;
+      section_begin(r, i);
+      int rc = cal_sections[i].measure(r);
+      if (rc < 0)
+        return rc;
+    }
+  section_end(r);
+  return 0;
 }
 
-json_t *cal_metric_json(const char *id, const char *metric,
-                        int higher_is_better, const double *samples,
-                        const cal_summary_t *sum, int unstable,
-                        const cal_measurement_t *m) {
-  json_t *o = json_pack("{s:s, s:s, s:s, s:b}", "id", id, "status", "ok",
-                        "metric", metric, "higher_is_better", higher_is_better);
-  if (!o)
-    return NULL;
-  char key[96];
-  json_object_set_new(o, metric, json_real(sum->median));
-  snprintf(key, sizeof key, "samples_%s", metric);
-  json_object_set_new(o, key, array_of(samples, sum->n, 1.0));
-  json_object_set_new(o, "stats", cal_stats_json(sum, unstable));
-  if (m && m->n) {
-    json_object_set_new(o, "time_ms", json_real(m->time.median * 1e3));
-    json_object_set_new(o, "samples_ms", array_of(m->samples_s, m->n, 1e3));
-    json_object_set_new(o, "iterations_per_sample", json_integer(m->iters));
-  }
-  return o;
+static void warn_machine(cal_run_t *r) {
+  const cal_hwinfo_t *hw = &r->ctx->hw;
+  if (strcmp(hw->blas_coretype_source, "calibrate") == 0)
+    cal_run_warn(r, "OpenBLAS chose %s kernels for this CPU; calibrate ran it "
+                    "with OPENBLAS_CORETYPE=%s, which the CPU's features support",
+                 hw->blas_coretype_library, hw->blas_coretype);
+  if (hw->governor[0] && strcmp(hw->governor, "performance") != 0)
+    cal_run_warn(r, "frequency governor is '%s', not 'performance': clocks may "
+                    "vary during the run", hw->governor);
 }
 
-json_t *cal_point_json(const cal_point_t *pt, const char *id,
-                       const char *metric) {
-  json_t *o;
-  /* "gbps" is the bandwidth rate; any other metric ("gflops", "gops") is
-   * the work rate the kernel's flops() counts */
-  int gb = strcmp(metric, "gbps") == 0;
-  if (pt->status != CAL_POINT_OK) {
-    o = json_pack("{s:s, s:s, s:s}", "id", id, "status",
-                  pt->status == CAL_POINT_SKIPPED ? "skipped" : "failed",
-                  "reason", pt->reason);
-  } else {
-    const double *s = gb ? pt->gbps : pt->gflops;
-    const cal_summary_t *sum = gb ? &pt->gbps_sum : &pt->gflops_sum;
-    if (!s)
-      return NULL;
-    o = cal_metric_json(id, metric, 1, s, sum, pt->m.unstable, &pt->m);
-    if (o && !gb && pt->gbps)
-      json_object_set_new(o, "gbps", json_real(pt->gbps_sum.median));
-    if (o && gb && pt->gflops)
-      json_object_set_new(o, "gflops", json_real(pt->gflops_sum.median));
+static void draw_charts(const cal_run_t *r) {
+  /* the profile is safe on disk; a missing gnuplot only costs the charts */
+  char err[512];
+  const char *paths[1] = {r->opt->out_path};
+  if (cal_plot_profiles(paths, 1, r->opt->plots_dir, "png", err, sizeof err) < 0)
+    fprintf(stderr, "calibrate: no charts: %s\n", err);
+  else
+    fprintf(r->ctx->table, "Charts written to %s\n", r->opt->plots_dir);
+}
+
+int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
+  cal_results_t res;
+  memset(&res, 0, sizeof res);
+  cal_run_t run = {opt, ctx, &res}, *r = &run;
+  json_t *root = NULL;
+  char err[512];
+  int rc, exit_code = CAL_EXIT_OK;
+  ctx->t_start = cal_now();
+  ctx->sec_current = -1;
+  ctx->planned_left = 0;
+  for (int i = 0; i < CAL_NSECTIONS; i++)
+    if (opt->sections & (1u << i))
+      ctx->planned_left += cal_run_budget(r, i);
+  warn_machine(r);
+  if ((rc = measure_all(r)) < 0)
+    goto internal;
+  cal_progress_done(r);
+  if (!cal_threads_pinned(ctx->thr))
+    cal_run_warn(r, "threads could not be pinned to cores (binding refused)");
+  res.quality.elapsed_s = cal_now() - ctx->t_start;
+  if (res.quality.unstable)
+    cal_run_warn(r, "%d point%s had a coefficient of variation above %.0f%%: "
+                    "the machine was busy or its clock varied",
+                 res.quality.unstable, res.quality.unstable == 1 ? "" : "s",
+                 100 * opt->hcfg.cv_threshold);
+  if (!(root = cal_profile_of_run(r))) {
+    rc = CAL_ENOMEM;
+    goto internal;
   }
-  if (!o)
-    return NULL;
-  json_object_set_new(o, "kernel", json_string(pt->kernel->name));
-  json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
-  json_object_set_new(o, "variant", json_string(pt->variant));
-  json_object_set_new(o, "threads",
-                      json_integer(pt->params.threads > 0 ? pt->params.threads : 1));
-  json_object_set_new(o, "pinned", json_boolean(pt->pinned));
-  json_object_set_new(o, "flops_per_run", json_real(pt->flops));
-  json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
-  return o;
+  if (cal_json_write_atomic(root, opt->out_path, err, sizeof err) < 0) {
+    fprintf(stderr, "calibrate: %s\n", err);
+    exit_code = CAL_EXIT_USAGE;
+    goto out;
+  }
+  cal_table_print(r, ctx->table);
+  if (strcmp(opt->out_path, "-") != 0)
+    fprintf(ctx->table, "\nProfile written to %s\n", opt->out_path);
+  if (opt->plots_dir)
+    draw_charts(r);
+  if (res.quality.failed) {
+    fprintf(stderr, "calibrate: %d measurement%s failed verification\n",
+            res.quality.failed, res.quality.failed == 1 ? "" : "s");
+    exit_code = CAL_EXIT_VERIFY;
+  }
+  goto out;
+internal:
+  cal_progress_done(r);
+  fprintf(stderr, "calibrate: %s\n", cal_strerror(rc));
+  exit_code = CAL_EXIT_INTERNAL;
+out:
+  json_decref(root);
+  cal_results_free(&res);
+  return exit_code;
 }

@@ -1,0 +1,22 @@
+/* The shared path of the measuring commands (run, attention, peak-flops,
+ * bandwidth): parse the run options, read the machine, let the command
+ * choose its sections, run them. */
+#ifndef CAL_MEASURE_H
+#define CAL_MEASURE_H
+
+#include "run.h"
+
+typedef struct cal_measure_cmd {
+  const char *name;            /* "run", "attention", ... */
+  void (*help)(void);
+  int list_presets;            /* --preset list lists them (else an error) */
+  /* after the options are resolved: set o->sections and anything else the
+   * command adds; returns 0 or an exit code after printing one line */
+  int (*prepare)(cal_opts_t *o, void *arg);
+} cal_measure_cmd_t;
+
+/* Returns the exit code. */
+int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
+                     void *arg);
+
+#endif

@@ -1,0 +1,73 @@
+/* Measured points in the profile's point convention. */
+#include "point_json.h"
+
+#include <string.h>
+
+#include "profile.h"
+
+json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
+                            const char *reason) {
+  return json_pack("{s:s, s:s, s:s}", "id", id, "status",
+                   status == CAL_POINT_SKIPPED ? "skipped" : "failed", "reason",
+                   reason);
+}
+
+static json_t *array_of(const double *x, size_t n, double scale) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < n; i++)
+    json_array_append_new(a, json_real(x[i] * scale));
+  return a;
+}
+
+json_t *cal_metric_json(const char *id, const char *metric,
+                        int higher_is_better, const double *samples,
+                        const cal_summary_t *sum, int unstable,
+                        const cal_measurement_t *m) {
+  json_t *o = json_pack("{s:s, s:s, s:s, s:b}", "id", id, "status", "ok",
+                        "metric", metric, "higher_is_better", higher_is_better);
+  if (!o)
+    return NULL;
+  char key[96];
+  json_object_set_new(o, metric, json_real(sum->median));
+  snprintf(key, sizeof key, "samples_%s", metric);
+  json_object_set_new(o, key, array_of(samples, sum->n, 1.0));
+  json_object_set_new(o, "stats", cal_stats_json(sum, unstable));
+  if (m && m->n) {
+    json_object_set_new(o, "time_ms", json_real(m->time.median * 1e3));
+    json_object_set_new(o, "samples_ms", array_of(m->samples_s, m->n, 1e3));
+    json_object_set_new(o, "iterations_per_sample", json_integer(m->iters));
+  }
+  return o;
+}
+
+json_t *cal_point_json(const cal_point_t *pt, const char *id,
+                       const char *metric) {
+  json_t *o;
+  /* "gbps" is the bandwidth rate; any other metric ("gflops", "gops") is
+   * the work rate the kernel's flops() counts */
+  int gb = strcmp(metric, "gbps") == 0;
+  if (pt->status != CAL_POINT_OK) {
+    o = cal_unmeasured_json(id, pt->status, pt->reason);
+  } else {
+    const double *s = gb ? pt->gbps : pt->gflops;
+    const cal_summary_t *sum = gb ? &pt->gbps_sum : &pt->gflops_sum;
+    if (!s)
+      return NULL;
+    o = cal_metric_json(id, metric, 1, s, sum, pt->m.unstable, &pt->m);
+    if (o && !gb && pt->gbps)
+      json_object_set_new(o, "gbps", json_real(pt->gbps_sum.median));
+    if (o && gb && pt->gflops)
+      json_object_set_new(o, "gflops", json_real(pt->gflops_sum.median));
+  }
+  if (!o)
+    return NULL;
+  json_object_set_new(o, "kernel", json_string(pt->kernel->name));
+  json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
+  json_object_set_new(o, "variant", json_string(pt->variant));
+  json_object_set_new(o, "threads",
+                      json_integer(pt->params.threads > 0 ? pt->params.threads : 1));
+  json_object_set_new(o, "pinned", json_boolean(pt->pinned));
+  json_object_set_new(o, "flops_per_run", json_real(pt->flops));
+  json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
+  return o;
+}

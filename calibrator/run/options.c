@@ -1,0 +1,341 @@
+/* Options shared by the measuring commands: parsing, then resolving what
+ * depends on the machine. */
+#include "options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "build_info.h"
+#include "cal_err.h"
+#include "cal_exit.h"
+#include "cli.h"
+#include "curve.h"
+#include "layer.h"
+#include "run.h"
+
+enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
+       O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
+       O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_CI,
+       O_ROUNDS, O_PLOTS };
+
+static const struct option long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"quick", no_argument, NULL, 'q'},
+    {"threads", required_argument, NULL, 't'},
+    {"samples", required_argument, NULL, O_SAMPLES},
+    {"min-time", required_argument, NULL, O_MINTIME},
+    {"cv-threshold", required_argument, NULL, O_CV},
+    {"budget-scale", required_argument, NULL, O_BUDGET},
+    {"seed", required_argument, NULL, O_SEED},
+    {"no-progress", no_argument, NULL, O_NOPROG},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"sweep-batch", no_argument, NULL, O_SWEEP},
+    {"ci", no_argument, NULL, O_CI},
+    {"plots", required_argument, NULL, O_PLOTS},
+    {"rounds", required_argument, NULL, O_ROUNDS},
+    {"preset", required_argument, NULL, O_PRESET},
+    {"hidden", required_argument, NULL, O_HIDDEN},
+    {"heads", required_argument, NULL, O_HEADS},
+    {"kv-heads", required_argument, NULL, O_KVHEADS},
+    {"ffn", required_argument, NULL, O_FFN},
+    {"seq", required_argument, NULL, O_SEQ},
+    {"mode", required_argument, NULL, O_MODE},
+    {"batches", required_argument, NULL, O_BATCHES},
+    {"no-extend", no_argument, NULL, O_NOEXT},
+    {"max-batch", required_argument, NULL, O_MAXB},
+    {"optimize", required_argument, NULL, O_OPT},
+    {"tolerance", required_argument, NULL, O_TOL},
+    {"target-effective-batch", required_argument, NULL, O_TEB},
+    {"memory-budget", required_argument, NULL, O_MEMB},
+    {NULL, 0, NULL, 0},
+};
+
+static void defaults(cal_opts_t *o, const char *cmd) {
+  memset(o, 0, sizeof *o);
+  o->cmd = cmd;
+  o->seed = 42;
+  o->budget_scale = 1.0;
+  o->threads_asked = o->samples_asked = o->rounds_asked = -1;
+  o->min_time_asked = o->cv_asked = -1;
+  o->sweep.modes = 3;
+  o->sweep.extend = 1;
+  o->sweep.max_batch = 4096;
+  o->sweep.tolerance = 0.03;
+  o->sweep.policy = CAL_OPTIMIZE_THROUGHPUT;
+  o->attn.variant = -1; /* CAL_VARIANT_AUTO */
+}
+
+/* The flags of the run itself (not the batch sweep's).  1: not one of
+ * them; 0: taken; else an exit code. */
+static int run_flag(cal_opts_t *o, int c, const char *arg) {
+  const char *cmd = o->cmd;
+  switch (c) {
+  case 'o': o->out_asked = arg; return 0;
+  case 'q': o->quick = 1; return 0;
+  case 'v': o->verbose = 1; return 0;
+  case O_NOPROG: o->no_progress = 1; return 0;
+  case O_SWEEP: o->sections |= CAL_SEC_BATCH; return 0;
+  case O_CI: o->ci = 1; return 0;
+  case O_PLOTS: o->plots_dir = arg; return 0;
+  case 't':
+    if (cal_parse_long(arg, 1, 1 << 20, &o->threads_asked) < 0)
+      return cal_usage(cmd, "--threads needs a whole number of at least 1, "
+                            "not '%s'", arg);
+    return 0;
+  case O_SAMPLES:
+    if (cal_parse_long(arg, 1, 10000, &o->samples_asked) < 0)
+      return cal_usage(cmd, "--samples needs a whole number from 1 to 10000, "
+                            "not '%s'", arg);
+    return 0;
+  case O_MINTIME:
+    if (cal_parse_double(arg, 1e-6, 60, &o->min_time_asked) < 0)
+      return cal_usage(cmd, "--min-time needs seconds between 1e-6 and 60, "
+                            "not '%s'", arg);
+    return 0;
+  case O_CV:
+    if (cal_parse_fraction(arg, &o->cv_asked) < 0 || o->cv_asked <= 0)
+      return cal_usage(cmd, "--cv-threshold needs a fraction like 5%% or "
+                            "0.05, not '%s'", arg);
+    return 0;
+  case O_BUDGET:
+    if (cal_parse_double(arg, 0.01, 100, &o->budget_scale) < 0)
+      return cal_usage(cmd, "--budget-scale needs a factor between 0.01 and "
+                            "100, not '%s'", arg);
+    return 0;
+  case O_SEED:
+    if (cal_parse_u64(arg, &o->seed) < 0)
+      return cal_usage(cmd, "--seed needs a non-negative integer, not '%s'", arg);
+    return 0;
+  case O_ROUNDS:
+    if (cal_parse_long(arg, 1, 100, &o->rounds_asked) < 0)
+      return cal_usage(cmd, "--rounds needs a whole number from 1 to 100, "
+                            "not '%s'", arg);
+    return 0;
+  default:
+    return 1;
+  }
+}
+
+/* A whole number flag into *v (1 .. hi). */
+static int count_flag(const char *cmd, const char *name, const char *arg,
+                      long hi, long *v) {
+  if (cal_parse_long(arg, 1, hi, v) < 0)
+    return cal_usage(cmd, "%s needs a whole number of at least 1, not '%s'",
+                     name, arg);
+  return 0;
+}
+
+/* The batch sweep's flags.  1: not one of them; 0: taken; else an exit
+ * code.  shape[] collects --hidden .. --seq. */
+static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
+                      const char **preset) {
+  static const char *const names[] = {"--hidden", "--heads", "--kv-heads",
+                                      "--ffn", "--seq"};
+  const char *cmd = o->cmd;
+  cal_sweep_opts_t *sw = &o->sweep;
+  char err[256];
+  long v;
+  switch (c) {
+  case O_PRESET:
+    if (!cal_layer_preset_find(arg))
+      return cal_usage(cmd, "unknown preset '%s' (--preset list shows them)", arg);
+    *preset = arg;
+    return 0;
+  case O_HIDDEN: case O_HEADS: case O_KVHEADS: case O_FFN: case O_SEQ:
+    return count_flag(cmd, names[c - O_HIDDEN], arg, 1L << 22,
+                      &shape[c - O_HIDDEN]);
+  case O_MODE:
+    if (strcmp(arg, "prefill") == 0) sw->modes = 1;
+    else if (strcmp(arg, "decode") == 0) sw->modes = 2;
+    else if (strcmp(arg, "both") == 0) sw->modes = 3;
+    else return cal_usage(cmd, "--mode is prefill, decode or both, not '%s'", arg);
+    return 0;
+  case O_BATCHES:
+    free(sw->batches);
+    sw->batches = NULL;
+    if (cal_batches_parse(arg, &sw->batches, &sw->nbatches, err, sizeof err) < 0)
+      return cal_usage(cmd, "--batches: %s", err);
+    return 0;
+  case O_NOEXT: sw->extend = 0; return 0;
+  case O_MAXB:
+    if (count_flag(cmd, "--max-batch", arg, CAL_BATCH_MAX, &v))
+      return CAL_EXIT_USAGE;
+    sw->max_batch = v;
+    return 0;
+  case O_OPT: {
+    cal_curve_policy_t pol;
+    if (cal_curve_policy_parse(arg, &pol) < 0)
+      return cal_usage(cmd, "--optimize is throughput or knee, not '%s'", arg);
+    sw->policy = pol;
+    return 0;
+  }
+  case O_TOL:
+    if (cal_parse_fraction(arg, &sw->tolerance) < 0)
+      return cal_usage(cmd, "--tolerance needs a fraction like 3%% or 0.03, "
+                            "not '%s'", arg);
+    return 0;
+  case O_TEB:
+    if (count_flag(cmd, "--target-effective-batch", arg, CAL_BATCH_MAX, &v))
+      return CAL_EXIT_USAGE;
+    sw->target_effective_batch = v;
+    return 0;
+  case O_MEMB:
+    if (cal_parse_size(arg, &sw->memory_budget) < 0 || sw->memory_budget <= 0)
+      return cal_usage(cmd, "--memory-budget needs a size like 512M or 8G, "
+                            "not '%s'", arg);
+    return 0;
+  default:
+    return 1;
+  }
+}
+
+/* The layer shape: preset, then flag-by-flag overrides. */
+static int layer_shape(cal_opts_t *o, const char *preset, const long shape[5]) {
+  cal_sweep_opts_t *sw = &o->sweep;
+  const cal_layer_preset_t *ps =
+      cal_layer_preset_find(preset ? preset : "qwen2-0.5b");
+  char err[256];
+  snprintf(sw->preset, sizeof sw->preset, "%s", ps->name);
+  sw->hidden = shape[0] ? shape[0] : ps->hidden;
+  sw->heads = shape[1] ? shape[1] : ps->heads;
+  sw->kv_heads = shape[2] ? shape[2] : ps->kv_heads;
+  sw->ffn = shape[3] ? shape[3] : ps->ffn;
+  sw->seq = shape[4] ? shape[4] : (o->quick && !preset ? ps->seq / 2 : ps->seq);
+  o->seq_given = shape[4] != 0;
+  if (shape[0] || shape[1] || shape[2] || shape[3])
+    snprintf(sw->preset, sizeof sw->preset, "custom");
+  cal_layer_shape_t ls = {sw->hidden, sw->heads, sw->kv_heads, sw->ffn, sw->seq,
+                          1, 0};
+  if (cal_layer_check_shape(&ls, err, sizeof err) < 0)
+    return cal_usage(o->cmd, "invalid layer shape: %s", err);
+  return 0;
+}
+
+int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
+                   cal_opts_action_t *action) {
+  long shape[5] = {0, 0, 0, 0, 0}; /* hidden heads kv-heads ffn seq */
+  const char *preset = NULL;
+  int c, rc;
+  defaults(o, cmd);
+  *action = CAL_OPTS_RUN;
+  opterr = 0;
+  optind = 0;
+  while ((c = getopt_long(argc, argv, ":o:qt:vh", long_opts, NULL)) != -1) {
+    if (c == 'h') {
+      *action = CAL_OPTS_HELP;
+      return 0;
+    }
+    if (c == O_PRESET && strcmp(optarg, "list") == 0) {
+      *action = CAL_OPTS_LIST_PRESETS;
+      return 0;
+    }
+    if ((rc = run_flag(o, c, optarg)) == 1)
+      rc = sweep_flag(o, c, optarg, shape, &preset);
+    if (rc == 1)
+      return cal_bad_option(cmd, c, argv);
+    if (rc)
+      return rc;
+  }
+  if (optind < argc)
+    return cal_usage(cmd, "unexpected argument '%s'", argv[optind]);
+  return layer_shape(o, preset, shape);
+}
+
+static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {
+  const char *dir = getenv("CALIBRATE_RESULTS_DIR");
+  struct stat st;
+  if (!dir || !*dir)
+    dir = (stat(cal_results_dir, &st) == 0 && S_ISDIR(st.st_mode))
+              ? cal_results_dir
+              : ".";
+  char host[64];
+  size_t j = 0;
+  for (size_t i = 0; hw->hostname[i] && j < sizeof host - 1; i++) {
+    char c = hw->hostname[i];
+    host[j++] = (c == '/' || c == ' ' || c == '\\') ? '_' : c;
+  }
+  host[j] = '\0';
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  snprintf(out, len, "%s/%s-%s.json", dir, host[0] ? host : "host", stamp);
+}
+
+/* --ci: noisy shared runners: 3 interleaved rounds of 5 samples per point
+ * (15 in all: the rank test can reach p < 1e-6), fixed point lists so two
+ * runs measure the same points, a small layer for the sweep. */
+static int ci_preset(cal_opts_t *o) {
+  char err[256];
+  o->rounds = 3;
+  o->hcfg.samples = 5;
+  o->hcfg.min_sample_s = 0.02;
+  o->hcfg.warmup_s = 0.05;
+  o->hcfg.cv_threshold = 0.10;
+  if (!o->sweep.batches &&
+      cal_batches_parse("1,2,4,8,16", &o->sweep.batches, &o->sweep.nbatches,
+                        err, sizeof err) < 0)
+    return CAL_EXIT_INTERNAL;
+  o->sweep.extend = 0;
+  if (!o->seq_given)
+    o->sweep.seq = 64;
+  return 0;
+}
+
+int cal_opts_resolve(cal_opts_t *o, const cal_hwinfo_t *hw) {
+  const char *cmd = o->cmd;
+  char why[512];
+  if (o->threads_asked > hw->usable_cores)
+    return cal_usage(cmd, "--threads %ld is more than the %d usable core%s",
+                     o->threads_asked, hw->usable_cores,
+                     hw->usable_cores == 1 ? "" : "s");
+  o->threads = o->threads_asked > 0 ? (int)o->threads_asked : hw->usable_cores;
+  if (o->out_asked) {
+    if (cal_check_writable(o->out_asked, why, sizeof why) < 0)
+      return cal_usage(cmd, "cannot write the profile: %s", why);
+    snprintf(o->out_path, sizeof o->out_path, "%s", o->out_asked);
+  } else {
+    default_path(hw, o->out_path, sizeof o->out_path);
+    if (cal_check_writable(o->out_path, why, sizeof why) < 0)
+      return cal_usage(cmd, "cannot write the profile: %s (use -o FILE)", why);
+  }
+  cal_harness_defaults(&o->hcfg, o->quick);
+  int rc;
+  if (o->ci && (rc = ci_preset(o)) != 0)
+    return rc;
+  if (o->rounds_asked > 0)
+    o->rounds = (int)o->rounds_asked;
+  if (o->plots_dir && strcmp(o->out_path, "-") == 0)
+    return cal_usage(cmd, "--plots needs the profile in a file, not -o -");
+  if (o->samples_asked > 0)
+    o->hcfg.samples = (int)o->samples_asked;
+  if (o->min_time_asked > 0)
+    o->hcfg.min_sample_s = o->min_time_asked;
+  if (o->cv_asked > 0)
+    o->hcfg.cv_threshold = o->cv_asked;
+  /* leave a tenth of available memory to the rest of the system */
+  o->hcfg.mem_avail_bytes = 0.9 * (double)hw->mem_available_bytes;
+  o->progress = !o->no_progress && cal_stderr_is_tty();
+  return 0;
+}
+
+void cal_opts_free(cal_opts_t *o) {
+  free(o->sweep.batches);
+  o->sweep.batches = NULL;
+}
+
+void cal_presets_print(FILE *out) {
+  fprintf(out, "%-14s %7s %6s %9s %7s %5s  %s\n", "preset", "hidden", "heads",
+          "kv-heads", "ffn", "seq", "");
+  const cal_layer_preset_t *p;
+  for (size_t i = 0; (p = cal_layer_preset_at(i)); i++)
+    fprintf(out, "%-14s %7lld %6lld %9lld %7lld %5lld  %s\n", p->name,
+            (long long)p->hidden, (long long)p->heads, (long long)p->kv_heads,
+            (long long)p->ffn, (long long)p->seq, p->description);
+}

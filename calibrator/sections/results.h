@@ -1,0 +1,178 @@
+/* The typed results of the measurement sections: what each section's
+ * measure function leaves in cal_results_t.sec[CAL_SEC_ID_<ID>], what the
+ * profile writers (profile/) turn into JSON and the table (report/)
+ * prints.  Another section reads them through cal_results_get.  Every
+ * cal_point_t here is owned by its result and freed by the section's drop
+ * function. */
+#ifndef CAL_RESULTS_H
+#define CAL_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "curve.h"
+#include "harness.h"
+#include "roofline.h"
+
+/* ---- gemm: size sweeps per dtype at one pinned thread and all threads */
+
+typedef struct cal_gemm_point {
+  char id[112];             /* "gemm/<dtype>/NxNxN/t<threads>[/confirm]" */
+  int64_t n;                /* m = n = k */
+  int threads;
+  char confirms[112];       /* id of the point a confirmation repeats, "" */
+  double pooled_gflops;     /* confirmation: median of both measurements'
+                               samples; 0 otherwise */
+  cal_point_t pt;
+} cal_gemm_point_t;
+
+typedef struct cal_gemm_sweep {
+  const cal_kernel_t *kernel;
+  int threads;
+  const char *stop;         /* static string */
+  int64_t best_n;
+  double best_gflops;       /* after confirmation */
+  double best_gflops_in_sweep;
+  char best_id[128];
+} cal_gemm_sweep_t;
+
+typedef struct cal_gemm_dtype {
+  const cal_kernel_t *kernel;
+  int supported;
+  const char *why;          /* static; when unsupported */
+  double best_gflops[2];    /* [0] one pinned thread, [1] all threads; 0:
+                               not measured */
+} cal_gemm_dtype_t;
+
+typedef struct cal_gemm_result {
+  cal_gemm_dtype_t dtypes[4];
+  size_t ndtypes;
+  cal_gemm_sweep_t sweeps[8];
+  size_t nsweeps;
+  cal_gemm_point_t *points; /* every size of every sweep, in order */
+  size_t npoints, cap;
+  /* best fp32 GEMM (the profile's gflops_per_core and gflops) and where
+   * it was met: [0] one pinned thread, [1] all threads */
+  double sgemm_best[2];
+  int64_t sgemm_best_n[2];
+} cal_gemm_result_t;
+
+/* ---- scaling: GFLOPS versus threads at one size */
+
+typedef struct cal_scaling_point {
+  char id[96];              /* "scaling/<dtype>/<n>/t<threads>" */
+  double speedup, efficiency; /* 0 when the 1-thread point is missing */
+  cal_point_t pt;
+} cal_scaling_point_t;
+
+typedef struct cal_scaling_result {
+  int64_t n;
+  cal_scaling_point_t *points;
+  size_t npoints;
+} cal_scaling_result_t;
+
+/* ---- attention: fused (and reference) kernel per shape and thread count */
+
+typedef struct cal_attn_shape {
+  int64_t b, h, hkv, nq, nk, d;
+  int causal;
+  int with_ref;             /* also time the reference on this shape */
+} cal_attn_shape_t;
+
+typedef struct cal_attn_point {
+  char id[160];
+  cal_attn_shape_t shape;
+  int reference;            /* the reference kernel, not the fused one */
+  double ratio_to_gemm;     /* 0: unknown */
+  double speedup_vs_reference; /* fused points; 0: unknown */
+  cal_point_t pt;
+} cal_attn_point_t;
+
+typedef struct cal_attn_gemm_ref {
+  int threads;
+  double gflops;
+  const char *source;       /* static string */
+} cal_attn_gemm_ref_t;
+
+typedef struct cal_attention_result {
+  cal_attn_gemm_ref_t gemm_ref[2]; /* one per thread count */
+  size_t ngemm_ref;
+  cal_attn_point_t *points;
+  size_t npoints, cap;
+} cal_attention_result_t;
+
+/* ---- peak: register-resident multiply-add loops, clock, theory */
+
+typedef struct cal_compute_peak_result {
+  cal_point_t *points;      /* id: "peak/<kernel>/<variant>/t<threads>" */
+  size_t npoints;
+  cal_clock_t clock;
+  cal_theory_t model;
+  int have_clock, have_model;
+} cal_compute_peak_result_t;
+
+/* ---- bandwidth: stream kernels per cache level and a staircase */
+
+typedef struct cal_bandwidth_result {
+  cal_point_t *points;
+  const char **levels;      /* level of each point ("L1".."memory", static
+                               storage), NULL for a staircase point */
+  size_t npoints;
+} cal_bandwidth_result_t;
+
+/* ---- roofline: derived from peak, bandwidth and the measured kernels */
+
+typedef struct cal_roofline_result {
+  cal_roofline_t roof;
+  cal_point_t *kernels;     /* shells of every all-thread kernel point:
+                               kernel, threads, flops, bytes, median */
+  double *kernel_gflops;    /* storage behind kernels[i].gflops */
+  size_t nkernels;
+  int have_model;
+  cal_theory_t model;
+  /* efficiencies the profile states; < 0 when not known */
+  double gemm_fp32_of_measured_peak;
+  double measured_peak_fp32_of_theoretical;
+  double measured_peak_fp64_of_theoretical;
+  double attention_of_gemm_best;
+} cal_roofline_result_t;
+
+/* ---- batch_sweep: throughput versus batch size of the layer */
+
+typedef struct cal_batch_point {
+  char id[160];
+  int64_t batch;
+  double memory_bytes;
+  cal_point_status_t status;
+  char reason[160];         /* when not ok */
+  double *examples_per_s;   /* samples, owned; n of them */
+  size_t n;
+  cal_summary_t examples, tokens; /* summaries of examples/s and tokens/s */
+  int measured;             /* 1: pt holds the harness point */
+  cal_point_t pt;
+} cal_batch_point_t;
+
+typedef struct cal_batch_mode {
+  const char *name;         /* "prefill", "decode" */
+  const char *status;       /* "measured", "skipped", "failed" */
+  char reason[256];
+  cal_batch_point_t *points;
+  size_t npoints;
+  const char *stop;         /* why the sweep ended; static */
+  cal_curve_result_t *curve; /* the analysis; owned, NULL when not run */
+  int have_rec;
+  cal_curve_rec_t rec;      /* batch x accumulation recommendation */
+  double latency_ms_batch_1; /* NAN when batch 1 was not measured */
+  double time_s;
+} cal_batch_mode_t;
+
+typedef struct cal_batch_result {
+  cal_batch_mode_t modes[2]; /* [0] prefill, [1] decode */
+  int ran[2];
+  double weights_bytes, memory_budget_bytes, time_budget_s;
+  /* the mode whose optimal batch is the profile's top level, -1: none */
+  int top_mode;
+} cal_batch_result_t;
+
+#endif
