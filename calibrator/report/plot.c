@@ -193,6 +193,20 @@ out:
   return rc;
 }
 
+int cal_plot_tree(const json_t *root, const char *name, const char *dir,
+                  const char *format, char *err, size_t errlen) {
+  const json_t *roots[1] = {root};
+  const char *paths[1] = {name ? name : ""};
+  cal_plot_opts_t o = {.dir = dir ? dir : CAL_PLOT_DEFAULT_DIR,
+                       .format = format ? format : "png",
+                       .notes = stderr};
+  if (!root) {
+    snprintf(err, errlen, "plot: no profile to draw");
+    return CAL_EINVAL;
+  }
+  return plot_trees(roots, paths, 1, &o, err, errlen);
+}
+
 int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
                       const char *format, char *err, size_t errlen) {
   cal_profile_t **p = calloc(n ? n : 1, sizeof *p);

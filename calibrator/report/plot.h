@@ -1,4 +1,5 @@
-/* gnuplot charts of one or more profiles (`calibrate plot`).
+/* gnuplot charts of one or more profiles (`calibrate plot`, `calibrate
+ * --plots DIR`).
  *
  * For each chart a self-contained gnuplot script NAME.gp (a generated
  * header setting variables, then the template plots/NAME.gp) and its data
@@ -50,6 +51,13 @@ int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
  * stderr.  Same returns as cal_plot_run, plus cal_profile_load's. */
 int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
                       const char *format, char *err, size_t errlen);
+
+/* Draw the charts of one profile tree already in memory, as
+ * cal_plot_profiles does for a file: name is the path the scripts name it
+ * by (NULL: none), dir and format as there, notes to stderr.  Same
+ * returns as cal_plot_run; CAL_EINVAL when root is NULL. */
+int cal_plot_tree(const json_t *root, const char *name, const char *dir,
+                  const char *format, char *err, size_t errlen);
 
 /* `calibrate plot` (commands/plot.c): argv[0] is "plot"; returns a
  * CAL_EXIT_* code. */
