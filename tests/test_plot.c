@@ -9,6 +9,7 @@
 
 #include "cal_err.h"
 #include "commands.h"
+#include "gnuplot.h"
 #include "plot.h"
 #include "test_fs.h"
 #include "test_util.h"

@@ -1,19 +1,23 @@
-/* `calibrate plot PROFILE...`: gnuplot charts of one or more profiles.
+/* gnuplot charts of one or more profiles (`calibrate plot`, `calibrate
+ * --plots DIR`).
  *
  * For each chart a self-contained gnuplot script NAME.gp (a generated
  * header setting variables, then the template plots/NAME.gp) and its data
  * NAME.dat are written into the output directory, then gnuplot runs there
  * (fork + execvp, no shell) to draw NAME.png or NAME.svg.  A user can edit
- * and re-run a script with `cd DIR && gnuplot NAME.gp`.  Charts:
+ * and re-run a script with `cd DIR && gnuplot NAME.gp`.  Charts (the table
+ * is in charts.c, file writing and gnuplot in gnuplot.c):
  *   batch_sweep  throughput vs batch size (log2 x), peak and knee marked
  *   gemm         GFLOPS vs GEMM size (cube root of m·n·k) per dtype
  *   scaling      GFLOPS vs threads, with ideal linear scaling
  *   bandwidth    GB/s vs working-set bytes, cache sizes marked
  *   roofline     compute and memory ceilings, kernel points
- * A chart whose section no profile has is skipped with a note. */
+ * A chart whose section no profile has is skipped with a note.  Profiles
+ * and trees passed in are borrowed and never modified. */
 #ifndef CAL_PLOT_H
 #define CAL_PLOT_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,12 +34,13 @@ typedef struct cal_plot_opts {
   FILE *notes;           /* notes (skipped charts, files written); NULL */
 } cal_plot_opts_t;
 
-/* Draw the charts of n loaded profiles (borrowed).  Returns 0, or:
+/* Draw the charts of n loaded profiles.  Returns 0, or:
  *   CAL_ENOTFOUND  gnuplot is not installed (scripts and data are written;
  *                  err says how to install it)
  *   CAL_ESYS       gnuplot failed on a script
  *   CAL_EIO        a file could not be written or a template read
  *   CAL_EINVAL     bad format or n == 0
+ *   CAL_ENOMEM
  * with one line in err. */
 int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
                  const cal_plot_opts_t *opts, char *err, size_t errlen);
@@ -47,11 +52,15 @@ int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
 int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
                       const char *format, char *err, size_t errlen);
 
-/* Write s as a gnuplot single-quoted string ('' for a quote, control
- * characters as spaces). */
-void cal_gp_quote(FILE *f, const char *s);
+/* Draw the charts of one profile tree already in memory, as
+ * cal_plot_profiles does for a file: name is the path the scripts name it
+ * by (NULL: none), dir and format as there, notes to stderr.  Same
+ * returns as cal_plot_run; CAL_EINVAL when root is NULL. */
+int cal_plot_tree(const json_t *root, const char *name, const char *dir,
+                  const char *format, char *err, size_t errlen);
 
-/* argv[0] is "plot"; returns a CAL_EXIT_* code. */
+/* `calibrate plot` (commands/plot.c): argv[0] is "plot"; returns a
+ * CAL_EXIT_* code. */
 int cal_cmd_plot(int argc, char **argv);
 
 #endif

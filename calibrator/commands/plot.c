@@ -1,0 +1,111 @@
+/* calibrate plot PROFILE...: parse the options, load the profiles, draw
+ * their charts (report/plot.c), map errors to exit codes. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "commands.h"
+#include "plot.h"
+
+static const char usage[] =
+    "usage: calibrate plot PROFILE... [-o DIR] [--format png|svg]\n"
+    "                      [--script-only] [--templates DIR]\n"
+    "\n"
+    "Draw gnuplot charts of one or more profiles (several overlay):\n"
+    "throughput vs batch size, GEMM GFLOPS vs size, thread scaling,\n"
+    "bandwidth vs working set, roofline.  Scripts (.gp) and data (.dat)\n"
+    "are kept in DIR beside the images so they can be edited and re-run.\n"
+    "\n"
+    "  -o, --output DIR   where to write (default " CAL_PLOT_DEFAULT_DIR ")\n"
+    "  --format png|svg   image format (default png)\n"
+    "  --script-only      write scripts and data, do not run gnuplot\n"
+    "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
+    "                     the plots/ directory of the build)\n"
+    "  -h, --help         this text\n";
+
+enum { OPT_FORMAT = 256, OPT_SCRIPT_ONLY, OPT_TEMPLATES };
+
+static const struct option long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"script-only", no_argument, NULL, OPT_SCRIPT_ONLY},
+    {"templates", required_argument, NULL, OPT_TEMPLATES},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* "calibrate plot: MESSAGE" on stderr; returns CAL_EXIT_USAGE. */
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("calibrate plot: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return CAL_EXIT_USAGE;
+}
+
+/* Options into o; -1 when parsing is done and profiles follow at optind,
+ * else the exit code to return now. */
+static int parse(int argc, char **argv, cal_plot_opts_t *o) {
+  int c;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1) {
+    switch (c) {
+    case 'o':
+      if (!*optarg)
+        return bad("-o needs a directory");
+      o->dir = optarg;
+      break;
+    case OPT_FORMAT:
+      if (strcmp(optarg, "png") && strcmp(optarg, "svg"))
+        return bad("--format must be png or svg: %s", optarg);
+      o->format = optarg;
+      break;
+    case OPT_SCRIPT_ONLY: o->script_only = 1; break;
+    case OPT_TEMPLATES: o->templates = optarg; break;
+    case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
+    case ':': return bad("option needs a value: %s", argv[optind - 1]);
+    default: return bad("unknown option: %s", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc)
+    return bad("give at least one profile (calibrate plot --help)");
+  return -1;
+}
+
+int cal_cmd_plot(int argc, char **argv) {
+  cal_plot_opts_t o = {.dir = CAL_PLOT_DEFAULT_DIR, .format = "png",
+                       .notes = stderr};
+  int rc = parse(argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  size_t n = (size_t)(argc - optind);
+  cal_profile_t **p = calloc(n, sizeof *p);
+  char err[512];
+  rc = CAL_EXIT_OK;
+  if (!p) {
+    fprintf(stderr, "calibrate plot: out of memory\n");
+    return CAL_EXIT_INTERNAL;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (cal_profile_load(argv[optind + (int)i], &p[i], err, sizeof err) < 0) {
+      rc = bad("%s", err);
+      goto out;
+    }
+  int r = cal_plot_run((const cal_profile_t *const *)p, n, &o, err,
+                       sizeof err);
+  if (r < 0) {
+    fprintf(stderr, "calibrate plot: %s\n", err);
+    rc = r == CAL_EIO || r == CAL_EINVAL ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
+  }
+out:
+  for (size_t i = 0; i < n; i++)
+    cal_profile_free(p[i]);
+  free(p);
+  return rc;
+}

@@ -1,0 +1,84 @@
+/* gnuplot I/O for the charts: rows of numbers grouped into series, the
+ * data file NAME.dat (one block per series), the script NAME.gp (a
+ * generated header of variables followed by the template NAME.gp), the
+ * output directory, and running gnuplot there (fork + execvp, no shell).
+ * It knows no profile keys.  A series set owns its rows: free it with
+ * cal_gp_set_free().  Functions return 0 or a negative CAL_E* code and
+ * then write one line into err. */
+#ifndef CAL_GNUPLOT_H
+#define CAL_GNUPLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CAL_GP_NCOL 6 /* numeric columns after x */
+
+typedef struct cal_gp_row {
+  double x;
+  double v[CAL_GP_NCOL];
+  char text[96]; /* a string column (roofline point names) */
+} cal_gp_row_t;
+
+typedef struct cal_gp_series {
+  char key[96];   /* legend after the profile label ("" for none) */
+  size_t profile; /* index of the profile it came from */
+  cal_gp_row_t *rows;
+  size_t n, cap;
+} cal_gp_series_t;
+
+/* Series in order of first appearance; zero-initialise. */
+typedef struct cal_gp_set {
+  cal_gp_series_t *s;
+  size_t n, cap;
+} cal_gp_set_t;
+
+/* Append r to the series (profile, key), creating it at the end. */
+int cal_gp_set_add(cal_gp_set_t *set, size_t profile, const char *key,
+                   const cal_gp_row_t *r);
+/* Sort every series' rows by x. */
+void cal_gp_set_sort(cal_gp_set_t *set);
+/* Free the rows and series and zero the set; accepts NULL. */
+void cal_gp_set_free(cal_gp_set_t *set);
+
+/* Writes extra variables into a script's generated header. */
+typedef void (*cal_gp_header_fn)(FILE *f, const void *arg);
+
+/* One chart to write; every pointer is borrowed. */
+typedef struct cal_gp_chart {
+  const char *dir;       /* output directory */
+  const char *name;      /* NAME.dat, NAME.gp and the template NAME.gp */
+  const char *format;    /* "png" or "svg" */
+  const char *templates; /* template directory */
+  const char *title;
+  size_t n;                  /* profiles */
+  const char *const *paths;  /* n paths, named in comments of the script */
+  const char *const *labels; /* n labels, starting each series' legend */
+  const char *const *cols;   /* ncols column names of the .dat file */
+  int ncols;
+  int with_text;             /* the last column is rows[].text */
+  cal_gp_header_fn header;   /* NULL: none */
+  const void *header_arg;
+} cal_gp_chart_t;
+
+/* dir/NAME.dat: the series of set, each sorted by x. */
+int cal_gp_write_dat(const cal_gp_chart_t *c, cal_gp_set_t *set, char *err,
+                     size_t errlen);
+/* dir/NAME.gp: the generated header, then the template copied. */
+int cal_gp_write_script(const cal_gp_chart_t *c, const cal_gp_set_t *set,
+                        char *err, size_t errlen);
+/* Run gnuplot NAME.gp in dir ($CALIBRATE_GNUPLOT, else gnuplot from PATH).
+ * CAL_ENOTFOUND when it cannot be executed (err says how to install it),
+ * CAL_ESYS when it fails. */
+int cal_gp_run(const char *dir, const char *name, char *err, size_t errlen);
+
+/* mkdir -p dir; CAL_EIO when it cannot be made or is not a directory. */
+int cal_gp_make_dirs(const char *dir, char *err, size_t errlen);
+/* The template directory: templates when set, else $CALIBRATE_PLOTS_DIR,
+ * else the one configured at build time.  Not to be freed. */
+const char *cal_gp_template_dir(const char *templates);
+
+/* Write s as a gnuplot single-quoted string ('' for a quote, control
+ * characters as spaces). */
+void cal_gp_quote(FILE *f, const char *s);
+
+#endif
