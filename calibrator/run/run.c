@@ -192,11 +192,12 @@ static void warn_machine(cal_run_t *r) {
                     "vary during the run", hw->governor);
 }
 
-static void draw_charts(const cal_run_t *r) {
+/* The charts of the profile just written, from the tree in memory. */
+static void draw_charts(const cal_run_t *r, const json_t *root) {
   /* the profile is safe on disk; a missing gnuplot only costs the charts */
   char err[512];
-  const char *paths[1] = {r->opt->out_path};
-  if (cal_plot_profiles(paths, 1, r->opt->plots_dir, "png", err, sizeof err) < 0)
+  if (cal_plot_tree(root, r->opt->out_path, r->opt->plots_dir, "png", err,
+                    sizeof err) < 0)
     fprintf(stderr, "calibrate: no charts: %s\n", err);
   else
     fprintf(r->ctx->table, "Charts written to %s\n", r->opt->plots_dir);
@@ -240,7 +241,7 @@ int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
   if (strcmp(opt->out_path, "-") != 0)
     fprintf(ctx->table, "\nProfile written to %s\n", opt->out_path);
   if (opt->plots_dir)
-    draw_charts(r);
+    draw_charts(r, root);
   if (res.quality.failed) {
     fprintf(stderr, "calibrate: %d measurement%s failed verification\n",
             res.quality.failed, res.quality.failed == 1 ? "" : "s");
