@@ -58,11 +58,11 @@ static void run_help(void) {
 
 /* The default run: GEMM with its thread scaling (--ci: the scaling curve
  * would repeat the 1- and all-thread GEMM points, so the batch sweep runs
- * instead), attention, the machine's limits and the roofline. */
+ * instead), attention, the machine's limits and the roofline: every
+ * section but the batch sweep, which --sweep-batch and --ci add. */
 static int prepare(cal_opts_t *o, void *arg) {
-  o->sections |= CAL_SEC_GEMM | (o->ci ? CAL_SEC_BATCH : CAL_SEC_SCALING) |
-                 CAL_SEC_ATTENTION | CAL_SEC_PEAK | CAL_SEC_BANDWIDTH |
-                 CAL_SEC_ROOFLINE;
+  unsigned off = CAL_SEC_BATCH | (o->ci ? CAL_SEC_SCALING : 0);
+  o->sections |= (CAL_SEC_ALL & ~off) | (o->ci ? CAL_SEC_BATCH : 0);
   return 0;
 }
 

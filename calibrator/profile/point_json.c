@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "profile.h"
+#include "results.h"
+#include "run.h"
 
 json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
                             const char *reason) {
@@ -70,4 +72,24 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
   json_object_set_new(o, "flops_per_run", json_real(pt->flops));
   json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
   return o;
+}
+
+/* {"points": [...]} of a plain point list; the metric is "gbps" for
+ * stream kernels, "gops" for int8, else "gflops". */
+json_t *cal_points_write(const cal_run_t *r, const void *result) {
+  const cal_points_result_t *p = result;
+  json_t *points = json_array();
+  for (size_t i = 0; points && i < p->n; i++) {
+    const cal_point_t *pt = &p->points[i];
+    const char *metric = !pt->kernel ? "gflops"
+                         : strcmp(pt->kernel->family, "stream") == 0 ? "gbps"
+                         : strcmp(pt->kernel->dtype, "int8") == 0 ? "gops"
+                                                                  : "gflops";
+    json_t *o = cal_point_json(pt, p->ids[i], metric);
+    if (!o || json_array_append_new(points, o) < 0) {
+      json_decref(points);
+      return NULL;
+    }
+  }
+  return points ? json_pack("{s:o}", "points", points) : NULL;
 }

@@ -2,9 +2,26 @@
 #include "table.h"
 
 #include "build_info.h"
+#include "results.h"
 
 const char *cal_table_unstable_mark(const cal_point_t *pt) {
   return pt->m.unstable ? " ~" : "";
+}
+
+void cal_points_print(const cal_run_t *r, const void *result, FILE *out) {
+  const cal_points_result_t *p = result;
+  fprintf(out, "\n%s\n", p->title);
+  for (size_t i = 0; i < p->n; i++) {
+    const cal_point_t *pt = &p->points[i];
+    if (pt->status != CAL_POINT_OK)
+      fprintf(out, "  %-48s %s: %s\n", p->ids[i],
+              pt->status == CAL_POINT_SKIPPED ? "skipped" : "failed", pt->reason);
+    else
+      fprintf(out, "  %-48s %9.1f %s%s\n", p->ids[i],
+              pt->gbps && !pt->gflops ? pt->gbps_sum.median : pt->gflops_sum.median,
+              pt->gbps && !pt->gflops ? "GB/s" : "GFLOPS",
+              cal_table_unstable_mark(pt));
+  }
 }
 
 void cal_table_print(const cal_run_t *r, FILE *out) {

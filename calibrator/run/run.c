@@ -8,6 +8,7 @@
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "profile_run.h"
+#include "results.h"
 #include "plot.h"
 #include "table.h"
 #include "timer.h"
@@ -33,6 +34,32 @@ void cal_results_free(cal_results_t *res) {
     free(res->quality.warnings[i]);
   free(res->quality.warnings);
   memset(&res->quality, 0, sizeof res->quality);
+}
+
+cal_points_result_t *cal_points_new(const char *title, size_t n) {
+  cal_points_result_t *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->title = title;
+  p->ids = calloc(n ? n : 1, sizeof *p->ids);
+  p->points = calloc(n ? n : 1, sizeof *p->points);
+  if (!p->ids || !p->points) {
+    cal_points_drop(p);
+    return NULL;
+  }
+  p->n = n;
+  return p;
+}
+
+void cal_points_drop(void *result) {
+  cal_points_result_t *p = result;
+  if (!p)
+    return;
+  for (size_t i = 0; p->points && i < p->n; i++)
+    cal_point_free(&p->points[i]);
+  free(p->points);
+  free(p->ids);
+  free(p);
 }
 
 double cal_run_budget(const cal_run_t *r, int id) {

@@ -26,6 +26,7 @@ enum {
 #undef CAL_SECTION
   CAL_NSECTIONS
 };
+#define CAL_SEC_ALL ((1u << CAL_NSECTIONS) - 1)
 enum {
 #define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p) \
   CAL_SEC_##ID = 1u << CAL_SEC_ID_##ID,
@@ -45,6 +46,11 @@ typedef struct cal_section {
 
 /* The table, CAL_NSECTIONS rows in section_list.h's order. */
 extern const cal_section_t cal_sections[];
+
+/* The functions of a section whose result is a cal_points_result_t. */
+void cal_points_drop(void *result);
+json_t *cal_points_write(const cal_run_t *r, const void *result);
+void cal_points_print(const cal_run_t *r, const void *result, FILE *out);
 
 /* Every section function, declared from the table. */
 #define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p) \

@@ -15,6 +15,20 @@
 #include "harness.h"
 #include "roofline.h"
 
+/* ---- a plain list of kernel points: a section that needs no keys of its
+ * own keeps this result and names cal_points_drop, cal_points_write and
+ * cal_points_print in its table row */
+
+typedef struct cal_points_result {
+  const char *title;        /* the table's heading line; static */
+  char (*ids)[128];         /* id of each point */
+  cal_point_t *points;
+  size_t n;
+} cal_points_result_t;
+
+/* A new result of n zeroed points; NULL when out of memory. */
+cal_points_result_t *cal_points_new(const char *title, size_t n);
+
 /* ---- gemm: size sweeps per dtype at one pinned thread and all threads */
 
 typedef struct cal_gemm_point {
