@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attention.h"
 #include "clock.h"
 #include "curve.h"
 #include "harness.h"
@@ -88,18 +89,15 @@ typedef struct cal_scaling_result {
 
 /* ---- attention: fused (and reference) kernel per shape and thread count */
 
-typedef struct cal_attn_shape {
-  int64_t b, h, hkv, nq, nk, d;
-  int causal;
-  int with_ref;             /* also time the reference on this shape */
-} cal_attn_shape_t;
-
 typedef struct cal_attn_point {
   char id[160];
-  cal_attn_shape_t shape;
+  cal_attn_shape_t shape;   /* kernels/attention.h */
   int reference;            /* the reference kernel, not the fused one */
   double ratio_to_gemm;     /* 0: unknown */
   double speedup_vs_reference; /* fused points; 0: unknown */
+  int64_t fused;            /* reference points: index in points of the
+                               fused point of the same shape and threads;
+                               -1: none (and on fused points) */
   cal_point_t pt;
 } cal_attn_point_t;
 

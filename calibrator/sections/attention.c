@@ -1,0 +1,239 @@
+/* The attention section: the fused kernel on a set of shapes (prefill and
+ * decode, short and long, D = 64 and 128, GQA), at one pinned thread and
+ * all threads, against the reference and the run's fp32 GEMM. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cal_err.h"
+#include "results.h"
+#include "run.h"
+
+/* A shape of the list and whether the reference is timed on it too. */
+typedef struct attn_case {
+  cal_attn_shape_t s;
+  int with_ref;
+} attn_case_t;
+
+/* Default shapes.  The long causal prefill (N = 2048, D = 128) is the one
+ * the reference is timed on; decode (N_q = 1) is memory-bound. */
+static const attn_case_t default_cases[] = {
+    {{1, 8, 8, 512, 512, 64, 1}, 0},      /* short causal prefill, MHA */
+    {{1, 4, 2, 2048, 2048, 128, 1}, 1},   /* long causal prefill, GQA */
+    {{2, 8, 8, 256, 256, 128, 0}, 0},     /* non-causal (encoder-style) */
+    {{1, 32, 8, 1, 4096, 128, 1}, 0},     /* decode, GQA, KV cache 4096 */
+    {{4, 16, 16, 1, 2048, 64, 1}, 0},     /* decode, MHA, D = 64 */
+};
+/* quick: no reference (it alone would take three seconds) */
+static const attn_case_t quick_cases[] = {
+    {{1, 8, 8, 256, 256, 64, 1}, 0},
+    {{1, 4, 2, 1024, 1024, 128, 1}, 0},
+    {{1, 32, 8, 1, 4096, 128, 1}, 0},
+};
+
+#define ATTN_MAX_CASES (sizeof default_cases / sizeof default_cases[0])
+#define ATTN_MAX_JOBS (2 * ATTN_MAX_CASES)
+
+/* The points of one thread count: fused kernel on every shape that fits,
+ * then the reference on the shapes that ask for it. */
+typedef struct attn_jobs {
+  const cal_kernel_t *k[ATTN_MAX_JOBS];
+  cal_params_t p[ATTN_MAX_JOBS];
+  size_t case_of[ATTN_MAX_JOBS];
+  size_t n, nfused;
+} attn_jobs_t;
+
+static void params_of(const cal_run_t *r, const cal_attn_shape_t *s,
+                      int threads, cal_params_t *p) {
+  memset(p, 0, sizeof *p);
+  p->batch = s->batch;
+  p->heads = s->heads;
+  p->kv_heads = s->kv_heads;
+  p->nq = s->nq;
+  p->nk = s->nk;
+  p->head_dim = s->head_dim;
+  p->causal = s->causal;
+  p->threads = threads;
+  p->seed = r->opt->seed + 77;
+  p->variant = r->opt->attn.variant;
+}
+
+/* The run's shapes into cases (ATTN_MAX_CASES of room); returns how many. */
+static size_t cases_of(const cal_opts_t *o, attn_case_t *cases) {
+  if (o->attn.custom) {
+    cal_attn_shape_from_params(&o->attn.shape, &cases[0].s);
+    cases[0].with_ref = o->attn.with_ref;
+    return 1;
+  }
+  if (o->quick) {
+    memcpy(cases, quick_cases, sizeof quick_cases);
+    return sizeof quick_cases / sizeof quick_cases[0];
+  }
+  memcpy(cases, default_cases, sizeof default_cases);
+  /* --ci tracks the fused kernel; the slow reference is only the baseline
+   * of a speed-up and would take a quarter of the run */
+  for (size_t i = 0; o->ci && i < ATTN_MAX_CASES; i++)
+    cases[i].with_ref = 0;
+  return ATTN_MAX_CASES;
+}
+
+/* The jobs at `threads`: a shape that does not fit is skipped with a
+ * message (once per kernel, as it comes). */
+static void plan_jobs(const cal_run_t *r, const attn_case_t *cases, size_t n,
+                      int threads, attn_jobs_t *jb) {
+  size_t refs[ATTN_MAX_CASES], nref = 0;
+  jb->n = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < 1 + cases[i].with_ref; k++) {
+      cal_params_t p;
+      char why[256];
+      params_of(r, &cases[i].s, threads, &p);
+      if (cal_attn_check_shape(&p, r->opt->hcfg.mem_avail_bytes, why,
+                               sizeof why) < 0) {
+        cal_progress_done(r);
+        fprintf(stderr, "calibrate: attention shape skipped: %s\n", why);
+        continue;
+      }
+      if (k) {
+        refs[nref++] = i;
+        continue;
+      }
+      jb->k[jb->n] = cal_kernel_find("attn_fused");
+      jb->p[jb->n] = p;
+      jb->case_of[jb->n++] = i;
+    }
+  jb->nfused = jb->n;
+  for (size_t i = 0; i < nref; i++) {
+    jb->k[jb->n] = cal_kernel_find("attn_ref");
+    params_of(r, &cases[refs[i]].s, threads, &jb->p[jb->n]);
+    jb->case_of[jb->n++] = refs[i];
+  }
+}
+
+/* fp32 GEMM GFLOPS at a thread count from the GEMM section, or measured
+ * here (n = 1024) when the section did not run. */
+static int gemm_reference(cal_run_t *r, int t, cal_attn_gemm_ref_t *ref) {
+  const cal_gemm_result_t *gm = cal_results_get(r->res, CAL_SEC_ID_GEMM);
+  int idx = t == 1 ? 0 : 1;
+  ref->threads = t;
+  if (gm && gm->sgemm_best[idx] > 0) {
+    ref->gflops = gm->sgemm_best[idx];
+    ref->source = "best fp32 GEMM of this run's gemm section";
+    return 0;
+  }
+  cal_params_t p = {.m = 1024, .n = 1024, .k = 1024, .threads = t,
+                    .seed = r->opt->seed, .variant = -1};
+  cal_point_t pt;
+  cal_progress(r, "attention: fp32 GEMM reference, %d thread%s", t,
+               t > 1 ? "s" : "");
+  int rc = cal_run_point(r, NULL, cal_kernel_find("sgemm"), &p, &pt);
+  if (rc < 0)
+    return rc;
+  ref->gflops = pt.status == CAL_POINT_OK ? pt.gflops_sum.median : 0;
+  ref->source = "fp32 GEMM n=1024 measured by the attention section";
+  cal_point_free(&pt);
+  return 0;
+}
+
+static void point_id(const cal_attn_point_t *ap, int threads, char *id,
+                     size_t len) {
+  const cal_attn_shape_t *s = &ap->shape;
+  snprintf(id, len, "attention/%s/b%lldh%lldkv%lld/q%lldk%lld/d%lld/%s/t%d",
+           ap->reference ? "reference" : "fused", (long long)s->batch,
+           (long long)s->heads, (long long)s->kv_heads, (long long)s->nq,
+           (long long)s->nk, (long long)s->head_dim,
+           s->causal ? "causal" : "full", threads);
+}
+
+/* Move the measured points of one thread count into the result (pts[]
+ * end up empty): ids, ratio to the GEMM reference g, and on each fused
+ * point its speed-up over the reference of the same shape. */
+static void keep_points(cal_attention_result_t *res, const attn_case_t *cases,
+                        const attn_jobs_t *jb, cal_point_t *pts, int threads,
+                        double g) {
+  size_t base = res->npoints;
+  for (size_t j = 0; j < jb->n; j++) {
+    cal_attn_point_t *ap = &res->points[res->npoints++];
+    memset(ap, 0, sizeof *ap);
+    ap->shape = cases[jb->case_of[j]].s;
+    ap->reference = j >= jb->nfused;
+    ap->fused = -1;
+    ap->pt = pts[j];
+    memset(&pts[j], 0, sizeof pts[j]);
+    point_id(ap, threads, ap->id, sizeof ap->id);
+    double gf = ap->pt.gflops_sum.median;
+    if (ap->pt.status == CAL_POINT_OK && g > 0)
+      ap->ratio_to_gemm = gf / g;
+    for (size_t f = 0; ap->reference && f < jb->nfused; f++)
+      if (jb->case_of[f] == jb->case_of[j])
+        ap->fused = (int64_t)(base + f);
+    if (ap->fused < 0 || ap->pt.status != CAL_POINT_OK || gf <= 0)
+      continue;
+    cal_attn_point_t *fp = &res->points[ap->fused];
+    if (fp->pt.status == CAL_POINT_OK)
+      fp->speedup_vs_reference = fp->pt.gflops_sum.median / gf;
+  }
+}
+
+/* Every shape at one thread count: the GEMM reference, the fused kernel's
+ * shapes, then the reference kernel with at most 3 samples (it is the
+ * baseline of a speed-up, not a figure to track, and slow). */
+static int run_threads(cal_run_t *r, const attn_case_t *cases, size_t n,
+                       int t, cal_attention_result_t *res) {
+  attn_jobs_t jb;
+  cal_point_t pts[ATTN_MAX_JOBS];
+  cal_attn_gemm_ref_t *ref = &res->gemm_ref[res->ngemm_ref];
+  char what[64];
+  int rc;
+  memset(pts, 0, sizeof pts);
+  if ((rc = gemm_reference(r, t, ref)) < 0)
+    goto out;
+  res->ngemm_ref++;
+  plan_jobs(r, cases, n, t, &jb);
+  snprintf(what, sizeof what, "attention, %d thread%s", t, t > 1 ? "s" : "");
+  if ((rc = cal_run_points(r, NULL, 0, jb.k, jb.p, jb.nfused, pts, what)) < 0)
+    goto out;
+  cal_harness_cfg_t h = r->opt->hcfg;
+  if (h.samples > 3)
+    h.samples = 3;
+  if ((rc = cal_run_points(r, &h, 0, jb.k + jb.nfused, jb.p + jb.nfused,
+                           jb.n - jb.nfused, pts + jb.nfused, what)) < 0)
+    goto out;
+  keep_points(res, cases, &jb, pts, t, ref->gflops);
+out:
+  for (size_t j = 0; j < ATTN_MAX_JOBS; j++)
+    cal_point_free(&pts[j]);
+  return rc;
+}
+
+int cal_attention_measure(cal_run_t *r) {
+  attn_case_t cases[ATTN_MAX_CASES];
+  size_t n = cases_of(r->opt, cases);
+  int tcounts[2] = {1, r->opt->threads};
+  int nt = r->opt->threads > 1 ? 2 : 1, rc = 0;
+  cal_attention_result_t *res = calloc(1, sizeof *res);
+  if (!res || !(res->points = calloc((size_t)nt * 2 * n, sizeof *res->points))) {
+    rc = CAL_ENOMEM;
+    goto out;
+  }
+  res->cap = (size_t)nt * 2 * n;
+  for (int ti = 0; ti < nt; ti++)
+    if ((rc = run_threads(r, cases, n, tcounts[ti], res)) < 0)
+      goto out;
+  r->res->sec[CAL_SEC_ID_ATTENTION] = res;
+  res = NULL;
+out:
+  cal_attention_drop(res);
+  return rc;
+}
+
+void cal_attention_drop(void *result) {
+  cal_attention_result_t *res = result;
+  if (!res)
+    return;
+  for (size_t i = 0; i < res->npoints; i++)
+    cal_point_free(&res->points[i].pt);
+  free(res->points);
+  free(res);
+}
