@@ -125,6 +125,22 @@ static const char *note_of(const json_t *e) {
   return strcmp(str(e, "verdict"), "unchanged") ? str(e, "reason") : "";
 }
 
+/* The top-level figures' rows: base, new and ratio. */
+static void top_rows(FILE *f, const json_t *tops, int md) {
+  row_cells_t c;
+  size_t i;
+  json_t *e;
+  json_array_foreach(tops, i, e) {
+    row_cells(e, 1, &c);
+    if (md)
+      fprintf(f, "| %s | %s | %s | %s |\n", str(e, "key"), c.base, c.newv,
+              c.ratio);
+    else
+      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", str(e, "key"), c.base,
+              c.newv, c.ratio);
+  }
+}
+
 /* ------------------------------------------------------------------ table */
 
 static void table_diff(FILE *f, const char *key, const char *x, const char *y) {
@@ -156,10 +172,7 @@ static void table_points(FILE *f, const json_t *points) {
 static void render_table(const json_t *rep, FILE *f) {
   const json_t *points = json_object_get(rep, "points");
   const json_t *tops = json_object_get(rep, "top_level");
-  row_cells_t c;
   char line[512];
-  size_t i;
-  json_t *e;
   fprintf(f, "calibrate compare: %s -> %s (threshold %g%%, alpha %g, %.0f%% CI)\n",
           str(rep, "base"), str(rep, "new"), 100 * get_num(rep, "threshold"),
           get_num(rep, "alpha"), 100 * get_num(rep, "ci_level"));
@@ -169,11 +182,7 @@ static void render_table(const json_t *rep, FILE *f) {
     table_points(f, points);
   if (json_array_size(tops))
     fprintf(f, "\ntop-level figures (no samples; ratio only):\n");
-  json_array_foreach(tops, i, e) {
-    row_cells(e, 1, &c);
-    fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", str(e, "key"), c.base,
-            c.newv, c.ratio);
-  }
+  top_rows(f, tops, 0);
   fputc('\n', f);
   list_all_ids(f, rep, 0);
   summary_line(rep, line, sizeof line);
@@ -211,10 +220,7 @@ static void render_md(const json_t *rep, FILE *f) {
   const json_t *points = json_object_get(rep, "points");
   const json_t *tops = json_object_get(rep, "top_level");
   const json_t *md = json_object_get(rep, "machine_differences");
-  row_cells_t c;
   char line[512];
-  size_t i;
-  json_t *e;
   json_int_t reg = integer(json_object_get(rep, "summary"), "regressed");
   fprintf(f, "## calibrate compare\n\n");
   if (reg)
@@ -234,11 +240,7 @@ static void render_md(const json_t *rep, FILE *f) {
     md_points(f, points, get_num(rep, "ci_level"));
   if (json_array_size(tops))
     fprintf(f, "\n| Top-level figure | Base | New | Ratio |\n|---|---:|---:|---:|\n");
-  json_array_foreach(tops, i, e) {
-    row_cells(e, 1, &c);
-    fprintf(f, "| %s | %s | %s | %s |\n", str(e, "key"), c.base, c.newv,
-            c.ratio);
-  }
+  top_rows(f, tops, 1);
   list_all_ids(f, rep, 1);
 }
 
