@@ -14,6 +14,7 @@
 #include "cal_err.h"
 #include "cli.h"
 #include "compare.h"
+#include "compare_render.h"
 #include "mwu.h"
 #include "profile.h"
 #include "test_util.h"

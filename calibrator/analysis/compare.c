@@ -1,15 +1,11 @@
-#include "cli.h"
+/* Comparison statistics: two profiles point by point (see compare.h). */
 #include "compare.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cal_err.h"
-#include "commands.h"
 #include "mwu.h"
 #include "stats.h"
 #include "profile.h"
@@ -129,7 +125,7 @@ static double *samples_of(const json_t *pt, const char *metric, size_t *n) {
 
 /* Direction of a point: its own "higher_is_better", else a guess from the
  * metric's name (times are lower-is-better). */
-static int higher_is_better(const json_t *pt, const char *metric) {
+int cal_point_higher_is_better(const json_t *pt, const char *metric) {
   const json_t *h = json_object_get(pt, "higher_is_better");
   if (json_is_boolean(h))
     return json_is_true(h);
@@ -156,7 +152,7 @@ static json_t *judge(const char *id, const char *section, const json_t *bp,
   if ((*rc = cal_mwu_test(xb, nb, xn, nn, &t)) < 0 ||
       (*rc = cal_ratio_ci(xb, nb, xn, nn, o->ci_level, &ci)) < 0)
     goto out;
-  int hib = higher_is_better(bp, metric);
+  int hib = cal_point_higher_is_better(bp, metric);
   cal_verdict_in_t in = {hib, ci.ratio, ci.lo, ci.hi, t.p, t.p_min,
                          o->threshold, o->alpha};
   const char *reason = NULL;
@@ -230,72 +226,69 @@ static int add_not_compared(json_t *arr, const char *id, const char *what,
                                               "reason", why));
 }
 
-int cal_compare_profiles(const json_t *base, const json_t *newp,
-                         const cal_compare_opts_t *o, json_t **report,
-                         char *err, size_t errlen) {
-  point_set_t sb = {0}, sn = {0};
-  json_t *rep = NULL, *entries = json_array(), *only_b = json_array(),
-         *only_n = json_array(), *skipped = json_array(), *tops = json_array();
-  double *oriented = NULL;
-  size_t counts[CAL_VERDICT_INFO + 1] = {0};
-  int rc = CAL_ENOMEM;
-  if (!entries || !only_b || !only_n || !skipped || !tops)
-    goto out;
-  if ((rc = point_set_load(base, &sb, o->base_name ? o->base_name : "base",
-                           err, errlen)) < 0 ||
-      (rc = point_set_load(newp, &sn, o->new_name ? o->new_name : "new", err,
-                           errlen)) < 0)
-    goto out;
-  rc = CAL_ENOMEM;
-  oriented = malloc((json_array_size(sn.order) + 1) * sizeof *oriented);
-  if (!oriented)
-    goto out;
+/* What a comparison gathers before the report is packed; owned. */
+typedef struct compare_acc {
+  json_t *entries, *only_b, *only_n, *skipped, *tops;
+  double *oriented; /* oriented ratio of every compared point */
+  size_t n_or;
+  size_t counts[CAL_VERDICT_INFO + 1];
+} compare_acc_t;
 
-  size_t i, n_or = 0;
+static void compare_acc_clear(compare_acc_t *a) {
+  free(a->oriented);
+  json_decref(a->entries);
+  json_decref(a->only_b);
+  json_decref(a->only_n);
+  json_decref(a->skipped);
+  json_decref(a->tops);
+}
+
+/* Ids of base points missing from new. */
+static int list_only_in_base(const point_set_t *sb, const point_set_t *sn,
+                             json_t *only_b) {
+  size_t i;
   json_t *e;
-  json_array_foreach(sb.order, i, e) {
+  json_array_foreach(sb->order, i, e) {
     json_t *pt = json_object_get(e, "point");
     const char *id = json_string_value(json_object_get(pt, "id"));
-    if (!json_object_get(sn.by_id, id) && json_array_append_new(only_b, json_string(id)))
-      goto out;
+    if (!json_object_get(sn->by_id, id) && json_array_append_new(only_b, json_string(id)))
+      return CAL_ENOMEM;
   }
-  json_array_foreach(sn.order, i, e) {
-    json_t *np = json_object_get(e, "point");
-    const char *id = json_string_value(json_object_get(np, "id"));
-    const char *section = json_string_value(json_object_get(e, "section"));
-    json_t *be = json_object_get(sb.by_id, id);
-    if (!be) {
-      if (json_array_append_new(only_n, json_string(id)))
-        goto out;
-      continue;
-    }
-    json_t *bp = json_object_get(be, "point");
-    const char *bs = json_string_value(json_object_get(bp, "status"));
-    const char *ns = json_string_value(json_object_get(np, "status"));
-    if (strcmp(bs, "ok") || strcmp(ns, "ok")) {
-      if (add_not_compared(skipped, id, "status", bs, ns))
-        goto out;
-      continue;
-    }
-    const char *bm = json_string_value(json_object_get(bp, "metric"));
-    const char *nm = json_string_value(json_object_get(np, "metric"));
-    if (strcmp(bm, nm)) {
-      if (add_not_compared(skipped, id, "metric", bm, nm))
-        goto out;
-      continue;
-    }
-    json_t *entry = judge(id, section, bp, np, bm, o, &rc);
-    if (!entry)
-      goto out;
-    rc = CAL_ENOMEM;
-    cal_verdict_t v = (cal_verdict_t)json_integer_value(json_object_get(entry, "_rank"));
-    counts[v]++;
-    oriented[n_or++] = get_num(entry, "oriented_ratio");
-    if (json_array_append_new(entries, entry))
-      goto out;
-  }
+  return 0;
+}
 
-  for (i = 0; i < CAL_NTOP_FIGURES; i++) {
+/* One point of new (entry e): only in new, not comparable, or judged. */
+static int compare_point(const point_set_t *sb, json_t *e,
+                         const cal_compare_opts_t *o, compare_acc_t *a) {
+  json_t *np = json_object_get(e, "point");
+  const char *id = json_string_value(json_object_get(np, "id"));
+  const char *section = json_string_value(json_object_get(e, "section"));
+  json_t *be = json_object_get(sb->by_id, id);
+  int rc = CAL_ENOMEM;
+  if (!be)
+    return json_array_append_new(a->only_n, json_string(id)) ? CAL_ENOMEM : 0;
+  json_t *bp = json_object_get(be, "point");
+  const char *bs = json_string_value(json_object_get(bp, "status"));
+  const char *ns = json_string_value(json_object_get(np, "status"));
+  if (strcmp(bs, "ok") || strcmp(ns, "ok"))
+    return add_not_compared(a->skipped, id, "status", bs, ns) ? CAL_ENOMEM : 0;
+  const char *bm = json_string_value(json_object_get(bp, "metric"));
+  const char *nm = json_string_value(json_object_get(np, "metric"));
+  if (strcmp(bm, nm))
+    return add_not_compared(a->skipped, id, "metric", bm, nm) ? CAL_ENOMEM : 0;
+  json_t *entry = judge(id, section, bp, np, bm, o, &rc);
+  if (!entry)
+    return rc;
+  cal_verdict_t v = (cal_verdict_t)json_integer_value(json_object_get(entry, "_rank"));
+  a->counts[v]++;
+  a->oriented[a->n_or++] = get_num(entry, "oriented_ratio");
+  return json_array_append_new(a->entries, entry) ? CAL_ENOMEM : 0;
+}
+
+/* The top-level figures both profiles hold: their ratio only. */
+static int compare_top_level(const json_t *base, const json_t *newp,
+                             json_t *tops) {
+  for (size_t i = 0; i < CAL_NTOP_FIGURES; i++) {
     double a = get_num(base, cal_top_figures[i].key), b = get_num(newp, cal_top_figures[i].key);
     if (!isfinite(a) || !isfinite(b))
       continue;
@@ -305,403 +298,74 @@ int cal_compare_profiles(const json_t *base, const json_t *newp,
                             num(a != 0 ? b / a : NAN), "higher_is_better",
                             cal_top_figures[i].higher_is_better, "verdict",
                             cal_verdict_name(CAL_VERDICT_INFO))))
-      goto out;
+      return CAL_ENOMEM;
   }
+  return 0;
+}
 
+/* The report tree from what was gathered; NULL when out of memory. */
+static json_t *pack_report(const json_t *base, const json_t *newp,
+                           const cal_compare_opts_t *o, const compare_acc_t *a) {
   size_t used = 0;
-  double gm = cal_geomean(oriented, n_or, &used);
-  json_t *points = sorted_points(entries);
+  double gm = cal_geomean(a->oriented, a->n_or, &used);
+  json_t *points = sorted_points(a->entries);
   if (!points)
-    goto out;
+    return NULL;
   json_t *diffs = cal_compare_machine_diff(base, newp);
-  rep = json_pack(
+  return json_pack(
       "{s:s, s:s?, s:s?, s:f, s:f, s:f, s:o*, s:b, s:o, s:O, s:O, s:O, s:O,"
       " s:{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:b}}",
       "schema", CAL_COMPARE_SCHEMA, "base", o->base_name, "new", o->new_name,
       "threshold", o->threshold, "alpha", o->alpha, "ci_level", o->ci_level,
       "machine_differences", diffs, "allow_different_machines", 0, "points",
-      points, "top_level", tops, "only_in_base", only_b, "only_in_new", only_n,
-      "not_compared", skipped, "summary", "compared", (json_int_t)n_or,
-      "regressed", (json_int_t)counts[CAL_VERDICT_REGRESSED], "improved",
-      (json_int_t)counts[CAL_VERDICT_IMPROVED], "inconclusive",
-      (json_int_t)counts[CAL_VERDICT_INCONCLUSIVE], "unchanged",
-      (json_int_t)counts[CAL_VERDICT_UNCHANGED], "geomean", num(gm),
+      points, "top_level", a->tops, "only_in_base", a->only_b, "only_in_new",
+      a->only_n, "not_compared", a->skipped, "summary", "compared",
+      (json_int_t)a->n_or, "regressed",
+      (json_int_t)a->counts[CAL_VERDICT_REGRESSED], "improved",
+      (json_int_t)a->counts[CAL_VERDICT_IMPROVED], "inconclusive",
+      (json_int_t)a->counts[CAL_VERDICT_INCONCLUSIVE], "unchanged",
+      (json_int_t)a->counts[CAL_VERDICT_UNCHANGED], "geomean", num(gm),
       "geomean_points", (json_int_t)used, "regression",
-      counts[CAL_VERDICT_REGRESSED] > 0);
+      a->counts[CAL_VERDICT_REGRESSED] > 0);
+}
+
+int cal_compare_profiles(const json_t *base, const json_t *newp,
+                         const cal_compare_opts_t *o, json_t **report,
+                         char *err, size_t errlen) {
+  point_set_t sb = {0}, sn = {0};
+  compare_acc_t a = {json_array(), json_array(), json_array(), json_array(),
+                     json_array(), NULL, 0, {0}};
+  json_t *rep = NULL;
+  int rc = CAL_ENOMEM;
+  if (!a.entries || !a.only_b || !a.only_n || !a.skipped || !a.tops)
+    goto out;
+  if ((rc = point_set_load(base, &sb, o->base_name ? o->base_name : "base",
+                           err, errlen)) < 0 ||
+      (rc = point_set_load(newp, &sn, o->new_name ? o->new_name : "new", err,
+                           errlen)) < 0)
+    goto out;
+  rc = CAL_ENOMEM;
+  a.oriented = malloc((json_array_size(sn.order) + 1) * sizeof *a.oriented);
+  if (!a.oriented || (rc = list_only_in_base(&sb, &sn, a.only_b)) < 0)
+    goto out;
+  size_t i;
+  json_t *e;
+  json_array_foreach(sn.order, i, e) {
+    if ((rc = compare_point(&sb, e, o, &a)) < 0)
+      goto out;
+  }
+  rc = CAL_ENOMEM;
+  if (compare_top_level(base, newp, a.tops) < 0)
+    goto out;
+  rep = pack_report(base, newp, o, &a);
   rc = rep ? 0 : CAL_ENOMEM;
 out:
   if (rc == CAL_ENOMEM)
     snprintf(err, errlen, "out of memory comparing profiles");
-  free(oriented);
   point_set_clear(&sb);
   point_set_clear(&sn);
-  json_decref(entries);
-  json_decref(only_b);
-  json_decref(only_n);
-  json_decref(skipped);
-  json_decref(tops);
+  compare_acc_clear(&a);
   if (rc == 0)
     *report = rep;
   return rc;
-}
-
-/* ------------------------------------------------------------- rendering */
-
-static const char *str(const json_t *o, const char *k) {
-  const char *s = json_string_value(json_object_get(o, k));
-  return s ? s : "";
-}
-
-static json_int_t integer(const json_t *o, const char *k) {
-  return json_integer_value(json_object_get(o, k));
-}
-
-/* v with `digits` significant digits (fixed = 0) or decimals (fixed = 1),
- * or "-" for a missing number, into buf. */
-static const char *fmt_num(char *buf, size_t len, int digits, int fixed,
-                           double v) {
-  if (isfinite(v) && fixed)
-    snprintf(buf, len, "%.*f", digits, v);
-  else if (isfinite(v))
-    snprintf(buf, len, "%.*g", digits, v);
-  else
-    snprintf(buf, len, "-");
-  return buf;
-}
-
-static const char *fmt_ci(char *buf, size_t len, const json_t *e) {
-  double lo = get_num(e, "ci_low"), hi = get_num(e, "ci_high");
-  if (isfinite(lo) && isfinite(hi))
-    snprintf(buf, len, "[%.3f, %.3f]", lo, hi);
-  else
-    snprintf(buf, len, "-");
-  return buf;
-}
-
-static void summary_line(const json_t *rep, char *buf, size_t len) {
-  const json_t *s = json_object_get(rep, "summary");
-  char gm[32];
-  snprintf(buf, len,
-           "%" JSON_INTEGER_FORMAT " regressed, %" JSON_INTEGER_FORMAT
-           " improved, %" JSON_INTEGER_FORMAT " inconclusive, %"
-           JSON_INTEGER_FORMAT " unchanged of %" JSON_INTEGER_FORMAT
-           " compared; geometric mean of ratios %s (> 1 = better, over %"
-           JSON_INTEGER_FORMAT ")",
-           integer(s, "regressed"), integer(s, "improved"),
-           integer(s, "inconclusive"), integer(s, "unchanged"),
-           integer(s, "compared"),
-           fmt_num(gm, sizeof gm, 4, 1, get_num(s, "geomean")),
-           integer(s, "geomean_points"));
-}
-
-static void list_ids(FILE *f, const json_t *arr, const char *title, int md) {
-  size_t n = json_array_size(arr), i;
-  json_t *v;
-  if (!n)
-    return;
-  fprintf(f, md ? "\n**%s (%zu):** " : "%s (%zu): ", title, n);
-  json_array_foreach(arr, i, v) {
-    const char *id = json_is_string(v) ? json_string_value(v) : str(v, "id");
-    fprintf(f, md ? "%s`%s`" : "%s%s", i ? ", " : "", id);
-    if (!json_is_string(v))
-      fprintf(f, " (%s)", str(v, "reason"));
-  }
-  fputc('\n', f);
-}
-
-/* Markdown table cells must not hold a bare '|'. */
-static void md_cell(FILE *f, const char *s) {
-  for (; *s; s++) {
-    if (*s == '|')
-      fputc('\\', f);
-    fputc(*s, f);
-  }
-}
-
-static void render_table(const json_t *rep, FILE *f) {
-  const json_t *points = json_object_get(rep, "points");
-  char a[32], b[32], c[32], d[48], p[32], line[512];
-  int w = 4;
-  size_t i;
-  json_t *e;
-  json_array_foreach(points, i, e) {
-    int l = (int)strlen(str(e, "id"));
-    if (l > w)
-      w = l;
-  }
-  fprintf(f, "calibrate compare: %s -> %s (threshold %g%%, alpha %g, %.0f%% CI)\n",
-          str(rep, "base"), str(rep, "new"), 100 * get_num(rep, "threshold"),
-          get_num(rep, "alpha"), 100 * get_num(rep, "ci_level"));
-  const json_t *md = json_object_get(rep, "machine_differences");
-  json_array_foreach(md, i, e) {
-    char *x = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
-    char *y = json_dumps(json_object_get(e, "new"), JSON_ENCODE_ANY);
-    fprintf(f, "different machine: %s %s vs %s\n", str(e, "key"), x ? x : "?",
-            y ? y : "?");
-    free(x);
-    free(y);
-  }
-  if (json_array_size(points)) {
-    fprintf(f, "\n%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
-            "verdict", w, "id", "metric", "base", "new", "ratio", "CI", "p",
-            "note");
-    json_array_foreach(points, i, e) {
-      const char *v = str(e, "verdict");
-      fprintf(f, "%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
-              strcmp(v, "regressed") ? v : "REGRESSED", w, str(e, "id"),
-              str(e, "metric"),
-              fmt_num(a, sizeof a, 4, 0, get_num(e, "base_median")),
-              fmt_num(b, sizeof b, 4, 0, get_num(e, "new_median")),
-              fmt_num(c, sizeof c, 3, 1, get_num(e, "ratio")),
-              fmt_ci(d, sizeof d, e), fmt_num(p, sizeof p, 2, 0, get_num(e, "p")),
-              strcmp(v, "unchanged") ? str(e, "reason") : "");
-    }
-  }
-  const json_t *tops = json_object_get(rep, "top_level");
-  if (json_array_size(tops)) {
-    fprintf(f, "\ntop-level figures (no samples; ratio only):\n");
-    json_array_foreach(tops, i, e) {
-      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", str(e, "key"),
-              fmt_num(a, sizeof a, 4, 0, get_num(e, "base")),
-              fmt_num(b, sizeof b, 4, 0, get_num(e, "new")),
-              fmt_num(c, sizeof c, 3, 1, get_num(e, "ratio")));
-    }
-  }
-  fputc('\n', f);
-  list_ids(f, json_object_get(rep, "only_in_base"), "only in base", 0);
-  list_ids(f, json_object_get(rep, "only_in_new"), "only in new", 0);
-  list_ids(f, json_object_get(rep, "not_compared"), "not compared", 0);
-  summary_line(rep, line, sizeof line);
-  fprintf(f, "summary: %s\n", line);
-  json_int_t reg = integer(json_object_get(rep, "summary"), "regressed");
-  fprintf(f, "verdict: %s\n", reg ? "REGRESSION" : "no regression");
-}
-
-static void render_md(const json_t *rep, FILE *f) {
-  const json_t *points = json_object_get(rep, "points");
-  const json_t *s = json_object_get(rep, "summary");
-  char a[32], b[32], c[32], d[48], p[32], line[512];
-  size_t i;
-  json_t *e;
-  json_int_t reg = integer(s, "regressed");
-  fprintf(f, "## calibrate compare\n\n");
-  if (reg)
-    fprintf(f, "**:x: %" JSON_INTEGER_FORMAT " regression%s**", reg,
-            reg == 1 ? "" : "s");
-  else
-    fprintf(f, "**:white_check_mark: no regression**");
-  fprintf(f, " (threshold %g%%, alpha %g)\n\n", 100 * get_num(rep, "threshold"),
-          get_num(rep, "alpha"));
-  summary_line(rep, line, sizeof line);
-  fprintf(f, "%s.\n", line);
-  fprintf(f, "\nBase `%s`, new `%s`.\n", str(rep, "base"), str(rep, "new"));
-  const json_t *md = json_object_get(rep, "machine_differences");
-  json_array_foreach(md, i, e) {
-    char *x = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
-    char *y = json_dumps(json_object_get(e, "new"), JSON_ENCODE_ANY);
-    fprintf(f, "\n> Different machine: `%s` %s vs %s", str(e, "key"),
-            x ? x : "?", y ? y : "?");
-    free(x);
-    free(y);
-  }
-  if (json_array_size(md))
-    fputc('\n', f);
-  if (json_array_size(points)) {
-    fprintf(f, "\n| Verdict | Point | Metric | Base | New | Ratio | %.0f%% CI | p | Note |\n",
-            100 * get_num(rep, "ci_level"));
-    fprintf(f, "|---|---|---|---:|---:|---:|---|---:|---|\n");
-    json_array_foreach(points, i, e) {
-      const char *v = str(e, "verdict");
-      fprintf(f, strcmp(v, "regressed") ? "| %s | `" : "| **%s** | `", v);
-      md_cell(f, str(e, "id"));
-      fprintf(f, "` | %s | %s | %s | %s | %s | %s | ", str(e, "metric"),
-              fmt_num(a, sizeof a, 4, 0, get_num(e, "base_median")),
-              fmt_num(b, sizeof b, 4, 0, get_num(e, "new_median")),
-              fmt_num(c, sizeof c, 3, 1, get_num(e, "ratio")),
-              fmt_ci(d, sizeof d, e), fmt_num(p, sizeof p, 2, 0, get_num(e, "p")));
-      md_cell(f, strcmp(v, "unchanged") ? str(e, "reason") : "");
-      fprintf(f, " |\n");
-    }
-  }
-  const json_t *tops = json_object_get(rep, "top_level");
-  if (json_array_size(tops)) {
-    fprintf(f, "\n| Top-level figure | Base | New | Ratio |\n|---|---:|---:|---:|\n");
-    json_array_foreach(tops, i, e) {
-      fprintf(f, "| %s | %s | %s | %s |\n", str(e, "key"),
-              fmt_num(a, sizeof a, 4, 0, get_num(e, "base")),
-              fmt_num(b, sizeof b, 4, 0, get_num(e, "new")),
-              fmt_num(c, sizeof c, 3, 1, get_num(e, "ratio")));
-    }
-  }
-  list_ids(f, json_object_get(rep, "only_in_base"), "Only in base", 1);
-  list_ids(f, json_object_get(rep, "only_in_new"), "Only in new", 1);
-  list_ids(f, json_object_get(rep, "not_compared"), "Not compared", 1);
-}
-
-int cal_compare_render(const json_t *report, cal_report_format_t fmt, FILE *f) {
-  switch (fmt) {
-  case CAL_REPORT_TABLE: render_table(report, f); break;
-  case CAL_REPORT_MD: render_md(report, f); break;
-  case CAL_REPORT_JSON:
-    if (json_dumpf(report, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) < 0)
-      return CAL_EIO;
-    fputc('\n', f);
-    break;
-  }
-  return ferror(f) ? CAL_EIO : 0;
-}
-
-/* ---------------------------------------------------------------- command */
-
-static void compare_usage(FILE *f) {
-  fprintf(f,
-          "usage: calibrate compare [options] BASE.json NEW.json\n"
-          "Compare two profiles point by point (Mann-Whitney U test on the\n"
-          "samples, ratio of medians with a %s confidence interval).\n"
-          "  --threshold T   change that matters, \"5%%\" or \"0.05\" (default 5%%)\n"
-          "  --alpha A       significance level (default 0.01)\n"
-          "  --format F      table (default), md or json\n"
-          "  -o FILE         write the report to FILE atomically (default stdout)\n"
-          "  --warn-only     report regressions but exit 0\n"
-          "  --allow-different-machines  compare profiles of different machines\n"
-          "  -h, --help      this help\n"
-          "Exit: 0 no regression, 1 a regression, 2 usage or input error.\n",
-          "95%");
-}
-
-int cal_cmd_compare(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"threshold", required_argument, NULL, 't'},
-      {"alpha", required_argument, NULL, 'a'},
-      {"format", required_argument, NULL, 'f'},
-      {"output", required_argument, NULL, 'o'},
-      {"warn-only", no_argument, NULL, 'w'},
-      {"allow-different-machines", no_argument, NULL, 'M'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  cal_compare_opts_t o = {0.05, 0.01, 0.95, NULL, NULL};
-  cal_report_format_t fmt = CAL_REPORT_TABLE;
-  const char *out_path = "-";
-  int warn_only = 0, allow_diff = 0, c, code = CAL_EXIT_USAGE;
-  cal_profile_t *base = NULL, *newp = NULL;
-  json_t *rep = NULL;
-  char *buf = NULL;
-  size_t len = 0;
-  char err[512];
-
-  optind = 0; /* glibc: full re-initialisation, also for repeated calls */
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 't':
-      if (cal_parse_fraction(optarg, &o.threshold) < 0) {
-        fprintf(stderr, "calibrate compare: --threshold %s: give a fraction "
-                        "like 5%% or 0.05\n", optarg);
-        return CAL_EXIT_USAGE;
-      }
-      break;
-    case 'a':
-      if (cal_parse_fraction(optarg, &o.alpha) < 0) {
-        fprintf(stderr, "calibrate compare: --alpha %s: give a level in (0, 1) "
-                        "like 0.01\n", optarg);
-        return CAL_EXIT_USAGE;
-      }
-      break;
-    case 'f':
-      if (strcmp(optarg, "table") == 0)
-        fmt = CAL_REPORT_TABLE;
-      else if (strcmp(optarg, "md") == 0)
-        fmt = CAL_REPORT_MD;
-      else if (strcmp(optarg, "json") == 0)
-        fmt = CAL_REPORT_JSON;
-      else {
-        fprintf(stderr, "calibrate compare: --format %s: use table, md or json\n",
-                optarg);
-        return CAL_EXIT_USAGE;
-      }
-      break;
-    case 'o': out_path = optarg; break;
-    case 'w': warn_only = 1; break;
-    case 'M': allow_diff = 1; break;
-    case 'h': compare_usage(stdout); return CAL_EXIT_OK;
-    case ':':
-      fprintf(stderr, "calibrate compare: %s needs a value\n", argv[optind - 1]);
-      return CAL_EXIT_USAGE;
-    default:
-      fprintf(stderr, "calibrate compare: unknown option %s (see --help)\n",
-              argv[optind - 1]);
-      return CAL_EXIT_USAGE;
-    }
-  }
-  if (argc - optind != 2) {
-    fprintf(stderr, "calibrate compare: need two profiles, BASE.json NEW.json "
-                    "(see --help)\n");
-    return CAL_EXIT_USAGE;
-  }
-  o.base_name = argv[optind];
-  o.new_name = argv[optind + 1];
-  if (cal_profile_load(o.base_name, &base, err, sizeof err) < 0 ||
-      cal_profile_load(o.new_name, &newp, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate compare: %s\n", err);
-    goto out;
-  }
-  if (cal_compare_profiles(base->root, newp->root, &o, &rep, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate compare: %s\n", err);
-    goto out;
-  }
-  code = CAL_EXIT_USAGE;
-  json_t *diffs = json_object_get(rep, "machine_differences");
-  if (json_array_size(diffs) && !allow_diff) {
-    fprintf(stderr, "calibrate compare: the profiles come from different "
-                    "machines (--allow-different-machines to compare anyway):\n");
-    size_t i;
-    json_t *d;
-    json_array_foreach(diffs, i, d) {
-      char *x = json_dumps(json_object_get(d, "base"), JSON_ENCODE_ANY);
-      char *y = json_dumps(json_object_get(d, "new"), JSON_ENCODE_ANY);
-      fprintf(stderr, "  %s: %s in base, %s in new\n", str(d, "key"),
-              x ? x : "?", y ? y : "?");
-      free(x);
-      free(y);
-    }
-    goto out;
-  }
-  json_object_set_new(rep, "allow_different_machines", json_boolean(allow_diff));
-  code = CAL_EXIT_INTERNAL;
-  if (fmt == CAL_REPORT_JSON) {
-    if (cal_json_write_atomic(rep, out_path, err, sizeof err) < 0) {
-      fprintf(stderr, "calibrate compare: %s\n", err);
-      code = CAL_EXIT_USAGE; /* an -o path that cannot be written */
-      goto out;
-    }
-  } else {
-    FILE *mf = open_memstream(&buf, &len);
-    if (!mf) {
-      fprintf(stderr, "calibrate compare: out of memory\n");
-      goto out;
-    }
-    int rc = cal_compare_render(rep, fmt, mf);
-    if (fclose(mf) || rc < 0) {
-      fprintf(stderr, "calibrate compare: out of memory rendering the report\n");
-      goto out;
-    }
-    if (cal_write_atomic(out_path, buf, len, err, sizeof err) < 0) {
-      fprintf(stderr, "calibrate compare: %s\n", err);
-      code = CAL_EXIT_USAGE;
-      goto out;
-    }
-  }
-  int regressed = json_is_true(
-      json_object_get(json_object_get(rep, "summary"), "regression"));
-  if (regressed && warn_only)
-    fprintf(stderr, "calibrate compare: regressions found; --warn-only, "
-                    "exit status 0\n");
-  code = regressed && !warn_only ? CAL_EXIT_REGRESSION : CAL_EXIT_OK;
-out:
-  free(buf);
-  json_decref(rep);
-  cal_profile_free(base);
-  cal_profile_free(newp);
-  return code;
 }

@@ -21,7 +21,6 @@
 #define CAL_COMPARE_H
 
 #include <jansson.h>
-#include <stdio.h>
 
 #define CAL_COMPARE_SCHEMA "calibrate-compare/1"
 
@@ -32,12 +31,6 @@ typedef struct cal_compare_opts {
   const char *base_name; /* recorded in the report; may be NULL */
   const char *new_name;
 } cal_compare_opts_t;
-
-typedef enum cal_report_format {
-  CAL_REPORT_TABLE = 0,
-  CAL_REPORT_MD,
-  CAL_REPORT_JSON,
-} cal_report_format_t;
 
 /* Machine identity keys that differ between two profiles (compared only
  * where both have them): a new JSON array of {key, base, new}, caller
@@ -51,14 +44,25 @@ int cal_compare_profiles(const json_t *base, const json_t *newp,
                          const cal_compare_opts_t *opts, json_t **report,
                          char *err, size_t errlen);
 
-/* Write a report as a terminal table or markdown (JSON: dump the tree).
- * CAL_EIO when writing fails. */
-int cal_compare_render(const json_t *report, cal_report_format_t fmt,
-                       FILE *f);
+/* Direction of a point: its own "higher_is_better", else a guess from the
+ * metric's name (times, "ms" and "*_ms", are lower-is-better). */
+int cal_point_higher_is_better(const json_t *pt, const char *metric);
 
-/* The subcommands (argv[0] is the subcommand's name). */
+/* The subcommands (argv[0] is the subcommand's name), in commands/. */
 int cal_cmd_compare(int argc, char **argv);
 int cal_cmd_export(int argc, char **argv);
+
+/* Helpers the compare, export and plan commands share (commands/compare.c).
+ * Each prints one line "calibrate CMD: ..." on stderr when it fails. */
+/* After getopt_long returned ':' or '?': "X needs a value" or "unknown
+ * option X (see --help)"; returns CAL_EXIT_USAGE. */
+int cal_cmd_getopt_error(const char *cmd, int c, char **argv);
+/* Load a profile; NULL (message printed) when it cannot be read.  Free
+ * with cal_profile_free(). */
+struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
+/* Write JSON atomically to path ("-": stdout): CAL_EXIT_OK, or
+ * CAL_EXIT_USAGE when the path cannot be written. */
+int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path);
 
 /* Export a profile.  Bencher Metric Format: {id: {metric: {value,
  * lower_value, upper_value}}} for every ok point (value = the median,

@@ -71,15 +71,25 @@ static char *trim(char *s) {
   return s;
 }
 
+/* Room for one more element in the array *parr (a pointer to the array
+ * pointer) holding n of *cap elements of `size` bytes; the first
+ * allocation holds `first`.  CAL_ENOMEM, the array left as it was. */
+static int grow(void *parr, size_t n, size_t *cap, size_t size, size_t first) {
+  void *old, *v;
+  if (n < *cap)
+    return 0;
+  size_t ncap = *cap ? 2 * *cap : first;
+  memcpy(&old, parr, sizeof old);
+  if (!(v = realloc(old, ncap * size)))
+    return CAL_ENOMEM;
+  memcpy(parr, &v, sizeof v);
+  *cap = ncap;
+  return 0;
+}
+
 static int push_field(reader_t *r, char *f) {
-  if (r->nf == r->fcap) {
-    size_t cap = r->fcap ? 2 * r->fcap : 8;
-    char **v = realloc(r->fields, cap * sizeof *v);
-    if (!v)
-      return CAL_ENOMEM;
-    r->fields = v;
-    r->fcap = cap;
-  }
+  if (grow(&r->fields, r->nf, &r->fcap, sizeof *r->fields, 8) < 0)
+    return CAL_ENOMEM;
   r->fields[r->nf++] = f;
   return 0;
 }
@@ -162,14 +172,8 @@ static int machine_index(reader_t *r, const char *name, size_t *idx) {
       *idx = i;
       return 0;
     }
-  if (r->nmach == r->mcap) {
-    size_t cap = r->mcap ? 2 * r->mcap : 4;
-    char **v = realloc(r->machines, cap * sizeof *v);
-    if (!v)
-      return CAL_ENOMEM;
-    r->machines = v;
-    r->mcap = cap;
-  }
+  if (grow(&r->machines, r->nmach, &r->mcap, sizeof *r->machines, 4) < 0)
+    return CAL_ENOMEM;
   char *copy = strdup(name);
   if (!copy)
     return CAL_ENOMEM;
@@ -179,14 +183,8 @@ static int machine_index(reader_t *r, const char *name, size_t *idx) {
 }
 
 static int push_row(reader_t *r, const row_t *row) {
-  if (r->nrows == r->rcap) {
-    size_t cap = r->rcap ? 2 * r->rcap : 64;
-    row_t *v = realloc(r->rows, cap * sizeof *v);
-    if (!v)
-      return CAL_ENOMEM;
-    r->rows = v;
-    r->rcap = cap;
-  }
+  if (grow(&r->rows, r->nrows, &r->rcap, sizeof *r->rows, 64) < 0)
+    return CAL_ENOMEM;
   r->rows[r->nrows++] = *row;
   return 0;
 }

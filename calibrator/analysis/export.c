@@ -1,13 +1,10 @@
-/* `calibrate export`: one profile in the formats continuous-benchmarking
- * services read (Bencher Metric Format; github-action-benchmark's custom
- * formats). */
-#include <getopt.h>
+/* One profile in the formats continuous-benchmarking services read
+ * (Bencher Metric Format; github-action-benchmark's custom formats).  The
+ * `calibrate export` command is in commands/export.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cal_err.h"
-#include "commands.h"
 #include "compare.h"
 #include "profile.h"
 
@@ -34,15 +31,6 @@ typedef struct export_ctx {
   int bigger; /* gab: which direction goes in; -1 for bmf */
   int failed;
 } export_ctx_t;
-
-static int point_hib(const json_t *pt, const char *metric) {
-  const json_t *h = json_object_get(pt, "higher_is_better");
-  if (json_is_boolean(h))
-    return json_is_true(h);
-  size_t len = strlen(metric);
-  return !(strcmp(metric, "ms") == 0 ||
-           (len > 3 && strcmp(metric + len - 3, "_ms") == 0));
-}
 
 static int visit(const char *section, json_t *pt, void *arg) {
   export_ctx_t *c = arg;
@@ -72,7 +60,7 @@ static int visit(const char *section, json_t *pt, void *arg) {
       c->failed = 1;
     return 0;
   }
-  if (point_hib(pt, metric) != c->bigger)
+  if (cal_point_higher_is_better(pt, metric) != c->bigger)
     return 0;
   char extra[256], key[128];
   snprintf(key, sizeof key, "samples_%s", metric);
@@ -145,84 +133,4 @@ json_t *cal_export_gab(const json_t *profile, int bigger) {
     return NULL;
   }
   return c.out;
-}
-
-static void export_usage(FILE *f) {
-  fprintf(f,
-          "usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
-          "[-o FILE]\n"
-          "Write a profile's points for continuous-benchmarking services:\n"
-          "  bmf          Bencher Metric Format: {point id: {metric: {value,\n"
-          "               lower_value, upper_value}}}, median and its CI\n"
-          "  gab          github-action-benchmark, tool customBiggerIsBetter:\n"
-          "               the points where higher is better\n"
-          "  gab-smaller  github-action-benchmark, tool customSmallerIsBetter:\n"
-          "               the points where lower is better (times)\n"
-          "  -o FILE      write there atomically (default stdout)\n");
-}
-
-int cal_cmd_export(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"format", required_argument, NULL, 'f'},
-      {"output", required_argument, NULL, 'o'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *format = NULL, *out_path = "-";
-  int c, code = CAL_EXIT_USAGE;
-  cal_profile_t *p = NULL;
-  json_t *out = NULL;
-  char err[512];
-
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'f': format = optarg; break;
-    case 'o': out_path = optarg; break;
-    case 'h': export_usage(stdout); return CAL_EXIT_OK;
-    case ':':
-      fprintf(stderr, "calibrate export: %s needs a value\n", argv[optind - 1]);
-      return CAL_EXIT_USAGE;
-    default:
-      fprintf(stderr, "calibrate export: unknown option %s (see --help)\n",
-              argv[optind - 1]);
-      return CAL_EXIT_USAGE;
-    }
-  }
-  int kind = !format                             ? -2
-             : strcmp(format, "bmf") == 0         ? -1
-             : strcmp(format, "gab") == 0         ? 1
-             : strcmp(format, "gab-smaller") == 0 ? 0
-                                                  : -3;
-  if (kind < -1) {
-    fprintf(stderr, "calibrate export: %s%s: use --format bmf, gab or "
-                    "gab-smaller\n",
-            format ? "--format " : "no --format given", format ? format : "");
-    return CAL_EXIT_USAGE;
-  }
-  if (argc - optind != 1) {
-    fprintf(stderr, "calibrate export: need one profile (see --help)\n");
-    return CAL_EXIT_USAGE;
-  }
-  if (cal_profile_load(argv[optind], &p, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate export: %s\n", err);
-    goto out;
-  }
-  code = CAL_EXIT_INTERNAL;
-  out = kind < 0 ? cal_export_bmf(p->root) : cal_export_gab(p->root, kind);
-  if (!out) {
-    fprintf(stderr, "calibrate export: out of memory\n");
-    goto out;
-  }
-  if (cal_json_write_atomic(out, out_path, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate export: %s\n", err);
-    code = CAL_EXIT_USAGE; /* an -o path that cannot be written */
-    goto out;
-  }
-  code = CAL_EXIT_OK;
-out:
-  json_decref(out);
-  cal_profile_free(p);
-  return code;
 }

@@ -30,9 +30,45 @@
 #ifndef CAL_PLAN_H
 #define CAL_PLAN_H
 
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan_math.h"
+#include "profile.h"
+
 #define CAL_PLAN_SCHEMA "calibrate-plan/1"
 
-/* argv[0] is "plan"; returns a CAL_EXIT_* code. */
+/* What to plan for; zero where not given. */
+typedef struct cal_plan_opts {
+  uint64_t examples;        /* 0: not given */
+  int64_t target;           /* target effective batch; 0: not given */
+  double params;            /* model parameters; 0: not given */
+  cal_dtype_t dtype;
+  cal_training_t training;
+  cal_mem_assume_t assume;
+} cal_plan_opts_t;
+
+/* One input machine, borrowed from its profile. */
+typedef struct cal_plan_machine {
+  const cal_profile_t *prof;
+  const char *name;
+  double throughput;     /* NaN when null or missing */
+  int64_t optimal_batch; /* 0 when null */
+  double available;      /* bytes; 0 when unknown */
+} cal_plan_machine_t;
+
+/* Read a machine's figures from its profile (m borrows from p). */
+void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m);
+
+/* The plan as a JSON tree of schema "calibrate-plan/1" (above): the single
+ * source every format renders.  New reference, caller json_decref()s it;
+ * NULL with err filled when no machine is usable or out of memory. */
+json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
+                       size_t n, char *err, size_t errlen);
+
+/* The subcommand (commands/plan.c); argv[0] is "plan"; returns a
+ * CAL_EXIT_* code. */
 int cal_cmd_plan(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "cal_file.h"
 
 const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES] = {
     {"gflops", 1},
@@ -192,42 +193,60 @@ int cal_profile_validate(const json_t *root, char *err, size_t errlen) {
   return 0;
 }
 
-int cal_profile_load(const char *path, cal_profile_t **out, char *err,
-                     size_t errlen) {
+/* Parse the text of a profile; NULL with err filled when it is not JSON. */
+static json_t *parse_text(const char *path, const char *buf, size_t len,
+                          char *err, size_t errlen) {
   json_error_t jerr;
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errlen, "cannot open profile %s: %s", path, strerror(errno));
-    return CAL_EIO;
-  }
-  json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-  if (f != stdin)
-    fclose(f);
-  if (!root) {
+  json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (!root)
     snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s)", path,
              jerr.line, jerr.column, jerr.text);
-    return CAL_EPARSE;
+  return root;
+}
+
+int cal_profile_load(const char *path, cal_profile_t **out, char *err,
+                     size_t errlen) {
+  char *buf = NULL, *copy = NULL, why[256];
+  size_t len = 0;
+  json_t *root = NULL;
+  cal_profile_t *p = NULL;
+  int rc = cal_file_read(path, 0, &buf, &len, why, sizeof why);
+  if (rc == CAL_EIO) {
+    snprintf(err, errlen, "cannot open profile %s: %s", path, why);
+    goto out;
   }
-  char why[256];
-  int rc = cal_profile_validate(root, why, sizeof why);
-  if (rc < 0) {
-    snprintf(err, errlen, "%s: not a valid profile: %s", path, why);
-    json_decref(root);
-    return rc;
-  }
-  cal_profile_t *p = calloc(1, sizeof *p);
-  char *copy = strdup(path);
-  if (!p || !copy) {
-    free(p);
-    free(copy);
-    json_decref(root);
+  if (rc == CAL_ENOMEM) {
     snprintf(err, errlen, "out of memory reading %s", path);
-    return CAL_ENOMEM;
+    goto out;
+  }
+  /* a file that opens but cannot be read (a directory) reads as empty */
+  rc = CAL_EPARSE;
+  if (!(root = parse_text(path, buf ? buf : "", len, err, errlen)))
+    goto out;
+  if ((rc = cal_profile_validate(root, why, sizeof why)) < 0) {
+    snprintf(err, errlen, "%s: not a valid profile: %s", path, why);
+    goto out;
+  }
+  rc = CAL_ENOMEM;
+  p = calloc(1, sizeof *p);
+  copy = strdup(path);
+  if (!p || !copy) {
+    snprintf(err, errlen, "out of memory reading %s", path);
+    goto out;
   }
   p->root = root;
   p->path = copy;
   *out = p;
-  return 0;
+  root = NULL;
+  p = NULL;
+  copy = NULL;
+  rc = 0;
+out:
+  free(buf);
+  free(copy);
+  free(p);
+  json_decref(root);
+  return rc;
 }
 
 int cal_write_atomic(const char *path, const char *buf, size_t len,

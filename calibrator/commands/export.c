@@ -1,0 +1,92 @@
+/* `calibrate export --format bmf|gab|gab-smaller PROFILE`: parse the
+ * options, load the profile, build the export (analysis/export.c) and
+ * write it. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "commands.h"
+#include "compare.h"
+#include "profile.h"
+
+#define CMD "export"
+
+static void export_usage(FILE *f) {
+  fprintf(f,
+          "usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
+          "[-o FILE]\n"
+          "Write a profile's points for continuous-benchmarking services:\n"
+          "  bmf          Bencher Metric Format: {point id: {metric: {value,\n"
+          "               lower_value, upper_value}}}, median and its CI\n"
+          "  gab          github-action-benchmark, tool customBiggerIsBetter:\n"
+          "               the points where higher is better\n"
+          "  gab-smaller  github-action-benchmark, tool customSmallerIsBetter:\n"
+          "               the points where lower is better (times)\n"
+          "  -o FILE      write there atomically (default stdout)\n");
+}
+
+/* The formats: kind -1 is BMF, else cal_export_gab's `bigger`. */
+static const struct {
+  const char *name;
+  int kind;
+} formats[] = {{"bmf", -1}, {"gab", 1}, {"gab-smaller", 0}};
+
+static const struct option longopts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The kind of a --format value; -2 when none was given, -3 unknown. */
+static int format_kind(const char *format) {
+  if (!format)
+    return -2;
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    if (strcmp(format, formats[i].name) == 0)
+      return formats[i].kind;
+  return -3;
+}
+
+int cal_cmd_export(int argc, char **argv) {
+  const char *format = NULL, *out_path = "-";
+  int c, code = CAL_EXIT_USAGE;
+  cal_profile_t *p = NULL;
+  json_t *out = NULL;
+
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'f': format = optarg; break;
+    case 'o': out_path = optarg; break;
+    case 'h': export_usage(stdout); return CAL_EXIT_OK;
+    default: return cal_cmd_getopt_error(CMD, c, argv);
+    }
+  }
+  int kind = format_kind(format);
+  if (kind < -1) {
+    fprintf(stderr, "calibrate export: %s%s: use --format bmf, gab or "
+                    "gab-smaller\n",
+            format ? "--format " : "no --format given", format ? format : "");
+    return CAL_EXIT_USAGE;
+  }
+  if (argc - optind != 1) {
+    fprintf(stderr, "calibrate export: need one profile (see --help)\n");
+    return CAL_EXIT_USAGE;
+  }
+  if (!(p = cal_cmd_load_profile(CMD, argv[optind])))
+    goto out;
+  code = CAL_EXIT_INTERNAL;
+  out = kind < 0 ? cal_export_bmf(p->root) : cal_export_gab(p->root, kind);
+  if (!out) {
+    fprintf(stderr, "calibrate export: out of memory\n");
+    goto out;
+  }
+  code = cal_cmd_write_json(CMD, out, out_path);
+out:
+  json_decref(out);
+  cal_profile_free(p);
+  return code;
+}

@@ -1,0 +1,113 @@
+#include "curve_json.h"
+
+#include <math.h>
+#include <stdint.h>
+
+static json_t *num_or_null(double v) {
+  return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *int_or_null(int64_t v) {
+  return v > 0 ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *point_json(const cal_curve_row_t *p) {
+  json_t *o = json_object();
+  if (!o)
+    return NULL;
+  json_object_set_new(o, "batch_size", json_integer((json_int_t)p->batch_size));
+  json_object_set_new(o, "status",
+                      json_string(p->status == CAL_POINT_OK ? "ok" : "skipped"));
+  if (p->status != CAL_POINT_OK)
+    return o;
+  json_t *samples = json_array();
+  for (size_t i = 0; samples && i < p->n; i++)
+    json_array_append_new(samples, json_real(p->samples[i]));
+  const cal_summary_t *s = &p->stats;
+  json_object_set_new(o, "examples_per_s", json_real(s->median));
+  json_object_set_new(o, "samples_examples_per_s", samples);
+  json_object_set_new(
+      o, "stats",
+      json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "n",
+                (json_int_t)s->n, "median", s->median, "mean", s->mean, "min",
+                s->min, "max", s->max, "stddev", s->stddev, "mad", s->mad, "cv",
+                s->cv, "ci_low", s->ci_low, "ci_high", s->ci_high, "ci_level",
+                s->ci_level));
+  json_object_set_new(o, "pct_of_peak", num_or_null(p->pct_of_peak));
+  json_object_set_new(o, "tied_with_peak", json_boolean(p->tied));
+  return o;
+}
+
+json_t *cal_curve_json(const char *machine, const cal_curve_result_t *r,
+                            const cal_curve_rec_t *rec) {
+  json_t *c = json_object();
+  json_t *pts = json_array();
+  json_t *tied = json_array();
+  if (!c || !pts || !tied)
+    goto fail;
+  for (size_t i = 0; i < r->n; i++) {
+    json_t *p = point_json(&r->points[i]);
+    if (!p || json_array_append_new(pts, p) < 0)
+      goto fail;
+  }
+  for (size_t i = 0; i < r->n_tied; i++)
+    json_array_append_new(tied, json_integer((json_int_t)r->tied_batch_sizes[i]));
+  int have = r->n_ok > 0;
+  json_object_set_new(c, "machine", machine ? json_string(machine) : json_null());
+  json_object_set_new(c, "points", pts);
+  pts = NULL;
+  json_object_set_new(c, "peak_batch_size", int_or_null(r->peak_batch_size));
+  json_object_set_new(c, "peak_examples_per_s",
+                      have ? json_real(r->peak_median) : json_null());
+  json_object_set_new(c, "knee_batch_size", int_or_null(r->knee_batch_size));
+  json_object_set_new(c, "optimal_batch_size",
+                      int_or_null(r->optimal_batch_size));
+  json_object_set_new(c, "optimize",
+                      json_string(cal_curve_policy_name(r->policy)));
+  json_object_set_new(c, "tolerance_pct", json_real(r->tolerance * 100.0));
+  json_object_set_new(c, "shape", json_string(cal_curve_shape_name(r->shape)));
+  json_object_set_new(c, "rise_pct", num_or_null(r->rise_pct));
+  json_object_set_new(c, "degradation_pct", num_or_null(r->degradation_pct));
+  json_object_set_new(c, "worst_drop_pct", num_or_null(r->worst_drop_pct));
+  json_object_set_new(c, "worst_batch_size", int_or_null(r->worst_batch_size));
+  json_object_set_new(c, "tied_batch_sizes", tied);
+  tied = NULL;
+  if (rec)
+    json_object_set_new(
+        c, "recommendation",
+        json_pack("{s:I, s:o, s:o, s:o, s:b, s:s}", "target_effective_batch",
+                  (json_int_t)rec->target_effective_batch, "batch_size",
+                  int_or_null(rec->batch_size), "accumulation_steps",
+                  int_or_null(rec->accumulation_steps), "effective_batch",
+                  int_or_null(rec->effective_batch), "exact", rec->exact,
+                  "note", rec->note));
+  else
+    json_object_set_new(c, "recommendation", json_null());
+  return c;
+fail:
+  json_decref(c);
+  json_decref(pts);
+  json_decref(tied);
+  return NULL;
+}
+
+json_t *cal_curve_doc_json(const char *source, const cal_curve_opts_t *opts,
+                           const char *const *machines,
+                           cal_curve_result_t *const *res,
+                           const cal_curve_rec_t *recs, size_t n) {
+  json_t *root = json_pack("{s:s, s:s, s:f, s:s, s:[]}", "schema",
+                           CAL_CURVE_SCHEMA, "source", source, "tolerance_pct",
+                           opts->tolerance * 100.0, "optimize",
+                           cal_curve_policy_name(opts->policy), "curves");
+  if (!root)
+    return NULL;
+  json_t *curves = json_object_get(root, "curves");
+  for (size_t i = 0; i < n; i++) {
+    json_t *c = cal_curve_json(machines[i], res[i], recs ? &recs[i] : NULL);
+    if (!c || json_array_append_new(curves, c) < 0) {
+      json_decref(root);
+      return NULL;
+    }
+  }
+  return root;
+}

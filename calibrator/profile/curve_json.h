@@ -1,0 +1,38 @@
+/* Analysed batch curves as JSON: the "calibrate-peak/1" document of
+ * `calibrate peak --format json`, and one curve as the batch sweep stores
+ * it in a profile. */
+#ifndef CAL_CURVE_JSON_H
+#define CAL_CURVE_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "curve.h"
+
+#define CAL_CURVE_SCHEMA "calibrate-peak/1"
+
+/* One analysed curve as a JSON object (the elements of "curves"):
+ *   machine (string or null), points[{batch_size, status, and for ok
+ *   points examples_per_s (median), samples_examples_per_s[], stats{n,
+ *   median, mean, min, max, stddev, mad, cv, ci_low, ci_high, ci_level},
+ *   pct_of_peak, tied_with_peak}], peak_batch_size, peak_examples_per_s,
+ *   knee_batch_size, optimal_batch_size, optimize, tolerance_pct, shape,
+ *   rise_pct, degradation_pct, worst_drop_pct, worst_batch_size,
+ *   tied_batch_sizes[], recommendation{target_effective_batch, batch_size,
+ *   accumulation_steps, effective_batch, exact, note} or null.
+ * Figures that do not apply are null, never invented.  rec may be NULL.
+ * Returns a new reference (the caller owns it) or NULL when out of memory.
+ * The lead's batch sweep can store the same object in its profile section. */
+json_t *cal_curve_json(const char *machine, const cal_curve_result_t *r,
+                            const cal_curve_rec_t *rec);
+
+/* The whole document: {schema, source, tolerance_pct, optimize, curves[]}
+ * with one cal_curve_json() per curve i (machines[i] may be NULL; recs
+ * NULL when no recommendation was asked).  New reference, caller
+ * json_decref()s it; NULL when out of memory. */
+json_t *cal_curve_doc_json(const char *source, const cal_curve_opts_t *opts,
+                           const char *const *machines,
+                           cal_curve_result_t *const *res,
+                           const cal_curve_rec_t *recs, size_t n);
+
+#endif

@@ -1,0 +1,258 @@
+/* The terminal table and the markdown of a compare report.  Both read the
+ * report tree only; the cells of a row are formatted once (row_cells) and
+ * each format lays them out. */
+#include "compare_render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+
+static double get_num(const json_t *obj, const char *key) {
+  const json_t *v = json_object_get(obj, key);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *k) {
+  const char *s = json_string_value(json_object_get(o, k));
+  return s ? s : "";
+}
+
+static json_int_t integer(const json_t *o, const char *k) {
+  return json_integer_value(json_object_get(o, k));
+}
+
+/* v with `digits` significant digits (fixed = 0) or decimals (fixed = 1),
+ * or "-" for a missing number, into buf. */
+static const char *fmt_num(char *buf, size_t len, int digits, int fixed,
+                           double v) {
+  if (isfinite(v) && fixed)
+    snprintf(buf, len, "%.*f", digits, v);
+  else if (isfinite(v))
+    snprintf(buf, len, "%.*g", digits, v);
+  else
+    snprintf(buf, len, "-");
+  return buf;
+}
+
+/* The formatted cells of a point row or a top-level row. */
+typedef struct row_cells {
+  char base[32], newv[32], ratio[32], ci[48], p[32];
+} row_cells_t;
+
+/* Cells of a point (top = 0: medians, CI, p) or of a top-level figure
+ * (top = 1: base, new and ratio only). */
+static void row_cells(const json_t *e, int top, row_cells_t *c) {
+  fmt_num(c->base, sizeof c->base, 4, 0,
+          get_num(e, top ? "base" : "base_median"));
+  fmt_num(c->newv, sizeof c->newv, 4, 0, get_num(e, top ? "new" : "new_median"));
+  fmt_num(c->ratio, sizeof c->ratio, 3, 1, get_num(e, "ratio"));
+  if (top)
+    return;
+  double lo = get_num(e, "ci_low"), hi = get_num(e, "ci_high");
+  if (isfinite(lo) && isfinite(hi))
+    snprintf(c->ci, sizeof c->ci, "[%.3f, %.3f]", lo, hi);
+  else
+    snprintf(c->ci, sizeof c->ci, "-");
+  fmt_num(c->p, sizeof c->p, 2, 0, get_num(e, "p"));
+}
+
+void cal_compare_each_diff(FILE *f, const json_t *diffs, cal_diff_fn fn) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(diffs, i, e) {
+    char *x = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
+    char *y = json_dumps(json_object_get(e, "new"), JSON_ENCODE_ANY);
+    fn(f, str(e, "key"), x ? x : "?", y ? y : "?");
+    free(x);
+    free(y);
+  }
+}
+
+static void summary_line(const json_t *rep, char *buf, size_t len) {
+  const json_t *s = json_object_get(rep, "summary");
+  char gm[32];
+  snprintf(buf, len,
+           "%" JSON_INTEGER_FORMAT " regressed, %" JSON_INTEGER_FORMAT
+           " improved, %" JSON_INTEGER_FORMAT " inconclusive, %"
+           JSON_INTEGER_FORMAT " unchanged of %" JSON_INTEGER_FORMAT
+           " compared; geometric mean of ratios %s (> 1 = better, over %"
+           JSON_INTEGER_FORMAT ")",
+           integer(s, "regressed"), integer(s, "improved"),
+           integer(s, "inconclusive"), integer(s, "unchanged"),
+           integer(s, "compared"),
+           fmt_num(gm, sizeof gm, 4, 1, get_num(s, "geomean")),
+           integer(s, "geomean_points"));
+}
+
+static void list_ids(FILE *f, const json_t *arr, const char *title, int md) {
+  size_t n = json_array_size(arr), i;
+  json_t *v;
+  if (!n)
+    return;
+  fprintf(f, md ? "\n**%s (%zu):** " : "%s (%zu): ", title, n);
+  json_array_foreach(arr, i, v) {
+    const char *id = json_is_string(v) ? json_string_value(v) : str(v, "id");
+    fprintf(f, md ? "%s`%s`" : "%s%s", i ? ", " : "", id);
+    if (!json_is_string(v))
+      fprintf(f, " (%s)", str(v, "reason"));
+  }
+  fputc('\n', f);
+}
+
+/* The three id lists closing both formats; titles capitalised in md. */
+static void list_all_ids(FILE *f, const json_t *rep, int md) {
+  list_ids(f, json_object_get(rep, "only_in_base"),
+           md ? "Only in base" : "only in base", md);
+  list_ids(f, json_object_get(rep, "only_in_new"),
+           md ? "Only in new" : "only in new", md);
+  list_ids(f, json_object_get(rep, "not_compared"),
+           md ? "Not compared" : "not compared", md);
+}
+
+/* Markdown table cells must not hold a bare '|'. */
+static void md_cell(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '|')
+      fputc('\\', f);
+    fputc(*s, f);
+  }
+}
+
+/* The note of a point: its reason unless it is unchanged. */
+static const char *note_of(const json_t *e) {
+  return strcmp(str(e, "verdict"), "unchanged") ? str(e, "reason") : "";
+}
+
+/* The top-level figures' rows: base, new and ratio. */
+static void top_rows(FILE *f, const json_t *tops, int md) {
+  row_cells_t c;
+  size_t i;
+  json_t *e;
+  json_array_foreach(tops, i, e) {
+    row_cells(e, 1, &c);
+    if (md)
+      fprintf(f, "| %s | %s | %s | %s |\n", str(e, "key"), c.base, c.newv,
+              c.ratio);
+    else
+      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", str(e, "key"), c.base,
+              c.newv, c.ratio);
+  }
+}
+
+/* ------------------------------------------------------------------ table */
+
+static void table_diff(FILE *f, const char *key, const char *x, const char *y) {
+  fprintf(f, "different machine: %s %s vs %s\n", key, x, y);
+}
+
+static void table_points(FILE *f, const json_t *points) {
+  row_cells_t c;
+  int w = 4;
+  size_t i;
+  json_t *e;
+  json_array_foreach(points, i, e) {
+    int l = (int)strlen(str(e, "id"));
+    if (l > w)
+      w = l;
+  }
+  fprintf(f, "\n%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
+          "verdict", w, "id", "metric", "base", "new", "ratio", "CI", "p",
+          "note");
+  json_array_foreach(points, i, e) {
+    const char *v = str(e, "verdict");
+    row_cells(e, 0, &c);
+    fprintf(f, "%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
+            strcmp(v, "regressed") ? v : "REGRESSED", w, str(e, "id"),
+            str(e, "metric"), c.base, c.newv, c.ratio, c.ci, c.p, note_of(e));
+  }
+}
+
+static void render_table(const json_t *rep, FILE *f) {
+  const json_t *points = json_object_get(rep, "points");
+  const json_t *tops = json_object_get(rep, "top_level");
+  char line[512];
+  fprintf(f, "calibrate compare: %s -> %s (threshold %g%%, alpha %g, %.0f%% CI)\n",
+          str(rep, "base"), str(rep, "new"), 100 * get_num(rep, "threshold"),
+          get_num(rep, "alpha"), 100 * get_num(rep, "ci_level"));
+  cal_compare_each_diff(f, json_object_get(rep, "machine_differences"),
+                        table_diff);
+  if (json_array_size(points))
+    table_points(f, points);
+  if (json_array_size(tops))
+    fprintf(f, "\ntop-level figures (no samples; ratio only):\n");
+  top_rows(f, tops, 0);
+  fputc('\n', f);
+  list_all_ids(f, rep, 0);
+  summary_line(rep, line, sizeof line);
+  fprintf(f, "summary: %s\n", line);
+  json_int_t reg = integer(json_object_get(rep, "summary"), "regressed");
+  fprintf(f, "verdict: %s\n", reg ? "REGRESSION" : "no regression");
+}
+
+/* --------------------------------------------------------------- markdown */
+
+static void md_diff(FILE *f, const char *key, const char *x, const char *y) {
+  fprintf(f, "\n> Different machine: `%s` %s vs %s", key, x, y);
+}
+
+static void md_points(FILE *f, const json_t *points, double ci_level) {
+  row_cells_t c;
+  size_t i;
+  json_t *e;
+  fprintf(f, "\n| Verdict | Point | Metric | Base | New | Ratio | %.0f%% CI | p | Note |\n",
+          100 * ci_level);
+  fprintf(f, "|---|---|---|---:|---:|---:|---|---:|---|\n");
+  json_array_foreach(points, i, e) {
+    const char *v = str(e, "verdict");
+    row_cells(e, 0, &c);
+    fprintf(f, strcmp(v, "regressed") ? "| %s | `" : "| **%s** | `", v);
+    md_cell(f, str(e, "id"));
+    fprintf(f, "` | %s | %s | %s | %s | %s | %s | ", str(e, "metric"), c.base,
+            c.newv, c.ratio, c.ci, c.p);
+    md_cell(f, note_of(e));
+    fprintf(f, " |\n");
+  }
+}
+
+static void render_md(const json_t *rep, FILE *f) {
+  const json_t *points = json_object_get(rep, "points");
+  const json_t *tops = json_object_get(rep, "top_level");
+  const json_t *md = json_object_get(rep, "machine_differences");
+  char line[512];
+  json_int_t reg = integer(json_object_get(rep, "summary"), "regressed");
+  fprintf(f, "## calibrate compare\n\n");
+  if (reg)
+    fprintf(f, "**:x: %" JSON_INTEGER_FORMAT " regression%s**", reg,
+            reg == 1 ? "" : "s");
+  else
+    fprintf(f, "**:white_check_mark: no regression**");
+  fprintf(f, " (threshold %g%%, alpha %g)\n\n", 100 * get_num(rep, "threshold"),
+          get_num(rep, "alpha"));
+  summary_line(rep, line, sizeof line);
+  fprintf(f, "%s.\n", line);
+  fprintf(f, "\nBase `%s`, new `%s`.\n", str(rep, "base"), str(rep, "new"));
+  cal_compare_each_diff(f, md, md_diff);
+  if (json_array_size(md))
+    fputc('\n', f);
+  if (json_array_size(points))
+    md_points(f, points, get_num(rep, "ci_level"));
+  if (json_array_size(tops))
+    fprintf(f, "\n| Top-level figure | Base | New | Ratio |\n|---|---:|---:|---:|\n");
+  top_rows(f, tops, 1);
+  list_all_ids(f, rep, 1);
+}
+
+int cal_compare_render(const json_t *report, cal_report_format_t fmt, FILE *f) {
+  switch (fmt) {
+  case CAL_REPORT_TABLE: render_table(report, f); break;
+  case CAL_REPORT_MD: render_md(report, f); break;
+  case CAL_REPORT_JSON:
+    if (json_dumpf(report, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) < 0)
+      return CAL_EIO;
+    fputc('\n', f);
+    break;
+  }
+  return ferror(f) ? CAL_EIO : 0;
+}

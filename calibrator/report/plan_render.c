@@ -1,0 +1,190 @@
+/* Table and markdown of a plan, read from its JSON tree only.  One layout
+ * serves both: markdown adds pipes, headings and separator rows. */
+#include "plan_render.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The punctuation that tells the two formats apart. */
+typedef struct layout {
+  const char *h, *sep, *lead, *tail, *li;
+  int md;
+} layout_t;
+
+static const layout_t table_layout = {"", "  ", "", "", "  ", 0};
+static const layout_t md_layout = {"## ", " | ", "| ", " |", "- ", 1};
+
+static double gb(double bytes) { return bytes / 1e9; }
+
+static double num(const json_t *o, const char *k) {
+  const json_t *v = json_object_get(o, k);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *k) {
+  const char *s = json_string_value(json_object_get(o, k));
+  return s ? s : "";
+}
+
+/* " a, b, c" from an array of strings, then a newline. */
+static void name_list(FILE *f, const json_t *arr) {
+  size_t i;
+  const json_t *m;
+  json_array_foreach(arr, i, m) fprintf(f, "%s %s", i ? "," : "",
+                                        json_string_value(m));
+  fprintf(f, "\n");
+}
+
+static void split_rows(FILE *f, const json_t *p, const layout_t *l) {
+  const json_t *ex = json_object_get(p, "examples");
+  size_t i;
+  const json_t *m;
+  fprintf(f, "%sWork split (proportional to throughput at each machine's "
+             "optimal batch)\n\n", l->h);
+  fprintf(f, "%s%-24s%s%12s%s%7s%s%10s%s%10s%s%s%s\n", l->lead, "machine",
+          l->sep, "examples/s", l->sep, "share", l->sep, "examples", l->sep,
+          "finish s", l->sep, "flag", l->tail);
+  if (l->md)
+    fprintf(f, "|---|---:|---:|---:|---:|---|\n");
+  json_array_foreach(json_object_get(p, "machines"), i, m) {
+    char cnt[32] = "-", fin[32] = "-";
+    if (json_is_integer(ex)) {
+      snprintf(cnt, sizeof cnt, "%" JSON_INTEGER_FORMAT,
+               json_integer_value(json_object_get(m, "examples")));
+      snprintf(fin, sizeof fin, "%.4g", num(m, "finish_s"));
+    }
+    fprintf(f, "%s%-24s%s%12.3f%s%6.2f%%%s%10s%s%10s%s%s%s\n", l->lead,
+            str(m, "name"), l->sep, num(m, "throughput"), l->sep,
+            100 * num(m, "share"), l->sep, cnt, l->sep, fin, l->sep,
+            json_is_true(json_object_get(m, "straggler")) ? "straggler" : "",
+            l->tail);
+  }
+}
+
+/* The work split: one row a machine, then what it means. */
+static void split_section(FILE *f, const json_t *p, const layout_t *l) {
+  const json_t *ex = json_object_get(p, "examples");
+  size_t i;
+  const json_t *m;
+  split_rows(f, p, l);
+  fprintf(f, "\n");
+  if (json_is_integer(ex))
+    fprintf(f, "%" JSON_INTEGER_FORMAT " examples finish in %.4g s; an even "
+               "split would take %.4g s: proportional split is %.2fx "
+               "faster.\n",
+            json_integer_value(ex), num(p, "makespan_s"),
+            num(p, "even_split_makespan_s"), num(p, "speedup_vs_even_split"));
+  else
+    fprintf(f, "Proportional split is %.2fx faster than an even split "
+               "(give --examples N for counts).\n",
+            num(p, "speedup_vs_even_split"));
+  if (json_is_true(json_object_get(p, "heterogeneous")))
+    fprintf(f, "Heterogeneous set: fastest/slowest throughput = %.2fx "
+               "(more than 10%% apart).\n",
+            num(p, "throughput_ratio"));
+  const json_t *st = json_object_get(p, "stragglers");
+  if (json_array_size(st)) {
+    fprintf(f, "Stragglers (more than 20%% below the mean %.3f examples/s):",
+            num(p, "mean_throughput"));
+    name_list(f, st);
+  }
+  json_array_foreach(json_object_get(p, "excluded"), i, m)
+      fprintf(f, "Left out: %s (%s): %s\n", str(m, "name"), str(m, "profile"),
+              str(m, "reason"));
+}
+
+/* Micro-batch and accumulation per machine for the target batch. */
+static void batch_section(FILE *f, const json_t *p, const json_t *T,
+                          const layout_t *l) {
+  size_t i;
+  const json_t *m;
+  fprintf(f, "\n%sBatch for effective batch %" JSON_INTEGER_FORMAT "\n\n",
+          l->h, json_integer_value(T));
+  fprintf(f, "%s%-24s%s%8s%s%6s%s%6s%s%s%s\n", l->lead, "machine", l->sep,
+          "optimal", l->sep, "micro", l->sep, "accum", l->sep, "note", l->tail);
+  if (l->md)
+    fprintf(f, "|---|---:|---:|---:|---|\n");
+  json_array_foreach(json_object_get(p, "machines"), i, m) {
+    const json_t *ob = json_object_get(m, "optimal_batch_size");
+    char obs[32] = "-";
+    if (json_is_integer(ob))
+      snprintf(obs, sizeof obs, "%" JSON_INTEGER_FORMAT, json_integer_value(ob));
+    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead, str(m, "name"),
+            l->sep, obs, l->sep, num(m, "micro_batch_size"), l->sep,
+            num(m, "grad_accum_steps"), l->sep, str(m, "batch_note"), l->tail);
+  }
+}
+
+/* How the model's memory adds up, one line per part. */
+static void model_lines(FILE *f, const json_t *model, const layout_t *l) {
+  const char *tr = str(model, "training"), *li = l->li;
+  double params = num(model, "params"), bpp = num(model, "bytes_per_param");
+  double trainable = num(model, "trainable_params");
+  fprintf(f, "\n%sMemory: %.3g parameters, %s, %s%s\n\n", l->h, params,
+          str(model, "dtype"), tr,
+          strcmp(tr, "inference") ? " training with Adam" : "");
+  fprintf(f, "%sweights        %9.2f GB = %.3g params x %g B\n", li,
+          gb(num(model, "weights_bytes")), params, bpp);
+  if (strcmp(tr, "lora") == 0)
+    fprintf(f, "%strainable      %.3g params (LoRA: assumed %g%% of "
+               "params)\n", li, trainable, 100 * num(model, "lora_fraction"));
+  fprintf(f, "%sgradients      %9.2f GB = %.3g trainable x %g B\n", li,
+          gb(num(model, "gradients_bytes")), trainable, bpp);
+  fprintf(f, "%soptimizer      %9.2f GB = %.3g trainable x 2 states x 4 B "
+             "(Adam m, v in fp32)\n", li,
+          gb(num(model, "optimizer_bytes")), trainable);
+  fprintf(f, "%smaster weights %9.2f GB = %.3g trainable x 4 B (fp32 copy "
+             "when dtype is narrower than fp32)\n", li,
+          gb(num(model, "master_weights_bytes")), trainable);
+  fprintf(f, "%sactivations    %9.2f GB per example = %g x weights "
+             "(assumed); times the micro-batch\n", li,
+          gb(num(model, "activations_bytes_per_example")),
+          num(model, "activation_fraction"));
+  fprintf(f, "%sbudget         available memory less %g%% headroom\n\n",
+          li, 100 * num(model, "headroom"));
+}
+
+/* Whether the model fits each machine, then where it goes. */
+static void memory_section(FILE *f, const json_t *p, const layout_t *l) {
+  size_t i;
+  const json_t *m;
+  model_lines(f, json_object_get(p, "model"), l);
+  fprintf(f, "%s%-24s%s%6s%s%9s%s%9s%s%9s%s%9s%s%5s%s\n", l->lead, "machine",
+          l->sep, "batch", l->sep, "act GB", l->sep, "need GB", l->sep,
+          "budget GB", l->sep, "max batch", l->sep, "fits", l->tail);
+  if (l->md)
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---|\n");
+  json_array_foreach(json_object_get(p, "machines"), i, m) {
+    const json_t *mem = json_object_get(m, "memory");
+    const json_t *fits = json_object_get(mem, "fits");
+    char bud[32] = "?", mb[32] = "?";
+    if (json_is_number(json_object_get(mem, "budget_bytes")))
+      snprintf(bud, sizeof bud, "%.2f", gb(num(mem, "budget_bytes")));
+    if (json_is_integer(json_object_get(mem, "max_batch_size")))
+      snprintf(mb, sizeof mb, "%" JSON_INTEGER_FORMAT,
+               json_integer_value(json_object_get(mem, "max_batch_size")));
+    fprintf(f, "%s%-24s%s%6.0f%s%9.2f%s%9.2f%s%9s%s%9s%s%5s%s\n", l->lead,
+            str(m, "name"), l->sep, num(mem, "batch_size"), l->sep,
+            gb(num(mem, "activations_bytes")), l->sep,
+            gb(num(mem, "need_bytes")), l->sep, bud, l->sep, mb, l->sep,
+            json_is_null(fits) ? "?" : json_is_true(fits) ? "yes" : "no",
+            l->tail);
+  }
+  const json_t *pl = json_object_get(p, "placement");
+  fprintf(f, "\nPlacement: %s: %s.\n", str(pl, "strategy"), str(pl, "note"));
+  const json_t *g = json_object_get(pl, "shard_group");
+  if (json_array_size(g)) {
+    fprintf(f, "Shard group (%.2f GB):", gb(num(pl, "shard_need_bytes")));
+    name_list(f, g);
+  }
+}
+
+void cal_plan_render(FILE *f, const json_t *p, int md) {
+  const layout_t *l = md ? &md_layout : &table_layout;
+  const json_t *T = json_object_get(p, "target_effective_batch");
+  split_section(f, p, l);
+  if (json_is_integer(T))
+    batch_section(f, p, T, l);
+  if (json_is_object(json_object_get(p, "model")))
+    memory_section(f, p, l);
+}

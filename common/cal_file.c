@@ -1,0 +1,70 @@
+#include "cal_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+
+/* Read f to its end into a growing buffer. */
+static int read_all(FILE *f, size_t max_bytes, char **buf, size_t *len,
+                    char *err, size_t errlen) {
+  size_t cap = 0, n = 0;
+  char *b = NULL;
+  int rc = 0;
+  for (;;) {
+    if (n + 1 >= cap) {
+      size_t ncap = cap ? 2 * cap : 4096;
+      char *nb = realloc(b, ncap);
+      if (!nb) {
+        snprintf(err, errlen, "out of memory");
+        rc = CAL_ENOMEM;
+        goto out;
+      }
+      b = nb;
+      cap = ncap;
+    }
+    size_t got = fread(b + n, 1, cap - n - 1, f);
+    n += got;
+    if (max_bytes && n > max_bytes) {
+      snprintf(err, errlen, "larger than %zu bytes", max_bytes);
+      rc = CAL_EIO;
+      goto out;
+    }
+    if (got == 0)
+      break;
+  }
+  if (ferror(f)) {
+    snprintf(err, errlen, "%s", strerror(errno ? errno : EIO));
+    rc = CAL_ESYS;
+    goto out;
+  }
+  b[n] = '\0';
+out:
+  if (rc < 0) {
+    free(b);
+    b = NULL;
+    n = 0;
+  }
+  *buf = b;
+  *len = n;
+  return rc;
+}
+
+int cal_file_read(const char *path, size_t max_bytes, char **buf, size_t *len,
+                  char *err, size_t errlen) {
+  int is_stdin = strcmp(path, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
+  *buf = NULL;
+  *len = 0;
+  if (!f) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    return CAL_EIO;
+  }
+  errno = 0;
+  int rc = read_all(f, max_bytes, buf, len, err, errlen);
+  if (!is_stdin)
+    fclose(f);
+  return rc;
+}
