@@ -12,10 +12,18 @@
  *                "bandwidth/<kernel>/ws<bytes>/t<threads>"), metric gbps,
  *                + level, working_set_bytes, bytes_counted, bytes_actual,
  *                gbps_actual (the median with write-allocate traffic)
- * roofline: derived only (no points): see limits_json.h. */
+ *   caches[]:    {level, size_bytes, cores_sharing} of the data caches
+ * roofline: derived only (no points): see limits_json.h, + efficiencies
+ *   {gemm_fp32_of_measured_peak, measured_peak_fp32_of_theoretical,
+ *    measured_peak_fp64_of_theoretical, attention_of_gemm_best} (each
+ *   only when known).
+ * The sections' write functions (cal_compute_peak_write, ...) at the end
+ * turn their typed results into these objects. */
 #include "limits_json.h"
 #include "profile.h"
 #include "point_json.h"
+#include "results.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -312,4 +320,13 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
     return NULL;
   }
   return sec;
+}
+
+/* ---- the sections' profile objects, from their typed results */
+
+json_t *cal_compute_peak_write(const cal_run_t *r, const void *result) {
+  const cal_compute_peak_result_t *res = result;
+  return cal_compute_peak_json(res->points, res->npoints,
+                               res->have_clock ? &res->clock : NULL,
+                               res->have_model ? &res->model : NULL);
 }

@@ -1,0 +1,52 @@
+/* The machine's limits in the table: the compute peak per kernel against
+ * the theory, the bandwidth per cache level, the roofline's ridge point
+ * and efficiencies. */
+#include <string.h>
+
+#include "limits_json.h"
+#include "results.h"
+#include "table.h"
+
+static const char *status_name(cal_point_status_t st) {
+  return st == CAL_POINT_SKIPPED ? "skipped" : "failed";
+}
+
+static int threads_of(const cal_point_t *pt) {
+  return pt->params.threads > 0 ? pt->params.threads : 1;
+}
+
+/* A peak point's fraction of the theoretical peak, 0 when unknown. */
+static double peak_efficiency(const cal_compute_peak_result_t *res,
+                              const cal_point_t *pt) {
+  int dt;
+  if (!res->have_model || cal_ceiling_dtype_parse(pt->kernel->dtype, &dt) < 0)
+    return 0;
+  double theo = cal_theory_gflops_core(&res->model, dt) * threads_of(pt);
+  return theo > 0 ? pt->gflops_sum.median / theo : 0;
+}
+
+void cal_compute_peak_print(const cal_run_t *r, const void *result,
+                            FILE *out) {
+  const cal_compute_peak_result_t *res = result;
+  fprintf(out, "\nPeak (register-resident multiply-add)");
+  if (res->have_clock)
+    fprintf(out, ", clock %.2f GHz under vector load", res->clock.ghz);
+  fprintf(out, "\n  kernel    variant  threads   measured  theoretical  of theory\n");
+  for (size_t i = 0; i < res->npoints; i++) {
+    const cal_point_t *pt = &res->points[i];
+    if (pt->status != CAL_POINT_OK) {
+      fprintf(out, "  %-9s %s: %s\n", pt->kernel->name,
+              status_name(pt->status), pt->reason);
+      continue;
+    }
+    const char *metric = cal_limits_metric(pt);
+    double v = pt->gflops_sum.median, eff = peak_efficiency(res, pt);
+    fprintf(out, "  %-9s %-8s %7d %8.1f %-5s", pt->kernel->name, pt->variant,
+            threads_of(pt), v, strcmp(metric, "gops") == 0 ? "GOPS" : "GF/s");
+    if (eff > 0)
+      fprintf(out, " %8.1f %6.0f%%", v / eff, 100 * eff);
+    fprintf(out, "%s\n", cal_table_unstable_mark(pt));
+  }
+  if (res->have_model)
+    fprintf(out, "  theoretical: %s\n", res->model.assumption);
+}
