@@ -330,3 +330,38 @@ json_t *cal_compute_peak_write(const cal_run_t *r, const void *result) {
                                res->have_clock ? &res->clock : NULL,
                                res->have_model ? &res->model : NULL);
 }
+
+/* The machine's data caches: [{level, size_bytes, cores_sharing}]. */
+static json_t *caches_json(const cal_hwinfo_t *hw) {
+  int ok = 1;
+  json_t *caches = json_array();
+  for (int i = 0; caches && ok && i < hw->ncaches; i++) {
+    const cal_cache_info_t *c = &hw->caches[i];
+    if (strcmp(c->type, "instruction") != 0)
+      append(caches,
+             json_pack("{s:i, s:I, s:i}", "level", c->level, "size_bytes",
+                       (json_int_t)c->size_bytes, "cores_sharing",
+                       c->cores_sharing),
+             &ok);
+  }
+  if (!ok) {
+    json_decref(caches);
+    return NULL;
+  }
+  return caches;
+}
+
+json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
+  const cal_bandwidth_result_t *res = result;
+  int ok = 1;
+  json_t *sec = cal_bandwidth_section_json(res->points, res->levels,
+                                           res->npoints);
+  if (!sec)
+    return NULL;
+  put(sec, "caches", caches_json(&r->ctx->hw), &ok);
+  if (!ok) {
+    json_decref(sec);
+    return NULL;
+  }
+  return sec;
+}

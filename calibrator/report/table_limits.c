@@ -50,3 +50,22 @@ void cal_compute_peak_print(const cal_run_t *r, const void *result,
   if (res->have_model)
     fprintf(out, "  theoretical: %s\n", res->model.assumption);
 }
+
+void cal_bandwidth_print(const cal_run_t *r, const void *result, FILE *out) {
+  const cal_bandwidth_result_t *res = result;
+  fprintf(out, "\nBandwidth (GB/s, STREAM byte counts)   level   working set  threads  GB/s\n");
+  for (size_t i = 0; i < res->npoints; i++) {
+    const cal_point_t *pt = &res->points[i];
+    if (!res->levels[i])
+      continue; /* the staircase is for the plot */
+    double ws = (double)pt->params.bytes;
+    fprintf(out, "  %-36s %-7s %9.1f %s %4lld  ", pt->kernel->name,
+            res->levels[i], ws >= 1048576.0 ? ws / 1048576.0 : ws / 1024.0,
+            ws >= 1048576.0 ? "MiB" : "KiB", (long long)threads_of(pt));
+    if (pt->status == CAL_POINT_OK)
+      fprintf(out, "%6.1f%s\n", pt->gbps_sum.median,
+              cal_table_unstable_mark(pt));
+    else
+      fprintf(out, "%s: %s\n", status_name(pt->status), pt->reason);
+  }
+}
