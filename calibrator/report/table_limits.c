@@ -69,3 +69,28 @@ void cal_bandwidth_print(const cal_run_t *r, const void *result, FILE *out) {
       fprintf(out, "%s: %s\n", status_name(pt->status), pt->reason);
   }
 }
+
+void cal_roofline_print(const cal_run_t *r, const void *result, FILE *out) {
+  const cal_roofline_result_t *res = result;
+  const cal_roofline_t *roof = &res->roof;
+  double peak = roof->compute_gflops[CAL_DT_FP32];
+  double mem = cal_ridge_point(peak, cal_roofline_gbps(roof, "memory"));
+  if (peak > 0 && mem > 0)
+    fprintf(out, "\nRoofline (%lld threads): fp32 ridge point %.1f FLOP/byte "
+                 "against memory\n",
+            (long long)roof->threads, mem);
+  const struct {
+    const char *key;
+    double v;
+  } effs[] = {
+      {"gemm_fp32_of_measured_peak", res->gemm_fp32_of_measured_peak},
+      {"measured_peak_fp32_of_theoretical",
+       res->measured_peak_fp32_of_theoretical},
+      {"measured_peak_fp64_of_theoretical",
+       res->measured_peak_fp64_of_theoretical},
+      {"attention_of_gemm_best", res->attention_of_gemm_best},
+  };
+  for (size_t i = 0; i < sizeof effs / sizeof effs[0]; i++)
+    if (effs[i].v >= 0)
+      fprintf(out, "  %-36s %5.0f%%\n", effs[i].key, 100 * effs[i].v);
+}
