@@ -12,10 +12,18 @@
  *                "bandwidth/<kernel>/ws<bytes>/t<threads>"), metric gbps,
  *                + level, working_set_bytes, bytes_counted, bytes_actual,
  *                gbps_actual (the median with write-allocate traffic)
- * roofline: derived only (no points): see limits_json.h. */
+ *   caches[]:    {level, size_bytes, cores_sharing} of the data caches
+ * roofline: derived only (no points): see limits_json.h, + efficiencies
+ *   {gemm_fp32_of_measured_peak, measured_peak_fp32_of_theoretical,
+ *    measured_peak_fp64_of_theoretical, attention_of_gemm_best} (each
+ *   only when known).
+ * The sections' write functions (cal_compute_peak_write, ...) at the end
+ * turn their typed results into these objects. */
 #include "limits_json.h"
 #include "profile.h"
 #include "point_json.h"
+#include "results.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -307,6 +315,84 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
                      "ceiling_gflops", peak, "ceiling_gbps", gbps),
            &ok);
   }
+  if (!ok) {
+    json_decref(sec);
+    return NULL;
+  }
+  return sec;
+}
+
+/* ---- the sections' profile objects, from their typed results */
+
+json_t *cal_compute_peak_write(const cal_run_t *r, const void *result) {
+  const cal_compute_peak_result_t *res = result;
+  return cal_compute_peak_json(res->points, res->npoints,
+                               res->have_clock ? &res->clock : NULL,
+                               res->have_model ? &res->model : NULL);
+}
+
+/* The machine's data caches: [{level, size_bytes, cores_sharing}]. */
+static json_t *caches_json(const cal_hwinfo_t *hw) {
+  int ok = 1;
+  json_t *caches = json_array();
+  for (int i = 0; caches && ok && i < hw->ncaches; i++) {
+    const cal_cache_info_t *c = &hw->caches[i];
+    if (strcmp(c->type, "instruction") != 0)
+      append(caches,
+             json_pack("{s:i, s:I, s:i}", "level", c->level, "size_bytes",
+                       (json_int_t)c->size_bytes, "cores_sharing",
+                       c->cores_sharing),
+             &ok);
+  }
+  if (!ok) {
+    json_decref(caches);
+    return NULL;
+  }
+  return caches;
+}
+
+json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
+  const cal_bandwidth_result_t *res = result;
+  int ok = 1;
+  json_t *sec = cal_bandwidth_section_json(res->points, res->levels,
+                                           res->npoints);
+  if (!sec)
+    return NULL;
+  put(sec, "caches", caches_json(&r->ctx->hw), &ok);
+  if (!ok) {
+    json_decref(sec);
+    return NULL;
+  }
+  return sec;
+}
+
+json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
+  const cal_roofline_result_t *res = result;
+  const struct {
+    const char *key;
+    double v;
+  } effs[] = {
+      {"gemm_fp32_of_measured_peak", res->gemm_fp32_of_measured_peak},
+      {"measured_peak_fp32_of_theoretical",
+       res->measured_peak_fp32_of_theoretical},
+      {"measured_peak_fp64_of_theoretical",
+       res->measured_peak_fp64_of_theoretical},
+      {"attention_of_gemm_best", res->attention_of_gemm_best},
+  };
+  int ok = 1;
+  json_t *sec = cal_roofline_section_json(
+      &res->roof, res->have_model ? &res->model : NULL, res->kernels,
+      res->nkernels, "memory");
+  json_t *eff = json_object();
+  if (!sec || !eff) {
+    json_decref(eff);
+    json_decref(sec);
+    return NULL;
+  }
+  for (size_t i = 0; i < sizeof effs / sizeof effs[0]; i++)
+    if (effs[i].v >= 0)
+      put(eff, effs[i].key, json_real(effs[i].v), &ok);
+  put(sec, "efficiencies", eff, &ok);
   if (!ok) {
     json_decref(sec);
     return NULL;

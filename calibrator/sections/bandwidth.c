@@ -1,0 +1,141 @@
+/* Memory bandwidth: stream kernels inside each cache level and at memory,
+ * at one thread and all threads, and a working-set staircase for the
+ * picture. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "cal_isa.h"
+#include "results.h"
+#include "run.h"
+#include "worksets.h"
+
+void cal_bandwidth_drop(void *result) {
+  cal_bandwidth_result_t *res = result;
+  if (!res)
+    return;
+  for (size_t i = 0; res->points && i < res->npoints; i++)
+    cal_point_free(&res->points[i]);
+  free(res->points);
+  free(res->levels);
+  free(res);
+}
+
+/* Cache sizes of the machine's data caches from hwinfo. */
+static void cache_sizes(const cal_hwinfo_t *hw, cal_cache_sizes_t *c) {
+  memset(c, 0, sizeof *c);
+  for (int i = 0; i < hw->ncaches; i++) {
+    const cal_cache_info_t *ci = &hw->caches[i];
+    if (strcmp(ci->type, "instruction") == 0)
+      continue;
+    if (ci->level == 1) {
+      c->l1d = (int64_t)ci->size_bytes;
+      c->l1_shared_by = ci->cores_sharing;
+    } else if (ci->level == 2) {
+      c->l2 = (int64_t)ci->size_bytes;
+      c->l2_shared_by = ci->cores_sharing;
+    } else if (ci->level == 3) {
+      c->l3 = (int64_t)ci->size_bytes;
+      c->l3_shared_by = ci->cores_sharing;
+    }
+  }
+}
+
+/* The working sets of the staircase (read, 1 thread) into stair[96]:
+ * from 4 KiB to 4x the last level, but no further than most LLCs (the
+ * memory level points keep STREAM's 4x rule); its largest arrays cost the
+ * most to set up. */
+static int staircase(const cal_run_t *r, const cal_cache_sizes_t *cs,
+                     int64_t *stair) {
+  int quick = r->opt->quick;
+  int64_t llc = cs->l3 ? cs->l3 : cs->l2 ? cs->l2 : cs->l1d;
+  int64_t top = llc > 0 ? 4 * llc : 256 << 20;
+  if (top > (quick ? 64 << 20 : 256 << 20))
+    top = quick ? 64 << 20 : 256 << 20;
+  int nstair = cal_staircase(4096, top, quick ? 1 : 2, stair, 96);
+  return nstair < 0 ? 0 : nstair;
+}
+
+/* The level points: per level, read and triad at 1 and all threads, copy
+ * at memory.  Appends to ks/ps/levels from *n. */
+static void level_points(const cal_run_t *r, const cal_cache_sizes_t *cs,
+                         const cal_kernel_t **ks, cal_params_t *ps,
+                         const char **levels, size_t *n) {
+  const cal_opts_t *o = r->opt;
+  int tcounts[2] = {1, o->threads}, nt = o->threads > 1 ? 2 : 1;
+  for (int ti = 0; ti < nt; ti++) {
+    cal_workset_t ws[CAL_WS_MAX_LEVELS];
+    size_t nws = 0;
+    if (cal_bandwidth_worksets(cs, tcounts[ti], 4.0, 0, ws, &nws) < 0)
+      continue; /* no cache information: only the staircase */
+    for (size_t l = 0; l < nws; l++) {
+      /* full: triad and read in the caches; at memory (whose arrays take
+       * the longest to set up) triad at one thread, triad, read and copy
+       * at all threads; quick: triad, and memory only at all threads */
+      static const char *const names[] = {"stream_triad", "stream_read",
+                                          "stream_copy"};
+      int mem = strcmp(ws[l].level, "memory") == 0;
+      int nkern = o->quick ? 1 : !mem ? 2 : ti == nt - 1 ? 3 : 1;
+      if (o->quick && mem && ti == 0 && nt > 1)
+        continue;
+      for (int k = 0; k < nkern; k++) {
+        ks[*n] = cal_kernel_find(names[k]);
+        ps[*n] = (cal_params_t){.bytes = ws[l].bytes, .threads = tcounts[ti],
+                                .seed = o->seed, .variant = CAL_VARIANT_AUTO};
+        levels[(*n)++] = ws[l].level;
+      }
+    }
+  }
+}
+
+/* The staircase is for the picture: fewer, shorter samples, one round,
+ * and its instability is no verdict on the machine. */
+static int measure_staircase(cal_run_t *r, const cal_kernel_t **ks,
+                             const cal_params_t *ps, size_t n,
+                             cal_point_t *out) {
+  cal_harness_cfg_t h = r->opt->hcfg;
+  h.samples = 3;
+  h.min_sample_s = r->opt->quick ? 0.002 : 0.005;
+  h.warmup_s = 0.0;
+  int unstable = r->res->quality.unstable;
+  int rc = cal_run_points(r, &h, 1, ks, ps, n, out, "bandwidth staircase");
+  r->res->quality.unstable = unstable; /* three quick samples are not a verdict */
+  return rc;
+}
+
+int cal_bandwidth_measure(cal_run_t *r) {
+  cal_cache_sizes_t cs;
+  cache_sizes(&r->ctx->hw, &cs);
+  int64_t stair[96];
+  int nstair = staircase(r, &cs, stair);
+  size_t cap = 2 * (3 * CAL_WS_MAX_LEVELS) + (size_t)nstair, n = 0;
+  const cal_kernel_t **ks = calloc(cap, sizeof *ks);
+  cal_params_t *ps = calloc(cap, sizeof *ps);
+  cal_bandwidth_result_t *res = calloc(1, sizeof *res);
+  int rc = CAL_ENOMEM;
+  if (!ks || !ps || !res || !(res->levels = calloc(cap, sizeof *res->levels)) ||
+      !(res->points = calloc(cap, sizeof *res->points)))
+    goto out;
+  res->npoints = cap; /* every point zeroed, so drop may free them all */
+  level_points(r, &cs, ks, ps, res->levels, &n);
+  size_t nlevels = n;
+  for (int i = 0; i < nstair; i++) {
+    ks[n] = cal_kernel_find("stream_read");
+    ps[n] = (cal_params_t){.bytes = stair[i], .threads = 1, .seed = r->opt->seed,
+                           .variant = CAL_VARIANT_AUTO};
+    res->levels[n++] = NULL;
+  }
+  if ((rc = cal_run_points(r, NULL, 0, ks, ps, nlevels, res->points,
+                           "bandwidth")) < 0 ||
+      (rc = measure_staircase(r, ks + nlevels, ps + nlevels, (size_t)nstair,
+                              res->points + nlevels)) < 0)
+    goto out;
+  res->npoints = n;
+  r->res->sec[CAL_SEC_ID_BANDWIDTH] = res;
+  res = NULL;
+out:
+  cal_bandwidth_drop(res);
+  free(ks);
+  free(ps);
+  return rc;
+}

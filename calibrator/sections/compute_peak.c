@@ -1,0 +1,83 @@
+/* The compute peak: register-resident multiply-add loops per dtype at one
+ * pinned thread and all threads, the clock under vector load and the
+ * theoretical peak they are a fraction of. */
+#include <stdlib.h>
+
+#include "cal_err.h"
+#include "cal_isa.h"
+#include "results.h"
+#include "run.h"
+
+static const char *const peak_kernels[] = {"fma_f64", "fma_f32", "dp_bf16",
+                                           "dp_int8"};
+
+void cal_compute_peak_drop(void *result) {
+  cal_compute_peak_result_t *res = result;
+  if (!res)
+    return;
+  for (size_t i = 0; i < res->npoints; i++)
+    cal_point_free(&res->points[i]);
+  free(res->points);
+  free(res);
+}
+
+/* The clock under vector load on one pinned thread, and the model of the
+ * theoretical peak built on it. */
+static void measure_clock(cal_run_t *r, cal_compute_peak_result_t *res) {
+  int variant;
+  if (cal_variant_best(&variant) < 0)
+    variant = CAL_VARIANT_SCALAR;
+  if (r->ctx->thr)
+    cal_threads_use(r->ctx->thr, 1);
+  cal_progress(r, "peak: clock under vector load");
+  res->have_clock = cal_clock_measure(CAL_VARIANT_AUTO,
+                                      r->opt->quick ? 0.002 : 0.005,
+                                      &res->clock) == 0;
+  res->have_model =
+      res->have_clock &&
+      cal_theory_init(&res->model, variant, cal_isa_features(), res->clock.ghz,
+                      r->ctx->hw.usable_cores) == 0;
+}
+
+int cal_compute_peak_measure(cal_run_t *r) {
+  const cal_opts_t *o = r->opt;
+  cal_compute_peak_result_t *res = calloc(1, sizeof *res);
+  int rc = 0;
+  if (!res)
+    return CAL_ENOMEM;
+  measure_clock(r, res);
+  size_t nk = sizeof peak_kernels / sizeof peak_kernels[0];
+  int tcounts[2] = {1, o->threads}, nt = o->threads > 1 ? 2 : 1;
+  const cal_kernel_t *ks[8];
+  cal_params_t ps[8];
+  size_t n = 0;
+  for (int ti = 0; ti < nt; ti++)
+    for (size_t i = 0; i < nk; i++) {
+      /* quick: the ML dot products at one thread only */
+      if (o->quick && ti > 0 && i >= 2)
+        continue;
+      ks[n] = cal_kernel_find(peak_kernels[i]);
+      ps[n] = (cal_params_t){.threads = tcounts[ti], .seed = o->seed,
+                             .variant = CAL_VARIANT_AUTO};
+      n++;
+    }
+  if (!(res->points = calloc(n, sizeof *res->points))) {
+    rc = CAL_ENOMEM;
+    goto out;
+  }
+  res->npoints = n;
+  /* register-resident loops: no memory, no warm-up of caches; 20 ms
+   * samples are already a million timer ticks */
+  cal_harness_cfg_t h = o->hcfg;
+  if (h.min_sample_s > 0.02)
+    h.min_sample_s = 0.02;
+  if (h.warmup_s > 0.02)
+    h.warmup_s = 0.02;
+  if ((rc = cal_run_points(r, &h, 0, ks, ps, n, res->points, "peak")) < 0)
+    goto out;
+  r->res->sec[CAL_SEC_ID_PEAK] = res;
+  res = NULL;
+out:
+  cal_compute_peak_drop(res);
+  return rc;
+}
