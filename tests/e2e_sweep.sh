@@ -6,6 +6,7 @@
 CAL=$1
 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
+e2e_setup
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 FAST=(--quick --no-progress --budget-scale 0.3 --preset tiny)
