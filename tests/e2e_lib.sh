@@ -69,18 +69,13 @@ expect_usage() {
 expect_match() {
   _want=$1 _pat=$2
   shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  _rc=$?
-  if [ "$_rc" -ne "$_want" ]; then
-    bad "'$*' exited $_rc, expected $_want"
-    cat "$TMP/out" "$TMP/err"
-  elif [ -n "$_pat" ] && ! grep -q -e "$_pat" "$TMP/out" "$TMP/err"; then
+  expect_exit "$_want" "'$*'" "$@" || return 1
+  if [ -n "$_pat" ] && ! grep -q -e "$_pat" "$TMP/out" "$TMP/err"; then
     bad "'$*' output lacks '$_pat'"
     cat "$TMP/out" "$TMP/err"
-  else
-    ok
-    echo "ok: [$_want] $*"
+    return 1
   fi
+  echo "ok: [$_want] $*"
 }
 
 finish() {

@@ -2,8 +2,7 @@
 # End-to-end tests of the single-section commands: attention (one shape by
 # flags, bad shapes refused before anything runs), peak-flops, bandwidth.
 # usage: e2e_sections.sh CALIBRATE SOURCE_DIR
-CAL=$1
-SRC=$2
+CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup
 PY=/usr/bin/python3
