@@ -12,6 +12,7 @@
 
 struct cal_threads {
   hwloc_topology_t topo;
+  int owns_topo; /* cal_threads_free() destroys topo */
   hwloc_bitmap_t *core_sets; /* one PU of each allowed core, in order */
   int ncores, npus, usable;
   double quota;
@@ -62,7 +63,7 @@ int cal_usable_cores(int allowed_cores, double quota_cpus) {
   return n;
 }
 
-static int read_small(const char *path, char *buf, size_t len) {
+int cal_slurp(const char *path, char *buf, size_t len) {
   FILE *f = fopen(path, "r");
   if (!f)
     return -1;
@@ -119,7 +120,7 @@ double cal_cgroup_quota_cpus(const char *root) {
     for (;;) {
       snprintf(path, sizeof path, "%s/sys/fs/cgroup%s/cpu.max", root,
                strcmp(cg, "/") == 0 ? "" : cg);
-      if (read_small(path, a, sizeof a) == 0 &&
+      if (cal_slurp(path, a, sizeof a) == 0 &&
           cal_cgroup_v2_quota(a, &cpus) == 0 && cpus > 0 &&
           (best == 0.0 || cpus < best))
         best = cpus;
@@ -148,27 +149,44 @@ double cal_cgroup_quota_cpus(const char *root) {
              v1dirs[i]);
     snprintf(pp, sizeof pp, "%s/sys/fs/cgroup/cpu%s/cpu.cfs_period_us", root,
              v1dirs[i]);
-    if (read_small(qp, a, sizeof a) == 0 && read_small(pp, b, sizeof b) == 0 &&
+    if (cal_slurp(qp, a, sizeof a) == 0 && cal_slurp(pp, b, sizeof b) == 0 &&
         cal_cgroup_v1_quota(a, b, &cpus) == 0 && cpus > 0)
       return cpus;
   }
   return 0.0;
 }
 
+int cal_topology_load(hwloc_topology_t *topo) {
+  if (hwloc_topology_init(topo) < 0)
+    return CAL_ESYS;
+  hwloc_topology_set_flags(*topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  hwloc_topology_set_cache_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_load(*topo) < 0) {
+    hwloc_topology_destroy(*topo);
+    return CAL_ESYS;
+  }
+  return 0;
+}
+
 int cal_threads_init(cal_threads_t **out) {
+  hwloc_topology_t topo;
+  int rc = cal_topology_load(&topo);
+  if (rc < 0)
+    return rc;
+  if ((rc = cal_threads_init_topology(out, topo)) < 0) {
+    hwloc_topology_destroy(topo);
+    return rc;
+  }
+  (*out)->owns_topo = 1;
+  return 0;
+}
+
+int cal_threads_init_topology(cal_threads_t **out, hwloc_topology_t topo) {
   cal_threads_t *t = calloc(1, sizeof *t);
   if (!t)
     return CAL_ENOMEM;
-  if (hwloc_topology_init(&t->topo) < 0) {
-    free(t);
-    return CAL_ESYS;
-  }
-  if (hwloc_topology_load(t->topo) < 0) {
-    hwloc_topology_destroy(t->topo);
-    free(t);
-    return CAL_ESYS;
-  }
-  /* hwloc restricts the topology to the allowed cpuset by default. */
+  t->topo = topo;
+  /* the topology may include disallowed PUs: keep only the bound ones */
   hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
   if (!allowed)
     goto nomem;
@@ -215,7 +233,8 @@ void cal_threads_free(cal_threads_t *t) {
       hwloc_bitmap_free(t->core_sets[i]);
     free(t->core_sets);
   }
-  hwloc_topology_destroy(t->topo);
+  if (t->owns_topo)
+    hwloc_topology_destroy(t->topo);
   free(t);
 }
 

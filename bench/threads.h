@@ -3,6 +3,7 @@
 #ifndef CAL_THREADS_H
 #define CAL_THREADS_H
 
+#include <hwloc.h>
 #include <stddef.h>
 
 /* CPU quota of a cgroup v2 `cpu.max` text ("max 100000" or "200000 100000"):
@@ -19,10 +20,24 @@ int cal_usable_cores(int allowed_cores, double quota_cpus);
  * unreadable.  `root` is "/" normally; tests pass a synthetic tree. */
 double cal_cgroup_quota_cpus(const char *root);
 
+/* Read a small text file whole into buf (at most len - 1 bytes),
+ * NUL-terminated: 0, or -1 when it cannot be opened. */
+int cal_slurp(const char *path, char *buf, size_t len);
+
+/* Load the hwloc topology once for a whole run: the whole machine
+ * (disallowed PUs included, every cache kept), so it serves both
+ * cal_threads_init_topology() and cal_hwinfo_read_topology().  0 or
+ * CAL_ESYS; the caller frees it with hwloc_topology_destroy(). */
+int cal_topology_load(hwloc_topology_t *topo);
+
 typedef struct cal_threads cal_threads_t;
 
-/* Load the topology restricted to this process's affinity mask.
- * Free with cal_threads_free(). */
+/* The cores of this process's affinity mask, on a topology the caller
+ * loaded (cal_topology_load) and keeps until cal_threads_free(t); t does
+ * not destroy it.  Free t with cal_threads_free(). */
+int cal_threads_init_topology(cal_threads_t **t, hwloc_topology_t topo);
+/* The same on a topology of its own, loaded here and destroyed by
+ * cal_threads_free(). */
 int cal_threads_init(cal_threads_t **t);
 /* Accepts NULL. */
 void cal_threads_free(cal_threads_t *t);

@@ -219,24 +219,22 @@ static int int8_setup(const cal_params_t *p, void **st) { return kind_setup(DP_I
 
 /* The portable reference: multiply then add, two roundings (both exact
  * here), no FMA instruction needed. */
-#define SSTEP(i) x##i = x##i * one + c;
-#define SSTORE(i) out[i] = x##i;
-#define SREP(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
-#define SDECL_D(i) double x##i = (double)(i);
-#define SDECL_F(i) float x##i = (float)(i);
-#define SCALAR_LOOP(DECL)                                                    \
-  SREP(DECL)                                                                 \
+#define SDECL(i, T) T x##i = (T)(i);
+#define SSTEP(i, T) x##i = x##i * one + c;
+#define SSTORE(i, T) out[i] = x##i;
+#define SCALAR_LOOP(T)                                                       \
+  CAL_REP12(SDECL, T)                                                        \
   for (int64_t i = 0; i < iters; i++) {                                      \
-    SREP(SSTEP)                                                              \
+    CAL_REP12(SSTEP, T)                                                      \
   }                                                                          \
-  SREP(SSTORE)
+  CAL_REP12(SSTORE, T)
 
 void cal_fma_f64_scalar(int64_t iters, double one, double c, double *out) {
-  SCALAR_LOOP(SDECL_D)
+  SCALAR_LOOP(double)
 }
 
 void cal_fma_f32_scalar(int64_t iters, float one, float c, float *out) {
-  SCALAR_LOOP(SDECL_F)
+  SCALAR_LOOP(float)
 }
 
 /* `one` and `c` pass through an opaque barrier so the compiler cannot see
@@ -353,30 +351,17 @@ uint64_t cal_clock_chain_scalar(int64_t iters, uint64_t x) {
 }
 #endif
 
-const cal_kernel_t cal_kernel_fma_f64 = {
-    .name = "fma_f64", .family = "fma", .dtype = "fp64",
-    .flops = f64_flops, .mem_bytes = fma_mem, .supported = f64_supported,
-    .setup = f64_setup, .run = fma_run, .verify = fma_verify,
-    .teardown = fma_teardown, .variant_name = fma_variant_name,
-};
+/* One table entry per kind: the <prefix>_* functions above. */
+#define FMA_KERNEL(sym, kname, kdtype, prefix)                               \
+  const cal_kernel_t sym = {                                                 \
+      .name = kname, .family = "fma", .dtype = kdtype,                       \
+      .flops = prefix##_flops, .mem_bytes = fma_mem,                         \
+      .supported = prefix##_supported, .setup = prefix##_setup,              \
+      .run = fma_run, .verify = fma_verify, .teardown = fma_teardown,        \
+      .variant_name = fma_variant_name,                                      \
+  };
 
-const cal_kernel_t cal_kernel_fma_f32 = {
-    .name = "fma_f32", .family = "fma", .dtype = "fp32",
-    .flops = f32_flops, .mem_bytes = fma_mem, .supported = f32_supported,
-    .setup = f32_setup, .run = fma_run, .verify = fma_verify,
-    .teardown = fma_teardown, .variant_name = fma_variant_name,
-};
-
-const cal_kernel_t cal_kernel_dp_bf16 = {
-    .name = "dp_bf16", .family = "fma", .dtype = "bf16",
-    .flops = bf16_flops, .mem_bytes = fma_mem, .supported = bf16_supported,
-    .setup = bf16_setup, .run = fma_run, .verify = fma_verify,
-    .teardown = fma_teardown, .variant_name = fma_variant_name,
-};
-
-const cal_kernel_t cal_kernel_dp_int8 = {
-    .name = "dp_int8", .family = "fma", .dtype = "int8",
-    .flops = int8_flops, .mem_bytes = fma_mem, .supported = int8_supported,
-    .setup = int8_setup, .run = fma_run, .verify = fma_verify,
-    .teardown = fma_teardown, .variant_name = fma_variant_name,
-};
+FMA_KERNEL(cal_kernel_fma_f64, "fma_f64", "fp64", f64)
+FMA_KERNEL(cal_kernel_fma_f32, "fma_f32", "fp32", f32)
+FMA_KERNEL(cal_kernel_dp_bf16, "dp_bf16", "bf16", bf16)
+FMA_KERNEL(cal_kernel_dp_int8, "dp_int8", "int8", int8)

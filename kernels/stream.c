@@ -295,26 +295,16 @@ static const char *stream_variant_name(const void *state) {
   return cal_variant_name(((const stream_state_t *)state)->variant);
 }
 
-const cal_kernel_t cal_kernel_stream_read = {
-    .name = "stream_read", .family = "stream", .dtype = "fp64",
-    .flops = read_flops, .bytes = read_bytes, .mem_bytes = stream_mem,
-    .supported = stream_supported, .setup = read_setup, .run = stream_run,
-    .verify = stream_verify, .teardown = stream_teardown,
-    .variant_name = stream_variant_name,
-};
+/* One table entry per operation: the <op>_* functions above. */
+#define STREAM_KERNEL(op)                                                    \
+  const cal_kernel_t cal_kernel_stream_##op = {                              \
+      .name = "stream_" #op, .family = "stream", .dtype = "fp64",            \
+      .flops = op##_flops, .bytes = op##_bytes, .mem_bytes = stream_mem,     \
+      .supported = stream_supported, .setup = op##_setup, .run = stream_run, \
+      .verify = stream_verify, .teardown = stream_teardown,                  \
+      .variant_name = stream_variant_name,                                   \
+  };
 
-const cal_kernel_t cal_kernel_stream_copy = {
-    .name = "stream_copy", .family = "stream", .dtype = "fp64",
-    .flops = copy_flops, .bytes = copy_bytes, .mem_bytes = stream_mem,
-    .supported = stream_supported, .setup = copy_setup, .run = stream_run,
-    .verify = stream_verify, .teardown = stream_teardown,
-    .variant_name = stream_variant_name,
-};
-
-const cal_kernel_t cal_kernel_stream_triad = {
-    .name = "stream_triad", .family = "stream", .dtype = "fp64",
-    .flops = triad_flops, .bytes = triad_bytes, .mem_bytes = stream_mem,
-    .supported = stream_supported, .setup = triad_setup, .run = stream_run,
-    .verify = stream_verify, .teardown = stream_teardown,
-    .variant_name = stream_variant_name,
-};
+STREAM_KERNEL(read)
+STREAM_KERNEL(copy)
+STREAM_KERNEL(triad)

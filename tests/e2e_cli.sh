@@ -2,9 +2,9 @@
 # End-to-end tests of the calibrate program: help, version, info, a quick
 # run validated against the JSON Schema, and bad inputs.
 # usage: e2e_cli.sh CALIBRATE SOURCE_DIR
-CAL=$1
-SRC=$2
+CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
+e2e_setup
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 

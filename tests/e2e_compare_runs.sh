@@ -53,15 +53,16 @@
 # CAL_E2E_STRICT=1 (a dedicated, quiet runner); everything that does not
 # depend on timing (runs succeed, untouched points keep their verdicts, the
 # table names regressions, a truncated profile is exit 2) always fails hard.
-set -u
 CAL=$1 PY=$2 TOOL=$3 WORK=$4
+. "$(dirname "$0")/e2e_lib.sh"
 RUNS=${CAL_E2E_RUNS:-2}          # runs pooled per side
 SCALE=${CAL_E2E_BUDGET:-0.2}     # --budget-scale of each run (~7 s each)
 THRESHOLD=10%
 BUSY_LIMIT=0.1                   # cores of other work during any one run
 
-rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 99
-fails=0 soft=0
+e2e_setup "$WORK"
+cd "$WORK" || exit 99
+soft=0
 
 tool() { "$PY" "$TOOL" "$@" || { echo "runs_tool $1 failed"; exit 99; }; }
 
@@ -94,8 +95,7 @@ timing_fail() {
          "the A/A premise of an otherwise idle machine did not hold)"
     soft=$((soft + 1))
   else
-    echo "FAIL: $*"
-    fails=$((fails + 1))
+    bad "$*"
   fi
 }
 
@@ -103,7 +103,7 @@ timing_fail() {
 "$CAL" compare --threshold "$THRESHOLD" A.json B.json >aa.txt 2>aa.err
 rc=$?
 if [ "$rc" -eq 0 ]; then
-  echo "ok: A/A exit 0; $(grep '^summary:' aa.txt)"
+  ok; echo "ok: A/A exit 0; $(grep '^summary:' aa.txt)"
 else
   timing_fail "A/A compare exited $rc, expected 0"
   grep -E '^(REGRESSED|summary)' aa.txt; cat aa.err
@@ -120,17 +120,15 @@ regressed=$(tool regressed slow_report.json)
 other_new=$(comm -13 <(tool regressed aa_report.json | sort) \
                      <(echo "$regressed" | grep -v '^gemm/' | sort))
 if [ -n "$other_new" ]; then
-  echo "FAIL: points the GEMM scaling did not touch changed verdict:" $other_new
-  fails=$((fails + 1))
+  bad "points the GEMM scaling did not touch changed verdict:" $other_new
 elif [ "$rc" -ne 1 ] || ! echo "$regressed" | grep -q '^gemm/'; then
   timing_fail "A vs B' (GEMM x0.8) exited $rc and flagged no GEMM point," \
               "expected exit 1 naming GEMM points"
   grep -E '^(REGRESSED|summary)' slow.txt; cat slow.err
 elif ! grep -q "^REGRESSED .*gemm/" slow.txt; then
-  echo "FAIL: the table does not name the regressed points"; cat slow.txt
-  fails=$((fails + 1))
+  bad "the table does not name the regressed points"; cat slow.txt
 else
-  echo "ok: A vs B' exit 1, regressed: $(echo $regressed)"
+  ok; echo "ok: A vs B' exit 1, regressed: $(echo $regressed)"
 fi
 
 # 3. a truncated profile is an input error
@@ -138,12 +136,12 @@ head -c "$(($(wc -c <A.json) / 2))" A.json >trunc.json
 "$CAL" compare trunc.json B.json >trunc.txt 2>trunc.err
 rc=$?
 if [ "$rc" -ne 2 ] || [ "$(wc -l <trunc.err)" -ne 1 ]; then
-  echo "FAIL: truncated profile: exit $rc, expected 2 with one line on stderr"
-  cat trunc.err; fails=$((fails + 1))
+  bad "truncated profile: exit $rc, expected 2 with one line on stderr"
+  cat trunc.err
 else
-  echo "ok: truncated profile exit 2: $(cat trunc.err)"
+  ok; echo "ok: truncated profile exit 2: $(cat trunc.err)"
 fi
 
-[ "$fails" -eq 0 ] || exit 1
+finish || exit 1
 [ "$soft" -eq 0 ] || exit 77
 exit 0

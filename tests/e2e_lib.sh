@@ -1,40 +1,81 @@
-# Shared helpers for the end-to-end CLI tests (sourced).
-# CAL: the calibrate executable; SRC: the source tree.
+# Shared helpers for the end-to-end shell tests (sourced; POSIX sh, so the
+# scripts ctest runs with `sh` can use it as well as the bash ones).
+#
+#   e2e_setup [DIR]   scratch directory $TMP: DIR emptied and kept (ctest
+#                     passes one under the build tree), else a fresh
+#                     temporary one removed on exit
+#   ok / bad MSG      count a check that passed / failed (MSG printed)
+#   check DESC CMD... run CMD; ok when it succeeds, else bad DESC
+#   expect_exit CODE DESC CMD...      stdout to $TMP/out, stderr to
+#                     $TMP/err; ok when it exits CODE.  Returns 0 only then.
+#   expect_usage DESC CMD...          exit 2 and exactly one stderr line
+#                     (returns 0 only then)
+#   expect_match CODE PATTERN CMD...  exit CODE and PATTERN (grep) in its
+#                     stdout or stderr (an empty PATTERN checks only CODE)
+#   finish            print the tally; status 0 only when nothing failed
 set -u
 fails=0
 checks=0
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/calibrate-e2e.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+TMP=
+
+e2e_setup() {
+  if [ $# -gt 0 ]; then
+    TMP=$1
+    rm -rf "$TMP" && mkdir -p "$TMP" || { echo "cannot create $TMP"; exit 99; }
+  else
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/calibrate-e2e.XXXXXX") || exit 99
+    trap 'rm -rf "$TMP"' EXIT
+  fi
+}
 
 ok() { checks=$((checks + 1)); }
 bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
 
-# expect_usage DESC CMD...: exit 2 with exactly one line on stderr
-expect_usage() {
-  local desc=$1; shift
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$TMP/err")
-  if [ "$rc" -ne 2 ]; then
-    bad "$desc: exit $rc, expected 2"; cat "$TMP/err"
-  elif [ "$lines" -ne 1 ]; then
-    bad "$desc: $lines lines on stderr, expected 1"; cat "$TMP/err"
-  else
-    ok
-  fi
+check() {
+  _desc=$1
+  shift
+  if "$@"; then ok; else bad "$_desc"; fi
 }
 
-# expect_exit CODE DESC CMD...
 expect_exit() {
-  local want=$1 desc=$2; shift 2
+  _want=$1 _desc=$2
+  shift 2
   "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    bad "$desc: exit $rc, expected $want"; tail -5 "$TMP/err"
-  else
-    ok
+  _rc=$?
+  if [ "$_rc" -ne "$_want" ]; then
+    bad "$_desc: exit $_rc, expected $_want"
+    tail -5 "$TMP/err"
+    return 1
   fi
+  ok
+}
+
+expect_usage() {
+  _desc=$1
+  shift
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  _rc=$?
+  _lines=$(wc -l <"$TMP/err")
+  if [ "$_rc" -ne 2 ]; then
+    bad "$_desc: exit $_rc, expected 2"; cat "$TMP/err"
+    return 1
+  elif [ "$_lines" -ne 1 ]; then
+    bad "$_desc: $_lines lines on stderr, expected 1"; cat "$TMP/err"
+    return 1
+  fi
+  ok
+}
+
+expect_match() {
+  _want=$1 _pat=$2
+  shift 2
+  expect_exit "$_want" "'$*'" "$@" || return 1
+  if [ -n "$_pat" ] && ! grep -q -e "$_pat" "$TMP/out" "$TMP/err"; then
+    bad "'$*' output lacks '$_pat'"
+    cat "$TMP/out" "$TMP/err"
+    return 1
+  fi
+  echo "ok: [$_want] $*"
 }
 
 finish() {

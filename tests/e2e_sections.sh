@@ -2,9 +2,9 @@
 # End-to-end tests of the single-section commands: attention (one shape by
 # flags, bad shapes refused before anything runs), peak-flops, bandwidth.
 # usage: e2e_sections.sh CALIBRATE SOURCE_DIR
-CAL=$1
-SRC=$2
+CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
+e2e_setup
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 FAST=(--quick --no-progress --samples 3 --min-time 0.002)

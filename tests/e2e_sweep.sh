@@ -3,9 +3,9 @@
 # writes a schema-valid batch_sweep section, a small memory budget skips
 # points instead of running them, and bad sweep options are refused.
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
-CAL=$1
-SRC=$2
+CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
+e2e_setup
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 FAST=(--quick --no-progress --budget-scale 0.3 --preset tiny)

@@ -290,23 +290,6 @@ static void geomean_and_orientation(void **state) {
   assert_double_equal(cal_ratio_oriented(0.8, 0), 1.25, 1e-15);
 }
 
-static void parse_fraction(void **state) {
-  (void)state;
-  double v = 0;
-  assert_int_equal(cal_parse_fraction("5%", &v), 0);
-  assert_double_equal(v, 0.05, 1e-15);
-  assert_int_equal(cal_parse_fraction("0.05", &v), 0);
-  assert_double_equal(v, 0.05, 1e-15);
-  assert_int_equal(cal_parse_fraction("2.5%", &v), 0);
-  assert_double_equal(v, 0.025, 1e-15);
-  assert_int_equal(cal_parse_fraction("5", &v), CAL_EINVAL);
-  assert_int_equal(cal_parse_fraction("0", &v), CAL_EINVAL);
-  assert_int_equal(cal_parse_fraction("-1%", &v), CAL_EINVAL);
-  assert_int_equal(cal_parse_fraction("5%x", &v), CAL_EINVAL);
-  assert_int_equal(cal_parse_fraction("abc", &v), CAL_EINVAL);
-  assert_int_equal(cal_parse_fraction("", &v), CAL_EINVAL);
-}
-
 /* ------------------------------------------------- reports from profiles */
 
 /* A minimal valid profile with points a (higher is better) and b (lower is
@@ -481,7 +464,6 @@ int main(void) {
       cmocka_unit_test(ratio_ci_large_normal),
       cmocka_unit_test(verdict_rules),
       cmocka_unit_test(geomean_and_orientation),
-      cmocka_unit_test(parse_fraction),
       cmocka_unit_test(compare_report),
       cmocka_unit_test(compare_machine_diff),
       cmocka_unit_test(export_formats),

@@ -1,10 +1,11 @@
 /* File helpers shared by tests that write files: a scratch directory whose
- * name holds a space, whole-file reads, recursive removal.  Callers free
- * what test_read_file and test_path return. */
+ * name holds a space, whole-file reads and writes, recursive removal.
+ * Callers free what test_read_file and test_path return. */
 #ifndef CAL_TEST_FS_H
 #define CAL_TEST_FS_H
 
 #include <sys/stat.h>
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,28 @@ static inline char *test_read_file(const char *path, size_t *len) {
   if (len)
     *len = n;
   return buf;
+}
+
+/* Write text to root/rel, creating the directories of rel first.  0, or -1
+ * when a directory or the file cannot be made. */
+static inline int test_write_file_at(const char *root, const char *rel,
+                                     const char *text) {
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/%s", root, rel);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return -1;
+  for (char *p = path + strlen(root) + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  int rc = fputs(text, f) < 0 ? -1 : 0;
+  return fclose(f) == 0 ? rc : -1;
 }
 
 static inline int test_rm_one(const char *p, const struct stat *st, int flag,

@@ -64,16 +64,6 @@ int cal_meminfo_value(const char *text, const char *key, uint64_t *bytes) {
   return CAL_ENOTFOUND;
 }
 
-static int slurp(const char *path, char *buf, size_t len) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  size_t n = fread(buf, 1, len - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  return 0;
-}
-
 static void chomp(char *s) {
   size_t n = strlen(s);
   while (n && isspace((unsigned char)s[n - 1]))
@@ -82,7 +72,7 @@ static void chomp(char *s) {
 
 static void read_memory(cal_hwinfo_t *hw) {
   static char text[8192];
-  if (slurp("/proc/meminfo", text, sizeof text) == 0) {
+  if (cal_slurp("/proc/meminfo", text, sizeof text) == 0) {
     cal_meminfo_value(text, "MemTotal", &hw->mem_total_bytes);
     if (cal_meminfo_value(text, "MemAvailable", &hw->mem_available_bytes) < 0)
       cal_meminfo_value(text, "MemFree", &hw->mem_available_bytes);
@@ -90,14 +80,14 @@ static void read_memory(cal_hwinfo_t *hw) {
   /* a cgroup memory limit caps what we may allocate */
   char buf[64];
   unsigned long long lim;
-  if ((slurp("/sys/fs/cgroup/memory.max", buf, sizeof buf) == 0 ||
-       slurp("/sys/fs/cgroup/memory/memory.limit_in_bytes", buf, sizeof buf) ==
-           0) &&
+  if ((cal_slurp("/sys/fs/cgroup/memory.max", buf, sizeof buf) == 0 ||
+       cal_slurp("/sys/fs/cgroup/memory/memory.limit_in_bytes", buf,
+                 sizeof buf) == 0) &&
       sscanf(buf, "%llu", &lim) == 1 && lim < (1ULL << 60)) {
     hw->cgroup_mem_limit_bytes = lim;
     unsigned long long used = 0;
-    if ((slurp("/sys/fs/cgroup/memory.current", buf, sizeof buf) == 0 ||
-         slurp("/sys/fs/cgroup/memory/memory.usage_in_bytes", buf,
+    if ((cal_slurp("/sys/fs/cgroup/memory.current", buf, sizeof buf) == 0 ||
+         cal_slurp("/sys/fs/cgroup/memory/memory.usage_in_bytes", buf,
                sizeof buf) == 0))
       sscanf(buf, "%llu", &used);
     uint64_t room = lim > used ? lim - used : 0;
@@ -127,7 +117,7 @@ static void read_cpu(cal_hwinfo_t *hw) {
 #endif
   if (!hw->brand[0]) { /* other architectures: /proc/cpuinfo */
     static char text[16384];
-    if (slurp("/proc/cpuinfo", text, sizeof text) == 0) {
+    if (cal_slurp("/proc/cpuinfo", text, sizeof text) == 0) {
       const char *keys[] = {"model name", "Hardware", "CPU part"};
       for (size_t i = 0; i < 3 && !hw->brand[0]; i++) {
         char *p = strstr(text, keys[i]);
@@ -143,15 +133,15 @@ static void read_cpu(cal_hwinfo_t *hw) {
     }
   }
   char buf[64];
-  if (slurp("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf,
+  if (cal_slurp("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf,
             sizeof buf) == 0) {
     chomp(buf);
     snprintf(hw->governor, sizeof hw->governor, "%s", buf);
   }
-  if (slurp("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf,
+  if (cal_slurp("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf,
             sizeof buf) == 0)
     hw->max_mhz = atof(buf) / 1000.0;
-  if (slurp("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency", buf,
+  if (cal_slurp("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency", buf,
             sizeof buf) == 0)
     hw->base_mhz = atof(buf) / 1000.0;
 }
@@ -164,17 +154,8 @@ static const char *cache_type(hwloc_obj_cache_type_t t) {
   }
 }
 
-static void read_topology(cal_hwinfo_t *hw) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) < 0)
-    return;
-  /* the whole machine, not only what we may use */
-  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-  hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_load(topo) < 0) {
-    hwloc_topology_destroy(topo);
-    return;
-  }
+/* Counts and caches of the whole machine, and this process's binding. */
+static void read_topology(cal_hwinfo_t *hw, hwloc_topology_t topo) {
   hw->packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   hw->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   hw->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
@@ -196,16 +177,10 @@ static void read_topology(cal_hwinfo_t *hw) {
     c->cores_sharing = hwloc_get_nbobjs_inside_cpuset_by_type(
         topo, o->cpuset, HWLOC_OBJ_CORE);
   }
-  hwloc_topology_destroy(topo);
 
-  hwloc_topology_t t2;
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  if (set && hwloc_topology_init(&t2) == 0) {
-    if (hwloc_topology_load(t2) == 0 &&
-        hwloc_get_cpubind(t2, set, HWLOC_CPUBIND_PROCESS) == 0)
-      hwloc_bitmap_list_snprintf(hw->affinity, sizeof hw->affinity, set);
-    hwloc_topology_destroy(t2);
-  }
+  if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+    hwloc_bitmap_list_snprintf(hw->affinity, sizeof hw->affinity, set);
   hwloc_bitmap_free(set);
 }
 
@@ -241,17 +216,22 @@ static void read_blas(cal_hwinfo_t *hw) {
   hw->blas_threads = openblas_get_num_threads();
 }
 
-int cal_hwinfo_read(cal_hwinfo_t *hw) {
+/* Everything that needs no topology. */
+static void read_untopological(cal_hwinfo_t *hw) {
   memset(hw, 0, sizeof *hw);
   if (gethostname(hw->hostname, sizeof hw->hostname) != 0)
     snprintf(hw->hostname, sizeof hw->hostname, "unknown");
   hw->hostname[sizeof hw->hostname - 1] = '\0';
   read_cpu(hw);
-  read_topology(hw);
   read_memory(hw);
   read_blas(hw);
+}
+
+int cal_hwinfo_read_topology(cal_hwinfo_t *hw, hwloc_topology_t topo) {
+  read_untopological(hw);
+  read_topology(hw, topo);
   cal_threads_t *t = NULL;
-  int rc = cal_threads_init(&t);
+  int rc = cal_threads_init_topology(&t, topo);
   if (rc < 0)
     return rc;
   hw->allowed_cores = cal_threads_allowed_cores(t);
@@ -260,6 +240,18 @@ int cal_hwinfo_read(cal_hwinfo_t *hw) {
   hw->cgroup_quota_cpus = cal_threads_quota(t);
   cal_threads_free(t);
   return 0;
+}
+
+int cal_hwinfo_read(cal_hwinfo_t *hw) {
+  hwloc_topology_t topo;
+  int rc = cal_topology_load(&topo);
+  if (rc < 0) {
+    read_untopological(hw);
+    return rc;
+  }
+  rc = cal_hwinfo_read_topology(hw, topo);
+  hwloc_topology_destroy(topo);
+  return rc;
 }
 
 static json_t *str_or_null(const char *s) {

@@ -3,6 +3,7 @@
 #ifndef CAL_HWINFO_H
 #define CAL_HWINFO_H
 
+#include <hwloc.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,9 @@ typedef struct cal_hwinfo {
 /* Fill everything that can be read; unknown fields stay 0/"".
  * Returns 0, or a CAL_E* code when even the basics fail. */
 int cal_hwinfo_read(cal_hwinfo_t *hw);
+/* The same on a topology the caller loaded with cal_topology_load()
+ * (threads.h) and still owns, so one load serves a whole run. */
+int cal_hwinfo_read_topology(cal_hwinfo_t *hw, hwloc_topology_t topo);
 
 /* Names of the ISA bits set in `isa`, e.g. "avx2", joined by ' '. */
 void cal_isa_string(uint32_t isa, char *buf, size_t len);
