@@ -11,6 +11,7 @@
 
 typedef struct cal_ctx {
   cal_hwinfo_t hw;
+  hwloc_topology_t topo;    /* loaded once, owned; NULL: unreadable */
   cal_threads_t *thr;       /* owned; NULL when the topology is unreadable */
   FILE *table;              /* where the readable table goes */
   int progress, verbose;    /* progress line on stderr; warnings too */
