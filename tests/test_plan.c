@@ -9,7 +9,8 @@
 
 #include "cal_err.h"
 #include "cal_mem.h"
-#include "commands.h"
+#include "cal_exit.h"
+#include "subcommands.h"
 #include "plan.h"
 #include "plan_math.h"
 #include "test_fs.h"

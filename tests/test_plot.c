@@ -8,7 +8,8 @@
 #include <cmocka.h>
 
 #include "cal_err.h"
-#include "commands.h"
+#include "cal_exit.h"
+#include "subcommands.h"
 #include "gnuplot.h"
 #include "plot.h"
 #include "test_fs.h"

@@ -48,22 +48,6 @@ int cal_compare_profiles(const json_t *base, const json_t *newp,
  * metric's name (times, "ms" and "*_ms", are lower-is-better). */
 int cal_point_higher_is_better(const json_t *pt, const char *metric);
 
-/* The subcommands (argv[0] is the subcommand's name), in commands/. */
-int cal_cmd_compare(int argc, char **argv);
-int cal_cmd_export(int argc, char **argv);
-
-/* Helpers the compare, export and plan commands share (commands/compare.c).
- * Each prints one line "calibrate CMD: ..." on stderr when it fails. */
-/* After getopt_long returned ':' or '?': "X needs a value" or "unknown
- * option X (see --help)"; returns CAL_EXIT_USAGE. */
-int cal_cmd_getopt_error(const char *cmd, int c, char **argv);
-/* Load a profile; NULL (message printed) when it cannot be read.  Free
- * with cal_profile_free(). */
-struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
-/* Write JSON atomically to path ("-": stdout): CAL_EXIT_OK, or
- * CAL_EXIT_USAGE when the path cannot be written. */
-int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path);
-
 /* Export a profile.  Bencher Metric Format: {id: {metric: {value,
  * lower_value, upper_value}}} for every ok point (value = the median,
  * bounds = stats.ci_low/ci_high) plus {"profile": {gflops, ...}} for the

@@ -67,8 +67,4 @@ void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m);
 json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
                        size_t n, char *err, size_t errlen);
 
-/* The subcommand (commands/plan.c); argv[0] is "plan"; returns a
- * CAL_EXIT_* code. */
-int cal_cmd_plan(int argc, char **argv);
-
 #endif

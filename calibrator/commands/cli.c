@@ -1,3 +1,4 @@
+/* Option parsing helpers and what the profile-reading commands share. */
 #include "cli.h"
 
 #include <errno.h>
@@ -12,7 +13,8 @@
 #include <unistd.h>
 
 #include "cal_err.h"
-#include "commands.h"
+#include "cal_exit.h"
+#include "profile.h"
 
 int cal_parse_long(const char *s, long lo, long hi, long *out) {
   if (!s || !*s)
@@ -143,3 +145,31 @@ int cal_check_writable(const char *path, char *why, size_t whylen) {
 }
 
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
+
+int cal_cmd_getopt_error(const char *cmd, int c, char **argv) {
+  if (c == ':')
+    fprintf(stderr, "calibrate %s: %s needs a value\n", cmd, argv[optind - 1]);
+  else
+    fprintf(stderr, "calibrate %s: unknown option %s (see --help)\n", cmd,
+            argv[optind - 1]);
+  return CAL_EXIT_USAGE;
+}
+
+cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {
+  cal_profile_t *p = NULL;
+  char err[512];
+  if (cal_profile_load(path, &p, err, sizeof err) < 0) {
+    fprintf(stderr, "calibrate %s: %s\n", cmd, err);
+    return NULL;
+  }
+  return p;
+}
+
+int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path) {
+  char err[512];
+  if (cal_json_write_atomic(root, path, err, sizeof err) < 0) {
+    fprintf(stderr, "calibrate %s: %s\n", cmd, err);
+    return CAL_EXIT_USAGE; /* an -o path that cannot be written */
+  }
+  return CAL_EXIT_OK;
+}

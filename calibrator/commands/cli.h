@@ -3,6 +3,7 @@
 #ifndef CAL_CLI_H
 #define CAL_CLI_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -31,6 +32,18 @@ int cal_bad_option(const char *cmd, int c, char **argv);
 /* Check that a file can be created at path (its directory exists and is
  * writable) before any work starts; "-" is always fine.  Writes a reason. */
 int cal_check_writable(const char *path, char *why, size_t whylen);
+
+/* Helpers the commands that read profiles share (commands/cli.c).
+ * Each prints one line "calibrate CMD: ..." on stderr when it fails. */
+/* After getopt_long returned ':' or '?': "X needs a value" or "unknown
+ * option X (see --help)"; returns CAL_EXIT_USAGE. */
+int cal_cmd_getopt_error(const char *cmd, int c, char **argv);
+/* Load a profile; NULL (message printed) when it cannot be read.  Free
+ * with cal_profile_free(). */
+struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
+/* Write JSON atomically to path ("-": stdout): CAL_EXIT_OK, or
+ * CAL_EXIT_USAGE when the path cannot be written. */
+int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path);
 
 /* Whether progress output should go to stderr (it is a terminal). */
 int cal_stderr_is_tty(void);

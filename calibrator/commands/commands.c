@@ -2,10 +2,6 @@
 
 #include <stddef.h>
 
-#include "compare.h"
-#include "curve_cmd.h"
-#include "plan.h"
-#include "plot.h"
 #include "subcommands.h"
 
 /* One line per subcommand; `run` is also what a bare `calibrate` does. */

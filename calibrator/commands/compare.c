@@ -1,47 +1,20 @@
 /* `calibrate compare BASE NEW`: parse the options, load both profiles,
  * compare them (analysis/compare.c) and render the report
- * (report/compare_render.c).  Also the helpers export and plan share. */
+ * (report/compare_render.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "subcommands.h"
 #include "cal_err.h"
 #include "cli.h"
-#include "commands.h"
+#include "cal_exit.h"
 #include "compare.h"
 #include "compare_render.h"
 #include "profile.h"
 
 #define CMD "compare"
-
-int cal_cmd_getopt_error(const char *cmd, int c, char **argv) {
-  if (c == ':')
-    fprintf(stderr, "calibrate %s: %s needs a value\n", cmd, argv[optind - 1]);
-  else
-    fprintf(stderr, "calibrate %s: unknown option %s (see --help)\n", cmd,
-            argv[optind - 1]);
-  return CAL_EXIT_USAGE;
-}
-
-cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {
-  cal_profile_t *p = NULL;
-  char err[512];
-  if (cal_profile_load(path, &p, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate %s: %s\n", cmd, err);
-    return NULL;
-  }
-  return p;
-}
-
-int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path) {
-  char err[512];
-  if (cal_json_write_atomic(root, path, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate %s: %s\n", cmd, err);
-    return CAL_EXIT_USAGE; /* an -o path that cannot be written */
-  }
-  return CAL_EXIT_OK;
-}
 
 static void compare_usage(FILE *f) {
   fprintf(f,

@@ -1,6 +1,7 @@
 /* `calibrate peak FILE.csv`: parse the options, read the curves
  * (analysis/curve_csv.c), analyse them (bench/curve.c) and write a table
  * (report/curve_render.c) or JSON (profile/curve_json.c). */
+#include "subcommands.h"
 #include "curve_cmd.h"
 #include "profile.h"
 
@@ -12,7 +13,7 @@
 
 #include "cal_err.h"
 #include "cli.h"
-#include "commands.h"
+#include "cal_exit.h"
 #include "curve_csv.h"
 #include "curve_render.h"
 

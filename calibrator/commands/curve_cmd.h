@@ -7,7 +7,4 @@
 
 #include "curve_json.h"
 
-/* The subcommand (argv[0] is "peak"); returns the process exit code. */
-int cal_cmd_peak(int argc, char **argv);
-
 #endif

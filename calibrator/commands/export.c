@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
+#include "subcommands.h"
 #include "cal_err.h"
-#include "commands.h"
+#include "cal_exit.h"
 #include "compare.h"
 #include "profile.h"
 

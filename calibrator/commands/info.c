@@ -5,7 +5,7 @@
 
 #include "cal_err.h"
 #include "cli.h"
-#include "commands.h"
+#include "cal_exit.h"
 #include "hwinfo.h"
 #include "profile.h"
 #include "subcommands.h"

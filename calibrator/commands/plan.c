@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "subcommands.h"
 #include "cal_err.h"
 #include "cli.h"
-#include "commands.h"
+#include "cal_exit.h"
 #include "compare.h"
 #include "plan.h"
 #include "plan_render.h"

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "subcommands.h"
 #include "cal_err.h"
-#include "commands.h"
+#include "cal_exit.h"
 #include "plot.h"
 
 static const char usage[] =

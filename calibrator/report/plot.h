@@ -59,8 +59,4 @@ int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
 int cal_plot_tree(const json_t *root, const char *name, const char *dir,
                   const char *format, char *err, size_t errlen);
 
-/* `calibrate plot` (commands/plot.c): argv[0] is "plot"; returns a
- * CAL_EXIT_* code. */
-int cal_cmd_plot(int argc, char **argv);
-
 #endif
