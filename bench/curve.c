@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "cal_err.h"
+#include "cal_vec.h"
 
 void cal_curve_opts_default(cal_curve_opts_t *opts) {
   opts->tolerance = 0.03;
@@ -344,14 +345,8 @@ typedef struct i64_vec {
 } i64_vec_t;
 
 static int vec_push(i64_vec_t *a, int64_t x) {
-  if (a->n == a->cap) {
-    size_t cap = a->cap ? 2 * a->cap : 16;
-    int64_t *v = realloc(a->v, cap * sizeof *v);
-    if (!v)
-      return CAL_ENOMEM;
-    a->v = v;
-    a->cap = cap;
-  }
+  if (cal_grow(&a->v, a->n, &a->cap, sizeof *a->v, 16) < 0)
+    return CAL_ENOMEM;
   a->v[a->n++] = x;
   return 0;
 }

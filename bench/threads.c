@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_file.h"
 
 struct cal_threads {
   hwloc_topology_t topo;
@@ -61,16 +62,6 @@ int cal_usable_cores(int allowed_cores, double quota_cpus) {
       n = q;
   }
   return n;
-}
-
-int cal_slurp(const char *path, char *buf, size_t len) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  size_t got = fread(buf, 1, len - 1, f);
-  fclose(f);
-  buf[got] = '\0';
-  return 0;
 }
 
 /* The cgroup path of this process: v2 line "0::/path", or the v1 line whose

@@ -20,9 +20,6 @@ int cal_usable_cores(int allowed_cores, double quota_cpus);
  * unreadable.  `root` is "/" normally; tests pass a synthetic tree. */
 double cal_cgroup_quota_cpus(const char *root);
 
-/* Read a small text file whole into buf (at most len - 1 bytes),
- * NUL-terminated: 0, or -1 when it cannot be opened. */
-int cal_slurp(const char *path, char *buf, size_t len);
 
 /* Load the hwloc topology once for a whole run: the whole machine
  * (disallowed PUs included, every cache kept), so it serves both

@@ -68,3 +68,13 @@ int cal_file_read(const char *path, size_t max_bytes, char **buf, size_t *len,
     fclose(f);
   return rc;
 }
+
+int cal_slurp(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t got = fread(buf, 1, len - 1, f);
+  fclose(f);
+  buf[got] = '\0';
+  return 0;
+}

@@ -15,4 +15,8 @@
 int cal_file_read(const char *path, size_t max_bytes, char **buf, size_t *len,
                   char *err, size_t errlen);
 
+/* Read a small text file whole into buf (at most len - 1 bytes),
+ * NUL-terminated: 0, or -1 when it cannot be opened. */
+int cal_slurp(const char *path, char *buf, size_t len);
+
 #endif

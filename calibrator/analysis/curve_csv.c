@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "cal_err.h"
+#include "cal_vec.h"
 
 enum { COL_BATCH, COL_THROUGHPUT, COL_MACHINE, COL_STATUS, COL_COUNT };
 
@@ -71,24 +72,8 @@ static char *trim(char *s) {
   return s;
 }
 
-/* Room for one more element in the array *parr (a pointer to the array
- * pointer) holding n of *cap elements of `size` bytes; the first
- * allocation holds `first`.  CAL_ENOMEM, the array left as it was. */
-static int grow(void *parr, size_t n, size_t *cap, size_t size, size_t first) {
-  void *old, *v;
-  if (n < *cap)
-    return 0;
-  size_t ncap = *cap ? 2 * *cap : first;
-  memcpy(&old, parr, sizeof old);
-  if (!(v = realloc(old, ncap * size)))
-    return CAL_ENOMEM;
-  memcpy(parr, &v, sizeof v);
-  *cap = ncap;
-  return 0;
-}
-
 static int push_field(reader_t *r, char *f) {
-  if (grow(&r->fields, r->nf, &r->fcap, sizeof *r->fields, 8) < 0)
+  if (cal_grow(&r->fields, r->nf, &r->fcap, sizeof *r->fields, 8) < 0)
     return CAL_ENOMEM;
   r->fields[r->nf++] = f;
   return 0;
@@ -172,7 +157,7 @@ static int machine_index(reader_t *r, const char *name, size_t *idx) {
       *idx = i;
       return 0;
     }
-  if (grow(&r->machines, r->nmach, &r->mcap, sizeof *r->machines, 4) < 0)
+  if (cal_grow(&r->machines, r->nmach, &r->mcap, sizeof *r->machines, 4) < 0)
     return CAL_ENOMEM;
   char *copy = strdup(name);
   if (!copy)
@@ -183,7 +168,7 @@ static int machine_index(reader_t *r, const char *name, size_t *idx) {
 }
 
 static int push_row(reader_t *r, const row_t *row) {
-  if (grow(&r->rows, r->nrows, &r->rcap, sizeof *r->rows, 64) < 0)
+  if (cal_grow(&r->rows, r->nrows, &r->rcap, sizeof *r->rows, 64) < 0)
     return CAL_ENOMEM;
   r->rows[r->nrows++] = *row;
   return 0;

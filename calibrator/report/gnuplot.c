@@ -11,31 +11,19 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "cal_vec.h"
 
 /* Template directory configured at build time (build_info.c). */
 extern const char cal_plots_dir[];
 
 /* ---- series ---- */
 
-/* Room for one more of n elements of size bytes in *buf of *cap. */
-static int grow(void **buf, size_t *cap, size_t n, size_t size, size_t first) {
-  if (n < *cap)
-    return 0;
-  size_t want = *cap ? 2 * *cap : first;
-  void *p = realloc(*buf, want * size);
-  if (!p)
-    return CAL_ENOMEM;
-  *buf = p;
-  *cap = want;
-  return 0;
-}
-
 static cal_gp_series_t *set_get(cal_gp_set_t *set, size_t profile,
                                 const char *key) {
   for (size_t i = 0; i < set->n; i++)
     if (set->s[i].profile == profile && strcmp(set->s[i].key, key) == 0)
       return &set->s[i];
-  if (grow((void **)&set->s, &set->cap, set->n, sizeof *set->s, 8) < 0)
+  if (cal_grow(&set->s, set->n, &set->cap, sizeof *set->s, 8) < 0)
     return NULL;
   cal_gp_series_t *s = &set->s[set->n++];
   memset(s, 0, sizeof *s);
@@ -47,7 +35,7 @@ static cal_gp_series_t *set_get(cal_gp_set_t *set, size_t profile,
 int cal_gp_set_add(cal_gp_set_t *set, size_t profile, const char *key,
                    const cal_gp_row_t *r) {
   cal_gp_series_t *s = set_get(set, profile, key);
-  if (!s || grow((void **)&s->rows, &s->cap, s->n, sizeof *s->rows, 16) < 0)
+  if (!s || cal_grow(&s->rows, s->n, &s->cap, sizeof *s->rows, 16) < 0)
     return CAL_ENOMEM;
   s->rows[s->n++] = *r;
   return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "cal_file.h"
 #include "cal_isa.h"
 #include "threads.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_vec.h"
 #include "results.h"
 #include "run.h"
 #include "timer.h"
@@ -37,14 +38,8 @@ static double point_cost(const cal_harness_cfg_t *h, double run_s) {
 
 /* Append a point slot to the result; NULL when out of memory. */
 static cal_gemm_point_t *new_point(cal_gemm_result_t *g) {
-  if (g->npoints == g->cap) {
-    size_t cap = g->cap ? 2 * g->cap : 32;
-    cal_gemm_point_t *p = realloc(g->points, cap * sizeof *p);
-    if (!p)
-      return NULL;
-    g->points = p;
-    g->cap = cap;
-  }
+  if (cal_grow(&g->points, g->npoints, &g->cap, sizeof *g->points, 32) < 0)
+    return NULL;
   cal_gemm_point_t *gp = &g->points[g->npoints++];
   memset(gp, 0, sizeof *gp);
   return gp;
