@@ -295,10 +295,10 @@ static int sweep_sequential(sweep_t *s) {
       blocked = 1;
       continue;
     }
-    double est = last_batch ? point_cost(&r->opt->hcfg, last_step * (double)b /
-                                                            (double)last_batch)
-                            : 0;
-    if (last_batch && cal_now() - s->t0 + est > s->budget) {
+    /* the next point would take about as long per example as the last */
+    double est = last_batch ? last_step * (double)b / (double)last_batch : 0;
+    if (last_batch &&
+        cal_now() - s->t0 + point_cost(&r->opt->hcfg, est) > s->budget) {
       m->stop = "time budget";
       point_skip(bp, m->stop);
       blocked = 1;
