@@ -2,7 +2,7 @@
  * (analysis/curve_csv.c), analyse them (bench/curve.c) and write a table
  * (report/curve_render.c) or JSON (profile/curve_json.c). */
 #include "subcommands.h"
-#include "curve_cmd.h"
+#include "curve_json.h"
 #include "profile.h"
 
 #include <stdarg.h>

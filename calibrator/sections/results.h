@@ -161,7 +161,8 @@ typedef struct cal_batch_point {
   double *examples_per_s;   /* samples, owned; n of them */
   size_t n;
   cal_summary_t examples, tokens; /* summaries of examples/s and tokens/s */
-  int measured;             /* 1: pt holds the harness point */
+  int measured;             /* 1: pt holds the harness point (status ok
+                               points only; others keep status, reason) */
   cal_point_t pt;
 } cal_batch_point_t;
 

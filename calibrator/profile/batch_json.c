@@ -1,0 +1,121 @@
+/* The batch sweep's profile object, from its typed result. */
+#include <math.h>
+#include <string.h>
+
+#include "curve_json.h"
+#include "point_json.h"
+#include "results.h"
+#include "run.h"
+
+/* A point: measured ones in the point convention (examples/s samples and
+ * the layer's figures), others {id, status, reason}; then batch and
+ * memory.  NULL when out of memory. */
+static json_t *point_json(const cal_run_t *r, const cal_batch_point_t *bp) {
+  json_t *o;
+  if (bp->status != CAL_POINT_OK) {
+    o = cal_unmeasured_json(bp->id, bp->status, bp->reason);
+  } else {
+    const cal_point_t *pt = &bp->pt;
+    o = cal_metric_json(bp->id, "examples_per_s", 1, bp->examples_per_s,
+                        &bp->examples, pt->m.unstable, &pt->m);
+    if (o) {
+      json_object_set_new(o, "tokens_per_s", json_real(bp->tokens.median));
+      json_object_set_new(o, "latency_ms", json_real(pt->m.time.median * 1e3));
+      json_object_set_new(o, "gflops", json_real(pt->gflops_sum.median));
+      json_object_set_new(o, "variant", json_string(pt->variant));
+      json_object_set_new(o, "threads", json_integer(r->opt->threads));
+      json_object_set_new(o, "kernel", json_string(pt->kernel->name));
+      json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
+      json_object_set_new(o, "flops_per_run", json_real(pt->flops));
+      json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
+    }
+  }
+  if (o) {
+    json_object_set_new(o, "batch_size", json_integer(bp->batch));
+    json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
+  }
+  return o;
+}
+
+/* The analysis object, its headline keys copied into the mode (the
+ * analysis's own copy of the points would repeat the samples). */
+static int analysis_json(const cal_batch_mode_t *m, json_t *jm) {
+  static const char *const keys[] = {
+      "peak_batch_size", "knee_batch_size", "optimal_batch_size",
+      "peak_examples_per_s", "shape", "degradation_pct", "tied_batch_sizes",
+      "recommendation"};
+  json_t *an = cal_curve_json(NULL, m->curve, m->have_rec ? &m->rec : NULL);
+  if (!an)
+    return -1;
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+    json_object_set(jm, keys[i], json_object_get(an, keys[i]));
+  json_object_del(an, "points");
+  return json_object_set_new(jm, "analysis", an);
+}
+
+/* A mode: its points, status, and when measured why the sweep ended, the
+ * analysis, batch-1 latency and time.  NULL when out of memory. */
+static json_t *mode_json(const cal_run_t *r, const cal_batch_mode_t *m) {
+  json_t *jm = json_object(), *pts = json_array();
+  if (json_object_set_new(jm, "points", pts) < 0)
+    goto fail;
+  for (size_t i = 0; i < m->npoints; i++)
+    if (json_array_append_new(pts, point_json(r, &m->points[i])) < 0)
+      goto fail;
+  json_object_set_new(jm, "status", json_string(m->status));
+  if (strcmp(m->status, "measured") != 0) {
+    json_object_set_new(jm, "reason", json_string(m->reason));
+    return jm;
+  }
+  json_object_set_new(jm, "stop_reason", json_string(m->stop));
+  if (analysis_json(m, jm) < 0)
+    goto fail;
+  json_object_set_new(jm, "latency_ms_batch_1",
+                      isnan(m->latency_ms_batch_1) ? json_null()
+                                                   : json_real(m->latency_ms_batch_1));
+  json_object_set_new(jm, "time_s", json_real(m->time_s));
+  return jm;
+fail:
+  json_decref(jm);
+  return NULL;
+}
+
+static json_t *section_json(const cal_run_t *r, const cal_batch_result_t *res) {
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  return json_pack(
+      "{s:{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}, s:s, s:f, s:f, s:o, s:f, s:o}",
+      "model", "preset", o->preset, "hidden", (json_int_t)o->hidden, "heads",
+      (json_int_t)o->heads, "kv_heads", (json_int_t)o->kv_heads, "head_dim",
+      (json_int_t)(o->hidden / o->heads), "ffn", (json_int_t)o->ffn, "seq",
+      (json_int_t)o->seq, "weights_bytes", res->weights_bytes, "optimize",
+      cal_curve_policy_name((cal_curve_policy_t)o->policy), "tolerance_pct",
+      100.0 * o->tolerance, "memory_budget_bytes", res->memory_budget_bytes,
+      "target_effective_batch",
+      o->target_effective_batch > 0 ? json_integer(o->target_effective_batch)
+                                    : json_null(),
+      "time_budget_s", res->time_budget_s, "modes", json_object());
+}
+
+json_t *cal_batch_write(const cal_run_t *r, const void *result) {
+  const cal_batch_result_t *res = result;
+  json_t *sec = section_json(r, res);
+  if (!sec)
+    return NULL;
+  json_object_set_new(sec, "flops_note",
+                      json_string("matrix products and attention; elementwise "
+                                  "work (norms, SiLU, residuals) not counted"));
+  json_t *modes = json_object_get(sec, "modes");
+  for (int m = 0; m < 2; m++) {
+    if (!res->ran[m])
+      continue;
+    json_t *jm = mode_json(r, &res->modes[m]);
+    if (!jm || json_object_set_new(modes, res->modes[m].name, jm) < 0) {
+      json_decref(sec);
+      return NULL;
+    }
+  }
+  if (res->top_mode >= 0)
+    json_object_set_new(sec, "top_level_mode",
+                        json_string(res->modes[res->top_mode].name));
+  return sec;
+}

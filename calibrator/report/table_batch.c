@@ -1,0 +1,75 @@
+/* The batch sweep's part of the table: per mode, the points with their
+ * share of the peak, then peak, knee, optimal, shape and advice. */
+#include <math.h>
+#include <string.h>
+
+#include "results.h"
+#include "table.h"
+
+/* A figure the profile states only when positive, printed as 0 otherwise. */
+static long long positive(int64_t v) { return v > 0 ? (long long)v : 0; }
+
+static void print_point(const cal_batch_point_t *bp,
+                        const cal_curve_result_t *c, double peak, FILE *out) {
+  long long b = (long long)bp->batch;
+  if (bp->status != CAL_POINT_OK) {
+    fprintf(out, "  %12lld   %s: %s\n", b,
+            bp->status == CAL_POINT_SKIPPED ? "skipped" : "failed", bp->reason);
+    return;
+  }
+  long long pb = positive(c->peak_batch_size), kb = positive(c->knee_batch_size),
+            ob = positive(c->optimal_batch_size);
+  double ex = bp->examples.median;
+  char mark[64] = "";
+  if (b == pb)
+    strcat(mark, " <- peak");
+  if (b == kb)
+    strcat(mark, b == pb ? ", knee" : " <- knee");
+  if (b == ob && ob != pb && ob != kb)
+    strcat(mark, " <- optimal");
+  fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s\n", b, ex,
+          bp->tokens.median, bp->pt.m.time.median * 1e3,
+          peak > 0 ? 100.0 * ex / peak : 0.0, cal_table_unstable_mark(&bp->pt),
+          mark);
+}
+
+static void print_mode(const cal_batch_mode_t *m, FILE *out) {
+  if (strcmp(m->status, "measured") != 0) {
+    fprintf(out, "  %s: %s: %s\n", m->name, m->status, m->reason);
+    return;
+  }
+  const cal_curve_result_t *c = m->curve;
+  double peak = c->n_ok > 0 ? c->peak_median : 0.0;
+  fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak\n",
+          m->name);
+  for (size_t i = 0; i < m->npoints; i++)
+    print_point(&m->points[i], c, peak, out);
+  const char *shape = cal_curve_shape_name(c->shape);
+  fprintf(out, "    peak batch %lld (%.2f examples/s), knee %lld, optimal %lld; "
+               "shape %s",
+          positive(c->peak_batch_size), peak, positive(c->knee_batch_size),
+          positive(c->optimal_batch_size), shape);
+  if (c->shape == CAL_SHAPE_PEAKED && isfinite(c->degradation_pct))
+    fprintf(out, " (%.1f%% lower at the largest batch)", c->degradation_pct);
+  fprintf(out, "; sweep ended: %s\n", m->stop);
+  if (m->have_rec)
+    fprintf(out, "    target effective batch %lld: batch %lld x %lld accumulation "
+                 "steps (%s)\n",
+            (long long)m->rec.target_effective_batch,
+            positive(m->rec.batch_size), positive(m->rec.accumulation_steps),
+            m->rec.note);
+}
+
+void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
+  const cal_batch_result_t *res = result;
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  int threads = r->opt->threads;
+  fprintf(out, "\nBatch sweep: %s layer (hidden %lld, %lld heads, %lld kv heads, "
+               "ffn %lld), seq %lld, %d thread%s\n",
+          o->preset, (long long)o->hidden, (long long)o->heads,
+          (long long)o->kv_heads, (long long)o->ffn, (long long)o->seq, threads,
+          threads == 1 ? "" : "s");
+  for (int m = 0; m < 2; m++)
+    if (res->ran[m])
+      print_mode(&res->modes[m], out);
+}

@@ -1,0 +1,422 @@
+/* The batch sweep: throughput versus batch size of the model-shaped layer,
+ * prefill and decode, with noise-aware peak detection.  Leaves a
+ * cal_batch_result_t (results.h); profile/batch_json.c writes its profile
+ * object and report/table_batch.c its part of the table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "curve.h"
+#include "layer.h"
+#include "results.h"
+#include "run.h"
+#include "timer.h"
+
+/* the default list: powers of two from 1 to this, then extended while the
+ * throughput still rises */
+#define SWEEP_DEFAULT_MAX 32
+
+/* One mode's sweep in progress. */
+typedef struct sweep {
+  cal_run_t *r;
+  const cal_kernel_t *k;
+  int decode;
+  cal_batch_mode_t *m;      /* the result being filled */
+  int64_t *list;            /* batches to measure (owned), room for cap */
+  size_t nlist, cap;
+  double t0, budget, mem_budget;
+} sweep_t;
+
+static double mem_budget(const cal_run_t *r) {
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  return o->memory_budget > 0 ? o->memory_budget : r->opt->hcfg.mem_avail_bytes;
+}
+
+static void shape_for(const cal_run_t *r, int decode, int64_t batch,
+                      cal_params_t *p) {
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  memset(p, 0, sizeof *p);
+  p->hidden = o->hidden;
+  p->heads = o->heads;
+  p->kv_heads = o->kv_heads;
+  p->ffn = o->ffn;
+  p->seq = o->seq;
+  p->batch = batch;
+  p->decode = decode;
+  p->threads = r->opt->threads;
+  p->seed = r->opt->seed + 1000;
+  p->variant = -1;
+}
+
+static double mem_of(const cal_params_t *p) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  return cal_layer_mem_bytes(&s);
+}
+
+/* Estimated seconds of one point whose run takes run_s. */
+static double point_cost(const cal_harness_cfg_t *h, double run_s) {
+  double per_sample = run_s > h->min_sample_s ? run_s : h->min_sample_s;
+  return h->warmup_s + 3 * run_s + (h->samples + 2) * per_sample;
+}
+
+/* The points so far as the curve analysis reads them (samples borrowed)
+ * and the analysis options; free() the array.  NULL when out of memory.
+ * Anything but a measured point counts as skipped. */
+static cal_curve_point_t *curve_of(const sweep_t *s, cal_curve_opts_t *po) {
+  const cal_batch_mode_t *m = s->m;
+  cal_curve_opts_default(po);
+  po->tolerance = s->r->opt->sweep.tolerance;
+  po->policy = (cal_curve_policy_t)s->r->opt->sweep.policy;
+  po->ci_level = s->r->opt->hcfg.ci_level;
+  cal_curve_point_t *cp = calloc(m->npoints ? m->npoints : 1, sizeof *cp);
+  for (size_t j = 0; cp && j < m->npoints; j++) {
+    const cal_batch_point_t *bp = &m->points[j];
+    cp[j].batch_size = bp->batch;
+    cp[j].status = bp->status == CAL_POINT_OK ? CAL_POINT_OK : CAL_POINT_SKIPPED;
+    cp[j].samples = bp->examples_per_s;
+    cp[j].n = bp->n;
+  }
+  return cp;
+}
+
+/* The next point of the mode, skipped until measured. */
+static cal_batch_point_t *point_add(sweep_t *s, int64_t b) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  cal_batch_point_t *bp = &s->m->points[s->m->npoints++];
+  cal_params_t p;
+  shape_for(s->r, s->decode, b, &p);
+  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s/h%lld/s%lld/b%lld",
+           s->m->name, o->preset, (long long)o->hidden, (long long)o->seq,
+           (long long)b);
+  bp->batch = b;
+  bp->memory_bytes = mem_of(&p);
+  bp->status = CAL_POINT_SKIPPED;
+  return bp;
+}
+
+static void point_skip(cal_batch_point_t *bp, const char *why) {
+  bp->status = CAL_POINT_SKIPPED;
+  snprintf(bp->reason, sizeof bp->reason, "%s", why);
+}
+
+static void point_over_budget(const sweep_t *s, cal_batch_point_t *bp) {
+  bp->status = CAL_POINT_SKIPPED;
+  snprintf(bp->reason, sizeof bp->reason,
+           "needs %.0f MiB, more than the %.0f MiB memory budget",
+           bp->memory_bytes / 1048576.0, s->mem_budget / 1048576.0);
+}
+
+/* Take the harness point *pt into bp (pt is emptied in every case): a
+ * measured point keeps it with its examples/s and tokens/s samples, any
+ * other keeps only its status and reason.  CAL_ENOMEM. */
+static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt) {
+  double *tok = NULL;
+  int rc = 0;
+  bp->status = pt->status;
+  if (pt->status != CAL_POINT_OK) {
+    snprintf(bp->reason, sizeof bp->reason, "%s", pt->reason);
+    goto out;
+  }
+  double lq = s->decode ? 1.0 : (double)s->r->opt->sweep.seq;
+  double b = (double)bp->batch, level = s->r->opt->hcfg.ci_level;
+  size_t n = pt->m.n;
+  bp->examples_per_s = malloc((n ? n : 1) * sizeof *bp->examples_per_s);
+  tok = malloc((n ? n : 1) * sizeof *tok);
+  if (!bp->examples_per_s || !tok) {
+    rc = CAL_ENOMEM;
+    goto out;
+  }
+  bp->n = n;
+  for (size_t j = 0; j < n; j++) {
+    bp->examples_per_s[j] = b / pt->m.samples_s[j];
+    tok[j] = b * lq / pt->m.samples_s[j];
+  }
+  cal_summarize(bp->examples_per_s, n, level, &bp->examples);
+  cal_summarize(tok, n, level, &bp->tokens);
+  bp->pt = *pt;
+  bp->measured = 1;
+  memset(pt, 0, sizeof *pt);
+out:
+  free(tok);
+  cal_point_free(pt);
+  return rc;
+}
+
+/* The batches to measure: the user's list or the default, with room to
+ * extend; and the mode's point array for all of them. */
+static int batch_list(sweep_t *s) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  int64_t *d = NULL;
+  size_t n = 0;
+  int rc = 0;
+  if (o->batches) {
+    if (!(d = malloc(o->nbatches * sizeof *d)))
+      return CAL_ENOMEM;
+    memcpy(d, o->batches, o->nbatches * sizeof *d);
+    n = o->nbatches;
+  } else if ((rc = cal_batches_default(SWEEP_DEFAULT_MAX, &d, &n)) < 0) {
+    return rc;
+  }
+  s->cap = n + 64;
+  if (!(s->list = realloc(d, s->cap * sizeof *d))) {
+    free(d);
+    return CAL_ENOMEM;
+  }
+  s->nlist = n;
+  s->m->points = calloc(s->cap, sizeof *s->m->points);
+  return s->m->points ? 0 : CAL_ENOMEM;
+}
+
+/* Check the layer once at batch 1 before anything is timed.  Returns 0
+ * (mode measured), 1 when the mode failed or was skipped (status and
+ * reason set), or an internal error. */
+static int verify_layer(sweep_t *s) {
+  cal_run_t *r = s->r;
+  cal_batch_mode_t *m = s->m;
+  const cal_kernel_t *k = s->k;
+  cal_params_t p;
+  cal_progress(r, "batch sweep %s: verifying the layer", m->name);
+  shape_for(r, s->decode, 1, &p);
+  if (r->ctx->thr)
+    cal_threads_use(r->ctx->thr, r->opt->threads);
+  void *st = NULL;
+  int rc = k->setup(&p, &st);
+  if (rc == 0)
+    rc = k->run(st);
+  if (rc == 0)
+    rc = k->verify(st);
+  k->teardown(st);
+  if (rc < 0)
+    snprintf(m->reason, sizeof m->reason, "%s at batch 1: %s", k->name,
+             cal_strerror(rc));
+  if (rc == CAL_EVERIFY) {
+    r->res->quality.failed++;
+    cal_progress_done(r);
+    fprintf(stderr, "calibrate: %s failed verification\n", m->reason);
+    m->status = "failed";
+    return 1;
+  }
+  if (rc == CAL_ENOMEM || rc == CAL_EUNSUPP) {
+    m->status = "skipped";
+    return 1;
+  }
+  if (rc < 0)
+    return rc;
+  m->status = "measured";
+  return 0;
+}
+
+/* --ci: the fixed list measured in interleaved rounds; batches over the
+ * memory budget are skipped one by one. */
+static int sweep_ci(sweep_t *s) {
+  size_t n = s->nlist, nj = 0;
+  const cal_kernel_t **ks = calloc(n, sizeof *ks);
+  cal_params_t *ps = calloc(n, sizeof *ps);
+  cal_point_t *cps = calloc(n, sizeof *cps);
+  size_t *at = calloc(n, sizeof *at);
+  int rc = 0, over = 0;
+  if (!ks || !ps || !cps || !at) {
+    rc = CAL_ENOMEM;
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    shape_for(s->r, s->decode, s->list[i], &ps[nj]);
+    if (mem_of(&ps[nj]) <= s->mem_budget) {
+      ks[nj] = s->k;
+      at[nj++] = i;
+    }
+  }
+  if ((rc = cal_run_points(s->r, NULL, 0, ks, ps, nj, cps, s->m->name)) < 0)
+    goto out;
+  for (size_t i = 0, j = 0; i < n; i++) {
+    cal_batch_point_t *bp = point_add(s, s->list[i]);
+    if (j < nj && at[j] == i) {
+      if ((rc = point_take(s, bp, &cps[j++])) < 0)
+        goto out;
+    } else {
+      point_over_budget(s, bp);
+      over = 1;
+    }
+  }
+  s->m->stop = over ? "memory limit" : "fixed batch list (--ci)";
+out:
+  for (size_t j = 0; cps && j < n; j++)
+    cal_point_free(&cps[j]);
+  free(ks);
+  free(ps);
+  free(cps);
+  free(at);
+  return rc;
+}
+
+/* At the end of the list: one batch more (twice the last) while the curve
+ * still rises, within --max-batch and the list's room. */
+static int extend(sweep_t *s, int64_t b) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  cal_curve_opts_t po;
+  cal_curve_point_t *cp = curve_of(s, &po);
+  if (!cp)
+    return CAL_ENOMEM;
+  int more = cal_sweep_should_extend(cp, s->m->npoints, &po);
+  free(cp);
+  if (more > 0 && b * 2 <= o->max_batch && s->nlist < s->cap) {
+    s->list[s->nlist++] = b * 2;
+    s->m->stop = "still rising: extended";
+  } else if (more > 0) {
+    s->m->stop = b * 2 > o->max_batch ? "largest batch allowed (--max-batch)"
+                                      : "extension limit";
+  } else if (o->batches == NULL || s->nlist > o->nbatches) {
+    s->m->stop = "stopped rising";
+  }
+  return 0;
+}
+
+/* One batch after the other until the list ends, memory or time runs out
+ * or a point fails; the rest of the list is then skipped. */
+static int sweep_sequential(sweep_t *s) {
+  cal_run_t *r = s->r;
+  cal_batch_mode_t *m = s->m;
+  int blocked = 0, rc;
+  double last_step = 0;
+  int64_t last_batch = 0;
+  for (size_t i = 0; i < s->nlist; i++) {
+    int64_t b = s->list[i];
+    cal_batch_point_t *bp = point_add(s, b);
+    if (blocked) {
+      point_skip(bp, m->stop);
+      continue;
+    }
+    if (bp->memory_bytes > s->mem_budget) {
+      point_over_budget(s, bp);
+      m->stop = "memory limit";
+      blocked = 1;
+      continue;
+    }
+    /* the next point would take about as long per example as the last */
+    double est = last_batch ? last_step * (double)b / (double)last_batch : 0;
+    if (last_batch &&
+        cal_now() - s->t0 + point_cost(&r->opt->hcfg, est) > s->budget) {
+      m->stop = "time budget";
+      point_skip(bp, m->stop);
+      blocked = 1;
+      continue;
+    }
+    cal_progress(r, "batch sweep %s: batch %lld", m->name, (long long)b);
+    cal_params_t p;
+    cal_point_t pt;
+    shape_for(r, s->decode, b, &p);
+    if ((rc = cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
+        (rc = point_take(s, bp, &pt)) < 0)
+      return rc;
+    if (bp->status == CAL_POINT_FAILED) {
+      m->stop = "verification failed";
+      blocked = 1;
+    } else if (bp->status == CAL_POINT_OK) {
+      last_step = bp->pt.m.time.median;
+      last_batch = b;
+    }
+    if (i + 1 == s->nlist && !blocked && r->opt->sweep.extend &&
+        (rc = extend(s, b)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* Peak, knee, shape and advice of the measured curve; batch-1 latency. */
+static int analyze(sweep_t *s) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  cal_batch_mode_t *m = s->m;
+  cal_curve_opts_t po;
+  cal_curve_point_t *cp = curve_of(s, &po);
+  if (!cp)
+    return CAL_ENOMEM;
+  int rc = cal_curve_analyze(cp, m->npoints, &po, &m->curve);
+  free(cp);
+  if (rc < 0)
+    return rc;
+  if (o->target_effective_batch > 0 &&
+      cal_curve_recommend(m->curve, o->target_effective_batch, &m->rec) == 0)
+    m->have_rec = 1;
+  for (size_t j = 0; j < m->npoints; j++)
+    if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK)
+      m->latency_ms_batch_1 = m->points[j].pt.m.time.median * 1e3;
+  m->time_s = cal_now() - s->t0;
+  return 0;
+}
+
+static int sweep_mode(cal_run_t *r, int decode, double budget,
+                      cal_batch_mode_t *m) {
+  sweep_t s = {r, cal_kernel_find(decode ? "layer_decode" : "layer_prefill"),
+               decode, m, NULL, 0, 0, cal_now(), budget, mem_budget(r)};
+  m->name = decode ? "decode" : "prefill";
+  m->stop = "end of the batch list";
+  m->latency_ms_batch_1 = NAN;
+  int rc = batch_list(&s);
+  if (rc == 0)
+    rc = verify_layer(&s);
+  if (rc == 0)
+    rc = r->opt->rounds > 1 ? sweep_ci(&s) : sweep_sequential(&s);
+  if (rc == 0)
+    rc = analyze(&s);
+  free(s.list);
+  return rc < 0 ? rc : 0;
+}
+
+static void mode_free(cal_batch_mode_t *m) {
+  for (size_t i = 0; m->points && i < m->npoints; i++) {
+    free(m->points[i].examples_per_s);
+    if (m->points[i].measured)
+      cal_point_free(&m->points[i].pt);
+  }
+  free(m->points);
+  cal_curve_result_free(m->curve);
+}
+
+void cal_batch_drop(void *result) {
+  cal_batch_result_t *res = result;
+  if (!res)
+    return;
+  for (int m = 0; m < 2; m++)
+    mode_free(&res->modes[m]);
+  free(res);
+}
+
+int cal_batch_measure(cal_run_t *r) {
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  double start = cal_now();
+  int rc = 0;
+  cal_batch_result_t *res = calloc(1, sizeof *res);
+  if (!res)
+    return CAL_ENOMEM;
+  cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1, 0};
+  res->weights_bytes = cal_layer_weight_bytes(&shape);
+  res->memory_budget_bytes = mem_budget(r);
+  res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);
+  res->top_mode = -1;
+  int nmodes = (o->modes & 1) + ((o->modes >> 1) & 1);
+  for (int m = 0; m < 2; m++) {
+    if (!(o->modes & (1 << m)))
+      continue;
+    /* prefill gets its share; decode what is left */
+    double b = m == 0 && nmodes == 2 ? res->time_budget_s * 0.5 : res->time_budget_s;
+    if (m == 1 && nmodes == 2)
+      b = res->time_budget_s - (cal_now() - start);
+    res->ran[m] = 1;
+    if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, &res->modes[m])) < 0)
+      goto out;
+  }
+  /* top level: the training-like mode (prefill) when it has an optimal
+   * batch, else decode */
+  for (int m = 0; m < 2 && res->top_mode < 0; m++)
+    if (res->ran[m] && res->modes[m].curve &&
+        res->modes[m].curve->optimal_batch_size > 0)
+      res->top_mode = m;
+  r->res->sec[CAL_SEC_ID_BATCH] = res;
+  res = NULL;
+out:
+  cal_batch_drop(res);
+  return rc;
+}
