@@ -15,11 +15,6 @@
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static double get_num(const json_t *obj, const char *key) {
-  const json_t *v = json_object_get(obj, key);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* Value at a dotted path ("machine.cpu.brand"), NULL when absent. */
 static const json_t *get_path(const json_t *root, const char *path) {
   char buf[128];
@@ -281,7 +276,7 @@ static int compare_point(const point_set_t *sb, json_t *e,
     return rc;
   cal_verdict_t v = (cal_verdict_t)json_integer_value(json_object_get(entry, "_rank"));
   a->counts[v]++;
-  a->oriented[a->n_or++] = get_num(entry, "oriented_ratio");
+  a->oriented[a->n_or++] = cal_json_num(entry, "oriented_ratio", NAN);
   return json_array_append_new(a->entries, entry) ? CAL_ENOMEM : 0;
 }
 
@@ -289,7 +284,7 @@ static int compare_point(const point_set_t *sb, json_t *e,
 static int compare_top_level(const json_t *base, const json_t *newp,
                              json_t *tops) {
   for (size_t i = 0; i < CAL_NTOP_FIGURES; i++) {
-    double a = get_num(base, cal_top_figures[i].key), b = get_num(newp, cal_top_figures[i].key);
+    double a = cal_json_num(base, cal_top_figures[i].key, NAN), b = cal_json_num(newp, cal_top_figures[i].key, NAN);
     if (!isfinite(a) || !isfinite(b))
       continue;
     if (json_array_append_new(

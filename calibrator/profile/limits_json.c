@@ -366,19 +366,12 @@ json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
   return sec;
 }
 
+const char *const cal_efficiency_keys[CAL_NEFF] = {
+    "gemm_fp32_of_measured_peak", "measured_peak_fp32_of_theoretical",
+    "measured_peak_fp64_of_theoretical", "attention_of_gemm_best"};
+
 json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
   const cal_roofline_result_t *res = result;
-  const struct {
-    const char *key;
-    double v;
-  } effs[] = {
-      {"gemm_fp32_of_measured_peak", res->gemm_fp32_of_measured_peak},
-      {"measured_peak_fp32_of_theoretical",
-       res->measured_peak_fp32_of_theoretical},
-      {"measured_peak_fp64_of_theoretical",
-       res->measured_peak_fp64_of_theoretical},
-      {"attention_of_gemm_best", res->attention_of_gemm_best},
-  };
   int ok = 1;
   json_t *sec = cal_roofline_section_json(
       &res->roof, res->have_model ? &res->model : NULL, res->kernels,
@@ -389,9 +382,9 @@ json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
     json_decref(sec);
     return NULL;
   }
-  for (size_t i = 0; i < sizeof effs / sizeof effs[0]; i++)
-    if (effs[i].v >= 0)
-      put(eff, effs[i].key, json_real(effs[i].v), &ok);
+  for (int i = 0; i < CAL_NEFF; i++)
+    if (res->efficiency[i] >= 0)
+      put(eff, cal_efficiency_keys[i], json_real(res->efficiency[i]), &ok);
   put(sec, "efficiencies", eff, &ok);
   if (!ok) {
     json_decref(sec);

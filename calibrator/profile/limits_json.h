@@ -54,4 +54,8 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
                                   const cal_point_t *kernels, size_t nk,
                                   const char *level);
 
+/* The keys of roofline.efficiencies, indexed by CAL_EFF_* (results.h);
+ * the table prints them as labels. */
+extern const char *const cal_efficiency_keys[];
+
 #endif

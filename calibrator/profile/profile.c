@@ -363,3 +363,13 @@ json_t *cal_stats_json(const cal_summary_t *s, int unstable) {
                    s->mad, "cv", s->cv, "ci_low", s->ci_low, "ci_high",
                    s->ci_high, "ci_level", s->ci_level, "unstable", unstable);
 }
+
+double cal_json_num(const json_t *o, const char *k, double dflt) {
+  const json_t *v = json_object_get(o, k);
+  return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+const char *cal_json_str(const json_t *o, const char *k) {
+  const char *s = json_string_value(json_object_get(o, k));
+  return s ? s : "";
+}

@@ -83,4 +83,9 @@ typedef int (*cal_point_visit_fn)(const char *section, json_t *point,
 int cal_profile_each_point(const json_t *root, cal_point_visit_fn fn,
                            void *arg);
 
+/* Reading a loaded tree: the number under key k of o, or dflt when it is
+ * absent or not a number; the string, or "" when absent. */
+double cal_json_num(const json_t *o, const char *k, double dflt);
+const char *cal_json_str(const json_t *o, const char *k);
+
 #endif

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "build_info.h"
-#include "hwinfo.h"
+#include "machine_json.h"
 #include "profile.h"
 #include "results.h"
 #include "timer.h"

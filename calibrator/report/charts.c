@@ -6,13 +6,9 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "profile.h"
 
 /* ---- reading points ---- */
-
-static double num(const json_t *o, const char *k, double dflt) {
-  const json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : dflt;
-}
 
 static int point_ok(const json_t *pt) {
   const char *s = json_string_value(json_object_get(pt, "status"));
@@ -49,7 +45,7 @@ static int varies(const json_t *points, const char *k) {
   json_array_foreach(points, i, pt) {
     if (!point_ok(pt))
       continue;
-    double v = num(pt, k, NAN);
+    double v = cal_json_num(pt, k, NAN);
     if (isnan(first))
       first = v;
     else if (v != first)
@@ -103,16 +99,16 @@ int cal_chart_collect(const cal_chart_t *ch, const cal_chart_in_t *in,
 
 static int batch_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                      size_t keylen) {
-  r->x = num(p->pt, "batch_size", NAN);
-  double y = num(p->pt, "examples_per_s", NAN);
+  r->x = cal_json_num(p->pt, "batch_size", NAN);
+  double y = cal_json_num(p->pt, "examples_per_s", NAN);
   if (!(r->x > 0) || !isfinite(y))
     return 0;
   const json_t *st = json_object_get(p->pt, "stats");
   r->v[0] = y;
-  r->v[1] = num(st, "ci_low", y);
-  r->v[2] = num(st, "ci_high", y);
-  r->v[3] = r->x == num(p->group, "peak_batch_size", NAN);
-  r->v[4] = r->x == num(p->group, "knee_batch_size", NAN);
+  r->v[1] = cal_json_num(st, "ci_low", y);
+  r->v[2] = cal_json_num(st, "ci_high", y);
+  r->v[3] = r->x == cal_json_num(p->group, "peak_batch_size", NAN);
+  r->v[4] = r->x == cal_json_num(p->group, "knee_batch_size", NAN);
   snprintf(key, keylen, "%s", p->group_key);
   return 1;
 }
@@ -122,14 +118,14 @@ static int gemm_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   /* a confirmation re-measures a size already on the curve */
   if (json_object_get(p->pt, "confirms"))
     return 0;
-  double m = num(p->pt, "m", NAN), n = num(p->pt, "n", NAN);
-  double k = num(p->pt, "k", NAN), g = num(p->pt, "gflops", NAN);
+  double m = cal_json_num(p->pt, "m", NAN), n = cal_json_num(p->pt, "n", NAN);
+  double k = cal_json_num(p->pt, "k", NAN), g = cal_json_num(p->pt, "gflops", NAN);
   if (!(m > 0 && n > 0 && k > 0) || !isfinite(g))
     return 0;
   const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
   if (p->by_threads)
     snprintf(key, keylen, "%s %g threads", dt ? dt : "?",
-             num(p->pt, "threads", 0));
+             cal_json_num(p->pt, "threads", 0));
   else
     snprintf(key, keylen, "%s", dt ? dt : "?");
   r->x = cbrt(m * n * k);
@@ -142,9 +138,9 @@ static int gemm_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
 
 static int scaling_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                        size_t keylen) {
-  r->x = num(p->pt, "threads", NAN);
-  r->v[0] = num(p->pt, "gflops", NAN);
-  r->v[2] = num(p->pt, "efficiency", NAN);
+  r->x = cal_json_num(p->pt, "threads", NAN);
+  r->v[0] = cal_json_num(p->pt, "gflops", NAN);
+  r->v[2] = cal_json_num(p->pt, "efficiency", NAN);
   if (!(r->x >= 1) || !isfinite(r->v[0]))
     return 0;
   const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
@@ -164,8 +160,8 @@ static void scaling_ideal(cal_gp_set_t *set) {
 
 static int bandwidth_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                          size_t keylen) {
-  r->x = num(p->pt, "working_set_bytes", NAN);
-  r->v[0] = num(p->pt, "gbps", NAN);
+  r->x = cal_json_num(p->pt, "working_set_bytes", NAN);
+  r->v[0] = cal_json_num(p->pt, "gbps", NAN);
   if (!(r->x > 0) || !isfinite(r->v[0]))
     return 0;
   const char *kn = json_string_value(json_object_get(p->pt, "kernel"));
@@ -175,7 +171,7 @@ static int bandwidth_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
    * series: joining them would zigzag */
   const char *kind = json_is_string(json_object_get(p->pt, "level"))
                          ? "per level" : "staircase";
-  double threads = num(p->pt, "threads", 0);
+  double threads = cal_json_num(p->pt, "threads", 0);
   if (p->by_threads)
     snprintf(key, keylen, "%s %s, %g thread%s", kn ? kn : "?", kind, threads,
              threads == 1 ? "" : "s");
@@ -188,8 +184,8 @@ static int roofline_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                         size_t keylen) {
   (void)key;
   (void)keylen;
-  r->x = num(p->pt, "intensity_flop_per_byte", NAN);
-  r->v[0] = num(p->pt, "gflops", NAN);
+  r->x = cal_json_num(p->pt, "intensity_flop_per_byte", NAN);
+  r->v[0] = cal_json_num(p->pt, "gflops", NAN);
   if (!(r->x > 0) || !(r->v[0] > 0))
     return 0;
   const char *nm = json_string_value(json_object_get(p->pt, "kernel"));
@@ -227,7 +223,7 @@ static size_t cache_marks(const cal_chart_in_t *in, double *size,
   size_t n = 0;
   item_iter_t it = {.in = in, .section = "bandwidth", .key = "caches"};
   for (const json_t *cc; (cc = next_item(&it)) != NULL;) {
-    double sz = num(cc, "size_bytes", NAN);
+    double sz = cal_json_num(cc, "size_bytes", NAN);
     if (!(sz > 0))
       continue;
     char lv[32], hb[32];
@@ -346,7 +342,7 @@ static void roofline_header(FILE *f, const void *arg) {
     roof_profile(in, p, &w);
   item_iter_t it = {.in = in, .section = "roofline", .key = "kernels"};
   for (const json_t *pt; (pt = next_item(&it)) != NULL;) {
-    double x = num(pt, "intensity_flop_per_byte", NAN);
+    double x = cal_json_num(pt, "intensity_flop_per_byte", NAN);
     if (x > 0)
       roof_range(&w, x);
   }

@@ -8,16 +8,7 @@
 #include <string.h>
 
 #include "cal_err.h"
-
-static double get_num(const json_t *obj, const char *key) {
-  const json_t *v = json_object_get(obj, key);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *str(const json_t *o, const char *k) {
-  const char *s = json_string_value(json_object_get(o, k));
-  return s ? s : "";
-}
+#include "profile.h"
 
 static json_int_t integer(const json_t *o, const char *k) {
   return json_integer_value(json_object_get(o, k));
@@ -45,17 +36,17 @@ typedef struct row_cells {
  * (top = 1: base, new and ratio only). */
 static void row_cells(const json_t *e, int top, row_cells_t *c) {
   fmt_num(c->base, sizeof c->base, 4, 0,
-          get_num(e, top ? "base" : "base_median"));
-  fmt_num(c->newv, sizeof c->newv, 4, 0, get_num(e, top ? "new" : "new_median"));
-  fmt_num(c->ratio, sizeof c->ratio, 3, 1, get_num(e, "ratio"));
+          cal_json_num(e, top ? "base" : "base_median", NAN));
+  fmt_num(c->newv, sizeof c->newv, 4, 0, cal_json_num(e, top ? "new" : "new_median", NAN));
+  fmt_num(c->ratio, sizeof c->ratio, 3, 1, cal_json_num(e, "ratio", NAN));
   if (top)
     return;
-  double lo = get_num(e, "ci_low"), hi = get_num(e, "ci_high");
+  double lo = cal_json_num(e, "ci_low", NAN), hi = cal_json_num(e, "ci_high", NAN);
   if (isfinite(lo) && isfinite(hi))
     snprintf(c->ci, sizeof c->ci, "[%.3f, %.3f]", lo, hi);
   else
     snprintf(c->ci, sizeof c->ci, "-");
-  fmt_num(c->p, sizeof c->p, 2, 0, get_num(e, "p"));
+  fmt_num(c->p, sizeof c->p, 2, 0, cal_json_num(e, "p", NAN));
 }
 
 void cal_compare_each_diff(FILE *f, const json_t *diffs, cal_diff_fn fn) {
@@ -64,7 +55,7 @@ void cal_compare_each_diff(FILE *f, const json_t *diffs, cal_diff_fn fn) {
   json_array_foreach(diffs, i, e) {
     char *x = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
     char *y = json_dumps(json_object_get(e, "new"), JSON_ENCODE_ANY);
-    fn(f, str(e, "key"), x ? x : "?", y ? y : "?");
+    fn(f, cal_json_str(e, "key"), x ? x : "?", y ? y : "?");
     free(x);
     free(y);
   }
@@ -82,7 +73,7 @@ static void summary_line(const json_t *rep, char *buf, size_t len) {
            integer(s, "regressed"), integer(s, "improved"),
            integer(s, "inconclusive"), integer(s, "unchanged"),
            integer(s, "compared"),
-           fmt_num(gm, sizeof gm, 4, 1, get_num(s, "geomean")),
+           fmt_num(gm, sizeof gm, 4, 1, cal_json_num(s, "geomean", NAN)),
            integer(s, "geomean_points"));
 }
 
@@ -93,10 +84,10 @@ static void list_ids(FILE *f, const json_t *arr, const char *title, int md) {
     return;
   fprintf(f, md ? "\n**%s (%zu):** " : "%s (%zu): ", title, n);
   json_array_foreach(arr, i, v) {
-    const char *id = json_is_string(v) ? json_string_value(v) : str(v, "id");
+    const char *id = json_is_string(v) ? json_string_value(v) : cal_json_str(v, "id");
     fprintf(f, md ? "%s`%s`" : "%s%s", i ? ", " : "", id);
     if (!json_is_string(v))
-      fprintf(f, " (%s)", str(v, "reason"));
+      fprintf(f, " (%s)", cal_json_str(v, "reason"));
   }
   fputc('\n', f);
 }
@@ -122,7 +113,7 @@ static void md_cell(FILE *f, const char *s) {
 
 /* The note of a point: its reason unless it is unchanged. */
 static const char *note_of(const json_t *e) {
-  return strcmp(str(e, "verdict"), "unchanged") ? str(e, "reason") : "";
+  return strcmp(cal_json_str(e, "verdict"), "unchanged") ? cal_json_str(e, "reason") : "";
 }
 
 /* The top-level figures' rows: base, new and ratio. */
@@ -133,10 +124,10 @@ static void top_rows(FILE *f, const json_t *tops, int md) {
   json_array_foreach(tops, i, e) {
     row_cells(e, 1, &c);
     if (md)
-      fprintf(f, "| %s | %s | %s | %s |\n", str(e, "key"), c.base, c.newv,
+      fprintf(f, "| %s | %s | %s | %s |\n", cal_json_str(e, "key"), c.base, c.newv,
               c.ratio);
     else
-      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", str(e, "key"), c.base,
+      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", cal_json_str(e, "key"), c.base,
               c.newv, c.ratio);
   }
 }
@@ -153,7 +144,7 @@ static void table_points(FILE *f, const json_t *points) {
   size_t i;
   json_t *e;
   json_array_foreach(points, i, e) {
-    int l = (int)strlen(str(e, "id"));
+    int l = (int)strlen(cal_json_str(e, "id"));
     if (l > w)
       w = l;
   }
@@ -161,11 +152,11 @@ static void table_points(FILE *f, const json_t *points) {
           "verdict", w, "id", "metric", "base", "new", "ratio", "CI", "p",
           "note");
   json_array_foreach(points, i, e) {
-    const char *v = str(e, "verdict");
+    const char *v = cal_json_str(e, "verdict");
     row_cells(e, 0, &c);
     fprintf(f, "%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
-            strcmp(v, "regressed") ? v : "REGRESSED", w, str(e, "id"),
-            str(e, "metric"), c.base, c.newv, c.ratio, c.ci, c.p, note_of(e));
+            strcmp(v, "regressed") ? v : "REGRESSED", w, cal_json_str(e, "id"),
+            cal_json_str(e, "metric"), c.base, c.newv, c.ratio, c.ci, c.p, note_of(e));
   }
 }
 
@@ -174,8 +165,8 @@ static void render_table(const json_t *rep, FILE *f) {
   const json_t *tops = json_object_get(rep, "top_level");
   char line[512];
   fprintf(f, "calibrate compare: %s -> %s (threshold %g%%, alpha %g, %.0f%% CI)\n",
-          str(rep, "base"), str(rep, "new"), 100 * get_num(rep, "threshold"),
-          get_num(rep, "alpha"), 100 * get_num(rep, "ci_level"));
+          cal_json_str(rep, "base"), cal_json_str(rep, "new"), 100 * cal_json_num(rep, "threshold", NAN),
+          cal_json_num(rep, "alpha", NAN), 100 * cal_json_num(rep, "ci_level", NAN));
   cal_compare_each_diff(f, json_object_get(rep, "machine_differences"),
                         table_diff);
   if (json_array_size(points))
@@ -205,11 +196,11 @@ static void md_points(FILE *f, const json_t *points, double ci_level) {
           100 * ci_level);
   fprintf(f, "|---|---|---|---:|---:|---:|---|---:|---|\n");
   json_array_foreach(points, i, e) {
-    const char *v = str(e, "verdict");
+    const char *v = cal_json_str(e, "verdict");
     row_cells(e, 0, &c);
     fprintf(f, strcmp(v, "regressed") ? "| %s | `" : "| **%s** | `", v);
-    md_cell(f, str(e, "id"));
-    fprintf(f, "` | %s | %s | %s | %s | %s | %s | ", str(e, "metric"), c.base,
+    md_cell(f, cal_json_str(e, "id"));
+    fprintf(f, "` | %s | %s | %s | %s | %s | %s | ", cal_json_str(e, "metric"), c.base,
             c.newv, c.ratio, c.ci, c.p);
     md_cell(f, note_of(e));
     fprintf(f, " |\n");
@@ -228,16 +219,16 @@ static void render_md(const json_t *rep, FILE *f) {
             reg == 1 ? "" : "s");
   else
     fprintf(f, "**:white_check_mark: no regression**");
-  fprintf(f, " (threshold %g%%, alpha %g)\n\n", 100 * get_num(rep, "threshold"),
-          get_num(rep, "alpha"));
+  fprintf(f, " (threshold %g%%, alpha %g)\n\n", 100 * cal_json_num(rep, "threshold", NAN),
+          cal_json_num(rep, "alpha", NAN));
   summary_line(rep, line, sizeof line);
   fprintf(f, "%s.\n", line);
-  fprintf(f, "\nBase `%s`, new `%s`.\n", str(rep, "base"), str(rep, "new"));
+  fprintf(f, "\nBase `%s`, new `%s`.\n", cal_json_str(rep, "base"), cal_json_str(rep, "new"));
   cal_compare_each_diff(f, md, md_diff);
   if (json_array_size(md))
     fputc('\n', f);
   if (json_array_size(points))
-    md_points(f, points, get_num(rep, "ci_level"));
+    md_points(f, points, cal_json_num(rep, "ci_level", NAN));
   if (json_array_size(tops))
     fprintf(f, "\n| Top-level figure | Base | New | Ratio |\n|---|---:|---:|---:|\n");
   top_rows(f, tops, 1);

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "profile.h"
+
 /* The punctuation that tells the two formats apart. */
 typedef struct layout {
   const char *h, *sep, *lead, *tail, *li;
@@ -15,16 +17,6 @@ static const layout_t table_layout = {"", "  ", "", "", "  ", 0};
 static const layout_t md_layout = {"## ", " | ", "| ", " |", "- ", 1};
 
 static double gb(double bytes) { return bytes / 1e9; }
-
-static double num(const json_t *o, const char *k) {
-  const json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *str(const json_t *o, const char *k) {
-  const char *s = json_string_value(json_object_get(o, k));
-  return s ? s : "";
-}
 
 /* " a, b, c" from an array of strings, then a newline. */
 static void name_list(FILE *f, const json_t *arr) {
@@ -51,11 +43,11 @@ static void split_rows(FILE *f, const json_t *p, const layout_t *l) {
     if (json_is_integer(ex)) {
       snprintf(cnt, sizeof cnt, "%" JSON_INTEGER_FORMAT,
                json_integer_value(json_object_get(m, "examples")));
-      snprintf(fin, sizeof fin, "%.4g", num(m, "finish_s"));
+      snprintf(fin, sizeof fin, "%.4g", cal_json_num(m, "finish_s", NAN));
     }
     fprintf(f, "%s%-24s%s%12.3f%s%6.2f%%%s%10s%s%10s%s%s%s\n", l->lead,
-            str(m, "name"), l->sep, num(m, "throughput"), l->sep,
-            100 * num(m, "share"), l->sep, cnt, l->sep, fin, l->sep,
+            cal_json_str(m, "name"), l->sep, cal_json_num(m, "throughput", NAN), l->sep,
+            100 * cal_json_num(m, "share", NAN), l->sep, cnt, l->sep, fin, l->sep,
             json_is_true(json_object_get(m, "straggler")) ? "straggler" : "",
             l->tail);
   }
@@ -72,25 +64,25 @@ static void split_section(FILE *f, const json_t *p, const layout_t *l) {
     fprintf(f, "%" JSON_INTEGER_FORMAT " examples finish in %.4g s; an even "
                "split would take %.4g s: proportional split is %.2fx "
                "faster.\n",
-            json_integer_value(ex), num(p, "makespan_s"),
-            num(p, "even_split_makespan_s"), num(p, "speedup_vs_even_split"));
+            json_integer_value(ex), cal_json_num(p, "makespan_s", NAN),
+            cal_json_num(p, "even_split_makespan_s", NAN), cal_json_num(p, "speedup_vs_even_split", NAN));
   else
     fprintf(f, "Proportional split is %.2fx faster than an even split "
                "(give --examples N for counts).\n",
-            num(p, "speedup_vs_even_split"));
+            cal_json_num(p, "speedup_vs_even_split", NAN));
   if (json_is_true(json_object_get(p, "heterogeneous")))
     fprintf(f, "Heterogeneous set: fastest/slowest throughput = %.2fx "
                "(more than 10%% apart).\n",
-            num(p, "throughput_ratio"));
+            cal_json_num(p, "throughput_ratio", NAN));
   const json_t *st = json_object_get(p, "stragglers");
   if (json_array_size(st)) {
     fprintf(f, "Stragglers (more than 20%% below the mean %.3f examples/s):",
-            num(p, "mean_throughput"));
+            cal_json_num(p, "mean_throughput", NAN));
     name_list(f, st);
   }
   json_array_foreach(json_object_get(p, "excluded"), i, m)
-      fprintf(f, "Left out: %s (%s): %s\n", str(m, "name"), str(m, "profile"),
-              str(m, "reason"));
+      fprintf(f, "Left out: %s (%s): %s\n", cal_json_str(m, "name"), cal_json_str(m, "profile"),
+              cal_json_str(m, "reason"));
 }
 
 /* Micro-batch and accumulation per machine for the target batch. */
@@ -109,39 +101,39 @@ static void batch_section(FILE *f, const json_t *p, const json_t *T,
     char obs[32] = "-";
     if (json_is_integer(ob))
       snprintf(obs, sizeof obs, "%" JSON_INTEGER_FORMAT, json_integer_value(ob));
-    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead, str(m, "name"),
-            l->sep, obs, l->sep, num(m, "micro_batch_size"), l->sep,
-            num(m, "grad_accum_steps"), l->sep, str(m, "batch_note"), l->tail);
+    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead, cal_json_str(m, "name"),
+            l->sep, obs, l->sep, cal_json_num(m, "micro_batch_size", NAN), l->sep,
+            cal_json_num(m, "grad_accum_steps", NAN), l->sep, cal_json_str(m, "batch_note"), l->tail);
   }
 }
 
 /* How the model's memory adds up, one line per part. */
 static void model_lines(FILE *f, const json_t *model, const layout_t *l) {
-  const char *tr = str(model, "training"), *li = l->li;
-  double params = num(model, "params"), bpp = num(model, "bytes_per_param");
-  double trainable = num(model, "trainable_params");
+  const char *tr = cal_json_str(model, "training"), *li = l->li;
+  double params = cal_json_num(model, "params", NAN), bpp = cal_json_num(model, "bytes_per_param", NAN);
+  double trainable = cal_json_num(model, "trainable_params", NAN);
   fprintf(f, "\n%sMemory: %.3g parameters, %s, %s%s\n\n", l->h, params,
-          str(model, "dtype"), tr,
+          cal_json_str(model, "dtype"), tr,
           strcmp(tr, "inference") ? " training with Adam" : "");
   fprintf(f, "%sweights        %9.2f GB = %.3g params x %g B\n", li,
-          gb(num(model, "weights_bytes")), params, bpp);
+          gb(cal_json_num(model, "weights_bytes", NAN)), params, bpp);
   if (strcmp(tr, "lora") == 0)
     fprintf(f, "%strainable      %.3g params (LoRA: assumed %g%% of "
-               "params)\n", li, trainable, 100 * num(model, "lora_fraction"));
+               "params)\n", li, trainable, 100 * cal_json_num(model, "lora_fraction", NAN));
   fprintf(f, "%sgradients      %9.2f GB = %.3g trainable x %g B\n", li,
-          gb(num(model, "gradients_bytes")), trainable, bpp);
+          gb(cal_json_num(model, "gradients_bytes", NAN)), trainable, bpp);
   fprintf(f, "%soptimizer      %9.2f GB = %.3g trainable x 2 states x 4 B "
              "(Adam m, v in fp32)\n", li,
-          gb(num(model, "optimizer_bytes")), trainable);
+          gb(cal_json_num(model, "optimizer_bytes", NAN)), trainable);
   fprintf(f, "%smaster weights %9.2f GB = %.3g trainable x 4 B (fp32 copy "
              "when dtype is narrower than fp32)\n", li,
-          gb(num(model, "master_weights_bytes")), trainable);
+          gb(cal_json_num(model, "master_weights_bytes", NAN)), trainable);
   fprintf(f, "%sactivations    %9.2f GB per example = %g x weights "
              "(assumed); times the micro-batch\n", li,
-          gb(num(model, "activations_bytes_per_example")),
-          num(model, "activation_fraction"));
+          gb(cal_json_num(model, "activations_bytes_per_example", NAN)),
+          cal_json_num(model, "activation_fraction", NAN));
   fprintf(f, "%sbudget         available memory less %g%% headroom\n\n",
-          li, 100 * num(model, "headroom"));
+          li, 100 * cal_json_num(model, "headroom", NAN));
 }
 
 /* Whether the model fits each machine, then where it goes. */
@@ -159,22 +151,22 @@ static void memory_section(FILE *f, const json_t *p, const layout_t *l) {
     const json_t *fits = json_object_get(mem, "fits");
     char bud[32] = "?", mb[32] = "?";
     if (json_is_number(json_object_get(mem, "budget_bytes")))
-      snprintf(bud, sizeof bud, "%.2f", gb(num(mem, "budget_bytes")));
+      snprintf(bud, sizeof bud, "%.2f", gb(cal_json_num(mem, "budget_bytes", NAN)));
     if (json_is_integer(json_object_get(mem, "max_batch_size")))
       snprintf(mb, sizeof mb, "%" JSON_INTEGER_FORMAT,
                json_integer_value(json_object_get(mem, "max_batch_size")));
     fprintf(f, "%s%-24s%s%6.0f%s%9.2f%s%9.2f%s%9s%s%9s%s%5s%s\n", l->lead,
-            str(m, "name"), l->sep, num(mem, "batch_size"), l->sep,
-            gb(num(mem, "activations_bytes")), l->sep,
-            gb(num(mem, "need_bytes")), l->sep, bud, l->sep, mb, l->sep,
+            cal_json_str(m, "name"), l->sep, cal_json_num(mem, "batch_size", NAN), l->sep,
+            gb(cal_json_num(mem, "activations_bytes", NAN)), l->sep,
+            gb(cal_json_num(mem, "need_bytes", NAN)), l->sep, bud, l->sep, mb, l->sep,
             json_is_null(fits) ? "?" : json_is_true(fits) ? "yes" : "no",
             l->tail);
   }
   const json_t *pl = json_object_get(p, "placement");
-  fprintf(f, "\nPlacement: %s: %s.\n", str(pl, "strategy"), str(pl, "note"));
+  fprintf(f, "\nPlacement: %s: %s.\n", cal_json_str(pl, "strategy"), cal_json_str(pl, "note"));
   const json_t *g = json_object_get(pl, "shard_group");
   if (json_array_size(g)) {
-    fprintf(f, "Shard group (%.2f GB):", gb(num(pl, "shard_need_bytes")));
+    fprintf(f, "Shard group (%.2f GB):", gb(cal_json_num(pl, "shard_need_bytes", NAN)));
     name_list(f, g);
   }
 }

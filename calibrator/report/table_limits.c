@@ -79,18 +79,8 @@ void cal_roofline_print(const cal_run_t *r, const void *result, FILE *out) {
     fprintf(out, "\nRoofline (%lld threads): fp32 ridge point %.1f FLOP/byte "
                  "against memory\n",
             (long long)roof->threads, mem);
-  const struct {
-    const char *key;
-    double v;
-  } effs[] = {
-      {"gemm_fp32_of_measured_peak", res->gemm_fp32_of_measured_peak},
-      {"measured_peak_fp32_of_theoretical",
-       res->measured_peak_fp32_of_theoretical},
-      {"measured_peak_fp64_of_theoretical",
-       res->measured_peak_fp64_of_theoretical},
-      {"attention_of_gemm_best", res->attention_of_gemm_best},
-  };
-  for (size_t i = 0; i < sizeof effs / sizeof effs[0]; i++)
-    if (effs[i].v >= 0)
-      fprintf(out, "  %-36s %5.0f%%\n", effs[i].key, 100 * effs[i].v);
+  for (int i = 0; i < CAL_NEFF; i++)
+    if (res->efficiency[i] >= 0)
+      fprintf(out, "  %-36s %5.0f%%\n", cal_efficiency_keys[i],
+              100 * res->efficiency[i]);
 }

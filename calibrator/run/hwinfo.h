@@ -4,7 +4,6 @@
 #define CAL_HWINFO_H
 
 #include <hwloc.h>
-#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -60,13 +59,12 @@ int cal_hwinfo_read(cal_hwinfo_t *hw);
  * (threads.h) and still owns, so one load serves a whole run. */
 int cal_hwinfo_read_topology(cal_hwinfo_t *hw, hwloc_topology_t topo);
 
+/* The i-th ISA feature the machine record names ("avx2") and its
+ * CAL_ISA_* bit; NULL past the last. */
+const char *cal_isa_name_at(size_t i, uint32_t *bit);
 /* Names of the ISA bits set in `isa`, e.g. "avx2", joined by ' '. */
 void cal_isa_string(uint32_t isa, char *buf, size_t len);
 
-/* The "machine" object of the profile (new reference). */
-json_t *cal_hwinfo_machine_json(const cal_hwinfo_t *hw);
-/* The "blas" object of the profile (new reference). */
-json_t *cal_hwinfo_blas_json(const cal_hwinfo_t *hw);
 /* Human-readable report. */
 void cal_hwinfo_print(FILE *out, const cal_hwinfo_t *hw);
 

@@ -135,6 +135,15 @@ typedef struct cal_bandwidth_result {
 
 /* ---- roofline: derived from peak, bandwidth and the measured kernels */
 
+/* The efficiencies of a roofline result, in the profile's order. */
+enum {
+  CAL_EFF_GEMM_FP32_OF_PEAK = 0,  /* best fp32 GEMM / measured FMA peak */
+  CAL_EFF_PEAK_FP32_OF_THEORY,    /* measured fp32 peak / theoretical */
+  CAL_EFF_PEAK_FP64_OF_THEORY,    /* measured fp64 peak / theoretical */
+  CAL_EFF_ATTENTION_OF_GEMM,      /* best fused attention / fp32 GEMM */
+  CAL_NEFF
+};
+
 typedef struct cal_roofline_result {
   cal_roofline_t roof;
   cal_point_t *kernels;     /* shells of every all-thread kernel point:
@@ -143,11 +152,8 @@ typedef struct cal_roofline_result {
   size_t nkernels;
   int have_model;
   cal_theory_t model;
-  /* efficiencies the profile states; < 0 when not known */
-  double gemm_fp32_of_measured_peak;
-  double measured_peak_fp32_of_theoretical;
-  double measured_peak_fp64_of_theoretical;
-  double attention_of_gemm_best;
+  /* efficiencies the profile states (CAL_EFF_*); < 0 when not known */
+  double efficiency[CAL_NEFF];
 } cal_roofline_result_t;
 
 /* ---- batch_sweep: throughput versus batch size of the layer */

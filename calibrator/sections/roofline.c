@@ -70,10 +70,8 @@ static void efficiencies(const cal_run_t *r,
                          cal_roofline_result_t *res) {
   int threads = r->opt->threads;
   double peak32 = 0, peak64 = 0;
-  res->gemm_fp32_of_measured_peak = -1;
-  res->measured_peak_fp32_of_theoretical = -1;
-  res->measured_peak_fp64_of_theoretical = -1;
-  res->attention_of_gemm_best = -1;
+  for (int i = 0; i < CAL_NEFF; i++)
+    res->efficiency[i] = -1;
   for (size_t i = 0; i < pk->npoints; i++) {
     const cal_point_t *p = &pk->points[i];
     if (p->status != CAL_POINT_OK || p->params.threads != threads)
@@ -83,14 +81,14 @@ static void efficiencies(const cal_run_t *r,
   }
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   if (peak32 > 0 && g && g->sgemm_best[1] > 0)
-    res->gemm_fp32_of_measured_peak = g->sgemm_best[1] / peak32;
+    res->efficiency[CAL_EFF_GEMM_FP32_OF_PEAK] = g->sgemm_best[1] / peak32;
   if (res->have_model) {
     double t32 = cal_theory_gflops(&res->model, CAL_DT_FP32);
     double t64 = cal_theory_gflops(&res->model, CAL_DT_FP64);
     if (t32 > 0 && peak32 > 0)
-      res->measured_peak_fp32_of_theoretical = peak32 / t32;
+      res->efficiency[CAL_EFF_PEAK_FP32_OF_THEORY] = peak32 / t32;
     if (t64 > 0 && peak64 > 0)
-      res->measured_peak_fp64_of_theoretical = peak64 / t64;
+      res->efficiency[CAL_EFF_PEAK_FP64_OF_THEORY] = peak64 / t64;
   }
   const cal_attention_result_t *a =
       cal_results_get(r->res, CAL_SEC_ID_ATTENTION);
@@ -102,7 +100,7 @@ static void efficiencies(const cal_run_t *r,
       best_ratio = p->ratio_to_gemm;
   }
   if (best_ratio > 0)
-    res->attention_of_gemm_best = best_ratio;
+    res->efficiency[CAL_EFF_ATTENTION_OF_GEMM] = best_ratio;
 }
 
 int cal_roofline_measure(cal_run_t *r) {
