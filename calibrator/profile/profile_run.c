@@ -73,9 +73,10 @@ static void top_level(const cal_run_t *r, json_t *root) {
 static json_t *quality_json(const cal_run_t *r) {
   const cal_quality_t *q = &r->res->quality;
   json_t *times = json_object(), *warnings = json_array();
-  for (int i = 0; times && i < CAL_NSECTIONS; i++)
-    if (q->timed & (1u << i))
-      json_object_set_new(times, cal_sections[i].key, json_real(q->section_s[i]));
+  for (int pass = 0; times && pass < 2; pass++) /* in the order they ran */
+    for (int i = 0; i < CAL_NSECTIONS; i++)
+      if ((q->timed & (1u << i)) && cal_sections[i].derived == pass)
+        json_object_set_new(times, cal_sections[i].key, json_real(q->section_s[i]));
   for (size_t i = 0; warnings && i < q->nwarnings; i++)
     json_array_append_new(warnings, json_string(q->warnings[i]));
   if (!times || !warnings) {
