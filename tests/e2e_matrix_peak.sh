@@ -3,9 +3,9 @@
 # fp16 rows on this machine, measured where /proc/cpuinfo has the flags
 # (and, for AMX, the kernel grants the tile state), else skipped with the
 # reason that says which; the profile against the schema; and the
-# synthetic AMX profile that test_matrix_peak writes, against the schema's
+# synthetic AMX profile that test_matrix_profile writes, against the schema's
 # peak and roofline parts, so an AMX machine's keys are checked everywhere.
-# usage: e2e_matrix_peak.sh CALIBRATE TEST_MATRIX_PEAK SOURCE_DIR SCRATCH
+# usage: e2e_matrix_peak.sh CALIBRATE TEST_MATRIX_PROFILE SOURCE_DIR SCRATCH
 CAL=$1 UNIT=$2 SRC=$3
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup "$4"
@@ -57,7 +57,7 @@ else:
 PY
 
 # the synthetic profile of a 2-core AMX machine, from the unit test
-CAL_TEST_PROFILE_OUT="$TMP/amx.json" expect_exit 0 "test_matrix_peak" "$UNIT"
+CAL_TEST_PROFILE_OUT="$TMP/amx.json" expect_exit 0 "test_matrix_profile" "$UNIT"
 $PY - "$SCHEMA" "$TMP/amx.json" <<'PY' && ok || bad "AMX keys against the schema"
 import copy, json, sys
 import jsonschema
