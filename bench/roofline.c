@@ -8,7 +8,7 @@
 #include "cal_isa.h"
 
 static const char *const dtype_names[CAL_DT_COUNT] = {"fp64", "fp32", "bf16",
-                                                       "int8"};
+                                                       "int8", "fp16"};
 
 const char *cal_ceiling_dtype_name(int dt) {
   return dt >= 0 && dt < CAL_DT_COUNT ? dtype_names[dt] : "?";
@@ -33,8 +33,55 @@ double cal_ops_per_instr(int dt, int bits) {
   case CAL_DT_FP32: return bits / 32.0 * 2.0;
   case CAL_DT_BF16: return bits / 32.0 * 2.0 * 2.0;
   case CAL_DT_INT8: return bits / 32.0 * 4.0 * 2.0;
+  case CAL_DT_FP16: return bits / 16.0 * 2.0;
   default: return 0.0;
   }
+}
+
+/* AMX, per core and cycle: one 16x16 tile multiply-add with K = 32 bf16
+ * (16x16x32 multiply-adds, 16384 flops) or K = 64 int8 (32768 ops) every
+ * 16 cycles: Intel's published TDPBF16PS / TDPBSSD throughput on Sapphire
+ * Rapids (Intel 64 and IA-32 Architectures Optimization Reference Manual,
+ * the AMX chapter: 1024 bf16 flops and 2048 int8 ops per cycle per core). */
+#define AMX_BF16_OPS_PER_CYCLE 1024.0
+#define AMX_INT8_OPS_PER_CYCLE 2048.0
+
+static void matrix_rates(cal_theory_t *m, uint32_t f) {
+  if (!(f & CAL_ISA_AMX_TILE))
+    return;
+  if (f & CAL_ISA_AMX_BF16)
+    m->matrix_ops_per_cycle[CAL_DT_BF16] = AMX_BF16_OPS_PER_CYCLE;
+  if (f & CAL_ISA_AMX_INT8)
+    m->matrix_ops_per_cycle[CAL_DT_INT8] = AMX_INT8_OPS_PER_CYCLE;
+  if (m->matrix_ops_per_cycle[CAL_DT_BF16] > 0 ||
+      m->matrix_ops_per_cycle[CAL_DT_INT8] > 0)
+    m->matrix_engine = "amx";
+}
+
+/* The assumption sentence: what every rate above rests on. */
+static void describe(cal_theory_t *m) {
+  size_t len = (size_t)snprintf(
+      m->assumption, sizeof m->assumption,
+      "%d-bit vectors (0: scalar); assumed 2 FMA units per core%s%s%s",
+      m->vector_bits,
+      m->ipc[CAL_DT_BF16] > 0 ? "; vdpbf16ps 1 per 2 cycles" : "",
+      m->ipc[CAL_DT_INT8] > 0 ? "; vpdpbusd 2 per cycle" : "",
+      m->ipc[CAL_DT_FP16] > 0 ? "; vfmadd231ph 2 per cycle (2 FMA units x 32 "
+                                "fp16 lanes, AVX512_FP16)"
+                              : "");
+  if (!m->matrix_engine || len >= sizeof m->assumption)
+    return;
+  snprintf(m->assumption + len, sizeof m->assumption - len,
+           "; AMX per core: %s%s%s (Intel's published Sapphire Rapids "
+           "throughput: one 16x16x32 TDPBF16PS or 16x16x64 TDPBSSD per 16 "
+           "cycles), at the clock measured under vector load",
+           m->matrix_ops_per_cycle[CAL_DT_BF16] > 0
+               ? "1024 bf16 flops per cycle" : "",
+           m->matrix_ops_per_cycle[CAL_DT_BF16] > 0 &&
+                   m->matrix_ops_per_cycle[CAL_DT_INT8] > 0
+               ? ", " : "",
+           m->matrix_ops_per_cycle[CAL_DT_INT8] > 0
+               ? "2048 int8 ops per cycle" : "");
 }
 
 int cal_theory_init(cal_theory_t *m, int variant, uint32_t f,
@@ -56,11 +103,10 @@ int cal_theory_init(cal_theory_t *m, int variant, uint32_t f,
   if ((variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512VNNI)) ||
       (variant == CAL_VARIANT_AVX2 && (f & CAL_ISA_AVXVNNI)))
     m->ipc[CAL_DT_INT8] = 2.0;
-  snprintf(m->assumption, sizeof m->assumption,
-           "%d-bit vectors (0: scalar); assumed 2 FMA units per core%s%s",
-           m->vector_bits,
-           m->ipc[CAL_DT_BF16] > 0 ? "; vdpbf16ps 1 per 2 cycles" : "",
-           m->ipc[CAL_DT_INT8] > 0 ? "; vpdpbusd 2 per cycle" : "");
+  if (variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512FP16))
+    m->ipc[CAL_DT_FP16] = 2.0;
+  matrix_rates(m, f);
+  describe(m);
   return 0;
 }
 
@@ -91,6 +137,16 @@ double cal_theory_gflops_core(const cal_theory_t *m, int dt) {
 
 double cal_theory_gflops(const cal_theory_t *m, int dt) {
   return cal_theory_gflops_core(m, dt) * m->cores;
+}
+
+double cal_theory_matrix_gflops_core(const cal_theory_t *m, int dt) {
+  if (dt < 0 || dt >= CAL_DT_COUNT)
+    return 0.0;
+  return m->matrix_ops_per_cycle[dt] * m->ghz;
+}
+
+double cal_theory_matrix_gflops(const cal_theory_t *m, int dt) {
+  return cal_theory_matrix_gflops_core(m, dt) * m->cores;
 }
 
 double cal_ridge_point(double peak, double gbps) {
@@ -128,6 +184,18 @@ int cal_roofline_add_compute(cal_roofline_t *r, int dt, double gflops,
   if (gflops > r->compute_gflops[dt]) {
     r->compute_gflops[dt] = gflops;
     r->compute_kernel[dt] = kernel;
+  }
+  return 0;
+}
+
+int cal_roofline_add_matrix(cal_roofline_t *r, int dt, double gflops,
+                            const char *kernel) {
+  int rc = cal_roofline_add_compute(r, dt, gflops, kernel);
+  if (rc < 0)
+    return rc;
+  if (gflops > r->matrix_gflops[dt]) {
+    r->matrix_gflops[dt] = gflops;
+    r->matrix_kernel[dt] = kernel;
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 /* Machine limits as plain arithmetic: theoretical peak from the vector
- * width, the FMA units per core and the measured clock; roofline ceilings,
+ * width, the FMA units per core and the measured clock (and, for a matrix
+ * engine such as AMX, its documented operations per cycle); roofline ceilings,
  * ridge points, attainable performance and a kernel point's bound.
  * Nothing here measures or allocates; every function is unit-testable. */
 #ifndef CAL_ROOFLINE_H
@@ -13,10 +14,12 @@ typedef enum {
   CAL_DT_FP32,
   CAL_DT_BF16, /* bf16 pairs dotted into fp32 (vdpbf16ps) */
   CAL_DT_INT8, /* u8·s8 quads dotted into int32 (vpdpbusd); ops, not flops */
+  CAL_DT_FP16, /* fp16 FMA (vfmadd231ph, AVX512_FP16) */
   CAL_DT_COUNT
 } cal_dtype_t;
 
-/* "fp64", "fp32", "bf16", "int8"; static storage ("?" when out of range). */
+/* "fp64", "fp32", "bf16", "int8", "fp16"; static storage ("?" when out of
+ * range). */
 const char *cal_ceiling_dtype_name(int dt);
 /* CAL_EINVAL for an unknown name. */
 int cal_ceiling_dtype_parse(const char *name, int *dt);
@@ -27,14 +30,20 @@ typedef struct cal_theory {
   double ghz;       /* measured clock under vector load */
   int cores;        /* usable cores */
   /* instructions per cycle per core of the dtype's multiply-add (FMA for
-   * fp64/fp32, vdpbf16ps, vpdpbusd); 0 when the CPU has none */
+   * fp64/fp32, vdpbf16ps, vpdpbusd, vfmadd231ph); 0 when the CPU has none */
   double ipc[CAL_DT_COUNT];
-  char assumption[320]; /* how ipc was chosen, one sentence */
+  /* the matrix engine: operations (flops; int8 ops) per cycle per core of
+   * its tile multiply-add per dtype, 0 when it has none; engine NULL when
+   * the CPU has no matrix engine */
+  const char *matrix_engine; /* "amx"; static storage */
+  double matrix_ops_per_cycle[CAL_DT_COUNT];
+  char assumption[640]; /* how ipc and the matrix rates were chosen */
 } cal_theory_t;
 
 /* Operations one multiply-add instruction does on a vector of `bits`:
  * fp64 bits/64·2, fp32 bits/32·2, bf16 bits/32·2 pairs·2, int8 bits/32·4
- * pairs·2; bits 0 means scalar (one lane: fp64/fp32 2, others 0).
+ * pairs·2, fp16 bits/16·2; bits 0 means scalar (one lane: fp64/fp32 2,
+ * others 0).
  * 0 for an unknown dtype or bits < 0. */
 double cal_ops_per_instr(int dt, int vector_bits);
 
@@ -42,8 +51,14 @@ double cal_ops_per_instr(int dt, int vector_bits);
  * (cal_isa_features()), the clock and usable cores.  Assumed issue rates:
  * 2 FMAs per cycle (two FMA ports, server Intel and recent AMD); vdpbf16ps
  * one per 2 cycles (it is 2 FMA-port uops on Intel server cores);
- * vpdpbusd 2 per cycle (AVX512_VNNI, else AVX-VNNI on 256 bits).
- * CAL_EINVAL for a bad variant, ghz <= 0 or cores < 1. */
+ * vpdpbusd 2 per cycle (AVX512_VNNI, else AVX-VNNI on 256 bits);
+ * vfmadd231ph 2 per cycle on 32 fp16 lanes (AVX512_FP16, the same two FMA
+ * units).  The matrix engine, from the feature bits: AMX (amx_tile with
+ * amx_bf16 / amx_int8) does one 16x16x32 TDPBF16PS or 16x16x64 TDPBSSD per
+ * 16 cycles per core, i.e. 1024 bf16 flops and 2048 int8 ops per cycle
+ * (Intel's published Sapphire Rapids figures).  The rates describe the
+ * hardware; whether the kernel lets this process use AMX is the peak
+ * points' business.  CAL_EINVAL for a bad variant, ghz <= 0 or cores < 1. */
 int cal_theory_init(cal_theory_t *m, int variant, uint32_t features,
                         double ghz, int cores);
 
@@ -54,10 +69,13 @@ int cal_theory_init(cal_theory_t *m, int variant, uint32_t features,
 double cal_theory_refine(cal_theory_t *m, int dt,
                              double measured_gflops_core);
 
-/* Theoretical GFLOPS (GOPS for int8) of one core and of all usable cores;
- * 0 when the dtype has no native instruction. */
+/* Theoretical GFLOPS (GOPS for int8) of the vector units of one core and
+ * of all usable cores; 0 when the dtype has no native instruction. */
 double cal_theory_gflops_core(const cal_theory_t *m, int dt);
 double cal_theory_gflops(const cal_theory_t *m, int dt);
+/* The same for the matrix engine; 0 when it has no such dtype. */
+double cal_theory_matrix_gflops_core(const cal_theory_t *m, int dt);
+double cal_theory_matrix_gflops(const cal_theory_t *m, int dt);
 
 /* Roofline: the arithmetic intensity (FLOP/byte) at which a bandwidth of
  * `gbps` stops limiting a compute ceiling of `peak_gflops`; 0 when either
@@ -85,8 +103,11 @@ int cal_roofline_classify(double peak_gflops, double gbps, double intensity,
 #define CAL_ROOF_MAX_LEVELS 8
 typedef struct cal_roofline {
   int threads;
-  double compute_gflops[CAL_DT_COUNT]; /* 0: not measured */
+  double compute_gflops[CAL_DT_COUNT]; /* 0: not measured; the best of
+                                          every engine, matrix included */
   const char *compute_kernel[CAL_DT_COUNT];
+  double matrix_gflops[CAL_DT_COUNT];  /* the matrix engine's alone */
+  const char *matrix_kernel[CAL_DT_COUNT];
   size_t nlevels;
   const char *level[CAL_ROOF_MAX_LEVELS];
   double gbps[CAL_ROOF_MAX_LEVELS];
@@ -98,6 +119,10 @@ typedef struct cal_roofline {
  * dtype, a non-finite value or more than CAL_ROOF_MAX_LEVELS levels. */
 int cal_roofline_add_compute(cal_roofline_t *r, int dt, double gflops,
                              const char *kernel);
+/* A matrix-engine figure: raises the matrix ceiling of dt and, through
+ * cal_roofline_add_compute, the compute ceiling.  Errors as above. */
+int cal_roofline_add_matrix(cal_roofline_t *r, int dt, double gflops,
+                            const char *kernel);
 int cal_roofline_add_bandwidth(cal_roofline_t *r, const char *level,
                                double gbps, const char *kernel);
 /* The bandwidth ceiling of `level`, 0 when absent. */

@@ -1,7 +1,7 @@
-/* Register-resident peak kernels: fma_f64, fma_f32 (every variant) and the
+/* Register-resident peak kernels: fma_f64, fma_f32 (every variant), the
  * native dot products dp_bf16 (AVX512_BF16) and dp_int8 (AVX512_VNNI or
- * AVX-VNNI).  Each thread of an OpenMP team runs its own independent
- * accumulator chains (fma_peak.h); the exact final value of every lane is
+ * AVX-VNNI), and fma_fp16 (AVX512_FP16).  Each thread of an OpenMP team runs its own independent
+ * accumulator chains (fma_body.h); the exact final value of every lane is
  * known, so verify() checks all of them.  params.n sets the steps per run
  * (0: a default sized to take about 1 ms); params.bytes is unused. */
 #include <omp.h>
@@ -23,11 +23,14 @@ void cal_fma_f32_avx2(int64_t n, float o, float c, float *out) { cal_fma_f32_sca
 void cal_dp_bf16_avx512(int64_t n, uint32_t a, uint32_t b, float *out) { (void)n; (void)a; (void)b; (void)out; }
 void cal_dp_int8_avx512(int64_t n, uint32_t a, uint32_t b, int32_t *out) { (void)n; (void)a; (void)b; (void)out; }
 void cal_dp_int8_avxvnni(int64_t n, uint32_t a, uint32_t b, int32_t *out) { (void)n; (void)a; (void)b; (void)out; }
+#endif
+#ifndef CAL_HAVE_AVX512FP16
+void cal_fma_f16_avx512(int64_t n, float o, float c, float *out) { (void)n; (void)o; (void)c; (void)out; }
 uint64_t cal_clock_chain_avx512(int64_t n, uint64_t x) { return cal_clock_chain_scalar(n, x); }
 uint64_t cal_clock_chain_avx2(int64_t n, uint64_t x) { return cal_clock_chain_scalar(n, x); }
 #endif
 
-typedef enum { FMA_F64, FMA_F32, DP_BF16, DP_INT8 } fma_kind_t;
+typedef enum { FMA_F64, FMA_F32, DP_BF16, DP_INT8, FMA_F16 } fma_kind_t;
 
 /* bytes of output per thread, padded so threads share no cache line */
 #define OUT_STRIDE (CAL_FMA_OUT_MAX * 8)
@@ -44,10 +47,11 @@ typedef struct {
   double ops_per_lane; /* flops (or int ops) per lane per step */
   double inc;          /* what one step adds to a lane */
   int64_t max_iters;   /* largest step count whose result stays exact */
+  int64_t round;       /* chains restart every `round` steps (0: never) */
 } fma_shape_t;
 
 /* [kind][variant] */
-static const fma_shape_t shapes[4][CAL_VARIANT_COUNT] = {
+static const fma_shape_t shapes[5][CAL_VARIANT_COUNT] = {
     [FMA_F64] = {{CAL_FMA_CHAINS_SCALAR, 1, 2, 1, INT64_C(1) << 50},
                  {CAL_FMA_CHAINS_256, 4, 2, 1, INT64_C(1) << 50},
                  {CAL_FMA_CHAINS_512, 8, 2, 1, INT64_C(1) << 50}},
@@ -63,6 +67,11 @@ static const fma_shape_t shapes[4][CAL_VARIANT_COUNT] = {
     [DP_INT8] = {{0, 0, 0, 0, 0},
                  {CAL_FMA_CHAINS_256, 8, 8, 4, INT64_C(1) << 28},
                  {CAL_FMA_CHAINS_512, 16, 8, 4, INT64_C(1) << 28}},
+    /* 32 fp16 lanes, counted in rounds into fp32 totals (compute_peak.h) */
+    [FMA_F16] = {{0, 0, 0, 0, 0, 0},
+                 {0, 0, 0, 0, 0, 0},
+                 {CAL_FMA_CHAINS_512, 32, 2, 1, INT64_C(1) << 23,
+                  CAL_FP16_ROUND}},
 };
 
 typedef struct {
@@ -97,6 +106,14 @@ static int kind_native(fma_kind_t kind, int variant, const char **why) {
                ? "int8 dot products need AVX512_VNNI or AVX-VNNI"
                : variant == CAL_VARIANT_AVX512 ? "CPU has no AVX512_VNNI"
                                                : "CPU has no AVX-VNNI";
+    return 0;
+  case FMA_F16:
+    if (variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512FP16))
+      return 1;
+    *why = !(f & CAL_ISA_AVX512FP16)
+               ? "CPU has no AVX512_FP16 (vfmadd231ph)"
+               : "fp16 FMAs need the avx512 variant (the variant asked for "
+                 "or CALIBRATE_ISA is below it)";
     return 0;
   default: return 1;
   }
@@ -155,6 +172,7 @@ static double f64_flops(const cal_params_t *p) { return kind_flops(FMA_F64, p); 
 static double f32_flops(const cal_params_t *p) { return kind_flops(FMA_F32, p); }
 static double bf16_flops(const cal_params_t *p) { return kind_flops(DP_BF16, p); }
 static double int8_flops(const cal_params_t *p) { return kind_flops(DP_INT8, p); }
+static double f16_flops(const cal_params_t *p) { return kind_flops(FMA_F16, p); }
 
 static double fma_mem(const cal_params_t *p) {
   return (double)sizeof(fma_state_t) + (double)nthreads(p) * OUT_STRIDE;
@@ -175,6 +193,10 @@ static int bf16_supported(const cal_params_t *p, const char **why) {
 static int int8_supported(const cal_params_t *p, const char **why) {
   int v;
   return pick(DP_INT8, p->variant, &v, why);
+}
+static int f16_supported(const cal_params_t *p, const char **why) {
+  int v;
+  return pick(FMA_F16, p->variant, &v, why);
 }
 
 static void fma_teardown(void *state) {
@@ -216,6 +238,7 @@ static int f64_setup(const cal_params_t *p, void **st) { return kind_setup(FMA_F
 static int f32_setup(const cal_params_t *p, void **st) { return kind_setup(FMA_F32, p, st); }
 static int bf16_setup(const cal_params_t *p, void **st) { return kind_setup(DP_BF16, p, st); }
 static int int8_setup(const cal_params_t *p, void **st) { return kind_setup(DP_INT8, p, st); }
+static int f16_setup(const cal_params_t *p, void **st) { return kind_setup(FMA_F16, p, st); }
 
 /* The portable reference: multiply then add, two roundings (both exact
  * here), no FMA instruction needed. */
@@ -272,6 +295,9 @@ static void run_thread(const fma_state_t *s, unsigned char *out) {
     else
       cal_dp_int8_avxvnni(s->iters, INT8_A, INT8_B, (int32_t *)out);
     break;
+  case FMA_F16:
+    cal_fma_f16_avx512(s->iters, (float)one, (float)c, (float *)out);
+    break;
   }
 }
 
@@ -292,6 +318,9 @@ static int fma_verify(void *state) {
   const fma_state_t *s = state;
   const fma_shape_t *sh = &shapes[s->kind][s->variant];
   double add = (double)s->iters * sh->inc;
+  /* chains that restart every `round` steps start at i once per round */
+  double starts = sh->round ? (double)((s->iters + sh->round - 1) / sh->round)
+                            : 1.0;
   for (int t = 0; t < s->threads; t++) {
     const unsigned char *o = s->out + (size_t)t * OUT_STRIDE;
     for (int i = 0; i < sh->chains; i++)
@@ -300,7 +329,7 @@ static int fma_verify(void *state) {
         double got = s->kind == FMA_F64   ? ((const double *)o)[k]
                      : s->kind == DP_INT8 ? (double)((const int32_t *)o)[k]
                                           : (double)((const float *)o)[k];
-        if (!(got == (double)i + add))
+        if (!(got == starts * i + add))
           return CAL_EVERIFY;
       }
   }
@@ -365,3 +394,4 @@ FMA_KERNEL(cal_kernel_fma_f64, "fma_f64", "fp64", f64)
 FMA_KERNEL(cal_kernel_fma_f32, "fma_f32", "fp32", f32)
 FMA_KERNEL(cal_kernel_dp_bf16, "dp_bf16", "bf16", bf16)
 FMA_KERNEL(cal_kernel_dp_int8, "dp_int8", "int8", int8)
+FMA_KERNEL(cal_kernel_fma_fp16, "fma_fp16", "fp16", f16)

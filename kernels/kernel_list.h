@@ -15,6 +15,9 @@
   X(fma_f32)                                                                 \
   X(dp_bf16)                                                                 \
   X(dp_int8)                                                                 \
+  X(fma_fp16)                                                                \
+  X(amx_bf16)                                                                \
+  X(amx_int8)                                                                \
   X(stream_read)                                                             \
   X(stream_copy)                                                             \
   X(stream_triad)

@@ -341,7 +341,7 @@ static void roofline_arithmetic(void **state) {
   int dt;
   assert_int_equal(cal_ceiling_dtype_parse("bf16", &dt), 0);
   assert_int_equal(dt, CAL_DT_BF16);
-  assert_int_equal(cal_ceiling_dtype_parse("fp16", &dt), CAL_EINVAL);
+  assert_int_equal(cal_ceiling_dtype_parse("fp8", &dt), CAL_EINVAL);
 }
 
 static void worksets_from_caches(void **state) {

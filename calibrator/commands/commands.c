@@ -10,7 +10,7 @@ const cal_command_t cal_commands[] = {
     {"info", "print what the machine is (--json for JSON)", cal_cmd_info},
     {"attention", "measure only attention (default shapes or one given by flags)",
      cal_cmd_attention},
-    {"peak-flops", "measure only the compute peak (FMA, BF16, INT8) and the clock",
+    {"peak-flops", "measure only the compute peak (FMA, BF16, INT8, FP16, AMX) and the clock",
      cal_cmd_peak_flops},
     {"bandwidth", "measure only memory bandwidth per cache level",
      cal_cmd_bandwidth},

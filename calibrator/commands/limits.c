@@ -12,9 +12,12 @@ static void peak_help(void) {
   printf("Usage: calibrate peak-flops [options]\n\n"
          "Measure only the machine's compute peak: register-resident\n"
          "multiply-add kernels (fp64, fp32 FMA; AVX512_BF16 and VNNI int8 dot\n"
-         "products where the CPU has them) at one pinned thread and all\n"
+         "products and AVX512_FP16 FMA where the CPU has them) and the AMX\n"
+         "matrix engine's tile loops (bf16, int8; where the CPU has AMX and\n"
+         "the kernel grants the tile state) at one pinned thread and all\n"
          "threads, the clock under vector load, and the theoretical peak they\n"
-         "are a fraction of.  Writes a profile with its peak section.\n\n%s",
+         "are a fraction of.  A loop the machine cannot run is a skipped\n"
+         "point with the reason.  Writes a profile with its peak section.\n\n%s",
          run_options);
 }
 

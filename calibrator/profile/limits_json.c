@@ -1,11 +1,18 @@
-/* Builders of the `peak`, `bandwidth` and `roofline` profile sections.
+/* Builders of the `peak` (its writers in peak_json.c), `bandwidth` and
+ * `roofline` profile sections.
  *
  * peak:
  *   clock:       {ghz, method, variant, samples_ghz[], stats}
- *   model:       {vector_bits, usable_cores, ghz, ipc{dtype}, assumption}
- *   theoretical: {dtype: {gflops_per_core, gflops}}  (int8: gops_*)
+ *   model:       {vector_bits, usable_cores, ghz, ipc{dtype}, assumption,
+ *                 matrix{engine, ops_per_cycle{dtype}} (only with a matrix
+ *                 engine)}
+ *   theoretical: {dtype: {gflops_per_core, gflops}}  (int8: gops_*), the
+ *                vector units
+ *   theoretical_matrix: the same for the matrix engine (only with one)
  *   points[]:    "peak/<kernel>/<variant>/t<threads>", metric gflops (gops
- *                for int8), + efficiency vs theoretical per core × threads
+ *                for int8), + efficiency vs the theoretical figure of its
+ *                unit (matrix-family kernels: the matrix engine's) per
+ *                core × threads
  * bandwidth:
  *   convention:  how bytes are counted (STREAM; write-allocate apart)
  *   points[]:    "bandwidth/<kernel>/<level>/t<threads>" (staircase points:
@@ -16,8 +23,9 @@
  * roofline: derived only (no points): see limits_json.h, + efficiencies
  *   {gemm_fp32_of_measured_peak, measured_peak_fp32_of_theoretical,
  *    measured_peak_fp64_of_theoretical, attention_of_gemm_best} (each
- *   only when known).
- * The sections' write functions (cal_compute_peak_write, ...) at the end
+ *   only when known) and gemm_bf16_of_matrix_peak (always; null when the
+ *   bf16 GEMM or the matrix engine's bf16 peak is missing).
+ * The sections' write functions (cal_bandwidth_write, ...) at the end
  * turn their typed results into these objects. */
 #include "limits_json.h"
 #include "profile.h"
@@ -32,30 +40,15 @@
 #include "cal_isa.h"
 #include "stream.h"
 
-/* json_object_set_new that remembers a failure in *ok */
-static void put(json_t *o, const char *k, json_t *v, int *ok) {
+void cal_limits_put(json_t *o, const char *k, json_t *v, int *ok) {
   if (!v || json_object_set_new(o, k, v) < 0)
     *ok = 0;
 }
 
-static void append(json_t *a, json_t *v, int *ok) {
+void cal_limits_append(json_t *a, json_t *v, int *ok) {
   if (!v || json_array_append_new(a, v) < 0)
     *ok = 0;
 }
-
-static json_t *real_array(const double *x, size_t n, double scale) {
-  json_t *a = json_array();
-  if (!a)
-    return NULL;
-  for (size_t i = 0; i < n; i++)
-    if (json_array_append_new(a, json_real(x[i] * scale)) < 0) {
-      json_decref(a);
-      return NULL;
-    }
-  return a;
-}
-
-
 
 const char *cal_limits_metric(const cal_point_t *pt) {
   if (pt->kernel && strcmp(pt->kernel->family, "stream") == 0)
@@ -76,92 +69,22 @@ json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
   return cal_point_json(pt, id, metric ? metric : cal_limits_metric(pt));
 }
 
-static json_t *clock_json(const cal_clock_t *c) {
-  cal_summary_t s;
-  if (cal_summarize(c->samples_ghz, c->n, 0.95, &s) < 0)
-    return NULL;
-  int ok = 1;
-  json_t *o = json_pack("{s:f, s:s, s:s}", "ghz", c->ghz, "method",
-                        c->method ? c->method : "", "variant",
-                        cal_variant_name(c->variant));
-  if (!o)
-    return NULL;
-  put(o, "samples_ghz", real_array(c->samples_ghz, c->n, 1.0), &ok);
-  put(o, "stats", cal_stats_json(&s, 0), &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
-}
-
 static int dtype_of(const cal_point_t *pt) {
   int dt;
   return cal_ceiling_dtype_parse(pt->kernel->dtype, &dt) < 0 ? -1 : dt;
 }
 
-json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
-                              const cal_clock_t *clock,
-                              const cal_theory_t *model) {
-  int ok = 1;
-  json_t *sec = json_object(), *points = json_array();
-  if (!sec || !points)
-    goto fail;
-  if (clock)
-    put(sec, "clock", clock_json(clock), &ok);
-  if (model) {
-    json_t *ipc = json_object(), *theo = json_object();
-    if (!ipc || !theo) {
-      json_decref(ipc);
-      json_decref(theo);
-      goto fail;
-    }
-    /* json_pack's "o" takes the reference to ipc, even on failure */
-    put(sec, "model",
-        json_pack("{s:i, s:i, s:f, s:o, s:s}", "vector_bits",
-                  model->vector_bits, "usable_cores", model->cores, "ghz",
-                  model->ghz, "ipc", ipc, "assumption", model->assumption),
-        &ok);
-    put(sec, "theoretical", theo, &ok);
-    if (!ok)
-      goto fail;
-    for (int dt = 0; dt < CAL_DT_COUNT; dt++) {
-      if (model->ipc[dt] <= 0)
-        continue;
-      const char *name = cal_ceiling_dtype_name(dt);
-      int ops = dt == CAL_DT_INT8;
-      put(ipc, name, json_real(model->ipc[dt]), &ok);
-      put(theo, name,
-          json_pack("{s:f, s:f}", ops ? "gops_per_core" : "gflops_per_core",
-                    cal_theory_gflops_core(model, dt), ops ? "gops" : "gflops",
-                    cal_theory_gflops(model, dt)),
-          &ok);
-    }
-  }
-  for (size_t i = 0; i < n && ok; i++) {
-    const cal_point_t *pt = &pts[i];
-    char id[160];
-    snprintf(id, sizeof id, "peak/%s/%s/t%d", pt->kernel->name, pt->variant,
-             threads_of(pt));
-    json_t *o = cal_limits_point_json(pt, id, NULL);
-    if (o && model && pt->status == CAL_POINT_OK) {
-      int dt = dtype_of(pt);
-      double theo = dt >= 0 ? cal_theory_gflops_core(model, dt) * threads_of(pt)
-                            : 0.0;
-      if (theo > 0)
-        put(o, "efficiency", json_real(pt->gflops_sum.median / theo), &ok);
-    }
-    append(points, o, &ok);
-  }
-  put(sec, "points", points, &ok);
-  points = NULL;
-  if (!ok)
-    goto fail;
-  return sec;
-fail:
-  json_decref(points);
-  json_decref(sec);
-  return NULL;
+int cal_limits_is_matrix(const cal_point_t *pt) {
+  return pt->kernel && strcmp(pt->kernel->family, "matrix") == 0;
+}
+
+double cal_peak_theory_gflops(const cal_theory_t *m, const cal_point_t *pt) {
+  int dt = pt->kernel ? dtype_of(pt) : -1;
+  if (!m || dt < 0)
+    return 0.0;
+  double core = cal_limits_is_matrix(pt) ? cal_theory_matrix_gflops_core(m, dt)
+                                         : cal_theory_gflops_core(m, dt);
+  return core * threads_of(pt);
 }
 
 json_t *cal_bandwidth_section_json(const cal_point_t *pts,
@@ -170,7 +93,8 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
   json_t *sec = json_object(), *points = json_array();
   if (!sec || !points)
     goto fail;
-  put(sec, "convention",
+  cal_limits_put(
+      sec, "convention",
       json_string("STREAM: 8 bytes per element read or written (read 1, "
                   "copy 2, triad 3 arrays); bytes_actual adds the "
                   "write-allocate read of every written line"),
@@ -189,20 +113,22 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
     if (o) {
       double counted = 0, actual = 0;
       if (level)
-        put(o, "level", json_string(level), &ok);
-      put(o, "working_set_bytes", json_integer(pt->params.bytes), &ok);
+        cal_limits_put(o, "level", json_string(level), &ok);
+      cal_limits_put(o, "working_set_bytes", json_integer(pt->params.bytes),
+                     &ok);
       if (cal_stream_traffic(pt->kernel->name, &pt->params, &counted,
                              &actual) == 0) {
-        put(o, "bytes_counted", json_real(counted), &ok);
-        put(o, "bytes_actual", json_real(actual), &ok);
+        cal_limits_put(o, "bytes_counted", json_real(counted), &ok);
+        cal_limits_put(o, "bytes_actual", json_real(actual), &ok);
         if (pt->status == CAL_POINT_OK && counted > 0)
-          put(o, "gbps_actual",
-              json_real(pt->gbps_sum.median * actual / counted), &ok);
+          cal_limits_put(o, "gbps_actual",
+                         json_real(pt->gbps_sum.median * actual / counted),
+                         &ok);
       }
     }
-    append(points, o, &ok);
+    cal_limits_append(points, o, &ok);
   }
-  put(sec, "points", points, &ok);
+  cal_limits_put(sec, "points", points, &ok);
   points = NULL;
   if (!ok)
     goto fail;
@@ -224,8 +150,14 @@ int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
     if (pt->status != CAL_POINT_OK || threads_of(pt) != threads || !pt->gflops)
       continue;
     int dt = dtype_of(pt);
-    if (dt >= 0 && (rc = cal_roofline_add_compute(r, dt, pt->gflops_sum.median,
-                                                  pt->kernel->name)) < 0)
+    if (dt < 0)
+      continue;
+    rc = cal_limits_is_matrix(pt)
+             ? cal_roofline_add_matrix(r, dt, pt->gflops_sum.median,
+                                       pt->kernel->name)
+             : cal_roofline_add_compute(r, dt, pt->gflops_sum.median,
+                                        pt->kernel->name);
+    if (rc < 0)
       return rc;
   }
   for (size_t i = 0; i < nbw; i++) {
@@ -238,6 +170,30 @@ int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
       return rc;
   }
   return 0;
+}
+
+/* The matrix engine's ceilings beside the compute ones: matrix_gflops and
+ * matrix_kernel per dtype (empty without one), theoretical_matrix_gflops
+ * with a model. */
+static void matrix_ceilings(json_t *sec, const cal_roofline_t *r,
+                            const cal_theory_t *model, int *ok) {
+  json_t *mg = json_object(), *mk = json_object(),
+         *mt = model ? json_object() : NULL;
+  for (int dt = 0; dt < CAL_DT_COUNT; dt++) {
+    const char *name = cal_ceiling_dtype_name(dt);
+    if (mt && cal_theory_matrix_gflops(model, dt) > 0)
+      cal_limits_put(mt, name, json_real(cal_theory_matrix_gflops(model, dt)),
+                     ok);
+    if (!(r->matrix_gflops[dt] > 0) || !mg || !mk)
+      continue;
+    cal_limits_put(mg, name, json_real(r->matrix_gflops[dt]), ok);
+    if (r->matrix_kernel[dt])
+      cal_limits_put(mk, name, json_string(r->matrix_kernel[dt]), ok);
+  }
+  cal_limits_put(sec, "matrix_gflops", mg, ok);
+  cal_limits_put(sec, "matrix_kernel", mk, ok);
+  if (model)
+    cal_limits_put(sec, "theoretical_matrix_gflops", mt, ok);
 }
 
 json_t *cal_roofline_section_json(const cal_roofline_t *r,
@@ -255,39 +211,40 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
     json_decref(sec);
     return NULL;
   }
-  put(sec, "threads", json_integer(r->threads), &ok);
-  put(sec, "compute_gflops", comp, &ok);
-  put(sec, "compute_kernel", ck, &ok);
+  cal_limits_put(sec, "threads", json_integer(r->threads), &ok);
+  cal_limits_put(sec, "compute_gflops", comp, &ok);
+  cal_limits_put(sec, "compute_kernel", ck, &ok);
   if (theo)
-    put(sec, "theoretical_gflops", theo, &ok);
-  put(sec, "bandwidth_gbps", bwj, &ok);
-  put(sec, "bandwidth_kernel", bk, &ok);
-  put(sec, "ridge_flop_per_byte", ridge, &ok);
-  put(sec, "kernels", list, &ok);
+    cal_limits_put(sec, "theoretical_gflops", theo, &ok);
+  cal_limits_put(sec, "bandwidth_gbps", bwj, &ok);
+  cal_limits_put(sec, "bandwidth_kernel", bk, &ok);
+  cal_limits_put(sec, "ridge_flop_per_byte", ridge, &ok);
+  cal_limits_put(sec, "kernels", list, &ok);
+  matrix_ceilings(sec, r, model, &ok);
   if (!ok) { /* a failed set already released its value */
     json_decref(sec);
     return NULL;
   }
   for (size_t l = 0; l < r->nlevels; l++) {
-    put(bwj, r->level[l], json_real(r->gbps[l]), &ok);
+    cal_limits_put(bwj, r->level[l], json_real(r->gbps[l]), &ok);
     if (r->bandwidth_kernel[l])
-      put(bk, r->level[l], json_string(r->bandwidth_kernel[l]), &ok);
+      cal_limits_put(bk, r->level[l], json_string(r->bandwidth_kernel[l]), &ok);
   }
   for (int dt = 0; dt < CAL_DT_COUNT && ok; dt++) {
     const char *name = cal_ceiling_dtype_name(dt);
     if (theo && cal_theory_gflops(model, dt) > 0)
-      put(theo, name, json_real(cal_theory_gflops(model, dt)), &ok);
+      cal_limits_put(theo, name, json_real(cal_theory_gflops(model, dt)), &ok);
     if (!(r->compute_gflops[dt] > 0))
       continue;
-    put(comp, name, json_real(r->compute_gflops[dt]), &ok);
+    cal_limits_put(comp, name, json_real(r->compute_gflops[dt]), &ok);
     if (r->compute_kernel[dt])
-      put(ck, name, json_string(r->compute_kernel[dt]), &ok);
+      cal_limits_put(ck, name, json_string(r->compute_kernel[dt]), &ok);
     json_t *per = json_object();
-    put(ridge, name, per, &ok);
+    cal_limits_put(ridge, name, per, &ok);
     for (size_t l = 0; l < r->nlevels && per; l++) {
       double x = cal_ridge_point(r->compute_gflops[dt], r->gbps[l]);
       if (x > 0)
-        put(per, r->level[l], json_real(x), &ok);
+        cal_limits_put(per, r->level[l], json_real(x), &ok);
     }
   }
   double gbps = level ? cal_roofline_gbps(r, level) : 0.0;
@@ -303,17 +260,18 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
     if (cal_roofline_classify(peak, gbps, intensity, pt->gflops_sum.median,
                               &bound, &eff) < 0)
       continue; /* no ceiling for this dtype or level */
-    append(list,
-           json_pack("{s:s, s:s, s:s, s:i, s:s, s:f, s:f, s:f, s:s, s:f, "
-                     "s:f, s:f}",
-                     "kernel", pt->kernel->name, "dtype", pt->kernel->dtype,
-                     "variant", pt->variant, "threads", threads_of(pt),
-                     "level", level, "intensity_flop_per_byte", intensity,
-                     "gflops", pt->gflops_sum.median, "attainable_gflops",
-                     cal_attainable_gflops(peak, gbps, intensity), "bound",
-                     cal_bound_name(bound), "efficiency", eff,
-                     "ceiling_gflops", peak, "ceiling_gbps", gbps),
-           &ok);
+    cal_limits_append(
+        list,
+        json_pack("{s:s, s:s, s:s, s:i, s:s, s:f, s:f, s:f, s:s, s:f, "
+                  "s:f, s:f}",
+                  "kernel", pt->kernel->name, "dtype", pt->kernel->dtype,
+                  "variant", pt->variant, "threads", threads_of(pt), "level",
+                  level, "intensity_flop_per_byte", intensity, "gflops",
+                  pt->gflops_sum.median, "attainable_gflops",
+                  cal_attainable_gflops(peak, gbps, intensity), "bound",
+                  cal_bound_name(bound), "efficiency", eff, "ceiling_gflops",
+                  peak, "ceiling_gbps", gbps),
+        &ok);
   }
   if (!ok) {
     json_decref(sec);
@@ -324,13 +282,6 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
 
 /* ---- the sections' profile objects, from their typed results */
 
-json_t *cal_compute_peak_write(const cal_run_t *r, const void *result) {
-  const cal_compute_peak_result_t *res = result;
-  return cal_compute_peak_json(res->points, res->npoints,
-                               res->have_clock ? &res->clock : NULL,
-                               res->have_model ? &res->model : NULL);
-}
-
 /* The machine's data caches: [{level, size_bytes, cores_sharing}]. */
 static json_t *caches_json(const cal_hwinfo_t *hw) {
   int ok = 1;
@@ -338,11 +289,11 @@ static json_t *caches_json(const cal_hwinfo_t *hw) {
   for (int i = 0; caches && ok && i < hw->ncaches; i++) {
     const cal_cache_info_t *c = &hw->caches[i];
     if (strcmp(c->type, "instruction") != 0)
-      append(caches,
-             json_pack("{s:i, s:I, s:i}", "level", c->level, "size_bytes",
-                       (json_int_t)c->size_bytes, "cores_sharing",
-                       c->cores_sharing),
-             &ok);
+      cal_limits_append(caches,
+                        json_pack("{s:i, s:I, s:i}", "level", c->level,
+                                  "size_bytes", (json_int_t)c->size_bytes,
+                                  "cores_sharing", c->cores_sharing),
+                        &ok);
   }
   if (!ok) {
     json_decref(caches);
@@ -358,7 +309,7 @@ json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
                                            res->npoints);
   if (!sec)
     return NULL;
-  put(sec, "caches", caches_json(&r->ctx->hw), &ok);
+  cal_limits_put(sec, "caches", caches_json(&r->ctx->hw), &ok);
   if (!ok) {
     json_decref(sec);
     return NULL;
@@ -368,7 +319,12 @@ json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
 
 const char *const cal_efficiency_keys[CAL_NEFF] = {
     "gemm_fp32_of_measured_peak", "measured_peak_fp32_of_theoretical",
-    "measured_peak_fp64_of_theoretical", "attention_of_gemm_best"};
+    "measured_peak_fp64_of_theoretical", "attention_of_gemm_best",
+    "gemm_bf16_of_matrix_peak"};
+
+/* Keys written as null when unknown (the others are left out then). */
+static const int efficiency_null_when_unknown[CAL_NEFF] = {
+    [CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK] = 1};
 
 json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
   const cal_roofline_result_t *res = result;
@@ -384,8 +340,11 @@ json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
   }
   for (int i = 0; i < CAL_NEFF; i++)
     if (res->efficiency[i] >= 0)
-      put(eff, cal_efficiency_keys[i], json_real(res->efficiency[i]), &ok);
-  put(sec, "efficiencies", eff, &ok);
+      cal_limits_put(eff, cal_efficiency_keys[i], json_real(res->efficiency[i]),
+                     &ok);
+    else if (efficiency_null_when_unknown[i])
+      cal_limits_put(eff, cal_efficiency_keys[i], json_null(), &ok);
+  cal_limits_put(sec, "efficiencies", eff, &ok);
   if (!ok) {
     json_decref(sec);
     return NULL;

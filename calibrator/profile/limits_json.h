@@ -13,6 +13,11 @@
 #include "harness.h"
 #include "roofline.h"
 
+/* json_object_set_new / json_array_append_new that clear *ok on failure
+ * (v NULL included); the reference to v is consumed either way. */
+void cal_limits_put(json_t *o, const char *k, json_t *v, int *ok);
+void cal_limits_append(json_t *a, json_t *v, int *ok);
+
 /* The point's metric: "gops" for int8, "gflops" for other compute, "gbps"
  * for stream kernels.  Static storage. */
 const char *cal_limits_metric(const cal_point_t *pt);
@@ -24,8 +29,18 @@ const char *cal_limits_metric(const cal_point_t *pt);
 json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
                               const char *metric);
 
-/* "peak": {clock, model, theoretical, points[]}.  clock and model may be
- * NULL (then left out, and points carry no efficiency). */
+/* Whether a point's kernel runs on the matrix engine (family "matrix"). */
+int cal_limits_is_matrix(const cal_point_t *pt);
+
+/* The theoretical GFLOPS (GOPS for int8) a peak point is a fraction of:
+ * its dtype on its unit (the matrix engine for matrix-family kernels, the
+ * vector units otherwise) per core × the point's threads; 0 when the model
+ * is NULL or has no such figure. */
+double cal_peak_theory_gflops(const cal_theory_t *m, const cal_point_t *pt);
+
+/* "peak": {clock, model, theoretical, theoretical_matrix, points[]}.
+ * clock and model may be NULL (then left out, and points carry no
+ * efficiency). */
 json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
                               const cal_clock_t *clock,
                               const cal_theory_t *model);
@@ -37,7 +52,8 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
                                    const char *const *levels, size_t n);
 
 /* Ceilings at `threads` threads from the peak and bandwidth points: the
- * best ok median per dtype and per level.  Strings in *r borrow from the
+ * best ok median per dtype (matrix-family points also raise the matrix
+ * ceilings) and per level.  Strings in *r borrow from the
  * points' kernels and from levels. */
 int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
                              const cal_point_t *bw, const char *const *levels,
@@ -45,7 +61,10 @@ int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
 
 /* "roofline": {threads, compute_gflops, compute_kernel, theoretical_gflops
  * (model may be NULL), bandwidth_gbps, bandwidth_kernel,
- * ridge_flop_per_byte{dtype{level}}, kernels[]}: each ok point of
+ * ridge_flop_per_byte{dtype{level}}, kernels[], matrix_gflops,
+ * matrix_kernel, theoretical_matrix_gflops (with a model)}: compute_* per
+ * dtype is the best of every engine, matrix_* the matrix engine's alone;
+ * each ok point of
  * `kernels` (any family with flops and bytes, e.g. gemm) placed against the
  * compute ceiling of its dtype and the bandwidth of `level` (e.g.
  * "memory"): intensity, attainable, bound and efficiency. */

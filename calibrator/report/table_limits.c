@@ -15,20 +15,19 @@ static int threads_of(const cal_point_t *pt) {
   return pt->params.threads > 0 ? pt->params.threads : 1;
 }
 
-/* A peak point's fraction of the theoretical peak, 0 when unknown. */
+/* A peak point's fraction of the theoretical peak of its unit (vector or
+ * matrix engine), 0 when unknown. */
 static double peak_efficiency(const cal_compute_peak_result_t *res,
                               const cal_point_t *pt) {
-  int dt;
-  if (!res->have_model || cal_ceiling_dtype_parse(pt->kernel->dtype, &dt) < 0)
-    return 0;
-  double theo = cal_theory_gflops_core(&res->model, dt) * threads_of(pt);
+  double theo =
+      res->have_model ? cal_peak_theory_gflops(&res->model, pt) : 0.0;
   return theo > 0 ? pt->gflops_sum.median / theo : 0;
 }
 
 void cal_compute_peak_print(const cal_run_t *r, const void *result,
                             FILE *out) {
   const cal_compute_peak_result_t *res = result;
-  fprintf(out, "\nPeak (register-resident multiply-add)");
+  fprintf(out, "\nPeak (register- and tile-resident multiply-add)");
   if (res->have_clock)
     fprintf(out, ", clock %.2f GHz under vector load", res->clock.ghz);
   fprintf(out, "\n  kernel    variant  threads   measured  theoretical  of theory\n");
@@ -70,6 +69,21 @@ void cal_bandwidth_print(const cal_run_t *r, const void *result, FILE *out) {
   }
 }
 
+/* The matrix engine's ceilings, one line, when it was measured. */
+static void print_matrix_ceilings(const cal_roofline_t *roof, FILE *out) {
+  const char *sep = "  matrix engine ceilings:";
+  for (int dt = 0; dt < CAL_DT_COUNT; dt++) {
+    if (!(roof->matrix_gflops[dt] > 0))
+      continue;
+    fprintf(out, "%s %s %.0f %s (%s)", sep, cal_ceiling_dtype_name(dt),
+            roof->matrix_gflops[dt], dt == CAL_DT_INT8 ? "GOPS" : "GFLOPS",
+            roof->matrix_kernel[dt] ? roof->matrix_kernel[dt] : "?");
+    sep = ",";
+  }
+  if (sep[0] == ',')
+    fprintf(out, "\n");
+}
+
 void cal_roofline_print(const cal_run_t *r, const void *result, FILE *out) {
   const cal_roofline_result_t *res = result;
   const cal_roofline_t *roof = &res->roof;
@@ -79,6 +93,7 @@ void cal_roofline_print(const cal_run_t *r, const void *result, FILE *out) {
     fprintf(out, "\nRoofline (%lld threads): fp32 ridge point %.1f FLOP/byte "
                  "against memory\n",
             (long long)roof->threads, mem);
+  print_matrix_ceilings(roof, out);
   for (int i = 0; i < CAL_NEFF; i++)
     if (res->efficiency[i] >= 0)
       fprintf(out, "  %-36s %5.0f%%\n", cal_efficiency_keys[i],

@@ -1,6 +1,9 @@
-/* The compute peak: register-resident multiply-add loops per dtype at one
+/* The compute peak: register-resident multiply-add loops per dtype (the
+ * vector units' FMA and dot products, and the matrix engine's tile loops
+ * where the CPU has one and the kernel lets this process use it) at one
  * pinned thread and all threads, the clock under vector load and the
- * theoretical peak they are a fraction of. */
+ * theoretical peak they are a fraction of.  A loop this machine cannot run
+ * is a skipped point whose reason says why (kernels/amx.h). */
 #include <stdlib.h>
 
 #include "cal_err.h"
@@ -8,8 +11,10 @@
 #include "results.h"
 #include "run.h"
 
-static const char *const peak_kernels[] = {"fma_f64", "fma_f32", "dp_bf16",
-                                           "dp_int8"};
+static const char *const peak_kernels[] = {
+    "fma_f64", "fma_f32", "dp_bf16", "dp_int8", "fma_fp16", "amx_bf16",
+    "amx_int8"};
+#define NPEAK (sizeof peak_kernels / sizeof peak_kernels[0])
 
 void cal_compute_peak_drop(void *result) {
   cal_compute_peak_result_t *res = result;
@@ -46,14 +51,15 @@ int cal_compute_peak_measure(cal_run_t *r) {
   if (!res)
     return CAL_ENOMEM;
   measure_clock(r, res);
-  size_t nk = sizeof peak_kernels / sizeof peak_kernels[0];
+  size_t nk = NPEAK;
   int tcounts[2] = {1, o->threads}, nt = o->threads > 1 ? 2 : 1;
-  const cal_kernel_t *ks[8];
-  cal_params_t ps[8];
+  const cal_kernel_t *ks[2 * NPEAK];
+  cal_params_t ps[2 * NPEAK];
   size_t n = 0;
   for (int ti = 0; ti < nt; ti++)
     for (size_t i = 0; i < nk; i++) {
-      /* quick: the ML dot products at one thread only */
+      /* quick: the ML dtypes (dot products, fp16, matrix engine) at one
+       * thread only */
       if (o->quick && ti > 0 && i >= 2)
         continue;
       ks[n] = cal_kernel_find(peak_kernels[i]);

@@ -117,7 +117,8 @@ typedef struct cal_attention_result {
 /* ---- peak: register-resident multiply-add loops, clock, theory */
 
 typedef struct cal_compute_peak_result {
-  cal_point_t *points;      /* id: "peak/<kernel>/<variant>/t<threads>" */
+  cal_point_t *points;      /* id: "peak/<kernel>/<variant>/t<threads>";
+                               vector loops and matrix-engine tile loops */
   size_t npoints;
   cal_clock_t clock;
   cal_theory_t model;
@@ -141,6 +142,8 @@ enum {
   CAL_EFF_PEAK_FP32_OF_THEORY,    /* measured fp32 peak / theoretical */
   CAL_EFF_PEAK_FP64_OF_THEORY,    /* measured fp64 peak / theoretical */
   CAL_EFF_ATTENTION_OF_GEMM,      /* best fused attention / fp32 GEMM */
+  CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK, /* best bf16 GEMM / the matrix engine's
+                                       measured bf16 peak */
   CAL_NEFF
 };
 

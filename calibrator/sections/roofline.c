@@ -63,13 +63,26 @@ static void add_kernels(const cal_run_t *r, cal_roofline_result_t *res) {
         add_shell(res, &b->modes[m].points[i].pt, threads);
 }
 
-/* The efficiencies: the GEMM against the measured peak, the measured
+/* The best all-thread GEMM figure of `dtype` (any engine), 0 when none. */
+static double gemm_best(const cal_gemm_result_t *g, const char *dtype) {
+  double best = 0;
+  for (size_t i = 0; g && i < g->ndtypes; i++) {
+    const cal_gemm_dtype_t *d = &g->dtypes[i];
+    if (d->kernel && strcmp(d->kernel->dtype, dtype) == 0 &&
+        d->best_gflops[1] > best)
+      best = d->best_gflops[1];
+  }
+  return best;
+}
+
+/* The efficiencies: the GEMM against the measured peak (fp32 against the
+ * FMA loop, bf16 against the matrix engine's tile loop), the measured
  * peak against the theory, the fused attention against the GEMM. */
 static void efficiencies(const cal_run_t *r,
                          const cal_compute_peak_result_t *pk,
                          cal_roofline_result_t *res) {
   int threads = r->opt->threads;
-  double peak32 = 0, peak64 = 0;
+  double peak32 = 0, peak64 = 0, matrix_bf16 = 0;
   for (int i = 0; i < CAL_NEFF; i++)
     res->efficiency[i] = -1;
   for (size_t i = 0; i < pk->npoints; i++) {
@@ -78,10 +91,16 @@ static void efficiencies(const cal_run_t *r,
       continue;
     if (strcmp(p->kernel->name, "fma_f32") == 0) peak32 = p->gflops_sum.median;
     if (strcmp(p->kernel->name, "fma_f64") == 0) peak64 = p->gflops_sum.median;
+    if (cal_limits_is_matrix(p) && strcmp(p->kernel->dtype, "bf16") == 0 &&
+        p->gflops_sum.median > matrix_bf16)
+      matrix_bf16 = p->gflops_sum.median;
   }
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   if (peak32 > 0 && g && g->sgemm_best[1] > 0)
     res->efficiency[CAL_EFF_GEMM_FP32_OF_PEAK] = g->sgemm_best[1] / peak32;
+  double gemm_bf16 = gemm_best(g, "bf16");
+  if (matrix_bf16 > 0 && gemm_bf16 > 0)
+    res->efficiency[CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK] = gemm_bf16 / matrix_bf16;
   if (res->have_model) {
     double t32 = cal_theory_gflops(&res->model, CAL_DT_FP32);
     double t64 = cal_theory_gflops(&res->model, CAL_DT_FP64);
