@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "attention.h"
 #include "cal_err.h"
@@ -21,6 +22,9 @@
 #include "layer.h"
 #include "layer_gemv.h"
 #include "layer_internal.h"
+#include "options.h"
+#include "results.h"
+#include "run.h"
 #include "test_util.h"
 
 #define GUARD 12345.0f
@@ -261,6 +265,81 @@ static void read_bytes_by_hand(void **state) {
   assert_string_equal(cal_layer_matrix_path(&s), "blas");
 }
 
+/* The reference of the efficiency: the bandwidth section's stream_read
+ * point at memory on the sweep's threads, or NAN with the reason. */
+static void memory_read_reference(void **state) {
+  (void)state;
+  char why[256];
+  assert_true(isnan(cal_bandwidth_memory_read(NULL, 2, why, sizeof why)));
+  assert_string_equal(why, "the bandwidth section did not run");
+  cal_point_t pts[3];
+  const char *levels[3] = {"L2", "memory", "memory"};
+  memset(pts, 0, sizeof pts);
+  for (int i = 0; i < 3; i++) {
+    pts[i].kernel = cal_kernel_find(i == 2 ? "stream_triad" : "stream_read");
+    pts[i].params.threads = 2;
+    pts[i].status = CAL_POINT_OK;
+    pts[i].gbps_sum.median = 10.0 * (i + 1);
+  }
+  cal_bandwidth_result_t bw = {pts, levels, 3};
+  assert_double_equal(cal_bandwidth_memory_read(&bw, 2, why, sizeof why), 20.0, 0);
+  assert_true(isnan(cal_bandwidth_memory_read(&bw, 1, why, sizeof why)));
+  assert_string_equal(why, "the bandwidth section has no stream_read point "
+                           "at memory on 1 thread");
+  pts[1].status = CAL_POINT_SKIPPED;
+  snprintf(pts[1].reason, sizeof pts[1].reason, "needs more memory");
+  assert_true(isnan(cal_bandwidth_memory_read(&bw, 2, why, sizeof why)));
+  assert_non_null(strstr(why, "was not measured: needs more memory"));
+}
+
+/* The decode mode's keys in the profile: null, with the reason, when the
+ * bandwidth section did not run; the point's id when it did. */
+static void decode_bandwidth_json(void **state) {
+  (void)state;
+  cal_opts_t o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.sweep.preset, sizeof o.sweep.preset, "tiny");
+  o.sweep.hidden = 128, o.sweep.heads = 4, o.sweep.kv_heads = 2;
+  o.sweep.ffn = 384, o.sweep.seq = 32, o.threads = 2;
+  cal_run_t r = {&o, NULL, NULL};
+  cal_batch_point_t pt;
+  memset(&pt, 0, sizeof pt);
+  snprintf(pt.id, sizeof pt.id, "batch_sweep/decode/tiny/h128/s32/b1");
+  pt.batch = 1;
+  pt.status = CAL_POINT_SKIPPED;
+  snprintf(pt.reason, sizeof pt.reason, "time budget");
+  cal_batch_result_t res;
+  memset(&res, 0, sizeof res);
+  res.ran[1] = 1;
+  res.modes[1] = (cal_batch_mode_t){.name = "decode", .status = "skipped",
+                                    .points = &pt, .npoints = 1};
+  res.top_mode = -1;
+  res.mem_read_threads = 2;
+  for (int known = 0; known < 2; known++) {
+    res.mem_read_gbps = known ? 31.5 : NAN;
+    cal_bandwidth_memory_read(NULL, 2, res.mem_read_why,
+                              sizeof res.mem_read_why);
+    json_t *sec = cal_batch_write(&r, &res);
+    assert_non_null(sec);
+    json_t *m = json_object_get(json_object_get(sec, "modes"), "decode");
+    json_t *gb = json_object_get(m, "memory_read_gbps");
+    json_t *id = json_object_get(m, "memory_read_point");
+    const char *note = json_string_value(json_object_get(m, "bandwidth_note"));
+    assert_non_null(note);
+    if (known) {
+      assert_double_equal(json_real_value(gb), 31.5, 0);
+      assert_string_equal(json_string_value(id),
+                          "bandwidth/stream_read/memory/t2");
+      assert_null(strstr(note, "no efficiency"));
+    } else {
+      assert_true(json_is_null(gb) && json_is_null(id));
+      assert_non_null(strstr(note, "no efficiency: the bandwidth section did "
+                                   "not run"));
+    }
+    json_decref(sec);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gemv_every_variant),
@@ -268,6 +347,8 @@ int main(void) {
       cmocka_unit_test(layer_team_verifies),
       cmocka_unit_test(layer_verify_catches_wrong_answers),
       cmocka_unit_test(read_bytes_by_hand),
+      cmocka_unit_test(memory_read_reference),
+      cmocka_unit_test(decode_bandwidth_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
