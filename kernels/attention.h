@@ -13,7 +13,8 @@
  * row of scores (fp32 or fp64 accumulation; the fp64 one is the oracle),
  * and a fused kernel tiled over keys with an online softmax, in scalar,
  * AVX2+FMA and AVX-512 variants chosen at run time.  Both parallelise with
- * OpenMP over omp_get_max_threads() threads.  Neither does I/O. */
+ * OpenMP over omp_get_max_threads() threads (cal_attn_fused_team: over the
+ * calling team).  Neither does I/O. */
 #ifndef CAL_ATTENTION_H
 #define CAL_ATTENTION_H
 
@@ -89,5 +90,18 @@ size_t cal_attn_fused_workspace_bytes(const cal_attn_shape_t *s);
  * NULL) gets the variant that ran. */
 int cal_attn_fused(const cal_attn_shape_t *s, const float *q, const float *k,
                    const float *v, float *o, int variant, void *ws, int *ran);
+
+/* Decode-shaped fused attention (nq <= 4: K and V read in place, no
+ * workspace, no allocation) shared by the calling OpenMP team: every
+ * thread of the enclosing parallel region calls it with the same
+ * arguments and takes a share of the (batch, kv head) groups; it returns
+ * after the team's barrier.  Called outside a parallel region, the
+ * calling thread does all of it.  The same arithmetic as cal_attn_fused
+ * with that variant.  CAL_EINVAL for an invalid shape or nq > 4,
+ * CAL_EUNSUPP when the CPU lacks the variant: the same answer on every
+ * thread, before any work (then nobody waits at the barrier). */
+int cal_attn_fused_team(const cal_attn_shape_t *s, const float *q,
+                        const float *k, const float *v, float *o,
+                        int variant);
 
 #endif

@@ -95,3 +95,35 @@ int cal_attn_fused(const cal_attn_shape_t *s, const float *q, const float *k,
     *ran = v_ran;
   return rc;
 }
+
+typedef void (*direct_fn)(const cal_attn_shape_t *, const float *,
+                          const float *, const float *, float *);
+
+static direct_fn direct_variant_fn(int variant) {
+  switch (variant) {
+  case CAL_VARIANT_SCALAR: return cal_attn_fused_direct_scalar;
+#ifdef CAL_ATTN_X86
+  case CAL_VARIANT_AVX2: return cal_attn_fused_direct_avx2;
+  case CAL_VARIANT_AVX512: return cal_attn_fused_direct_avx512;
+#endif
+  default: return NULL;
+  }
+}
+
+int cal_attn_fused_team(const cal_attn_shape_t *s, const float *q,
+                        const float *k, const float *v, float *o,
+                        int variant) {
+  int v_ran, rc;
+  cal_params_t p = {.batch = s->batch, .heads = s->heads,
+                    .kv_heads = s->kv_heads, .nq = s->nq, .nk = s->nk,
+                    .head_dim = s->head_dim, .causal = s->causal};
+  if (s->nq > CAL_ATTN_DIRECT_MAX_NQ || cal_attn_check_shape(&p, 0, NULL, 0) < 0)
+    return CAL_EINVAL;
+  if ((rc = cal_variant_resolve(variant, &v_ran)) < 0)
+    return rc;
+  direct_fn fn = direct_variant_fn(v_ran);
+  if (!fn)
+    return CAL_EUNSUPP;
+  fn(s, q, k, v, o);
+  return 0;
+}

@@ -350,21 +350,32 @@ static void FN(direct_group)(const cal_attn_shape_t *s, const float *q,
   }
 }
 
+/* The direct (decode) path shared by the team that calls it: an orphaned
+ * worksharing loop, so every thread of the enclosing parallel region takes
+ * its share (outside one, the calling thread does it all); the loop's
+ * implicit barrier ends it. */
+void FN(cal_attn_fused_direct)(const cal_attn_shape_t *s, const float *q,
+                               const float *k, const float *v, float *o) {
+  const int64_t HK = s->kv_heads, G = s->heads / HK;
+  const int64_t grp = (G * s->nq + DIRECT_ROWS - 1) / DIRECT_ROWS;
+  const int64_t items = s->batch * HK * grp;
+#pragma omp for schedule(dynamic, 1)
+  for (int64_t it = 0; it < items; it++) {
+    int64_t bk = it / grp, r0 = (it % grp) * DIRECT_ROWS;
+    int64_t left = G * s->nq - r0;
+    FN(direct_group)(s, q, k, v, o, bk / HK, bk % HK, r0,
+                     (int)(left < DIRECT_ROWS ? left : DIRECT_ROWS));
+  }
+}
+
 int FN(cal_attn_fused_run)(const cal_attn_shape_t *s, const float *q,
                            const float *k, const float *v, float *o,
                            float *kpack) {
   const int64_t B = s->batch, H = s->heads, HK = s->kv_heads, D = s->head_dim;
   const int64_t G = H / HK;
   if (s->nq <= CAL_ATTN_DIRECT_MAX_NQ) {
-    const int64_t grp = (G * s->nq + DIRECT_ROWS - 1) / DIRECT_ROWS;
-    const int64_t items = B * HK * grp;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t it = 0; it < items; it++) {
-      int64_t bk = it / grp, r0 = (it % grp) * DIRECT_ROWS;
-      int64_t left = G * s->nq - r0;
-      FN(direct_group)(s, q, k, v, o, bk / HK, bk % HK, r0,
-                       (int)(left < DIRECT_ROWS ? left : DIRECT_ROWS));
-    }
+#pragma omp parallel
+    FN(cal_attn_fused_direct)(s, q, k, v, o);
     return 0;
   }
   const int64_t ntiles = (s->nk + KT - 1) / KT;

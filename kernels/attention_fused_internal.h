@@ -12,12 +12,15 @@
 #define CAL_ATTN_DIRECT_MAX_NQ 4
 
 /* Each variant: the whole computation (valid shape, kpack holding
- * cal_attn_fused_workspace_bytes(s)); always 0.  And its vector e^x on
- * one value, for tests. */
+ * cal_attn_fused_workspace_bytes(s)); always 0.  Its direct path for
+ * nq <= CAL_ATTN_DIRECT_MAX_NQ, shared by the calling OpenMP team (see
+ * cal_attn_fused_team).  And its vector e^x on one value, for tests. */
 #define CAL_ATTN_VARIANT_DECL_(sfx)                                          \
   int cal_attn_fused_run##sfx(const cal_attn_shape_t *s, const float *q,     \
                               const float *k, const float *v, float *o,      \
                               float *kpack);                                  \
+  void cal_attn_fused_direct##sfx(const cal_attn_shape_t *s, const float *q, \
+                                  const float *k, const float *v, float *o); \
   float cal_attn_exp_one##sfx(float x);
 CAL_ATTN_VARIANT_DECL_(_scalar)
 CAL_ATTN_VARIANT_DECL_(_avx2)

@@ -1,5 +1,7 @@
 /* The model-shaped layer workload (see layer.h) and its kernel-table
- * entries layer_prefill and layer_decode. */
+ * entries layer_prefill and layer_decode: shapes, figures, setup and the
+ * BLAS path.  The small-batch decode step is in layer_decode.c, the
+ * double-precision verification in layer_verify.c. */
 #include "layer.h"
 
 #include <cblas.h>
@@ -11,8 +13,7 @@
 #include "attention.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
-
-#define RMS_EPS 1e-6f
+#include "layer_internal.h"
 
 static const cal_layer_preset_t presets[] = {
     {"tiny", "a small layer for tests", 128, 4, 2, 384, 32},
@@ -67,13 +68,7 @@ int cal_layer_check_shape(const cal_layer_shape_t *s, char *why, size_t len) {
   return CAL_EINVAL;
 }
 
-/* Every buffer of a layer, in floats (f) or doubles (d). */
-typedef struct {
-  int64_t hd, nqkv, lq, lk, tokens;
-  double w_f, act_f, kv_f, ref_d, ws_bytes;
-} layout_t;
-
-static void layout(const cal_layer_shape_t *s, layout_t *l) {
+void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
   l->hd = s->hidden / s->heads;
   l->nqkv = (s->heads + 2 * s->kv_heads) * l->hd;
   l->lq = s->decode ? 1 : s->seq;
@@ -96,8 +91,8 @@ static void layout(const cal_layer_shape_t *s, layout_t *l) {
 }
 
 double cal_layer_flops(const cal_layer_shape_t *s) {
-  layout_t l;
-  layout(s, &l);
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
   double t = (double)l.tokens, d = (double)s->hidden, f = (double)s->ffn;
   double mm = 2 * t * d * l.nqkv + 2 * t * s->heads * l.hd * d + 6 * t * d * f;
   cal_attn_shape_t as = {s->batch, s->heads, s->kv_heads, l.lq, l.lk, l.hd, 1};
@@ -105,14 +100,14 @@ double cal_layer_flops(const cal_layer_shape_t *s) {
 }
 
 double cal_layer_weight_bytes(const cal_layer_shape_t *s) {
-  layout_t l;
-  layout(s, &l);
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
   return 4.0 * l.w_f;
 }
 
 double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
-  layout_t l;
-  layout(s, &l);
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
   return 4.0 * (l.w_f + l.act_f + l.kv_f) + 8.0 * l.ref_d + l.ws_bytes;
 }
 
@@ -120,23 +115,27 @@ double cal_layer_tokens(const cal_layer_shape_t *s) {
   return (double)s->batch * (s->decode ? 1.0 : (double)s->seq);
 }
 
-typedef struct {
-  cal_layer_shape_t s;
-  layout_t l;
-  int variant; /* attention variant that runs */
-  uint64_t seed;
-  float *wqkv, *wo, *wgu, *wd, *g1, *g2;
-  float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
-  void *ws;
-} layer_t;
+double cal_layer_read_bytes(const cal_layer_shape_t *s) {
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
+  return 4.0 * (l.w_f + l.kv_f);
+}
+
+static int uses_team(const cal_layer_shape_t *s) {
+  return s->decode && s->batch <= CAL_LAYER_GEMV_MAX_BATCH;
+}
+
+const char *cal_layer_matrix_path(const cal_layer_shape_t *s) {
+  return uses_team(s) ? "gemv" : "blas";
+}
 
 static void layer_teardown(void *state) {
-  layer_t *L = state;
+  cal_layer_t *L = state;
   if (!L)
     return;
   float *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
                    L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
-                   L->kc, L->vc};
+                   L->kc, L->vc, L->hteam};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cal_free(bufs[i]);
   cal_free(L->ws);
@@ -150,7 +149,7 @@ static void fill_weights(float *w, size_t n, int64_t fan_in, cal_rng_t *r) {
 }
 
 static int layer_setup(const cal_params_t *p, void **state) {
-  layer_t *L = cal_alloc(sizeof *L);
+  cal_layer_t *L = cal_alloc(sizeof *L);
   int rc = CAL_ENOMEM;
   if (!L)
     return CAL_ENOMEM;
@@ -161,10 +160,10 @@ static int layer_setup(const cal_params_t *p, void **state) {
   if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
     goto fail;
   rc = CAL_ENOMEM;
-  layout(&L->s, &L->l);
+  cal_layer_layout(&L->s, &L->l);
   L->seed = p->seed;
   const cal_layer_shape_t *s = &L->s;
-  const layout_t *l = &L->l;
+  const cal_layer_layout_t *l = &L->l;
   size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
   size_t hq = (size_t)(s->heads * l->hd);
   size_t kvn = (size_t)(s->batch * s->kv_heads * l->lk * l->hd);
@@ -192,6 +191,16 @@ static int layer_setup(const cal_params_t *p, void **state) {
     goto fail;
   if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
     goto fail;
+  if ((L->team = uses_team(s))) {
+    L->nthreads = omp_get_max_threads();
+    L->gemv = cal_gemv_for(L->variant);
+    if (!L->gemv) {
+      rc = CAL_EUNSUPP;
+      goto fail;
+    }
+    if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
+      goto fail;
+  }
   /* weights from the seed; each sequence's input (and KV cache) from its
    * own stream, so sequence 0 is the same at every batch size */
   cal_rng_t r;
@@ -229,7 +238,7 @@ static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
     float ss = 0.0f;
     for (int64_t i = 0; i < d; i++)
       ss += xr[i] * xr[i];
-    float inv = 1.0f / sqrtf(ss / (float)d + RMS_EPS);
+    float inv = 1.0f / sqrtf(ss / (float)d + CAL_LAYER_RMS_EPS);
     for (int64_t i = 0; i < d; i++)
       yr[i] = xr[i] * inv * g[i];
   }
@@ -243,9 +252,11 @@ static void sgemm_nn(const float *a, const float *b, float *c, int64_t m,
 }
 
 static int layer_run(void *state) {
-  layer_t *L = state;
+  cal_layer_t *L = state;
+  if (L->team)
+    return cal_layer_run_team(L);
   const cal_layer_shape_t *s = &L->s;
-  const layout_t *l = &L->l;
+  const cal_layer_layout_t *l = &L->l;
   const int64_t d = s->hidden, f = s->ffn, t = l->tokens, hd = l->hd;
   const int64_t H = s->heads, G = s->kv_heads, lq = l->lq, lk = l->lk;
   const int64_t hq = H * hd, nqkv = l->nqkv;
@@ -298,113 +309,6 @@ static int layer_run(void *state) {
   return 0;
 }
 
-/* y[m×n] = a[m×k]·b[k×n] in double, with b converted from float. */
-static void dgemm_from_f32(const double *a, const float *b, double *y,
-                           int64_t m, int64_t n, int64_t k, double *bd) {
-  for (int64_t i = 0; i < k * n; i++)
-    bd[i] = b[i];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
-              (blasint)n, (blasint)k, 1.0, a, (blasint)k, bd, (blasint)n, 0.0,
-              y, (blasint)n);
-}
-
-static void rmsnorm_d(const double *x, const float *g, double *y, int64_t rows,
-                      int64_t d) {
-  for (int64_t r = 0; r < rows; r++) {
-    double ss = 0;
-    for (int64_t i = 0; i < d; i++)
-      ss += x[r * d + i] * x[r * d + i];
-    double inv = 1.0 / sqrt(ss / (double)d + RMS_EPS);
-    for (int64_t i = 0; i < d; i++)
-      y[r * d + i] = x[r * d + i] * inv * g[i];
-  }
-}
-
-/* Recompute sequence 0 step by step in double precision (dgemm for the
- * products, the reference attention) and compare with the run's output.
- * Tolerance: 1e-3 of the row's RMS plus 1e-4; fp32 rounding through the
- * layer stays near 1e-5 of it, and a wrong head mapping, mask, norm or
- * activation moves outputs by a good fraction of it. */
-static int layer_verify(void *state) {
-  layer_t *L = state;
-  const cal_layer_shape_t *s = &L->s;
-  const layout_t *l = &L->l;
-  const int64_t d = s->hidden, f = s->ffn, hd = l->hd, H = s->heads;
-  const int64_t G = s->kv_heads, lq = l->lq, lk = l->lk, hq = H * hd;
-  const int64_t nqkv = l->nqkv;
-  int rc = CAL_ENOMEM;
-  double *x1 = cal_alloc(8 * (size_t)(lq * d)), *h = cal_alloc(8 * (size_t)(lq * d));
-  double *qkv = cal_alloc(8 * (size_t)(lq * nqkv)), *ao = cal_alloc(8 * (size_t)(lq * hq));
-  double *gu = cal_alloc(8 * (size_t)(lq * 2 * f)), *a = cal_alloc(8 * (size_t)(lq * f));
-  double *out = cal_alloc(8 * (size_t)(lq * d));
-  int64_t wmax = d * 2 * f > f * d ? d * 2 * f : f * d;
-  if (d * nqkv > wmax) wmax = d * nqkv;
-  if (hq * d > wmax) wmax = hq * d;
-  double *wd = cal_alloc(8 * (size_t)wmax);
-  float *q = cal_alloc(4 * (size_t)(H * lq * hd)), *o = cal_alloc(4 * (size_t)(H * lq * hd));
-  float *kc = cal_alloc(4 * (size_t)(G * lk * hd)), *vc = cal_alloc(4 * (size_t)(G * lk * hd));
-  if (!x1 || !h || !qkv || !ao || !gu || !a || !out || !wd || !q || !o || !kc || !vc)
-    goto out;
-  /* x of sequence 0 as double, RMSNorm, QKV */
-  for (int64_t i = 0; i < lq * d; i++)
-    x1[i] = L->x[i];
-  rmsnorm_d(x1, L->g1, h, lq, d);
-  dgemm_from_f32(h, L->wqkv, qkv, lq, nqkv, d, wd);
-  /* the cache of sequence 0: past entries from the run's cache (the run
-   * only overwrites the new token's slot), new ones from qkv */
-  memcpy(kc, L->kc, 4 * (size_t)(G * lk * hd));
-  memcpy(vc, L->vc, 4 * (size_t)(G * lk * hd));
-  for (int64_t i = 0; i < lq; i++) {
-    int64_t pos = s->decode ? s->seq : i;
-    for (int64_t hh = 0; hh < H; hh++)
-      for (int64_t e = 0; e < hd; e++)
-        q[(hh * lq + i) * hd + e] = (float)qkv[i * nqkv + hh * hd + e];
-    for (int64_t g = 0; g < G; g++)
-      for (int64_t e = 0; e < hd; e++) {
-        kc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + g) * hd + e];
-        vc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + G + g) * hd + e];
-      }
-  }
-  cal_attn_shape_t as = {1, H, G, lq, lk, hd, 1};
-  if ((rc = cal_attn_ref(&as, q, kc, vc, o, 1, NULL, 1)) < 0)
-    goto out;
-  rc = CAL_ENOMEM;
-  for (int64_t i = 0; i < lq; i++)
-    for (int64_t hh = 0; hh < H; hh++)
-      for (int64_t e = 0; e < hd; e++)
-        ao[i * hq + hh * hd + e] = o[(hh * lq + i) * hd + e];
-  dgemm_from_f32(ao, L->wo, out, lq, d, hq, wd);
-  for (int64_t i = 0; i < lq * d; i++)
-    x1[i] = (double)L->x[i] + out[i]; /* residual */
-  rmsnorm_d(x1, L->g2, h, lq, d);
-  dgemm_from_f32(h, L->wgu, gu, lq, 2 * f, d, wd);
-  for (int64_t i = 0; i < lq; i++)
-    for (int64_t j = 0; j < f; j++) {
-      double g = gu[i * 2 * f + j], u = gu[i * 2 * f + f + j];
-      a[i * f + j] = g / (1.0 + exp(-g)) * u;
-    }
-  dgemm_from_f32(a, L->wd, out, lq, d, f, wd);
-  rc = 0;
-  for (int64_t i = 0; i < lq && rc == 0; i++) {
-    double ss = 0;
-    for (int64_t e = 0; e < d; e++) {
-      out[i * d + e] += x1[i * d + e];
-      ss += out[i * d + e] * out[i * d + e];
-    }
-    double tol = 1e-3 * sqrt(ss / (double)d) + 1e-4;
-    for (int64_t e = 0; e < d; e++)
-      if (!(fabs((double)L->out[i * d + e] - out[i * d + e]) <= tol)) {
-        rc = CAL_EVERIFY;
-        break;
-      }
-  }
-out:
-  cal_free(x1); cal_free(h); cal_free(qkv); cal_free(ao); cal_free(gu);
-  cal_free(a); cal_free(out); cal_free(wd); cal_free(q); cal_free(o);
-  cal_free(kc); cal_free(vc);
-  return rc;
-}
-
 static double layer_flops(const cal_params_t *p) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
@@ -414,8 +318,8 @@ static double layer_flops(const cal_params_t *p) {
 static double layer_bytes(const cal_params_t *p) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
-  layout_t l;
-  layout(&s, &l);
+  cal_layer_layout_t l;
+  cal_layer_layout(&s, &l);
   /* weights read once, the KV cache read once, token activations in/out */
   return 4.0 * (l.w_f + l.kv_f + 2.0 * (double)l.tokens * (double)s.hidden);
 }
@@ -427,7 +331,7 @@ static double layer_mem(const cal_params_t *p) {
 }
 
 static const char *layer_variant(const void *state) {
-  return cal_variant_name(((const layer_t *)state)->variant);
+  return cal_variant_name(((const cal_layer_t *)state)->variant);
 }
 
 static int prefill_setup(const cal_params_t *p, void **st) {
@@ -445,13 +349,13 @@ static int decode_setup(const cal_params_t *p, void **st) {
 const cal_kernel_t cal_kernel_layer_prefill = {
     .name = "layer_prefill", .family = "layer", .dtype = "fp32",
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
-    .setup = prefill_setup, .run = layer_run, .verify = layer_verify,
+    .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
 };
 
 const cal_kernel_t cal_kernel_layer_decode = {
     .name = "layer_decode", .family = "layer", .dtype = "fp32",
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
-    .setup = decode_setup, .run = layer_run, .verify = layer_verify,
+    .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
 };

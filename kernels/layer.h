@@ -10,7 +10,8 @@
  * decode: batch × 1 new token against a KV cache of `seq` past tokens (the
  * new token's key and value are appended, so attention spans seq + 1).
  * Rotary embeddings are left out: elementwise work that does not change
- * the matrix shapes.  FLOPs count the matrix products and attention
+ * the matrix shapes.  Small decode batches run on one OpenMP team with
+ * matrix-vector products (see CAL_LAYER_GEMV_MAX_BATCH), the rest on BLAS.  FLOPs count the matrix products and attention
  * (elementwise work, under 1%, is not counted). */
 #ifndef CAL_LAYER_H
 #define CAL_LAYER_H
@@ -50,5 +51,22 @@ double cal_layer_mem_bytes(const cal_layer_shape_t *s);
 double cal_layer_weight_bytes(const cal_layer_shape_t *s);
 /* Examples one forward pass processes (sequences) and tokens. */
 double cal_layer_tokens(const cal_layer_shape_t *s);
+/* Bytes a forward pass must read from memory at the least, the figure a
+ * decode step's bandwidth efficiency divides by its time: every weight of
+ * the layer once (the projections, the MLP and both norm gains, 4 bytes
+ * each) plus the K and V cache rows attention reads for every sequence of
+ * the batch (batch × kv_heads × keys × head_dim × 2 × 4 bytes; keys =
+ * seq + 1 in decode, the past tokens and the new one; seq in prefill).
+ * Activations are not counted. */
+double cal_layer_read_bytes(const cal_layer_shape_t *s);
+
+/* Decode batches up to this size run the small-batch path: one OpenMP team
+ * per step and our own matrix-vector products, each thread streaming its
+ * columns of every weight matrix once (layer_gemv.h).  Larger decode
+ * batches and prefill run the products on BLAS GEMM. */
+#define CAL_LAYER_GEMV_MAX_BATCH 16
+/* Which path runs the shape's matrix products: "gemv" (the small-batch
+ * decode path) or "blas"; static storage. */
+const char *cal_layer_matrix_path(const cal_layer_shape_t *s);
 
 #endif

@@ -42,6 +42,27 @@ assert d["throughput"] == opt["examples_per_s"]
 b1 = [p for p in pre["points"] if p.get("batch_size") == 1][0]
 assert abs(d["latency_ms"] - b1["latency_ms"]) < 1e-9
 PY
+# decode points carry the bytes a step reads and the GB/s; --quick measures
+# no read bandwidth at memory, so the efficiency is null and says why
+$PY - "$TMP/sweep.json" <<'PY' && ok || bad "decode bandwidth keys (no reference)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+m, mod = bs["modes"]["decode"], bs["model"]
+assert m["memory_read_gbps"] is None and m["memory_read_point"] is None
+assert "no efficiency: the bandwidth section has no stream_read point" in m["bandwidth_note"], m["bandwidth_note"]
+ok = [p for p in m["points"] if p["status"] == "ok"]
+for p in ok:
+    kv = p["batch_size"] * mod["kv_heads"] * (mod["seq"] + 1) * mod["head_dim"] * 2 * 4
+    assert p["read_bytes_per_step"] == mod["weights_bytes"] + kv, p
+    assert abs(p["read_gbps"] - p["read_bytes_per_step"] / p["latency_ms"] * 1e-6) <= 1e-6 * p["read_gbps"]
+    assert p["bandwidth_efficiency"] is None
+    assert p["matrix_path"] == ("gemv" if p["batch_size"] <= 16 else "blas")
+for p in bs["modes"]["prefill"]["points"]:
+    assert "bandwidth_efficiency" not in p and "read_gbps" not in p
+PY
+grep -q "%bw: not known: the bandwidth section has no stream_read point" "$TMP/out" \
+  && ok || bad "the decode table does not say why %bw is unknown"
 
 # a memory budget too small for larger batches: recorded as skipped
 expect_exit 0 "memory budget" "$CAL" --sweep-batch "${FAST[@]}" --mode prefill --memory-budget 3M -o "$TMP/mem.json"
@@ -79,7 +100,18 @@ assert all(sw["stop_reason"] == "fixed sizes (--ci)" for sw in d["gemm"]["sweeps
 pre = d["batch_sweep"]["modes"]["prefill"]
 assert [p["batch_size"] for p in pre["points"]] == [1, 2, 4, 8, 16]
 assert not any(p["kernel"] == "attn_ref" for p in d["attention"]["points"])
+# full bandwidth section: decode efficiency against its read point
+dec = d["batch_sweep"]["modes"]["decode"]
+bw = {p["id"]: p for p in d["bandwidth"]["points"]}
+ref = bw[dec["memory_read_point"]]
+assert dec["memory_read_point"] == "bandwidth/stream_read/memory/t1"
+assert dec["memory_read_gbps"] == ref["stats"]["median"] > 0
+for p in dec["points"]:
+    if p["status"] == "ok":
+        assert abs(p["bandwidth_efficiency"] - p["read_gbps"] / dec["memory_read_gbps"]) <= 1e-9 * p["bandwidth_efficiency"]
 PY
+grep -q "%bw: share of the memory read bandwidth" "$TMP/out" \
+  && ok || bad "the decode table does not name its bandwidth"
 
 # bad sweep options
 expect_usage "--batches 0" "$CAL" --sweep-batch --batches 0 -o "$TMP/x.json"

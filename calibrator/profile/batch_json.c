@@ -1,5 +1,6 @@
 /* The batch sweep's profile object, from its typed result. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "curve_json.h"
@@ -10,7 +11,8 @@
 /* A point: measured ones in the point convention (examples/s samples and
  * the layer's figures), others {id, status, reason}; then batch and
  * memory.  NULL when out of memory. */
-static json_t *point_json(const cal_run_t *r, const cal_batch_point_t *bp) {
+static json_t *point_json(const cal_run_t *r, const cal_batch_point_t *bp,
+                          int decode) {
   json_t *o;
   if (bp->status != CAL_POINT_OK) {
     o = cal_unmeasured_json(bp->id, bp->status, bp->reason);
@@ -28,6 +30,14 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_point_t *bp) {
       json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
       json_object_set_new(o, "flops_per_run", json_real(pt->flops));
       json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
+      json_object_set_new(o, "matrix_path", json_string(bp->matrix_path));
+      if (decode) {
+        json_object_set_new(o, "read_bytes_per_step", json_real(bp->read_bytes));
+        json_object_set_new(o, "read_gbps", json_real(bp->read_gbps));
+        json_object_set_new(o, "bandwidth_efficiency",
+                            isnan(bp->bw_efficiency) ? json_null()
+                                                     : json_real(bp->bw_efficiency));
+      }
     }
   }
   if (o) {
@@ -53,15 +63,39 @@ static int analysis_json(const cal_batch_mode_t *m, json_t *jm) {
   return json_object_set_new(jm, "analysis", an);
 }
 
+/* Decode: what its points' bandwidth efficiency is held against. */
+static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
+  char id[96];
+  int known = !isnan(res->mem_read_gbps);
+  snprintf(id, sizeof id, "bandwidth/stream_read/memory/t%d",
+           res->mem_read_threads);
+  char note[768];
+  snprintf(note, sizeof note,
+           "bandwidth_efficiency = read_gbps / memory_read_gbps; "
+           "read_bytes_per_step = every weight of the layer once plus the K "
+           "and V cache rows attention reads (batch x kv_heads x (seq + 1) x "
+           "head_dim x 2, 4 bytes each); activations not counted%s%s",
+           known ? "" : "; no efficiency: ", known ? "" : res->mem_read_why);
+  return json_object_set_new(jm, "memory_read_gbps",
+                             known ? json_real(res->mem_read_gbps) : json_null()) |
+         json_object_set_new(jm, "memory_read_point",
+                             known ? json_string(id) : json_null()) |
+         json_object_set_new(jm, "bandwidth_note", json_string(note));
+}
+
 /* A mode: its points, status, and when measured why the sweep ended, the
  * analysis, batch-1 latency and time.  NULL when out of memory. */
-static json_t *mode_json(const cal_run_t *r, const cal_batch_mode_t *m) {
+static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
+                         int mi) {
+  const cal_batch_mode_t *m = &res->modes[mi];
   json_t *jm = json_object(), *pts = json_array();
   if (json_object_set_new(jm, "points", pts) < 0)
     goto fail;
   for (size_t i = 0; i < m->npoints; i++)
-    if (json_array_append_new(pts, point_json(r, &m->points[i])) < 0)
+    if (json_array_append_new(pts, point_json(r, &m->points[i], mi == 1)) < 0)
       goto fail;
+  if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
+    goto fail;
   json_object_set_new(jm, "status", json_string(m->status));
   if (strcmp(m->status, "measured") != 0) {
     json_object_set_new(jm, "reason", json_string(m->reason));
@@ -108,7 +142,7 @@ json_t *cal_batch_write(const cal_run_t *r, const void *result) {
   for (int m = 0; m < 2; m++) {
     if (!res->ran[m])
       continue;
-    json_t *jm = mode_json(r, &res->modes[m]);
+    json_t *jm = mode_json(r, res, m);
     if (!jm || json_object_set_new(modes, res->modes[m].name, jm) < 0) {
       json_decref(sec);
       return NULL;

@@ -1,5 +1,7 @@
 /* The batch sweep's part of the table: per mode, the points with their
- * share of the peak, then peak, knee, optimal, shape and advice. */
+ * share of the peak (decode: and the GB/s a step reads with its share of
+ * the memory read bandwidth), then peak, knee, optimal, shape and
+ * advice. */
 #include <math.h>
 #include <string.h>
 
@@ -9,7 +11,7 @@
 /* A figure the profile states only when positive, printed as 0 otherwise. */
 static long long positive(int64_t v) { return v > 0 ? (long long)v : 0; }
 
-static void print_point(const cal_batch_point_t *bp,
+static void print_point(const cal_batch_point_t *bp, int decode,
                         const cal_curve_result_t *c, double peak, FILE *out) {
   long long b = (long long)bp->batch;
   if (bp->status != CAL_POINT_OK) {
@@ -27,23 +29,50 @@ static void print_point(const cal_batch_point_t *bp,
     strcat(mark, b == pb ? ", knee" : " <- knee");
   if (b == ob && ob != pb && ob != kb)
     strcat(mark, " <- optimal");
-  fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s\n", b, ex,
+  char bw[32] = "";
+  if (decode && isnan(bp->bw_efficiency))
+    snprintf(bw, sizeof bw, " %7.1f     -", bp->read_gbps);
+  else if (decode)
+    snprintf(bw, sizeof bw, " %7.1f %5.0f%%", bp->read_gbps,
+             100.0 * bp->bw_efficiency);
+  fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s%s\n", b, ex,
           bp->tokens.median, bp->pt.m.time.median * 1e3,
-          peak > 0 ? 100.0 * ex / peak : 0.0, cal_table_unstable_mark(&bp->pt),
-          mark);
+          peak > 0 ? 100.0 * ex / peak : 0.0, bw,
+          cal_table_unstable_mark(&bp->pt), mark);
 }
 
-static void print_mode(const cal_batch_mode_t *m, FILE *out) {
+/* Decode: what a step reads and the bandwidth %bw is a share of. */
+static void print_bandwidth(const cal_batch_result_t *res,
+                            const cal_batch_mode_t *m, FILE *out) {
+  const cal_batch_point_t *first = m->npoints ? &m->points[0] : NULL;
+  if (first)
+    fprintf(out, "    GB/s: %.1f MB a step at batch %lld (every weight once "
+                 "and the KV cache read), over the step time\n",
+            first->read_bytes / 1e6, (long long)first->batch);
+  if (isnan(res->mem_read_gbps))
+    fprintf(out, "    %%bw: not known: %s\n", res->mem_read_why);
+  else
+    fprintf(out, "    %%bw: share of the memory read bandwidth, %.1f GB/s on "
+                 "%d thread%s (bandwidth section, stream_read)\n",
+            res->mem_read_gbps, res->mem_read_threads,
+            res->mem_read_threads == 1 ? "" : "s");
+}
+
+static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
+  const cal_batch_mode_t *m = &res->modes[mi];
+  const int decode = mi == 1;
   if (strcmp(m->status, "measured") != 0) {
     fprintf(out, "  %s: %s: %s\n", m->name, m->status, m->reason);
     return;
   }
   const cal_curve_result_t *c = m->curve;
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
-  fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak\n",
-          m->name);
+  fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
+          m->name, decode ? "    GB/s   %bw" : "");
   for (size_t i = 0; i < m->npoints; i++)
-    print_point(&m->points[i], c, peak, out);
+    print_point(&m->points[i], decode, c, peak, out);
+  if (decode)
+    print_bandwidth(res, m, out);
   const char *shape = cal_curve_shape_name(c->shape);
   fprintf(out, "    peak batch %lld (%.2f examples/s), knee %lld, optimal %lld; "
                "shape %s",
@@ -71,5 +100,5 @@ void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
           threads == 1 ? "" : "s");
   for (int m = 0; m < 2; m++)
     if (res->ran[m])
-      print_mode(&res->modes[m], out);
+      print_mode(res, m, out);
 }

@@ -1,6 +1,8 @@
 /* Memory bandwidth: stream kernels inside each cache level and at memory,
  * at one thread and all threads, and a working-set staircase for the
  * picture. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,4 +140,29 @@ out:
   free(ks);
   free(ps);
   return rc;
+}
+
+double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
+                                 char *why, size_t len) {
+  const char *s = threads == 1 ? "" : "s";
+  if (!bw) {
+    snprintf(why, len, "the bandwidth section did not run");
+    return NAN;
+  }
+  for (size_t i = 0; i < bw->npoints; i++) {
+    const cal_point_t *pt = &bw->points[i];
+    int pt_threads = pt->params.threads > 0 ? pt->params.threads : 1;
+    if (!bw->levels || !bw->levels[i] || strcmp(bw->levels[i], "memory") ||
+        !pt->kernel || strcmp(pt->kernel->name, "stream_read") ||
+        pt_threads != threads)
+      continue;
+    if (pt->status == CAL_POINT_OK && pt->gbps_sum.median > 0)
+      return pt->gbps_sum.median;
+    snprintf(why, len, "the bandwidth section's stream_read point at memory "
+             "on %d thread%s was not measured: %s", threads, s, pt->reason);
+    return NAN;
+  }
+  snprintf(why, len, "the bandwidth section has no stream_read point at "
+           "memory on %d thread%s", threads, s);
+  return NAN;
 }

@@ -27,6 +27,7 @@ typedef struct sweep {
   int64_t *list;            /* batches to measure (owned), room for cap */
   size_t nlist, cap;
   double t0, budget, mem_budget;
+  double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
 } sweep_t;
 
 static double mem_budget(const cal_run_t *r) {
@@ -94,6 +95,11 @@ static cal_batch_point_t *point_add(sweep_t *s, int64_t b) {
   bp->batch = b;
   bp->memory_bytes = mem_of(&p);
   bp->status = CAL_POINT_SKIPPED;
+  cal_layer_shape_t shape;
+  cal_layer_shape_from_params(&p, &shape);
+  bp->matrix_path = cal_layer_matrix_path(&shape);
+  bp->read_bytes = s->decode ? cal_layer_read_bytes(&shape) : 0.0;
+  bp->bw_efficiency = NAN;
   return bp;
 }
 
@@ -136,6 +142,11 @@ static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt) 
   }
   cal_summarize(bp->examples_per_s, n, level, &bp->examples);
   cal_summarize(tok, n, level, &bp->tokens);
+  if (s->decode && pt->m.time.median > 0) {
+    bp->read_gbps = bp->read_bytes / pt->m.time.median * 1e-9;
+    if (s->mem_read_gbps > 0)
+      bp->bw_efficiency = bp->read_gbps / s->mem_read_gbps;
+  }
   bp->pt = *pt;
   bp->measured = 1;
   memset(pt, 0, sizeof *pt);
@@ -348,9 +359,10 @@ static int analyze(sweep_t *s) {
 }
 
 static int sweep_mode(cal_run_t *r, int decode, double budget,
-                      cal_batch_mode_t *m) {
+                      double mem_read_gbps, cal_batch_mode_t *m) {
   sweep_t s = {r, cal_kernel_find(decode ? "layer_decode" : "layer_prefill"),
-               decode, m, NULL, 0, 0, cal_now(), budget, mem_budget(r)};
+               decode, m, NULL, 0, 0, cal_now(), budget, mem_budget(r),
+               mem_read_gbps};
   m->name = decode ? "decode" : "prefill";
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;
@@ -396,6 +408,10 @@ int cal_batch_measure(cal_run_t *r) {
   res->memory_budget_bytes = mem_budget(r);
   res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);
   res->top_mode = -1;
+  res->mem_read_threads = r->opt->threads;
+  res->mem_read_gbps = cal_bandwidth_memory_read(
+      cal_results_get(r->res, CAL_SEC_ID_BANDWIDTH), res->mem_read_threads,
+      res->mem_read_why, sizeof res->mem_read_why);
   int nmodes = (o->modes & 1) + ((o->modes >> 1) & 1);
   for (int m = 0; m < 2; m++) {
     if (!(o->modes & (1 << m)))
@@ -405,7 +421,8 @@ int cal_batch_measure(cal_run_t *r) {
     if (m == 1 && nmodes == 2)
       b = res->time_budget_s - (cal_now() - start);
     res->ran[m] = 1;
-    if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, &res->modes[m])) < 0)
+    if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res->mem_read_gbps,
+                         &res->modes[m])) < 0)
       goto out;
   }
   /* top level: the training-like mode (prefill) when it has an optimal

@@ -134,6 +134,13 @@ typedef struct cal_bandwidth_result {
   size_t npoints;
 } cal_bandwidth_result_t;
 
+/* The memory read bandwidth on `threads` threads: the median GB/s of the
+ * stream_read point at level "memory".  NAN, with a one-line reason in
+ * why[len], when bw is NULL (the section did not run) or has no such
+ * measured point. */
+double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
+                                 char *why, size_t len);
+
 /* ---- roofline: derived from peak, bandwidth and the measured kernels */
 
 /* The efficiencies of a roofline result, in the profile's order. */
@@ -173,6 +180,11 @@ typedef struct cal_batch_point {
   int measured;             /* 1: pt holds the harness point (status ok
                                points only; others keep status, reason) */
   cal_point_t pt;
+  const char *matrix_path;  /* "gemv" or "blas" (cal_layer_matrix_path) */
+  /* decode points: bytes a step must read (cal_layer_read_bytes), those
+   * bytes over the median step time, and that over the run's memory read
+   * bandwidth (NAN when it is not known); 0, 0, NAN otherwise */
+  double read_bytes, read_gbps, bw_efficiency;
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
@@ -195,6 +207,12 @@ typedef struct cal_batch_result {
   double weights_bytes, memory_budget_bytes, time_budget_s;
   /* the mode whose optimal batch is the profile's top level, -1: none */
   int top_mode;
+  /* the run's memory read bandwidth at the sweep's thread count (the
+   * bandwidth section's stream_read point at level "memory"), which decode
+   * points' efficiency divides by: NAN when unknown, with why */
+  double mem_read_gbps;
+  int mem_read_threads;
+  char mem_read_why[256];
 } cal_batch_result_t;
 
 #endif

@@ -1,0 +1,132 @@
+/* The small-batch decode step (see layer.h, CAL_LAYER_GEMV_MAX_BATCH): the
+ * whole layer on one OpenMP team.  Decode at a small batch is bound by
+ * reading the weights, so every weight matrix is streamed once per step:
+ * each thread owns a block of output columns of every matrix and runs the
+ * variant's GEMV (layer_gemv.h) over it, with what can be fused into that
+ * block done there (the residuals, SiLU·up, writing q, k and v straight to
+ * their places).  Per step: one parallel region, four barriers (after QKV,
+ * after attention, after the output projection, after the MLP's first
+ * half), no allocation. */
+#include <math.h>
+#include <omp.h>
+
+#include "attention.h"
+#include "cal_err.h"
+#include "layer_internal.h"
+
+/* Columns [*c0, *c1) of n for thread t of nt: equal blocks rounded to 16
+ * floats (a cache line) so that no two threads write the same line. */
+static void columns(int64_t n, int t, int nt, int64_t *c0, int64_t *c1) {
+  int64_t per = (n + nt - 1) / nt;
+  per = (per + 15) / 16 * 16;
+  *c0 = (int64_t)t * per < n ? (int64_t)t * per : n;
+  *c1 = *c0 + per < n ? *c0 + per : n;
+}
+
+/* y = RMSNorm(x)·g for `rows` rows: each thread normalises every row into
+ * its own buffer (a few thousand floats), so no barrier is needed. */
+static void rmsnorm_rows(const float *x, const float *g, float *y,
+                         int64_t rows, int64_t d) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * d;
+    float *yr = y + r * d;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < d; i++)
+      ss += xr[i] * xr[i];
+    float inv = 1.0f / sqrtf(ss / (float)d + CAL_LAYER_RMS_EPS);
+    for (int64_t i = 0; i < d; i++)
+      yr[i] = xr[i] * inv * g[i];
+  }
+}
+
+/* Where QKV column c goes: *y (row 0) and *ldy (between sequences), and
+ * the end of the run of columns that go to consecutive places.  Query head
+ * columns go to q [batch][H][1][hd], key and value head columns to the
+ * cache slot of the new token (position seq). */
+static int64_t qkv_dest(const cal_layer_t *L, int64_t c, float **y,
+                        int64_t *ldy) {
+  const int64_t hd = L->l.hd, H = L->s.heads, G = L->s.kv_heads;
+  const int64_t hq = H * hd, lk = L->l.lk, pos = L->s.seq;
+  if (c < hq) {
+    *y = L->q + c;
+    *ldy = hq;
+    return hq;
+  }
+  int64_t kv = (c - hq) / (G * hd), g = (c - hq) % (G * hd) / hd;
+  int64_t e = (c - hq) % hd;
+  *y = (kv ? L->vc : L->kc) + (g * lk + pos) * hd + e;
+  *ldy = G * lk * hd;
+  return hq + (kv * G + g + 1) * hd;
+}
+
+/* q, k, v = h·Wqkv over this thread's columns, written in place. */
+static void qkv_cols(const cal_layer_t *L, const float *h, int t, int nt) {
+  const int64_t d = L->s.hidden, B = L->s.batch, nqkv = L->l.nqkv;
+  int64_t c0, c1;
+  columns(nqkv, t, nt, &c0, &c1);
+  while (c0 < c1) {
+    float *y;
+    int64_t ldy, end = qkv_dest(L, c0, &y, &ldy);
+    if (end > c1)
+      end = c1;
+    L->gemv(h, d, B, d, L->wqkv + c0, nqkv, end - c0, NULL, 0, y, ldy);
+    c0 = end;
+  }
+}
+
+/* a = SiLU(h·Wg) ⊙ (h·Wu) over this thread's columns of the MLP. */
+static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
+  const int64_t d = L->s.hidden, f = L->s.ffn, B = L->s.batch;
+  int64_t j0, j1;
+  columns(f, t, nt, &j0, &j1);
+  if (j0 >= j1)
+    return;
+  float *gate = L->gu + j0, *up = L->gu + f + j0;
+  L->gemv(h, d, B, d, L->wgu + j0, 2 * f, j1 - j0, NULL, 0, gate, 2 * f);
+  L->gemv(h, d, B, d, L->wgu + f + j0, 2 * f, j1 - j0, NULL, 0, up, 2 * f);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < j1 - j0; j++) {
+      float g = gate[b * 2 * f + j];
+      L->a[b * f + j0 + j] = g / (1.0f + expf(-g)) * up[b * 2 * f + j];
+    }
+}
+
+/* y = res + x·W over this thread's columns of the hidden size. */
+static void proj_cols(const cal_layer_t *L, const float *x, int64_t k,
+                      const float *w, const float *res, float *y, int t,
+                      int nt) {
+  const int64_t d = L->s.hidden;
+  int64_t c0, c1;
+  columns(d, t, nt, &c0, &c1);
+  if (c0 < c1)
+    L->gemv(x, k, L->s.batch, k, w + c0, d, c1 - c0, res + c0, d, y + c0, d);
+}
+
+int cal_layer_run_team(cal_layer_t *L) {
+  const int64_t d = L->s.hidden, f = L->s.ffn, B = L->s.batch;
+  const int64_t hq = L->s.heads * L->l.hd;
+  const cal_attn_shape_t as = {B, L->s.heads, L->s.kv_heads, 1, L->l.lk,
+                               L->l.hd, 1};
+  int rc = 0;
+#pragma omp parallel num_threads(L->nthreads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    float *h = L->hteam + (size_t)t * (size_t)(B * d);
+    rmsnorm_rows(L->x, L->g1, h, B, d);
+    qkv_cols(L, h, t, nt);
+#pragma omp barrier
+    /* the same answer on every thread, so all or none reach its barrier */
+    int arc = cal_attn_fused_team(&as, L->q, L->kc, L->vc, L->o, L->variant);
+    if (arc == 0) {
+      proj_cols(L, L->o, hq, L->wo, L->x, L->x1, t, nt); /* x1 = x + o·Wo */
+#pragma omp barrier
+      rmsnorm_rows(L->x1, L->g2, h, B, d);
+      gate_up_cols(L, h, t, nt);
+#pragma omp barrier
+      proj_cols(L, L->a, f, L->wd, L->x1, L->out, t, nt); /* out = x1 + a·Wd */
+    } else if (t == 0) {
+      rc = arc;
+    }
+  }
+  return rc;
+}

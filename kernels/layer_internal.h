@@ -1,0 +1,52 @@
+/* Between the layer's files (layer.c: shapes, setup and the BLAS path;
+ * layer_decode.c: the small-batch decode step; layer_verify.c: the
+ * double-precision reference).  Not a public header; tests may use it to
+ * reach the state of a set-up layer. */
+#ifndef CAL_LAYER_INTERNAL_H
+#define CAL_LAYER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "layer.h"
+#include "layer_gemv.h"
+
+#define CAL_LAYER_RMS_EPS 1e-6f
+
+/* Every buffer of a layer, in floats (f) or doubles (d). */
+typedef struct cal_layer_layout {
+  int64_t hd, nqkv, lq, lk, tokens;
+  double w_f, act_f, kv_f, ref_d, ws_bytes;
+} cal_layer_layout_t;
+
+void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l);
+
+/* A set-up layer (the kernel's state).  Weights are row-major [in][out]:
+ * wqkv [hidden][nqkv] (q heads, then k heads, then v heads), wo [H·hd]
+ * [hidden], wgu [hidden][2·ffn] (gate columns, then up), wd [ffn][hidden].
+ * Activations are token rows; q, o [batch][heads][lq][hd]; kc, vc
+ * [batch][kv_heads][lk][hd]. */
+typedef struct cal_layer {
+  cal_layer_shape_t s;
+  cal_layer_layout_t l;
+  int variant;        /* SIMD variant of attention and the GEMV */
+  int team;           /* 1: run by cal_layer_run_team */
+  int nthreads;       /* the team's size (rows of hteam) */
+  cal_gemv_fn gemv;   /* the variant's GEMV (team path) */
+  uint64_t seed;
+  float *wqkv, *wo, *wgu, *wd, *g1, *g2;
+  float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
+  float *hteam;       /* team path: per thread, the normalised rows
+                         [nthreads][batch][hidden] */
+  void *ws;
+} cal_layer_t;
+
+/* One decode step on a single OpenMP team (layer_decode.c): matrix-vector
+ * products over each thread's columns, attention shared by the team, four
+ * barriers, no allocation.  0, or the attention's error. */
+int cal_layer_run_team(cal_layer_t *L);
+
+/* The kernel's verify (layer_verify.c): sequences 0 and batch - 1 against
+ * a double-precision composition.  0, CAL_EVERIFY or CAL_ENOMEM. */
+int cal_layer_verify(void *state);
+
+#endif

@@ -1,0 +1,125 @@
+/* The layer's verification (see layer.h): sequences 0 and batch - 1 of
+ * the last run recomputed step by step in double precision. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cal_mem.h"
+#include "layer_internal.h"
+
+/* y[m×n] = a[m×k]·b[k×n] in double, with b converted from float. */
+static void dgemm_from_f32(const double *a, const float *b, double *y,
+                           int64_t m, int64_t n, int64_t k, double *bd) {
+  for (int64_t i = 0; i < k * n; i++)
+    bd[i] = b[i];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
+              (blasint)n, (blasint)k, 1.0, a, (blasint)k, bd, (blasint)n, 0.0,
+              y, (blasint)n);
+}
+
+static void rmsnorm_d(const double *x, const float *g, double *y, int64_t rows,
+                      int64_t d) {
+  for (int64_t r = 0; r < rows; r++) {
+    double ss = 0;
+    for (int64_t i = 0; i < d; i++)
+      ss += x[r * d + i] * x[r * d + i];
+    double inv = 1.0 / sqrt(ss / (double)d + CAL_LAYER_RMS_EPS);
+    for (int64_t i = 0; i < d; i++)
+      y[r * d + i] = x[r * d + i] * inv * g[i];
+  }
+}
+
+/* Recompute sequence sb step by step in double precision (dgemm for the
+ * products, the reference attention) and compare with the run's output.
+ * Tolerance: 1e-3 of the row's RMS plus 1e-4; fp32 rounding through the
+ * layer stays near 1e-5 of it, and a wrong head mapping, mask, norm or
+ * activation moves outputs by a good fraction of it. */
+static int verify_sequence(const cal_layer_t *L, int64_t sb) {
+  const cal_layer_shape_t *s = &L->s;
+  const cal_layer_layout_t *l = &L->l;
+  const int64_t d = s->hidden, f = s->ffn, hd = l->hd, H = s->heads;
+  const int64_t G = s->kv_heads, lq = l->lq, lk = l->lk, hq = H * hd;
+  const int64_t nqkv = l->nqkv;
+  int rc = CAL_ENOMEM;
+  double *x1 = cal_alloc(8 * (size_t)(lq * d)), *h = cal_alloc(8 * (size_t)(lq * d));
+  double *qkv = cal_alloc(8 * (size_t)(lq * nqkv)), *ao = cal_alloc(8 * (size_t)(lq * hq));
+  double *gu = cal_alloc(8 * (size_t)(lq * 2 * f)), *a = cal_alloc(8 * (size_t)(lq * f));
+  double *out = cal_alloc(8 * (size_t)(lq * d));
+  int64_t wmax = d * 2 * f > f * d ? d * 2 * f : f * d;
+  if (d * nqkv > wmax) wmax = d * nqkv;
+  if (hq * d > wmax) wmax = hq * d;
+  double *wd = cal_alloc(8 * (size_t)wmax);
+  float *q = cal_alloc(4 * (size_t)(H * lq * hd)), *o = cal_alloc(4 * (size_t)(H * lq * hd));
+  float *kc = cal_alloc(4 * (size_t)(G * lk * hd)), *vc = cal_alloc(4 * (size_t)(G * lk * hd));
+  if (!x1 || !h || !qkv || !ao || !gu || !a || !out || !wd || !q || !o || !kc || !vc)
+    goto out;
+  const float *xs = L->x + sb * lq * d, *outs = L->out + sb * lq * d;
+  const float *kcs = L->kc + sb * G * lk * hd, *vcs = L->vc + sb * G * lk * hd;
+  /* x of the sequence as double, RMSNorm, QKV */
+  for (int64_t i = 0; i < lq * d; i++)
+    x1[i] = xs[i];
+  rmsnorm_d(x1, L->g1, h, lq, d);
+  dgemm_from_f32(h, L->wqkv, qkv, lq, nqkv, d, wd);
+  /* the sequence's cache: past entries from the run's cache (the run
+   * only overwrites the new token's slot), new ones from qkv */
+  memcpy(kc, kcs, 4 * (size_t)(G * lk * hd));
+  memcpy(vc, vcs, 4 * (size_t)(G * lk * hd));
+  for (int64_t i = 0; i < lq; i++) {
+    int64_t pos = s->decode ? s->seq : i;
+    for (int64_t hh = 0; hh < H; hh++)
+      for (int64_t e = 0; e < hd; e++)
+        q[(hh * lq + i) * hd + e] = (float)qkv[i * nqkv + hh * hd + e];
+    for (int64_t g = 0; g < G; g++)
+      for (int64_t e = 0; e < hd; e++) {
+        kc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + g) * hd + e];
+        vc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + G + g) * hd + e];
+      }
+  }
+  cal_attn_shape_t as = {1, H, G, lq, lk, hd, 1};
+  if ((rc = cal_attn_ref(&as, q, kc, vc, o, 1, NULL, 1)) < 0)
+    goto out;
+  rc = CAL_ENOMEM;
+  for (int64_t i = 0; i < lq; i++)
+    for (int64_t hh = 0; hh < H; hh++)
+      for (int64_t e = 0; e < hd; e++)
+        ao[i * hq + hh * hd + e] = o[(hh * lq + i) * hd + e];
+  dgemm_from_f32(ao, L->wo, out, lq, d, hq, wd);
+  for (int64_t i = 0; i < lq * d; i++)
+    x1[i] = (double)xs[i] + out[i]; /* residual */
+  rmsnorm_d(x1, L->g2, h, lq, d);
+  dgemm_from_f32(h, L->wgu, gu, lq, 2 * f, d, wd);
+  for (int64_t i = 0; i < lq; i++)
+    for (int64_t j = 0; j < f; j++) {
+      double g = gu[i * 2 * f + j], u = gu[i * 2 * f + f + j];
+      a[i * f + j] = g / (1.0 + exp(-g)) * u;
+    }
+  dgemm_from_f32(a, L->wd, out, lq, d, f, wd);
+  rc = 0;
+  for (int64_t i = 0; i < lq && rc == 0; i++) {
+    double ss = 0;
+    for (int64_t e = 0; e < d; e++) {
+      out[i * d + e] += x1[i * d + e];
+      ss += out[i * d + e] * out[i * d + e];
+    }
+    double tol = 1e-3 * sqrt(ss / (double)d) + 1e-4;
+    for (int64_t e = 0; e < d; e++)
+      if (!(fabs((double)outs[i * d + e] - out[i * d + e]) <= tol)) {
+        rc = CAL_EVERIFY;
+        break;
+      }
+  }
+out:
+  cal_free(x1); cal_free(h); cal_free(qkv); cal_free(ao); cal_free(gu);
+  cal_free(a); cal_free(out); cal_free(wd); cal_free(q); cal_free(o);
+  cal_free(kc); cal_free(vc);
+  return rc;
+}
+
+int cal_layer_verify(void *state) {
+  const cal_layer_t *L = state;
+  int rc = verify_sequence(L, 0);
+  if (rc == 0 && L->s.batch > 1)
+    rc = verify_sequence(L, L->s.batch - 1);
+  return rc;
+}
