@@ -9,10 +9,11 @@ static const char *status_name(cal_point_status_t st) {
   return st == CAL_POINT_SKIPPED ? "skipped" : "failed";
 }
 
-/* "fp32 t=2    128:40 256:80 | again 256:81  [plateau]" */
+/* "fp32 onednn    t=2   256:40 512:80 | again 512:81  [plateau]" */
 static void sweep_line(const cal_gemm_result_t *g, const cal_gemm_sweep_t *s,
                        FILE *out) {
-  fprintf(out, "    %-5s t=%-3d", s->kernel->dtype, s->threads);
+  fprintf(out, "    %-5s %-9s t=%-3d", s->kernel->dtype,
+          cal_kernel_engine(s->kernel), s->threads);
   for (size_t j = 0; j < g->npoints; j++) {
     const cal_gemm_point_t *p = &g->points[j];
     if (p->pt.kernel != s->kernel || p->threads != s->threads)
@@ -28,40 +29,68 @@ static void sweep_line(const cal_gemm_result_t *g, const cal_gemm_sweep_t *s,
   fprintf(out, "  [%s]\n", s->stop);
 }
 
-void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
-  const cal_gemm_result_t *g = result;
-  fprintf(out, "\nGEMM (C = A*B, square n)      1 thread, pinned       %d threads\n",
-          r->opt->threads);
-  for (size_t i = 0; i < g->ndtypes; i++) {
-    const cal_gemm_dtype_t *d = &g->dtypes[i];
-    if (!d->supported) {
-      fprintf(out, "  %-5s unsupported: %s\n", d->kernel->dtype,
-              d->why ? d->why : "");
+/* "   1234.5 at n=2048  " or blanks of the same width. */
+static void figure(const cal_gemm_best_t *b, FILE *out) {
+  if (b->kernel)
+    fprintf(out, "%9.1f at n=%-6lld", b->gflops, (long long)b->n);
+  else
+    fprintf(out, "%9s %-10s", "-", "");
+}
+
+/* The headline row of a dtype, then one row per engine with its figures
+ * and the implementation it ran. */
+static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
+  const char *unit = strcmp(d->metric, "gops") == 0 ? "GOPS" : "GFLOPS";
+  if (!d->supported) {
+    fprintf(out, "  %-5s unsupported: %s\n", d->dtype, d->why);
+    return;
+  }
+  fprintf(out, "  %-5s best %-6s %-9s", d->dtype, unit,
+          d->best[1].kernel ? cal_kernel_engine(d->best[1].kernel) : "-");
+  figure(&d->best[0], out);
+  fprintf(out, "   ");
+  figure(&d->best[1], out);
+  fprintf(out, "\n");
+  for (size_t j = 0; j < d->nengines; j++) {
+    const cal_gemm_engine_t *e = &d->engines[j];
+    const char *engine = cal_kernel_engine(e->kernel);
+    if (!e->selected)
+      continue;
+    if (!e->supported) {
+      fprintf(out, "        %-9s unsupported: %s\n", engine, e->why ? e->why : "");
       continue;
     }
-    fprintf(out, "  %-5s best GFLOPS          ", d->kernel->dtype);
-    int col = 0;
-    for (size_t j = 0; j < g->nsweeps; j++)
-      if (g->sweeps[j].kernel == d->kernel)
-        fprintf(out, "%s%9.1f at n=%-6lld", col++ ? "   " : "",
-                g->sweeps[j].best_gflops, (long long)g->sweeps[j].best_n);
-    fprintf(out, "\n");
+    fprintf(out, "        %-17s", engine);
+    figure(&e->best[0], out);
+    fprintf(out, "   ");
+    figure(&e->best[1], out);
+    const char *impl = e->best[1].impl[0] ? e->best[1].impl : e->best[0].impl;
+    fprintf(out, "%s%s%s%s\n", impl[0] ? "  " : "", impl,
+            e->failed ? "  " : "", e->failed ? "FAILED verification" : "");
   }
-  fprintf(out, "  size sweep (GFLOPS):\n");
+}
+
+void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
+  const cal_gemm_result_t *g = result;
+  fprintf(out, "\nGEMM (C = A*B, square n)    engine   1 thread, pinned       %d threads\n",
+          r->opt->threads);
+  for (size_t i = 0; i < g->ndtypes; i++)
+    dtype_rows(&g->dtypes[i], out);
+  fprintf(out, "  size sweep (GFLOPS; GOPS for int8):\n");
   for (size_t j = 0; j < g->nsweeps; j++)
     sweep_line(g, &g->sweeps[j], out);
 }
 
 void cal_scaling_print(const cal_run_t *r, const void *result, FILE *out) {
   const cal_scaling_result_t *s = result;
-  fprintf(out, "\nScaling (n=%lld)   threads  GFLOPS   speedup  efficiency\n",
+  fprintf(out, "\nScaling (n=%lld)         threads  GFLOPS   speedup  efficiency\n",
           (long long)s->n);
   for (size_t i = 0; i < s->npoints; i++) {
     const cal_scaling_point_t *p = &s->points[i];
     if (p->pt.status != CAL_POINT_OK)
       continue;
-    fprintf(out, "  %-5s            %5d  %7.1f  %6.2fx  %8.0f%%\n",
-            p->pt.kernel->dtype, p->pt.params.threads, p->pt.gflops_sum.median,
+    fprintf(out, "  %-5s %-9s  %5d  %7.1f  %6.2fx  %8.0f%%\n",
+            p->pt.kernel->dtype, cal_kernel_engine(p->pt.kernel), p->pt.params.threads, p->pt.gflops_sum.median,
             p->speedup, 100.0 * p->efficiency);
   }
 }

@@ -46,6 +46,9 @@ typedef struct cal_opts {
   double budget_scale;      /* multiplies every section's time budget */
   const char *plots_dir;    /* --plots DIR: draw charts after the run */
   int ci;                   /* --ci: fixed point lists, interleaved rounds */
+  const char *gemm_engine;  /* --gemm-engine / CALIBRATE_GEMM_ENGINE: "auto"
+                               or the one engine the GEMM section measures;
+                               static storage */
   int rounds;               /* rounds per point (samples each: hcfg.samples) */
   cal_harness_cfg_t hcfg;
   cal_sweep_opts_t sweep;
