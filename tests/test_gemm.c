@@ -20,6 +20,7 @@
 #include "gemm_data.h"
 #include "gemm_json.h"
 #include "gemm_pick.h"
+#include "gemm_sweep.h"
 #include "harness.h"
 #include "kernel.h"
 #include "results.h"
@@ -321,6 +322,25 @@ static void best_map_json(void **state) {
   json_decref(o);
 }
 
+/* The sweep's evidence rule: clearly higher, no meaningful gain (below
+ * the best median + 2% with the CI's confidence), or too wide to tell. */
+static void trend_rule(void **state) {
+  (void)state;
+  cal_summary_t best = {.median = 100, .ci_low = 98, .ci_high = 102};
+  cal_summary_t x = {.median = 105, .ci_low = 103, .ci_high = 107};
+  assert_int_equal(cal_gemm_trend(&best, &x), 1);
+  x = (cal_summary_t){.median = 101, .ci_low = 99, .ci_high = 101.9};
+  assert_int_equal(cal_gemm_trend(&best, &x), -1);
+  x = (cal_summary_t){.median = 96, .ci_low = 94, .ci_high = 97};
+  assert_int_equal(cal_gemm_trend(&best, &x), -1);
+  /* a 5% gain whose interval still reaches below the best's top: the
+   * curve may still rise, so it is no evidence of a plateau */
+  x = (cal_summary_t){.median = 105, .ci_low = 101, .ci_high = 109};
+  assert_int_equal(cal_gemm_trend(&best, &x), 0);
+  x = (cal_summary_t){.median = 100, .ci_low = 90, .ci_high = 110};
+  assert_int_equal(cal_gemm_trend(&best, &x), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kernel_table_has_engines),
@@ -328,6 +348,7 @@ int main(void) {
       cmocka_unit_test(harness_records_impl),
       cmocka_unit_test(plan_by_engine),
       cmocka_unit_test(headline_pick),
+      cmocka_unit_test(trend_rule),
       cmocka_unit_test(best_map_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,7 +120,9 @@ static int run_flag(cal_opts_t *o, int c, const char *arg) {
   case O_SWEEP: o->sections |= CAL_SEC_BATCH; return 0;
   case O_CI: o->ci = 1; return 0;
   case O_PLOTS: o->plots_dir = arg; return 0;
-  case O_GEMM_ENGINE: return gemm_engine_opt(o, arg, "--gemm-engine");
+  case O_GEMM_ENGINE:
+    o->gemm_engine_given = 1;
+    return gemm_engine_opt(o, arg, "--gemm-engine");
   case 't':
     if (cal_parse_long(arg, 1, 1 << 20, &o->threads_asked) < 0)
       return cal_usage(cmd, "--threads needs a whole number of at least 1, "
@@ -262,9 +264,6 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
   int c, rc;
   defaults(o, cmd);
   *action = CAL_OPTS_RUN;
-  const char *env = getenv("CALIBRATE_GEMM_ENGINE");
-  if (env && *env && (rc = gemm_engine_opt(o, env, NULL)) != 0)
-    return rc;
   opterr = 0;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":o:qt:vh", long_opts, NULL)) != -1) {
@@ -285,6 +284,11 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
   }
   if (optind < argc)
     return cal_usage(cmd, "unexpected argument '%s'", argv[optind]);
+  /* the variable, unless the flag chose */
+  const char *env = getenv("CALIBRATE_GEMM_ENGINE");
+  if (!o->gemm_engine_given && env && *env &&
+      (rc = gemm_engine_opt(o, env, NULL)) != 0)
+    return rc;
   return layer_shape(o, preset, shape);
 }
 

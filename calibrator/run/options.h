@@ -58,7 +58,7 @@ typedef struct cal_opts {
   const char *out_asked;    /* -o; NULL when not given */
   long samples_asked, rounds_asked;
   double min_time_asked, cv_asked;
-  int no_progress, seq_given;
+  int no_progress, seq_given, gemm_engine_given;
 } cal_opts_t;
 
 /* What the command line asked for besides a run. */

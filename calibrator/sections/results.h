@@ -56,7 +56,7 @@ typedef struct cal_gemm_sweep {
   int64_t best_n;
   double best_gflops;       /* after confirmation (GOPS for int8) */
   double best_gflops_in_sweep;
-  char best_id[128];
+  char best_id[112];        /* id of the point behind best_gflops */
   char impl[96];            /* the engine's implementation at best_n */
   double budget_s, time_s;  /* its share of the section's time, time spent */
   int failed;               /* a point failed verification */
