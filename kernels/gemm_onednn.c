@@ -18,6 +18,7 @@
 #include "cal_isa.h"
 #include "cal_mem.h"
 #include "gemm_data.h"
+#include "gemm_onednn.h"
 #include "kernel.h"
 
 enum { ARG_A, ARG_B, ARG_C, ARG_SCRATCH, NARGS };
@@ -246,3 +247,32 @@ const cal_kernel_t cal_kernel_onednn_u8s8gemm = {
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
     .impl_name = onednn_impl,
 };
+
+void cal_onednn_info(cal_onednn_info_t *info) {
+  static const struct { unsigned isa; const char *name; } isas[] = {
+      {dnnl_cpu_isa_avx512_core_amx, "avx512_core_amx"},
+      {dnnl_cpu_isa_avx512_core_bf16, "avx512_core_bf16"},
+      {dnnl_cpu_isa_avx512_core_vnni, "avx512_core_vnni"},
+      {dnnl_cpu_isa_avx512_core, "avx512_core"},
+      {dnnl_cpu_isa_avx2_vnni, "avx2_vnni"},
+      {dnnl_cpu_isa_avx2, "avx2"},
+      {dnnl_cpu_isa_avx, "avx"},
+      {dnnl_cpu_isa_sse41, "sse41"},
+  };
+  const dnnl_version_t *v = dnnl_version();
+  unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+  snprintf(info->version, sizeof info->version, "%d.%d.%d", v->major,
+           v->minor, v->patch);
+  info->threading = v->cpu_runtime == DNNL_RUNTIME_OMP          ? "OpenMP"
+                    : v->cpu_runtime == DNNL_RUNTIME_TBB        ? "TBB"
+                    : v->cpu_runtime == DNNL_RUNTIME_SEQ        ? "sequential"
+                    : v->cpu_runtime == DNNL_RUNTIME_THREADPOOL ? "threadpool"
+                                                                : "other";
+  info->max_isa = "unknown";
+  /* the first (widest) ISA whose bits the effective one all has */
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
+    if ((isa & isas[i].isa) == isas[i].isa) {
+      info->max_isa = isas[i].name;
+      break;
+    }
+}

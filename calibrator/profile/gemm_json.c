@@ -1,7 +1,8 @@
 /* The "gemm" and "scaling" objects of the profile, and the top-level
  * "gemm_best" map.
  *
- * gemm:    operation, engine_choice, dtypes{<dtype>: {kernel, status,
+ * gemm:    operation, engine_choice, onednn {version, threading, max_isa},
+ *          dtypes{<dtype>: {kernel, status,
  *          reason | metric, best_<m>_1_thread, best_<m>_all_threads,
  *          best_1_thread, best_all_threads ({engine, kernel, impl, n} of
  *          the headline), engines{<engine>: {kernel, status, reason |
@@ -141,10 +142,12 @@ static int append(json_t *a, json_t *v) {
 
 json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
   const cal_gemm_result_t *g = result;
-  json_t *sec = json_pack("{s:o, s:o, s:o, s:s, s:s}", "dtypes", json_object(),
-                          "sweeps", json_array(), "points", json_array(),
-                          "operation", "C = A*B, row-major, square, beta = 0",
-                          "engine_choice", g->engine_choice);
+  json_t *sec = json_pack(
+      "{s:o, s:o, s:o, s:s, s:s, s:{s:s, s:s, s:s}}", "dtypes", json_object(),
+      "sweeps", json_array(), "points", json_array(), "operation",
+      "C = A*B, row-major, square, beta = 0", "engine_choice",
+      g->engine_choice, "onednn", "version", g->onednn.version, "threading",
+      g->onednn.threading, "max_isa", g->onednn.max_isa);
   if (!sec)
     return NULL;
   json_t *dtypes = json_object_get(sec, "dtypes");

@@ -9,23 +9,32 @@ static const char *status_name(cal_point_status_t st) {
   return st == CAL_POINT_SKIPPED ? "skipped" : "failed";
 }
 
-/* "fp32 onednn    t=2   256:40 512:80 | again 512:81  [plateau]" */
+/* One size of a sweep line: "512:80", "512:80~" (unstable), "512:skipped". */
+static void size_cell(const cal_gemm_point_t *p, FILE *out) {
+  if (p->pt.status == CAL_POINT_OK)
+    fprintf(out, " %lld:%.0f%s", (long long)p->n, p->pt.gflops_sum.median,
+            p->pt.m.unstable ? "~" : "");
+  else
+    fprintf(out, " %lld:%s", (long long)p->n, status_name(p->pt.status));
+}
+
+/* "fp32 onednn    t=2   512:80 1024:90 | again 1024:91  [plateau]": the
+ * sizes in the order measured, then the confirmations. */
 static void sweep_line(const cal_gemm_result_t *g, const cal_gemm_sweep_t *s,
                        FILE *out) {
   fprintf(out, "    %-5s %-9s t=%-3d", s->kernel->dtype,
           cal_kernel_engine(s->kernel), s->threads);
-  for (size_t j = 0; j < g->npoints; j++) {
-    const cal_gemm_point_t *p = &g->points[j];
-    if (p->pt.kernel != s->kernel || p->threads != s->threads)
-      continue;
-    if (p->confirms[0])
-      fprintf(out, " | again");
-    if (p->pt.status == CAL_POINT_OK)
-      fprintf(out, " %lld:%.0f%s", (long long)p->n, p->pt.gflops_sum.median,
-              p->pt.m.unstable ? "~" : "");
-    else
-      fprintf(out, " %lld:%s", (long long)p->n, status_name(p->pt.status));
-  }
+  for (int again = 0; again < 2; again++)
+    for (size_t j = 0, first = 1; j < g->npoints; j++) {
+      const cal_gemm_point_t *p = &g->points[j];
+      if (p->pt.kernel != s->kernel || p->threads != s->threads ||
+          !p->confirms[0] != !again)
+        continue;
+      if (again && first)
+        fprintf(out, " | again");
+      first = 0;
+      size_cell(p, out);
+    }
   fprintf(out, "  [%s]\n", s->stop);
 }
 
@@ -37,15 +46,18 @@ static void figure(const cal_gemm_best_t *b, FILE *out) {
     fprintf(out, "%9s %-10s", "-", "");
 }
 
-/* The headline row of a dtype, then one row per engine with its figures
- * and the implementation it ran. */
+/* The headline row of a dtype (with the engine that made its all-thread
+ * figure), then one row per engine with its figures and the
+ * implementation it ran. */
 static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
-  const char *unit = strcmp(d->metric, "gops") == 0 ? "GOPS" : "GFLOPS";
+  char label[24];
   if (!d->supported) {
     fprintf(out, "  %-5s unsupported: %s\n", d->dtype, d->why);
     return;
   }
-  fprintf(out, "  %-5s best %-6s %-9s", d->dtype, unit,
+  snprintf(label, sizeof label, "best %s",
+           strcmp(d->metric, "gops") == 0 ? "GOPS" : "GFLOPS");
+  fprintf(out, "  %-5s %-18s %-10s", d->dtype, label,
           d->best[1].kernel ? cal_kernel_engine(d->best[1].kernel) : "-");
   figure(&d->best[0], out);
   fprintf(out, "   ");
@@ -57,10 +69,10 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
     if (!e->selected)
       continue;
     if (!e->supported) {
-      fprintf(out, "        %-9s unsupported: %s\n", engine, e->why ? e->why : "");
+      fprintf(out, "        %-18s unsupported: %s\n", engine, e->why ? e->why : "");
       continue;
     }
-    fprintf(out, "        %-17s", engine);
+    fprintf(out, "        %-18s %-10s", engine, "");
     figure(&e->best[0], out);
     fprintf(out, "   ");
     figure(&e->best[1], out);
@@ -72,8 +84,8 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
 
 void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
   const cal_gemm_result_t *g = result;
-  fprintf(out, "\nGEMM (C = A*B, square n)    engine   1 thread, pinned       %d threads\n",
-          r->opt->threads);
+  fprintf(out, "\n%-27s%-14s%-23s%d threads\n", "GEMM (C = A*B, square n)",
+          "engine", "1 thread, pinned", r->opt->threads);
   for (size_t i = 0; i < g->ndtypes; i++)
     dtype_rows(&g->dtypes[i], out);
   fprintf(out, "  size sweep (GFLOPS; GOPS for int8):\n");

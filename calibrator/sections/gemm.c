@@ -90,6 +90,7 @@ int cal_gemm_measure(cal_run_t *r) {
     return CAL_ENOMEM;
   r->res->sec[CAL_SEC_ID_GEMM] = g;
   cal_gemm_plan(g, r->opt->gemm_engine);
+  cal_onednn_info(&g->onednn);
   const int nruns = r->opt->threads > 1 ? 2 : 1;
   size_t n = plan_sweeps(r, g, slots, nruns);
   double deadline = cal_now() + cal_run_budget(r, CAL_SEC_ID_GEMM);

@@ -13,6 +13,7 @@
 #include "attention.h"
 #include "clock.h"
 #include "curve.h"
+#include "gemm_onednn.h"
 #include "harness.h"
 #include "roofline.h"
 
@@ -93,6 +94,7 @@ typedef struct cal_gemm_dtype {
 
 typedef struct cal_gemm_result {
   const char *engine_choice; /* "auto" or the forced engine; static */
+  cal_onednn_info_t onednn; /* the oneDNN library the onednn kernels use */
   cal_gemm_dtype_t dtypes[CAL_GEMM_MAX_DTYPES];
   size_t ndtypes;
   cal_gemm_sweep_t sweeps[CAL_GEMM_MAX_SWEEPS];
