@@ -171,6 +171,8 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     return rc;
   if (k->variant_name)
     snprintf(pt->variant, sizeof pt->variant, "%s", k->variant_name(state));
+  const char *impl = k->impl_name ? k->impl_name(state) : NULL;
+  snprintf(pt->impl, sizeof pt->impl, "%s", impl ? impl : "");
 
   void *pair[2] = {(void *)k, state};
   rc = cal_measure(cfg, kernel_run, pair, &pt->m);

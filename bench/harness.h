@@ -57,6 +57,8 @@ typedef struct cal_point {
   int err;              /* CAL_E* behind a skip or failure */
   char reason[160];     /* human-readable reason for a skip or failure */
   char variant[32];     /* SIMD variant that ran */
+  char impl[96];        /* the engine's implementation name (kernel's
+                           impl_name after setup), "" when it has none */
   int pinned;
   double flops, bytes;  /* analytic work of one run */
   cal_measurement_t m;

@@ -40,6 +40,9 @@ typedef struct cal_kernel {
   const char *name;   /* unique, e.g. "sgemm" */
   const char *family; /* "gemm", "attention", "stream", "fma", "layer" */
   const char *dtype;  /* "fp32", "fp64", "bf16", "int8" */
+  /* the library that does the work: "openblas", "onednn"; NULL for our own
+   * code ("builtin", see cal_kernel_engine) */
+  const char *engine;
   /* analytic floating-point operations of one run */
   double (*flops)(const cal_params_t *p);
   /* bytes one run moves to/from memory (0 when not meaningful) */
@@ -59,7 +62,14 @@ typedef struct cal_kernel {
   void (*teardown)(void *state);
   /* name of the variant that setup() chose (may be NULL: "default") */
   const char *(*variant_name)(const void *state);
+  /* the engine's own name for the implementation setup() chose (oneDNN's
+   * impl_info_str, e.g. "brg:avx512_core_bf16"); may be NULL (none),
+   * the string belongs to the state */
+  const char *(*impl_name)(const void *state);
 } cal_kernel_t;
+
+/* The engine of a kernel: k->engine, or "builtin" for our own code. */
+const char *cal_kernel_engine(const cal_kernel_t *k);
 
 /* The registry, in kernels/registry.c.  Entries belong to the library. */
 const cal_kernel_t *cal_kernel_find(const char *name);

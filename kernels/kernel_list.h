@@ -7,6 +7,9 @@
   X(sgemm)                                                                   \
   X(dgemm)                                                                   \
   X(sbgemm)                                                                  \
+  X(onednn_sgemm)                                                            \
+  X(onednn_bf16gemm)                                                         \
+  X(onednn_u8s8gemm)                                                         \
   X(attn_ref)                                                                \
   X(attn_fused)                                                              \
   X(layer_prefill)                                                           \

@@ -25,3 +25,7 @@ const cal_kernel_t *cal_kernel_find(const char *name) {
       return registry[i];
   return NULL;
 }
+
+const char *cal_kernel_engine(const cal_kernel_t *k) {
+  return k->engine ? k->engine : "builtin";
+}

@@ -1,10 +1,10 @@
-# GEMM GFLOPS versus problem size, one curve per profile and dtype.
+# GEMM GFLOPS versus problem size, one curve per profile, dtype and engine.
 # Variables: datafile, title, nseries, label[].  Data columns:
 # cbrt(m*n*k) m n k gflops.
 set title title
 set logscale x 2
 set xlabel 'GEMM size, cube root of m*n*k'
-set ylabel 'GFLOPS'
+set ylabel 'GFLOPS (GOPS for int8)'
 set yrange [0:*]
 set grid
 set key outside bottom center horizontal maxrows 4

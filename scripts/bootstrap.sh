@@ -14,9 +14,9 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 [ $# -gt 0 ] && shift
 
-packages=(build-essential cmake pkg-config libopenblas-openmp-dev libhwloc-dev
-          libcpuid-dev libjansson-dev libcmocka-dev gnuplot-nox python3
-          python3-jsonschema util-linux)
+packages=(build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev
+          ocl-icd-opencl-dev libhwloc-dev libcpuid-dev libjansson-dev
+          libcmocka-dev gnuplot-nox python3 python3-jsonschema util-linux)
 
 install_missing() {
   local missing=()

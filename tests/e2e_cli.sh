@@ -59,19 +59,21 @@ assert d["gflops"] > 0 and d["gflops_per_core"] > 0
 # fields of later sections are null, never invented
 assert d["optimal_batch_size"] is None and d["throughput"] is None
 assert d["latency_ms"] is None
-# the figures are the fp32 sweeps' best sizes, measured once more
+# the figures are the best fp32 engine's sweeps' best sizes, measured once more
 pts = [p for p in d["gemm"]["points"] if p["status"] == "ok" and p["dtype"] == "fp32"]
 byid = {p["id"]: p for p in pts}
 t = d["settings"]["threads"]
-for threads, key in ((t, "gflops"), (1, "gflops_per_core")):
-    sw = [s for s in d["gemm"]["sweeps"] if s["dtype"] == "fp32" and s["threads"] == threads][0]
+for threads, key, who in ((t, "gflops", "all_threads"), (1, "gflops_per_core", "per_core")):
+    kernel = d["gemm_best"]["fp32"][who]["kernel"]
+    sw = [s for s in d["gemm"]["sweeps"] if s["kernel"] == kernel and s["threads"] == threads][0]
     best = byid[sw["best_id"]]
     assert best["id"].endswith("/confirm"), best["id"]
     first = byid[best["confirms"]]
     pooled = statistics.median(first["samples_gflops"] + best["samples_gflops"])
     assert abs(d[key] - pooled) < 1e-6 * pooled and abs(best["pooled_gflops"] - pooled) < 1e-6 * pooled
     # the confirmed size is the one whose median CI starts highest
-    sizes = [p for p in pts if p["threads"] == threads and not p["id"].endswith("/confirm")]
+    sizes = [p for p in pts if p["threads"] == threads and p["kernel"] == kernel
+             and not p["id"].endswith("/confirm")]
     lead = max(sizes, key=lambda p: p["stats"]["ci_low"])
     assert best["n"] == lead["n"] and abs(sw["best_gflops_in_sweep"] - lead["gflops"]) < 1e-6
 assert all(p["pinned"] for p in pts), "threads were not pinned"

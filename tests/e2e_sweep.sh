@@ -95,7 +95,8 @@ assert s["ci"] is True and s["rounds"] == 2 and s["samples"] == 2
 assert "scaling" not in d
 gemm = [p for p in d["gemm"]["points"] if p["status"] == "ok"]
 assert sorted({p["n"] for p in gemm}) == [256, 1024, 2048]
-assert all(p["stats"]["n"] == 4 and len(p["samples_gflops"]) == 4 for p in gemm)
+assert all(p["stats"]["n"] == 4 and len(p["samples_" + p["metric"]]) == 4 for p in gemm)
+assert {p["engine"] for p in gemm} == {"openblas", "onednn"}
 assert all(sw["stop_reason"] == "fixed sizes (--ci)" for sw in d["gemm"]["sweeps"])
 pre = d["batch_sweep"]["modes"]["prefill"]
 assert [p["batch_size"] for p in pre["points"]] == [1, 2, 4, 8, 16]

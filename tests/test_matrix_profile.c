@@ -168,11 +168,14 @@ static void fake_run(cal_results_t *res, double gemm_bf16) {
     cal_gemm_result_t *g = calloc(1, sizeof *g);
     assert_non_null(g);
     g->ndtypes = 2;
-    g->dtypes[0].kernel = cal_kernel_find("sgemm");
-    g->dtypes[0].best_gflops[1] = 300;
-    g->dtypes[1].kernel = cal_kernel_find("sbgemm");
+    g->dtypes[0].dtype = "fp32";
+    g->dtypes[0].supported = 1;
+    g->dtypes[0].best[1].kernel = cal_kernel_find("sgemm");
+    g->dtypes[0].best[1].gflops = 300;
+    g->dtypes[1].dtype = "bf16";
     g->dtypes[1].supported = 1;
-    g->dtypes[1].best_gflops[1] = gemm_bf16;
+    g->dtypes[1].best[1].kernel = cal_kernel_find("onednn_bf16gemm");
+    g->dtypes[1].best[1].gflops = gemm_bf16;
     res->sec[CAL_SEC_ID_GEMM] = g;
   }
 }

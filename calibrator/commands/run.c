@@ -30,6 +30,9 @@ static void run_help(void) {
       "      --seed N        seed of the input data (default 42)\n"
       "      --no-progress   no progress line on standard error\n"
       "      --plots DIR     draw the charts (gnuplot) into DIR after the run\n"
+      "      --gemm-engine E auto (default: every engine that offers a dtype;\n"
+      "                      the best verified one is the headline), openblas\n"
+      "                      or onednn (only that one)\n"
       "  -v, --verbose       say which kernel variants ran, and warnings\n"
       "  -h, --help          show this help\n\n"
       "Batch sweep (the throughput-versus-batch curve of a decoder layer):\n"
@@ -53,7 +56,9 @@ static void run_help(void) {
       "Environment: OPENBLAS_CORETYPE chooses OpenBLAS kernels (by default\n"
       "calibrate picks them from the CPU's features when the library's own\n"
       "choice is older; CALIBRATE_KEEP_BLAS_CORETYPE=1 keeps the library's);\n"
-      "CALIBRATE_ISA=scalar|avx2|avx512 caps our own kernels' SIMD variant.\n");
+      "CALIBRATE_ISA=scalar|avx2|avx512 caps our own kernels' SIMD variant;\n"
+      "CALIBRATE_GEMM_ENGINE sets --gemm-engine (the flag wins);\n"
+      "DNNL_MAX_CPU_ISA caps oneDNN's instruction set (oneDNN's own variable).\n");
 }
 
 /* The default run: GEMM with its thread scaling (--ci: the scaling curve

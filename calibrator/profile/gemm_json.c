@@ -1,42 +1,127 @@
-/* The "gemm" and "scaling" objects of the profile.
+/* The "gemm" and "scaling" objects of the profile, and the top-level
+ * "gemm_best" map.
  *
- * gemm:    operation, dtypes{<dtype>: {kernel, status, reason |
- *          best_gflops_1_thread, best_gflops_all_threads}},
- *          sweeps[{kernel, dtype, threads, stop_reason, best_n,
- *          best_gflops, best_id, best_gflops_in_sweep}],
- *          points[] ("gemm/<dtype>/NxNxN/t<threads>[/confirm]", metric
- *          gflops, + m, n, k; confirmations: confirms, pooled_gflops)
- * scaling: n, points[] ("scaling/<dtype>/<n>/t<threads>", metric gflops,
+ * gemm:    operation, engine_choice, onednn {version, threading, max_isa},
+ *          dtypes{<dtype>: {kernel, status,
+ *          reason | metric, best_<m>_1_thread, best_<m>_all_threads,
+ *          best_1_thread, best_all_threads ({engine, kernel, impl, n} of
+ *          the headline), engines{<engine>: {kernel, status, reason |
+ *          best_<m>_*, best_1_thread, best_all_threads}}}} with <m> the
+ *          metric (gflops; gops for int8),
+ *          sweeps[{kernel, engine, dtype, threads, stop_reason, best_n,
+ *          best_<m>, best_id, best_<m>_in_sweep, impl, budget_s, time_s}],
+ *          points[] ("gemm/[<engine>/]<dtype>/NxNxN/t<threads>[/confirm]",
+ *          metric gflops or gops, + m, n, k; confirmations: confirms,
+ *          pooled_<m>)
+ * gemm_best: {<dtype>: {status, reason | metric, <m>_per_core, <m>,
+ *          engine, impl, per_core, all_threads}}
+ * scaling: n, points[] ("scaling/[<engine>/]<dtype>/<n>/t<threads>", metric gflops,
  *          + n, speedup, efficiency, gflops_per_thread) */
 #include <jansson.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "gemm_json.h"
 #include "point_json.h"
 #include "results.h"
 #include "run.h"
 
 static json_t *best_or_null(double v) { return v > 0 ? json_real(v) : json_null(); }
 
+/* "<prefix><metric><suffix>", e.g. "best_gops_1_thread". */
+static const char *key(char *buf, size_t len, const char *prefix,
+                       const char *metric, const char *suffix) {
+  snprintf(buf, len, "%s%s%s", prefix, metric, suffix);
+  return buf;
+}
+
+/* {engine, kernel, impl, n} of a best figure, or null. */
+static json_t *who_json(const cal_gemm_best_t *b) {
+  if (!b->kernel)
+    return json_null();
+  json_t *o = json_pack("{s:s, s:s, s:I}", "engine", cal_kernel_engine(b->kernel),
+                        "kernel", b->kernel->name, "n", (json_int_t)b->n);
+  if (o && b->impl[0])
+    json_object_set_new(o, "impl", json_string(b->impl));
+  return o;
+}
+
+/* The figures of best[2] into o: best_<m>_1_thread, best_<m>_all_threads,
+ * best_1_thread, best_all_threads. */
+static void bests_into(json_t *o, const char *metric, const cal_gemm_best_t best[2]) {
+  char k[64];
+  json_object_set_new(o, key(k, sizeof k, "best_", metric, "_1_thread"),
+                      best_or_null(best[0].gflops));
+  json_object_set_new(o, key(k, sizeof k, "best_", metric, "_all_threads"),
+                      best_or_null(best[1].gflops));
+  json_object_set_new(o, "best_1_thread", who_json(&best[0]));
+  json_object_set_new(o, "best_all_threads", who_json(&best[1]));
+}
+
+static json_t *engine_json(const cal_gemm_dtype_t *d, const cal_gemm_engine_t *e) {
+  const char *status = !e->selected ? "not_selected"
+                       : !e->supported ? "unsupported"
+                       : e->failed ? "failed" : "measured";
+  json_t *o = json_pack("{s:s, s:s}", "kernel", e->kernel->name, "status", status);
+  if (!o)
+    return NULL;
+  if (!e->supported)
+    json_object_set_new(o, "reason", json_string(e->why ? e->why : ""));
+  else
+    bests_into(o, d->metric, e->best);
+  return o;
+}
+
 static json_t *dtype_json(const cal_gemm_dtype_t *d) {
+  /* the kernel of the headline (all threads, else one thread), else the
+   * dtype's first engine's */
+  const cal_kernel_t *k = d->best[1].kernel   ? d->best[1].kernel
+                          : d->best[0].kernel ? d->best[0].kernel
+                                              : d->engines[0].kernel;
+  json_t *o = json_pack("{s:s, s:s, s:s, s:o}", "kernel", k->name, "status",
+                        d->supported ? "measured" : "unsupported", "metric",
+                        d->metric, "engines", json_object());
+  if (!o)
+    return NULL;
   if (!d->supported)
-    return json_pack("{s:s, s:s, s:s}", "kernel", d->kernel->name, "status",
-                     "unsupported", "reason", d->why ? d->why : "");
-  return json_pack("{s:s, s:s, s:o, s:o}", "kernel", d->kernel->name, "status",
-                   "measured", "best_gflops_1_thread",
-                   best_or_null(d->best_gflops[0]), "best_gflops_all_threads",
-                   best_or_null(d->best_gflops[1]));
+    json_object_set_new(o, "reason", json_string(d->why));
+  else
+    bests_into(o, d->metric, d->best);
+  json_t *engines = json_object_get(o, "engines");
+  for (size_t j = 0; j < d->nengines; j++) {
+    json_t *e = engine_json(d, &d->engines[j]);
+    if (!e || json_object_set_new(engines, cal_kernel_engine(d->engines[j].kernel), e) < 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+static const char *metric_of(const cal_kernel_t *k) {
+  return strcmp(k->dtype, "int8") == 0 ? "gops" : "gflops";
 }
 
 static json_t *sweep_json(const cal_gemm_sweep_t *s) {
-  return json_pack("{s:s, s:s, s:i, s:s, s:I, s:f, s:s, s:f}", "kernel",
-                   s->kernel->name, "dtype", s->kernel->dtype, "threads",
-                   s->threads, "stop_reason", s->stop, "best_n",
-                   (json_int_t)s->best_n, "best_gflops", s->best_gflops,
-                   "best_id", s->best_id, "best_gflops_in_sweep",
-                   s->best_gflops_in_sweep);
+  const char *m = metric_of(s->kernel);
+  char k1[64], k2[64];
+  json_t *o = json_pack(
+      "{s:s, s:s, s:s, s:i, s:s, s:I, s:f, s:s, s:f, s:f, s:f}", "kernel",
+      s->kernel->name, "engine", cal_kernel_engine(s->kernel), "dtype",
+      s->kernel->dtype, "threads", s->threads, "stop_reason", s->stop,
+      "best_n", (json_int_t)s->best_n, key(k1, sizeof k1, "best_", m, ""),
+      s->best_gflops, "best_id", s->best_id,
+      key(k2, sizeof k2, "best_", m, "_in_sweep"), s->best_gflops_in_sweep,
+      "budget_s", s->budget_s, "time_s", s->time_s);
+  if (o && s->impl[0])
+    json_object_set_new(o, "impl", json_string(s->impl));
+  return o;
 }
 
 static json_t *gemm_point_json(const cal_gemm_point_t *gp) {
-  json_t *o = cal_point_json(&gp->pt, gp->id, "gflops");
+  const char *m = metric_of(gp->pt.kernel);
+  char k[64];
+  json_t *o = cal_point_json(&gp->pt, gp->id, m);
   if (!o)
     return NULL;
   json_object_set_new(o, "m", json_integer(gp->n));
@@ -45,7 +130,8 @@ static json_t *gemm_point_json(const cal_gemm_point_t *gp) {
   if (gp->confirms[0])
     json_object_set_new(o, "confirms", json_string(gp->confirms));
   if (gp->confirms[0] && gp->pt.status == CAL_POINT_OK)
-    json_object_set_new(o, "pooled_gflops", json_real(gp->pooled_gflops));
+    json_object_set_new(o, key(k, sizeof k, "pooled_", m, ""),
+                        json_real(gp->pooled_gflops));
   return o;
 }
 
@@ -56,9 +142,12 @@ static int append(json_t *a, json_t *v) {
 
 json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
   const cal_gemm_result_t *g = result;
-  json_t *sec = json_pack("{s:o, s:o, s:o, s:s}", "dtypes", json_object(),
-                          "sweeps", json_array(), "points", json_array(),
-                          "operation", "C = A*B, row-major, square, beta = 0");
+  json_t *sec = json_pack(
+      "{s:o, s:o, s:o, s:s, s:s, s:{s:s, s:s, s:s}}", "dtypes", json_object(),
+      "sweeps", json_array(), "points", json_array(), "operation",
+      "C = A*B, row-major, square, beta = 0", "engine_choice",
+      g->engine_choice, "onednn", "version", g->onednn.version, "threading",
+      g->onednn.threading, "max_isa", g->onednn.max_isa);
   if (!sec)
     return NULL;
   json_t *dtypes = json_object_get(sec, "dtypes");
@@ -66,7 +155,7 @@ json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
   json_t *points = json_object_get(sec, "points");
   for (size_t i = 0; i < g->ndtypes; i++) {
     json_t *d = dtype_json(&g->dtypes[i]);
-    if (!d || json_object_set_new(dtypes, g->dtypes[i].kernel->dtype, d) < 0)
+    if (!d || json_object_set_new(dtypes, g->dtypes[i].dtype, d) < 0)
       goto fail;
   }
   for (size_t i = 0; i < g->nsweeps; i++)
@@ -79,6 +168,40 @@ json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
 fail:
   json_decref(sec);
   return NULL;
+}
+
+/* One dtype of the top-level map: the headline figures under the names
+ * of the top-level seed keys (<m>_per_core: one pinned thread, <m>: all
+ * usable threads) and who made them. */
+static json_t *best_entry(const cal_gemm_dtype_t *d) {
+  if (!d->supported)
+    return json_pack("{s:s, s:s}", "status", "unsupported", "reason", d->why);
+  const cal_gemm_best_t *all = &d->best[1];
+  char k1[64];
+  json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "status", "measured",
+                        "metric", d->metric,
+                        key(k1, sizeof k1, "", d->metric, "_per_core"),
+                        best_or_null(d->best[0].gflops), d->metric,
+                        best_or_null(all->gflops), "per_core",
+                        who_json(&d->best[0]), "all_threads", who_json(all));
+  if (o && all->kernel) {
+    json_object_set_new(o, "engine", json_string(cal_kernel_engine(all->kernel)));
+    if (all->impl[0])
+      json_object_set_new(o, "impl", json_string(all->impl));
+  }
+  return o;
+}
+
+json_t *cal_gemm_best_json(const cal_gemm_result_t *g) {
+  json_t *o = json_object();
+  for (size_t i = 0; o && i < g->ndtypes; i++) {
+    json_t *e = best_entry(&g->dtypes[i]);
+    if (!e || json_object_set_new(o, g->dtypes[i].dtype, e) < 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
 }
 
 json_t *cal_scaling_write(const cal_run_t *r, const void *result) {

@@ -66,6 +66,9 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
   json_object_set_new(o, "kernel", json_string(pt->kernel->name));
   json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
   json_object_set_new(o, "variant", json_string(pt->variant));
+  json_object_set_new(o, "engine", json_string(cal_kernel_engine(pt->kernel)));
+  if (pt->impl[0])
+    json_object_set_new(o, "impl", json_string(pt->impl));
   json_object_set_new(o, "threads",
                       json_integer(pt->params.threads > 0 ? pt->params.threads : 1));
   json_object_set_new(o, "pinned", json_boolean(pt->pinned));

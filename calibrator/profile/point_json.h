@@ -8,7 +8,8 @@
 #include "harness.h"
 
 /* id, status, reason, metric and its samples/stats, time samples, kernel,
- * dtype, variant, threads, pinned, flops_per_run, bytes_per_run.  metric
+ * dtype, variant, engine, impl (when the engine names one), threads,
+ * pinned, flops_per_run, bytes_per_run.  metric
  * is "gbps" for the bandwidth rate, else the name of the work rate
  * ("gflops", "gops" for int8).  New reference; NULL when out of memory. */
 json_t *cal_point_json(const cal_point_t *pt, const char *id,

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "build_info.h"
+#include "gemm_json.h"
 #include "machine_json.h"
 #include "profile.h"
 #include "results.h"
@@ -14,13 +15,15 @@ static json_t *top_number(double v) { return v > 0 ? json_real(v) : json_null();
 
 static json_t *settings_json(const cal_opts_t *o) {
   return json_pack(
-      "{s:b, s:b, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "quick",
+      "{s:b, s:b, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:f, s:f, s:s}",
+      "quick",
       o->quick, "ci", o->ci, "rounds", o->rounds > 1 ? o->rounds : 1,
       "threads", o->threads, "samples", o->hcfg.samples, "min_sample_s",
       o->hcfg.min_sample_s, "warmup_s", o->hcfg.warmup_s, "cv_threshold",
       o->hcfg.cv_threshold, "ci_level", o->hcfg.ci_level, "seed",
       (json_int_t)o->seed, "budget_scale", o->budget_scale,
-      "timer_resolution_s", cal_timer_resolution());
+      "timer_resolution_s", cal_timer_resolution(), "gemm_engine",
+      o->gemm_engine);
 }
 
 static json_t *skeleton(const cal_run_t *r) {
@@ -31,12 +34,12 @@ static json_t *skeleton(const cal_run_t *r) {
   gmtime_r(&now, &tm);
   strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
   json_t *root = json_pack(
-      "{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:f, s:n,"
+      "{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:f, s:n, s:n,"
       " s:{s:s, s:s, s:s}, s:s, s:o, s:o}",
       "schema", CAL_PROFILE_SCHEMA, "device_name",
       hw->brand[0] ? hw->brand : "unknown CPU", "device", "cpu", "gflops",
       "gflops_per_core", "optimal_batch_size", "throughput", "memory_gb",
-      (double)hw->mem_total_bytes / 1e9, "latency_ms", "tool", "name",
+      (double)hw->mem_total_bytes / 1e9, "latency_ms", "gemm_best", "tool", "name",
       "calibrate", "version", cal_version, "git", cal_git, "created", created,
       "machine", cal_hwinfo_machine_json(hw), "blas", cal_hwinfo_blas_json(hw));
   json_t *settings = settings_json(r->opt);
@@ -47,14 +50,17 @@ static json_t *skeleton(const cal_run_t *r) {
   return root;
 }
 
-/* The top-level figures planners read: the best fp32 GEMM (only the GEMM
- * sweep measures it; a single-section run leaves them null rather than
+/* The top-level figures planners read: the best fp32 GEMM of the best
+ * verified engine and the same per dtype in gemm_best (only the GEMM
+ * sweep measures them; a single-section run leaves them null rather than
  * report a one-size figure) and the batch sweep's optimal point. */
 static void top_level(const cal_run_t *r, json_t *root) {
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   if (g) {
+    json_t *best = cal_gemm_best_json(g);
     json_object_set_new(root, "gflops", top_number(g->sgemm_best[1]));
     json_object_set_new(root, "gflops_per_core", top_number(g->sgemm_best[0]));
+    json_object_set_new(root, "gemm_best", best ? best : json_null());
   }
   const cal_batch_result_t *b = cal_results_get(r->res, CAL_SEC_ID_BATCH);
   if (!b || b->top_mode < 0)

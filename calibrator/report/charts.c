@@ -118,16 +118,24 @@ static int gemm_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   /* a confirmation re-measures a size already on the curve */
   if (json_object_get(p->pt, "confirms"))
     return 0;
+  /* the point's own rate: gflops, or gops for int8 */
+  const char *metric = json_string_value(json_object_get(p->pt, "metric"));
   double m = cal_json_num(p->pt, "m", NAN), n = cal_json_num(p->pt, "n", NAN);
-  double k = cal_json_num(p->pt, "k", NAN), g = cal_json_num(p->pt, "gflops", NAN);
+  double k = cal_json_num(p->pt, "k", NAN);
+  double g = cal_json_num(p->pt, metric ? metric : "gflops", NAN);
   if (!(m > 0 && n > 0 && k > 0) || !isfinite(g))
     return 0;
   const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
+  const char *engine = json_string_value(json_object_get(p->pt, "engine"));
+  char what[64];
+  snprintf(what, sizeof what, "%s%s%s%s", dt ? dt : "?", engine ? " " : "",
+           engine ? engine : "",
+           metric && strcmp(metric, "gops") == 0 ? " (GOPS)" : "");
   if (p->by_threads)
-    snprintf(key, keylen, "%s %g threads", dt ? dt : "?",
+    snprintf(key, keylen, "%s %g threads", what,
              cal_json_num(p->pt, "threads", 0));
   else
-    snprintf(key, keylen, "%s", dt ? dt : "?");
+    snprintf(key, keylen, "%s", what);
   r->x = cbrt(m * n * k);
   r->v[0] = m;
   r->v[1] = n;

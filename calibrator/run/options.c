@@ -14,13 +14,14 @@
 #include "cal_exit.h"
 #include "cli.h"
 #include "curve.h"
+#include "kernel.h"
 #include "layer.h"
 #include "run.h"
 
 enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
        O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
        O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_CI,
-       O_ROUNDS, O_PLOTS };
+       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -37,6 +38,7 @@ static const struct option long_opts[] = {
     {"sweep-batch", no_argument, NULL, O_SWEEP},
     {"ci", no_argument, NULL, O_CI},
     {"plots", required_argument, NULL, O_PLOTS},
+    {"gemm-engine", required_argument, NULL, O_GEMM_ENGINE},
     {"rounds", required_argument, NULL, O_ROUNDS},
     {"preset", required_argument, NULL, O_PRESET},
     {"hidden", required_argument, NULL, O_HIDDEN},
@@ -68,6 +70,42 @@ static void defaults(cal_opts_t *o, const char *cmd) {
   o->sweep.tolerance = 0.03;
   o->sweep.policy = CAL_OPTIMIZE_THROUGHPUT;
   o->attn.variant = -1; /* CAL_VARIANT_AUTO */
+  o->gemm_engine = "auto";
+}
+
+/* The GEMM engine `name` ("auto" or the engine of a GEMM kernel in the
+ * kernel table) as a static string; NULL when there is none of that name.
+ * `list` receives the valid names for the message. */
+static const char *gemm_engine_find(const char *name, char *list, size_t len) {
+  const char *found = strcmp(name, "auto") == 0 ? "auto" : NULL;
+  const char *seen[16];
+  size_t nseen = 0, used = (size_t)snprintf(list, len, "auto");
+  const cal_kernel_t *k;
+  for (size_t i = 0; (k = cal_kernel_at(i)); i++) {
+    const char *e = cal_kernel_engine(k);
+    size_t j = 0;
+    while (j < nseen && strcmp(seen[j], e) != 0)
+      j++;
+    if (strcmp(k->family, "gemm") != 0 || j < nseen || nseen == 16)
+      continue;
+    seen[nseen++] = e;
+    if (used < len)
+      used += (size_t)snprintf(list + used, len - used, ", %s", e);
+    if (strcmp(name, e) == 0)
+      found = e;
+  }
+  return found;
+}
+
+/* --gemm-engine, or CALIBRATE_GEMM_ENGINE when `flag` is NULL. */
+static int gemm_engine_opt(cal_opts_t *o, const char *arg, const char *flag) {
+  char list[128];
+  const char *e = gemm_engine_find(arg, list, sizeof list);
+  if (!e)
+    return cal_usage(o->cmd, "%s is one of %s, not '%s'",
+                     flag ? flag : "CALIBRATE_GEMM_ENGINE", list, arg);
+  o->gemm_engine = e;
+  return 0;
 }
 
 /* The flags of the run itself (not the batch sweep's).  1: not one of
@@ -82,6 +120,9 @@ static int run_flag(cal_opts_t *o, int c, const char *arg) {
   case O_SWEEP: o->sections |= CAL_SEC_BATCH; return 0;
   case O_CI: o->ci = 1; return 0;
   case O_PLOTS: o->plots_dir = arg; return 0;
+  case O_GEMM_ENGINE:
+    o->gemm_engine_given = 1;
+    return gemm_engine_opt(o, arg, "--gemm-engine");
   case 't':
     if (cal_parse_long(arg, 1, 1 << 20, &o->threads_asked) < 0)
       return cal_usage(cmd, "--threads needs a whole number of at least 1, "
@@ -243,6 +284,11 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
   }
   if (optind < argc)
     return cal_usage(cmd, "unexpected argument '%s'", argv[optind]);
+  /* the variable, unless the flag chose */
+  const char *env = getenv("CALIBRATE_GEMM_ENGINE");
+  if (!o->gemm_engine_given && env && *env &&
+      (rc = gemm_engine_opt(o, env, NULL)) != 0)
+    return rc;
   return layer_shape(o, preset, shape);
 }
 

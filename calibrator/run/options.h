@@ -46,6 +46,9 @@ typedef struct cal_opts {
   double budget_scale;      /* multiplies every section's time budget */
   const char *plots_dir;    /* --plots DIR: draw charts after the run */
   int ci;                   /* --ci: fixed point lists, interleaved rounds */
+  const char *gemm_engine;  /* --gemm-engine / CALIBRATE_GEMM_ENGINE: "auto"
+                               or the one engine the GEMM section measures;
+                               static storage */
   int rounds;               /* rounds per point (samples each: hcfg.samples) */
   cal_harness_cfg_t hcfg;
   cal_sweep_opts_t sweep;
@@ -55,7 +58,7 @@ typedef struct cal_opts {
   const char *out_asked;    /* -o; NULL when not given */
   long samples_asked, rounds_asked;
   double min_time_asked, cv_asked;
-  int no_progress, seq_given;
+  int no_progress, seq_given, gemm_engine_given;
 } cal_opts_t;
 
 /* What the command line asked for besides a run. */

@@ -13,6 +13,7 @@
 #include "attention.h"
 #include "clock.h"
 #include "curve.h"
+#include "gemm_onednn.h"
 #include "harness.h"
 #include "roofline.h"
 
@@ -30,15 +31,22 @@ typedef struct cal_points_result {
 /* A new result of n zeroed points; NULL when out of memory. */
 cal_points_result_t *cal_points_new(const char *title, size_t n);
 
-/* ---- gemm: size sweeps per dtype at one pinned thread and all threads */
+/* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
+ * threads; each dtype's headline is its best verified engine's figure */
+
+#define CAL_GEMM_MAX_DTYPES 4   /* fp32, fp64, bf16, int8 */
+#define CAL_GEMM_MAX_ENGINES 3  /* per dtype */
+#define CAL_GEMM_MAX_SWEEPS (2 * CAL_GEMM_MAX_DTYPES * CAL_GEMM_MAX_ENGINES)
 
 typedef struct cal_gemm_point {
-  char id[112];             /* "gemm/<dtype>/NxNxN/t<threads>[/confirm]" */
+  char id[112];             /* "gemm/<dtype>/NxNxN/t<threads>[/confirm]" for
+                               OpenBLAS, "gemm/<engine>/<dtype>/..." for
+                               the other engines */
   int64_t n;                /* m = n = k */
   int threads;
   char confirms[112];       /* id of the point a confirmation repeats, "" */
   double pooled_gflops;     /* confirmation: median of both measurements'
-                               samples; 0 otherwise */
+                               samples (GOPS for int8); 0 otherwise */
   cal_point_t pt;
 } cal_gemm_point_t;
 
@@ -47,36 +55,68 @@ typedef struct cal_gemm_sweep {
   int threads;
   const char *stop;         /* static string */
   int64_t best_n;
-  double best_gflops;       /* after confirmation */
+  double best_gflops;       /* after confirmation (GOPS for int8) */
   double best_gflops_in_sweep;
-  char best_id[128];
+  char best_id[112];        /* id of the point behind best_gflops */
+  char impl[96];            /* the engine's implementation at best_n */
+  double budget_s, time_s;  /* its share of the section's time, time spent */
+  int failed;               /* a point failed verification */
 } cal_gemm_sweep_t;
 
-typedef struct cal_gemm_dtype {
+/* A best figure at one thread count and what made it. */
+typedef struct cal_gemm_best {
+  const cal_kernel_t *kernel; /* NULL: not measured */
+  double gflops;            /* GOPS for int8 */
+  int64_t n;
+  char impl[96];            /* "" when the engine names none */
+} cal_gemm_best_t;
+
+/* One engine's kernel for a dtype. */
+typedef struct cal_gemm_engine {
   const cal_kernel_t *kernel;
+  int selected;             /* 0: --gemm-engine chose another engine */
   int supported;
-  const char *why;          /* static; when unsupported */
-  double best_gflops[2];    /* [0] one pinned thread, [1] all threads; 0:
-                               not measured */
+  const char *why;          /* static; when not supported */
+  int failed;               /* a point failed verification: never headline */
+  cal_gemm_best_t best[2];  /* [0] one pinned thread, [1] all threads */
+} cal_gemm_engine_t;
+
+typedef struct cal_gemm_dtype {
+  const char *dtype;        /* "fp32", "fp64", "bf16", "int8" */
+  const char *metric;       /* "gflops"; "gops" for int8 */
+  cal_gemm_engine_t engines[CAL_GEMM_MAX_ENGINES];
+  size_t nengines;
+  int supported;            /* some selected engine can run it */
+  char why[320];            /* when not: each engine's reason */
+  cal_gemm_best_t best[2];  /* the headline: the best verified engine's
+                               figure at [0] one pinned thread, [1] all */
 } cal_gemm_dtype_t;
 
 typedef struct cal_gemm_result {
-  cal_gemm_dtype_t dtypes[4];
+  const char *engine_choice; /* "auto" or the forced engine; static */
+  cal_onednn_info_t onednn; /* the oneDNN library the onednn kernels use */
+  cal_gemm_dtype_t dtypes[CAL_GEMM_MAX_DTYPES];
   size_t ndtypes;
-  cal_gemm_sweep_t sweeps[8];
+  cal_gemm_sweep_t sweeps[CAL_GEMM_MAX_SWEEPS];
   size_t nsweeps;
   cal_gemm_point_t *points; /* every size of every sweep, in order */
   size_t npoints, cap;
-  /* best fp32 GEMM (the profile's gflops_per_core and gflops) and where
-   * it was met: [0] one pinned thread, [1] all threads */
+  /* the fp32 headline (the profile's gflops_per_core and gflops) and
+   * where it was met: [0] one pinned thread, [1] all threads */
   double sgemm_best[2];
   int64_t sgemm_best_n[2];
 } cal_gemm_result_t;
 
+/* The headline of `dtype` at one pinned thread (all_threads 0) or all
+ * threads; NULL when the dtype was not measured there.  Borrowed. */
+const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
+                                     const char *dtype, int all_threads);
+
 /* ---- scaling: GFLOPS versus threads at one size */
 
 typedef struct cal_scaling_point {
-  char id[96];              /* "scaling/<dtype>/<n>/t<threads>" */
+  char id[96];              /* "scaling/[<engine>/]<dtype>/<n>/t<threads>",
+                               no engine for OpenBLAS */
   double speedup, efficiency; /* 0 when the 1-thread point is missing */
   cal_point_t pt;
 } cal_scaling_point_t;

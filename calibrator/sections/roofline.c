@@ -68,9 +68,9 @@ static double gemm_best(const cal_gemm_result_t *g, const char *dtype) {
   double best = 0;
   for (size_t i = 0; g && i < g->ndtypes; i++) {
     const cal_gemm_dtype_t *d = &g->dtypes[i];
-    if (d->kernel && strcmp(d->kernel->dtype, dtype) == 0 &&
-        d->best_gflops[1] > best)
-      best = d->best_gflops[1];
+    if (d->dtype && strcmp(d->dtype, dtype) == 0 && d->best[1].kernel &&
+        d->best[1].gflops > best)
+      best = d->best[1].gflops;
   }
   return best;
 }

@@ -1,7 +1,9 @@
 /* The scaling section: fp32 and fp64 GEMM GFLOPS versus threads at the
- * GEMM section's all-thread best size. */
+ * GEMM section's all-thread best size, each with the engine of its
+ * all-thread headline (OpenBLAS when the GEMM section did not run). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cal_err.h"
 #include "results.h"
@@ -22,8 +24,17 @@ static size_t count_points(int max) {
   return n;
 }
 
+/* The kernel of a dtype's all-thread headline; OpenBLAS's when the GEMM
+ * section did not run; NULL when it ran without measuring the dtype (an
+ * engine without it was forced). */
+static const cal_kernel_t *headline_kernel(const cal_gemm_result_t *g,
+                                           const char *dtype,
+                                           const char *fallback) {
+  const cal_gemm_best_t *b = cal_gemm_best(g, dtype, 1);
+  return b ? b->kernel : g ? NULL : cal_kernel_find(fallback);
+}
+
 int cal_scaling_measure(cal_run_t *r) {
-  static const char *const names[] = {"sgemm", "dgemm"};
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   const int max = r->opt->threads;
   cal_scaling_result_t *s = calloc(1, sizeof *s);
@@ -38,8 +49,12 @@ int cal_scaling_measure(cal_run_t *r) {
   s->points = calloc(2 * count_points(max), sizeof *s->points);
   if (!s->points)
     return CAL_ENOMEM;
+  const cal_kernel_t *ks[2] = {headline_kernel(g, "fp32", "sgemm"),
+                               headline_kernel(g, "fp64", "dgemm")};
   for (size_t i = 0; i < 2; i++) {
-    const cal_kernel_t *k = cal_kernel_find(names[i]);
+    const cal_kernel_t *k = ks[i];
+    if (!k)
+      continue;
     double g1 = 0;
     for (int t = 1; t <= max; t = next_threads(t, max)) {
       cal_params_t p = {.m = s->n, .n = s->n, .k = s->n, .threads = t,
@@ -51,8 +66,11 @@ int cal_scaling_measure(cal_run_t *r) {
       if (rc < 0)
         return rc;
       s->npoints++;
-      snprintf(sp->id, sizeof sp->id, "scaling/%s/%lld/t%d", k->dtype,
-               (long long)s->n, t);
+      /* OpenBLAS points keep their old ids, as in the GEMM section */
+      const char *e = cal_kernel_engine(k);
+      int plain = strcmp(e, "openblas") == 0;
+      snprintf(sp->id, sizeof sp->id, "scaling/%s%s%s/%lld/t%d",
+               plain ? "" : e, plain ? "" : "/", k->dtype, (long long)s->n, t);
       if (sp->pt.status != CAL_POINT_OK)
         continue;
       double gf = sp->pt.gflops_sum.median;

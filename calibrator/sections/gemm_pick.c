@@ -1,0 +1,104 @@
+/* The GEMM section's plan (which engines measure which dtype) and its
+ * choice of each dtype's headline engine. */
+#include "gemm_pick.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel.h"
+
+static const char *const not_selected =
+    "another engine was chosen (--gemm-engine or CALIBRATE_GEMM_ENGINE)";
+
+/* The dtype's slot, added when new; NULL when the table is full. */
+static cal_gemm_dtype_t *dtype_slot(cal_gemm_result_t *g, const char *dtype) {
+  for (size_t i = 0; i < g->ndtypes; i++)
+    if (strcmp(g->dtypes[i].dtype, dtype) == 0)
+      return &g->dtypes[i];
+  if (g->ndtypes == CAL_GEMM_MAX_DTYPES)
+    return NULL;
+  cal_gemm_dtype_t *d = &g->dtypes[g->ndtypes++];
+  memset(d, 0, sizeof *d);
+  d->dtype = dtype;
+  d->metric = strcmp(dtype, "int8") == 0 ? "gops" : "gflops";
+  return d;
+}
+
+static int supported(const cal_kernel_t *k, const char **why) {
+  cal_params_t probe = {.m = 1, .n = 1, .k = 1};
+  *why = NULL;
+  return !k->supported || k->supported(&probe, why) == 0;
+}
+
+/* "openblas: <reason>; onednn: <reason>" for a dtype no engine runs. */
+static void why_unsupported(cal_gemm_dtype_t *d) {
+  size_t used = 0;
+  d->why[0] = '\0';
+  for (size_t j = 0; j < d->nengines && used < sizeof d->why; j++) {
+    const cal_gemm_engine_t *e = &d->engines[j];
+    used += (size_t)snprintf(d->why + used, sizeof d->why - used, "%s%s: %s",
+                             j ? "; " : "", cal_kernel_engine(e->kernel),
+                             e->why ? e->why : "not supported");
+  }
+}
+
+void cal_gemm_plan(cal_gemm_result_t *g, const char *choice) {
+  const cal_kernel_t *k;
+  g->engine_choice = choice;
+  for (size_t i = 0; (k = cal_kernel_at(i)); i++) {
+    if (strcmp(k->family, "gemm") != 0)
+      continue;
+    cal_gemm_dtype_t *d = dtype_slot(g, k->dtype);
+    if (!d || d->nengines == CAL_GEMM_MAX_ENGINES)
+      continue;
+    cal_gemm_engine_t *e = &d->engines[d->nengines++];
+    memset(e, 0, sizeof *e);
+    e->kernel = k;
+    e->selected = strcmp(choice, "auto") == 0 ||
+                  strcmp(choice, cal_kernel_engine(k)) == 0;
+    if (e->selected)
+      e->supported = supported(k, &e->why);
+    else
+      e->why = not_selected;
+    d->supported |= e->supported;
+  }
+  for (size_t i = 0; i < g->ndtypes; i++)
+    if (!g->dtypes[i].supported)
+      why_unsupported(&g->dtypes[i]);
+}
+
+void cal_gemm_pick(cal_gemm_dtype_t *d) {
+  for (int t = 0; t < 2; t++) {
+    const cal_gemm_best_t *best = NULL;
+    for (size_t j = 0; j < d->nengines; j++) {
+      const cal_gemm_engine_t *e = &d->engines[j];
+      if (e->failed || !e->best[t].kernel)
+        continue;
+      /* ties go to the engine listed first */
+      if (!best || e->best[t].gflops > best->gflops)
+        best = &e->best[t];
+    }
+    if (best)
+      d->best[t] = *best;
+    else
+      memset(&d->best[t], 0, sizeof d->best[t]);
+  }
+}
+
+void cal_gemm_pick_fp32(cal_gemm_result_t *g) {
+  for (int t = 0; t < 2; t++) {
+    const cal_gemm_best_t *b = cal_gemm_best(g, "fp32", t);
+    g->sgemm_best[t] = b ? b->gflops : 0;
+    g->sgemm_best_n[t] = b ? b->n : 0;
+  }
+}
+
+const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
+                                     const char *dtype, int all_threads) {
+  for (size_t i = 0; g && i < g->ndtypes; i++)
+    if (strcmp(g->dtypes[i].dtype, dtype) == 0)
+      return g->dtypes[i].best[all_threads ? 1 : 0].kernel
+                 ? &g->dtypes[i].best[all_threads ? 1 : 0]
+                 : NULL;
+  return NULL;
+}
