@@ -4,8 +4,10 @@
  * primitive is created per size with oneDNN's defaults (plain row-major
  * layouts, as in calibrate), then the operation runs back to back for
  * --seconds, each run timed on its own.  Prints, per engine, dtype, size
- * and thread count, the median and the mean rate over the runs and
- * oneDNN's implementation name.
+ * and thread count, the median of the runs' rates, the mean rate (total
+ * work over total time: what a plain loop delivers, and what compares
+ * with calibrate's samples, each of which times many runs back to back)
+ * and oneDNN's implementation name.
  *
  * Built by CMake, not run by ctest.  For comparable figures run it in the
  * same minutes as `calibrate`, with the same OPENBLAS_CORETYPE as the
