@@ -229,9 +229,8 @@ fail:
   return rc;
 }
 
-static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
-                    int64_t d) {
-#pragma omp parallel for schedule(static)
+void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,
+                            int64_t rows, int64_t d) {
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * d;
     float *yr = y + r * d;
@@ -242,6 +241,13 @@ static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
     for (int64_t i = 0; i < d; i++)
       yr[i] = xr[i] * inv * g[i];
   }
+}
+
+static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
+                    int64_t d) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; r++)
+    cal_layer_rmsnorm_rows(x + r * d, g, y + r * d, 1, d);
 }
 
 static void sgemm_nn(const float *a, const float *b, float *c, int64_t m,

@@ -23,22 +23,6 @@ static void columns(int64_t n, int t, int nt, int64_t *c0, int64_t *c1) {
   *c1 = *c0 + per < n ? *c0 + per : n;
 }
 
-/* y = RMSNorm(x)·g for `rows` rows: each thread normalises every row into
- * its own buffer (a few thousand floats), so no barrier is needed. */
-static void rmsnorm_rows(const float *x, const float *g, float *y,
-                         int64_t rows, int64_t d) {
-  for (int64_t r = 0; r < rows; r++) {
-    const float *xr = x + r * d;
-    float *yr = y + r * d;
-    float ss = 0.0f;
-    for (int64_t i = 0; i < d; i++)
-      ss += xr[i] * xr[i];
-    float inv = 1.0f / sqrtf(ss / (float)d + CAL_LAYER_RMS_EPS);
-    for (int64_t i = 0; i < d; i++)
-      yr[i] = xr[i] * inv * g[i];
-  }
-}
-
 /* Where QKV column c goes: *y (row 0) and *ldy (between sequences), and
  * the end of the run of columns that go to consecutive places.  Query head
  * columns go to q [batch][H][1][hd], key and value head columns to the
@@ -112,7 +96,7 @@ int cal_layer_run_team(cal_layer_t *L) {
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     float *h = L->hteam + (size_t)t * (size_t)(B * d);
-    rmsnorm_rows(L->x, L->g1, h, B, d);
+    cal_layer_rmsnorm_rows(L->x, L->g1, h, B, d); /* per thread, own buffer */
     qkv_cols(L, h, t, nt);
 #pragma omp barrier
     /* the same answer on every thread, so all or none reach its barrier */
@@ -120,7 +104,7 @@ int cal_layer_run_team(cal_layer_t *L) {
     if (arc == 0) {
       proj_cols(L, L->o, hq, L->wo, L->x, L->x1, t, nt); /* x1 = x + o·Wo */
 #pragma omp barrier
-      rmsnorm_rows(L->x1, L->g2, h, B, d);
+      cal_layer_rmsnorm_rows(L->x1, L->g2, h, B, d);
       gate_up_cols(L, h, t, nt);
 #pragma omp barrier
       proj_cols(L, L->a, f, L->wd, L->x1, L->out, t, nt); /* out = x1 + a·Wd */

@@ -49,4 +49,8 @@ int cal_layer_run_team(cal_layer_t *L);
  * a double-precision composition.  0, CAL_EVERIFY or CAL_ENOMEM. */
 int cal_layer_verify(void *state);
 
+/* y = RMSNorm(x)·g for `rows` rows of d, on the calling thread. */
+void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,
+                            int64_t rows, int64_t d);
+
 #endif

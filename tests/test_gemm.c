@@ -100,25 +100,23 @@ static void check_every_entry(const cal_gemm_data_t *d) {
     }
 }
 
-/* setup, verify fails on the poisoned C, run, every entry right, verify,
- * corrupt, verify fails. */
-static void check_shape(const cal_kernel_t *k, const cal_params_t *p) {
-  void *st = NULL;
-  assert_int_equal(k->setup(p, &st), 0);
-  assert_non_null(st);
-  assert_int_equal(k->verify(st), CAL_EVERIFY);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->run(st), 0);
+/* Every entry right and the engine's name for what ran. */
+static const cal_kernel_t *current_kernel;
+
+static void check_result(void *st) {
   check_every_entry(st);
-  assert_int_equal(k->verify(st), 0);
+  const cal_kernel_t *k = current_kernel;
   if (k->impl_name) {
     const char *impl = k->impl_name(st);
     assert_non_null(impl);
     assert_true(strlen(impl) > 0);
   }
-  cal_gemm_test_corrupt(st);
-  assert_int_equal(k->verify(st), CAL_EVERIFY);
-  k->teardown(st);
+}
+
+/* The kernel's life (test_util.h) with every entry of C checked. */
+static void check_shape(const cal_kernel_t *k, const cal_params_t *p) {
+  current_kernel = k;
+  cal_test_kernel_life(k, p, check_result, cal_gemm_test_corrupt);
 }
 
 static void every_engine_and_dtype(void **state) {

@@ -43,22 +43,6 @@ static int expect_native(const char *name, int variant) {
   return 1;
 }
 
-/* setup, verify fails before any run (poisoned), run, verify, corrupt,
- * verify fails */
-static void check_kernel(const cal_kernel_t *k, const cal_params_t *p,
-                         void (*corrupt)(void *)) {
-  void *st = NULL;
-  assert_int_equal(k->setup(p, &st), 0);
-  assert_non_null(st);
-  assert_int_equal(k->verify(st), CAL_EVERIFY);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->verify(st), 0);
-  corrupt(st);
-  assert_int_equal(k->verify(st), CAL_EVERIFY);
-  k->teardown(st);
-}
-
 static void fma_every_variant(void **state) {
   (void)state;
   unsetenv("CALIBRATE_ISA");
@@ -84,7 +68,7 @@ static void fma_every_variant(void **state) {
       assert_int_equal(k->supported(&p, &why), 0);
       for (int t = 1; t <= 3; t++) {
         p.threads = t;
-        check_kernel(k, &p, cal_fma_test_corrupt);
+        cal_test_kernel_life(k, &p, NULL, cal_fma_test_corrupt);
       }
       void *st = NULL;
       assert_int_equal(k->setup(&p, &st), 0);
@@ -191,7 +175,7 @@ static void stream_every_variant(void **state) {
         for (int t = 1; t <= 3; t++) {
           p.bytes = sizes[s];
           p.threads = t;
-          check_kernel(k, &p, cal_stream_test_corrupt);
+          cal_test_kernel_life(k, &p, NULL, cal_stream_test_corrupt);
         }
     }
   }

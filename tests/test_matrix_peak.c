@@ -167,22 +167,6 @@ static void amx_refused_with_reason(void **state) {
   assert_non_null(strstr(why, "auto"));
 }
 
-/* setup, verify fails before any run (poisoned), run twice, verify,
- * corrupt, verify fails */
-static void check_kernel(const cal_kernel_t *k, const cal_params_t *p,
-                         void (*corrupt)(void *)) {
-  void *st = NULL;
-  assert_int_equal(k->setup(p, &st), 0);
-  assert_non_null(st);
-  assert_int_equal(k->verify(st), CAL_EVERIFY);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->verify(st), 0);
-  corrupt(st);
-  assert_int_equal(k->verify(st), CAL_EVERIFY);
-  k->teardown(st);
-}
-
 static void amx_closed_form(void **state) {
   (void)state;
   char why[256];
@@ -202,7 +186,7 @@ static void amx_closed_form(void **state) {
       for (int t = 1; t <= 3; t++) {
         cal_params_t p = {.variant = CAL_VARIANT_AUTO, .threads = t,
                           .n = steps[s]};
-        check_kernel(k, &p, cal_amx_test_corrupt);
+        cal_test_kernel_life(k, &p, NULL, cal_amx_test_corrupt);
       }
     cal_params_t p = {.variant = CAL_VARIANT_AUTO, .threads = 2, .n = 1000};
     assert_double_equal(k->flops(&p), 2 * 1000 * amx_kernels[i].flops_per_step,
@@ -242,7 +226,7 @@ static void fp16_closed_form(void **state) {
     for (int t = 1; t <= 3; t++) {
       p.threads = t;
       p.n = steps[s];
-      check_kernel(k, &p, cal_fma_test_corrupt);
+      cal_test_kernel_life(k, &p, NULL, cal_fma_test_corrupt);
     }
   p.threads = 2;
   p.n = 1000; /* 16 chains x 32 lanes x 2 flops */

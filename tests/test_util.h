@@ -3,6 +3,9 @@
 #define CAL_TEST_UTIL_H
 
 #include <math.h>
+#include <stddef.h>
+
+#include "kernel.h"
 
 /* cmocka 1.1 compares floats only in single precision; this is for doubles:
  * |a - b| <= eps (eps = 0 demands equality). */
@@ -12,5 +15,26 @@
     if (!(fabs(a_ - b_) <= e_))                                              \
       fail_msg("%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, e_); \
   } while (0)
+
+/* The life of a verified kernel: setup, verify fails on the poisoned
+ * output before any run, run twice, `check` (may be NULL) looks at the
+ * result, verify passes, `corrupt` damages it, verify fails, teardown. */
+static inline void cal_test_kernel_life(const cal_kernel_t *k,
+                                        const cal_params_t *p,
+                                        void (*check)(void *),
+                                        void (*corrupt)(void *)) {
+  void *st = NULL;
+  assert_int_equal(k->setup(p, &st), 0);
+  assert_non_null(st);
+  assert_int_equal(k->verify(st), CAL_EVERIFY);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->run(st), 0);
+  if (check)
+    check(st);
+  assert_int_equal(k->verify(st), 0);
+  corrupt(st);
+  assert_int_equal(k->verify(st), CAL_EVERIFY);
+  k->teardown(st);
+}
 
 #endif
