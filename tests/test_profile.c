@@ -14,6 +14,8 @@
 
 #include "cal_err.h"
 #include "profile.h"
+#include "results.h"
+#include "run.h"
 
 static const char *minimal_profile =
     "{\"schema\":\"calibrate-profile/1\",\"device_name\":\"x\",\"device\":"
@@ -96,9 +98,44 @@ static void profile_round_trip_and_rejects(void **state) {
   json_decref(root);
 }
 
+/* A section that keeps a plain point list: its profile object and table
+ * part come from the shared writer and printer. */
+static void point_list_section(void **state) {
+  (void)state;
+  cal_points_result_t *p = cal_points_new("Example points", 2);
+  assert_non_null(p);
+  snprintf(p->ids[0], sizeof p->ids[0], "example/a");
+  snprintf(p->ids[1], sizeof p->ids[1], "example/b");
+  p->points[0].kernel = cal_kernel_find("sgemm");
+  p->points[0].status = CAL_POINT_SKIPPED;
+  snprintf(p->points[0].reason, sizeof p->points[0].reason, "too big");
+  p->points[1].kernel = cal_kernel_find("stream_read");
+  p->points[1].status = CAL_POINT_FAILED;
+  snprintf(p->points[1].reason, sizeof p->points[1].reason, "wrong sum");
+  json_t *o = cal_points_write(NULL, p);
+  assert_non_null(o);
+  json_t *pts = json_object_get(o, "points");
+  assert_int_equal(json_array_size(pts), 2);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(pts, 0), "id")),
+                      "example/a");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(pts, 1), "status")),
+                      "failed");
+  json_decref(o);
+  char buf[512] = "";
+  FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+  assert_non_null(f);
+  cal_points_print(NULL, p, f);
+  fclose(f);
+  assert_non_null(strstr(buf, "Example points"));
+  assert_non_null(strstr(buf, "skipped: too big"));
+  assert_non_null(strstr(buf, "failed: wrong sum"));
+  cal_points_drop(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(profile_round_trip_and_rejects),
+      cmocka_unit_test(point_list_section),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
