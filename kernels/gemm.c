@@ -8,25 +8,20 @@
 #include "cal_isa.h"
 #include "cal_mem.h"
 #include "gemm_data.h"
+#include "gemm_openblas.h"
 #include "kernel.h"
-
-typedef void (*sbgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE,
-                          enum CBLAS_TRANSPOSE, blasint, blasint, blasint,
-                          float, const uint16_t *, blasint, const uint16_t *,
-                          blasint, float, float *, blasint);
 
 typedef struct {
   cal_gemm_data_t d; /* first: cal_gemm_test_corrupt reads it */
-  sbgemm_fn sbgemm;
+  cal_sbgemm_fn sbgemm;
 } gemm_state_t;
 
 static double sgemm_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_F32); }
 static double dgemm_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_F64); }
 static double sbgemm_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_BF16); }
 
-static sbgemm_fn find_sbgemm(void) {
-  /* Not every OpenBLAS build exports it (it needs BUILD_BFLOAT16). */
-  return (sbgemm_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "cblas_sbgemm");
+cal_sbgemm_fn cal_openblas_sbgemm(void) {
+  return (cal_sbgemm_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "cblas_sbgemm");
 }
 
 static int sbgemm_supported(const cal_params_t *p, const char **why) {
@@ -34,7 +29,7 @@ static int sbgemm_supported(const cal_params_t *p, const char **why) {
     *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
     return CAL_EUNSUPP;
   }
-  if (!find_sbgemm()) {
+  if (!cal_openblas_sbgemm()) {
     *why = "BLAS library was built without bfloat16 (no cblas_sbgemm)";
     return CAL_EUNSUPP;
   }
@@ -56,7 +51,7 @@ static int gemm_setup_dt(const cal_params_t *p, void **state, cal_gemm_dt_t dt) 
   if (!(s = cal_alloc(sizeof *s)))
     return CAL_ENOMEM;
   memset(s, 0, sizeof *s);
-  if (dt == CAL_GEMM_BF16 && !(s->sbgemm = find_sbgemm())) {
+  if (dt == CAL_GEMM_BF16 && !(s->sbgemm = cal_openblas_sbgemm())) {
     gemm_teardown(s);
     return CAL_EUNSUPP;
   }

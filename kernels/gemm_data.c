@@ -29,21 +29,7 @@ double cal_gemm_bytes(const cal_params_t *p, cal_gemm_dt_t dt) {
          (double)out_size(dt) * p->m * p->n;
 }
 
-uint16_t cal_f32_to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
-    return (uint16_t)((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
-  return (uint16_t)(u >> 16);
-}
-
-static double bf16_to_f64(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
+static double bf16_to_f64(uint16_t h) { return cal_bf16_to_f32(h); }
 
 /* Fill n inputs of dtype dt; `second` selects B's range for int8. */
 static void fill(void *x, size_t n, cal_gemm_dt_t dt, int second, cal_rng_t *r) {

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "cal_bf16.h"
 #include "kernel.h"
 
 typedef enum {
@@ -48,8 +49,6 @@ void cal_gemm_data_free(cal_gemm_data_t *d);
 /* 0, or CAL_EVERIFY when a sampled entry of C is wrong. */
 int cal_gemm_data_verify(const cal_gemm_data_t *d);
 
-/* fp32 → bf16, round to nearest even (NaN stays NaN). */
-uint16_t cal_f32_to_bf16(float f);
 
 /* For tests only: make entry (0, 0) of C wrong, so that verify() must
  * fail; `state` is a GEMM kernel's state (it starts with the data). */

@@ -23,8 +23,7 @@
 
 enum { ARG_A, ARG_B, ARG_C, ARG_SCRATCH, NARGS };
 
-typedef struct {
-  cal_gemm_data_t d; /* first: cal_gemm_test_corrupt reads it */
+struct cal_onednn_mm {
   dnnl_engine_t eng;
   dnnl_stream_t strm;
   dnnl_primitive_t prim;
@@ -32,6 +31,11 @@ typedef struct {
   dnnl_exec_arg_t args[NARGS];
   int nargs;
   char impl[96];
+};
+
+typedef struct {
+  cal_gemm_data_t d; /* first: cal_gemm_test_corrupt reads it */
+  cal_onednn_mm_t *mm;
 } onednn_state_t;
 
 static int status_err(dnnl_status_t st) {
@@ -76,8 +80,7 @@ static dnnl_status_t make_pd(dnnl_engine_t eng, cal_gemm_dt_t dt, int64_t m,
   return st;
 }
 
-/* Whether this oneDNN can run dtype dt natively on this CPU. */
-static int onednn_check(cal_gemm_dt_t dt, const char **why) {
+int cal_onednn_supported(cal_gemm_dt_t dt, const char **why) {
   if (dnnl_engine_get_count(dnnl_cpu) < 1) {
     *why = "oneDNN has no CPU engine";
     return CAL_EUNSUPP;
@@ -111,35 +114,42 @@ static int onednn_check(cal_gemm_dt_t dt, const char **why) {
 }
 
 static int sgemm_supported(const cal_params_t *p, const char **why) {
-  return onednn_check(CAL_GEMM_F32, why);
+  return cal_onednn_supported(CAL_GEMM_F32, why);
 }
 static int bf16_supported(const cal_params_t *p, const char **why) {
-  return onednn_check(CAL_GEMM_BF16, why);
+  return cal_onednn_supported(CAL_GEMM_BF16, why);
 }
 static int u8s8_supported(const cal_params_t *p, const char **why) {
-  return onednn_check(CAL_GEMM_U8S8, why);
+  return cal_onednn_supported(CAL_GEMM_U8S8, why);
+}
+
+void cal_onednn_mm_free(cal_onednn_mm_t *mm) {
+  if (!mm)
+    return;
+  for (int i = 0; i < NARGS; i++)
+    if (mm->mem[i])
+      dnnl_memory_destroy(mm->mem[i]);
+  if (mm->prim)
+    dnnl_primitive_destroy(mm->prim);
+  if (mm->strm)
+    dnnl_stream_destroy(mm->strm);
+  if (mm->eng)
+    dnnl_engine_destroy(mm->eng);
+  cal_free(mm);
 }
 
 static void onednn_teardown(void *state) {
   onednn_state_t *s = state;
   if (!s)
     return;
-  for (int i = 0; i < NARGS; i++)
-    if (s->mem[i])
-      dnnl_memory_destroy(s->mem[i]);
-  if (s->prim)
-    dnnl_primitive_destroy(s->prim);
-  if (s->strm)
-    dnnl_stream_destroy(s->strm);
-  if (s->eng)
-    dnnl_engine_destroy(s->eng);
+  cal_onednn_mm_free(s->mm);
   cal_gemm_data_free(&s->d);
   cal_free(s);
 }
 
 /* Add one execution argument: memory of descriptor md over buf (NULL:
  * oneDNN allocates it). */
-static dnnl_status_t add_arg(onednn_state_t *s, int slot, int arg,
+static dnnl_status_t add_arg(cal_onednn_mm_t *s, int slot, int arg,
                              const dnnl_memory_desc_t *md, void *buf) {
   dnnl_status_t st = dnnl_memory_create(&s->mem[slot], md, s->eng,
                                         buf ? buf : DNNL_MEMORY_ALLOCATE);
@@ -148,16 +158,17 @@ static dnnl_status_t add_arg(onednn_state_t *s, int slot, int arg,
   return st;
 }
 
-/* The primitive, its memories and its implementation name. */
-static dnnl_status_t build(onednn_state_t *s) {
+/* The primitive, its memories over bufs (A, B, C) and its implementation
+ * name. */
+static dnnl_status_t build(cal_onednn_mm_t *s, cal_gemm_dt_t dt, int64_t m,
+                           int64_t n, int64_t k, void *const bufs[3]) {
   static const int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-  void *bufs[3] = {s->d.a, s->d.b, s->d.c};
   dnnl_primitive_desc_t pd = NULL;
   const char *impl = NULL;
   dnnl_status_t st;
   if ((st = dnnl_engine_create(&s->eng, dnnl_cpu, 0)) ||
       (st = dnnl_stream_create(&s->strm, s->eng, dnnl_stream_default_flags)) ||
-      (st = make_pd(s->eng, s->d.dt, s->d.m, s->d.n, s->d.k, &pd)))
+      (st = make_pd(s->eng, dt, m, n, k, &pd)))
     return st;
   if ((st = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl)))
     goto out;
@@ -179,19 +190,48 @@ out:
   return st;
 }
 
+int cal_onednn_mm_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                         void *a, void *b, void *c, cal_onednn_mm_t **out) {
+  void *const bufs[3] = {a, b, c};
+  const char *why = NULL;
+  *out = NULL;
+  if (m <= 0 || n <= 0 || k <= 0 || !a || !b || !c)
+    return CAL_EINVAL;
+  if (cal_onednn_supported(dt, &why) < 0)
+    return CAL_EUNSUPP;
+  cal_onednn_mm_t *mm = cal_alloc(sizeof *mm);
+  if (!mm)
+    return CAL_ENOMEM;
+  memset(mm, 0, sizeof *mm);
+  int rc = status_err(build(mm, dt, m, n, k, bufs));
+  if (rc < 0) {
+    cal_onednn_mm_free(mm);
+    return rc;
+  }
+  *out = mm;
+  return 0;
+}
+
+int cal_onednn_mm_run(cal_onednn_mm_t *mm) {
+  dnnl_status_t st = dnnl_primitive_execute(mm->prim, mm->strm, mm->nargs, mm->args);
+  if (st == dnnl_success)
+    st = dnnl_stream_wait(mm->strm);
+  return status_err(st);
+}
+
+const char *cal_onednn_mm_impl(const cal_onednn_mm_t *mm) { return mm->impl; }
+
 static int onednn_setup(const cal_params_t *p, void **state, cal_gemm_dt_t dt) {
   onednn_state_t *s = NULL;
-  const char *why = NULL;
   if (p->m <= 0 || p->n <= 0 || p->k <= 0)
     return CAL_EINVAL;
-  if (onednn_check(dt, &why) < 0)
-    return CAL_EUNSUPP;
   if (!(s = cal_alloc(sizeof *s)))
     return CAL_ENOMEM;
   memset(s, 0, sizeof *s);
   int rc = cal_gemm_data_init(&s->d, p, dt);
   if (rc == 0)
-    rc = status_err(build(s));
+    rc = cal_onednn_mm_create(dt, p->m, p->n, p->k, s->d.a, s->d.b, s->d.c,
+                              &s->mm);
   if (rc < 0) {
     onednn_teardown(s);
     return rc;
@@ -205,11 +245,7 @@ static int bf16_setup(const cal_params_t *p, void **st) { return onednn_setup(p,
 static int u8s8_setup(const cal_params_t *p, void **st) { return onednn_setup(p, st, CAL_GEMM_U8S8); }
 
 static int onednn_run(void *state) {
-  onednn_state_t *s = state;
-  dnnl_status_t st = dnnl_primitive_execute(s->prim, s->strm, s->nargs, s->args);
-  if (st == dnnl_success)
-    st = dnnl_stream_wait(s->strm);
-  return status_err(st);
+  return cal_onednn_mm_run(((onednn_state_t *)state)->mm);
 }
 
 static int onednn_verify(void *state) {
@@ -217,7 +253,7 @@ static int onednn_verify(void *state) {
 }
 
 static const char *onednn_impl(const void *state) {
-  return ((const onednn_state_t *)state)->impl;
+  return cal_onednn_mm_impl(((const onednn_state_t *)state)->mm);
 }
 
 static double f32_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_F32); }

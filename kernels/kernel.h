@@ -34,6 +34,9 @@ typedef struct cal_params {
   uint64_t seed;
   /* ISA variant (cal_isa_variant_t), CAL_VARIANT_AUTO for the best one */
   int variant;
+  /* kernels built of several library products (the layer): the engine
+   * that runs them, "openblas" or "onednn"; NULL for the kernel's default */
+  const char *engine;
 } cal_params_t;
 
 typedef struct cal_kernel {

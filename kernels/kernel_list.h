@@ -14,6 +14,8 @@
   X(attn_fused)                                                              \
   X(layer_prefill)                                                           \
   X(layer_decode)                                                            \
+  X(layer_prefill_bf16)                                                      \
+  X(layer_decode_bf16)                                                       \
   X(fma_f64)                                                                 \
   X(fma_f32)                                                                 \
   X(dp_bf16)                                                                 \

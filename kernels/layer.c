@@ -1,6 +1,7 @@
 /* The model-shaped layer workload (see layer.h) and its kernel-table
- * entries layer_prefill and layer_decode: shapes, figures, setup and the
- * BLAS path.  The small-batch decode step is in layer_decode.c, the
+ * entries layer_prefill and layer_decode (fp32) and layer_prefill_bf16 and
+ * layer_decode_bf16: shapes, figures, setup and the BLAS path, whose four
+ * products run on OpenBLAS or oneDNN (cal_params_t.engine).  The small-batch decode step is in layer_decode.c, the
  * double-precision verification in layer_verify.c. */
 #include "layer.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "cal_err.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
 #include "layer_internal.h"
@@ -46,6 +48,7 @@ void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
   s->seq = p->seq;
   s->batch = p->batch;
   s->decode = p->decode;
+  s->bf16 = 0;
 }
 
 int cal_layer_check_shape(const cal_layer_shape_t *s, char *why, size_t len) {
@@ -75,10 +78,13 @@ void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
   l->lk = s->decode ? s->seq + 1 : s->seq;
   l->tokens = s->batch * l->lq;
   double d = (double)s->hidden, f = (double)s->ffn, t = (double)l->tokens;
-  /* Wqkv, Wo, Wgate|Wup, Wdown, two gains */
-  l->w_f = d * l->nqkv + (double)s->heads * l->hd * d + 2 * d * f + f * d + 2 * d;
+  /* Wqkv, Wo, Wgate|Wup, Wdown; two gains */
+  l->w_f = d * l->nqkv + (double)s->heads * l->hd * d + 2 * d * f + f * d;
+  l->norm_f = 2 * d;
   /* x, h, out, x1, qkv, q, o, ao, gu (2f), a (f) */
   l->act_f = t * (4 * d + l->nqkv + 2.0 * s->heads * l->hd + 3 * f);
+  /* bf16: h16, ao16, a16 */
+  l->act16 = s->bf16 ? t * (d + (double)s->heads * l->hd + f) : 0.0;
   l->kv_f = 2.0 * s->batch * s->kv_heads * l->lk * l->hd;
   /* reference for sequence 0: x1, h, qkv, ao, gu, a, out in doubles, and
    * q/k/v/o in floats for the attention reference (counted as doubles) */
@@ -99,16 +105,31 @@ double cal_layer_flops(const cal_layer_shape_t *s) {
   return mm + cal_attn_flops(&as);
 }
 
+/* Bytes of one weight of the four matrices. */
+static double wbytes(const cal_layer_shape_t *s) { return s->bf16 ? 2.0 : 4.0; }
+
 double cal_layer_weight_bytes(const cal_layer_shape_t *s) {
   cal_layer_layout_t l;
   cal_layer_layout(s, &l);
-  return 4.0 * l.w_f;
+  return wbytes(s) * l.w_f + 4.0 * l.norm_f;
 }
 
 double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
   cal_layer_layout_t l;
   cal_layer_layout(s, &l);
-  return 4.0 * (l.w_f + l.act_f + l.kv_f) + 8.0 * l.ref_d + l.ws_bytes;
+  double team = 0.0;
+  if (s->decode && s->batch <= CAL_LAYER_GEMV_MAX_BATCH) {
+    /* the team's rows for a thread count we do not know here: 2 per core
+     * of a large machine is small beside the weights; count 64 */
+    double hq = (double)s->heads * l.hd, k = hq > s->ffn ? hq : (double)s->ffn;
+    team = 64.0 * 4.0 * (double)s->batch *
+           ((double)s->hidden + (s->bf16 ? k : 0.0));
+  }
+  /* the setup's fp32 staging of the largest weight matrix (bf16) */
+  double d = (double)s->hidden, f = (double)s->ffn;
+  double stage = s->bf16 ? 4.0 * (d * 2 * f > d * l.nqkv ? d * 2 * f : d * l.nqkv) : 0.0;
+  return cal_layer_weight_bytes(s) + 4.0 * (l.act_f + l.kv_f) + 2.0 * l.act16 +
+         8.0 * l.ref_d + l.ws_bytes + team + stage;
 }
 
 double cal_layer_tokens(const cal_layer_shape_t *s) {
@@ -118,7 +139,7 @@ double cal_layer_tokens(const cal_layer_shape_t *s) {
 double cal_layer_read_bytes(const cal_layer_shape_t *s) {
   cal_layer_layout_t l;
   cal_layer_layout(s, &l);
-  return 4.0 * (l.w_f + l.kv_f);
+  return cal_layer_weight_bytes(s) + 4.0 * l.kv_f;
 }
 
 static int uses_team(const cal_layer_shape_t *s) {
@@ -133,28 +154,91 @@ static void layer_teardown(void *state) {
   cal_layer_t *L = state;
   if (!L)
     return;
-  float *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
-                   L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
-                   L->kc, L->vc, L->hteam};
+  for (int i = 0; i < CAL_LAYER_NMM; i++)
+    cal_onednn_mm_free(L->mm[i]);
+  void *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
+                  L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
+                  L->kc, L->vc, L->hteam, L->xteam, L->wqkv16, L->wo16,
+                  L->wgu16, L->wd16, L->h16, L->ao16, L->a16};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cal_free(bufs[i]);
   cal_free(L->ws);
   cal_free(L);
 }
 
-/* weights uniform with variance 1/fan_in, so activations stay O(1) */
-static void fill_weights(float *w, size_t n, int64_t fan_in, cal_rng_t *r) {
+/* weights uniform with variance 1/fan_in, so activations stay O(1); a
+ * bf16 layer's are the same draws rounded (w16, staged through tmp), so
+ * that both dtypes compute the same layer */
+static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
+                         int64_t fan_in, cal_rng_t *r) {
   float a = (float)sqrt(3.0 / (double)fan_in);
-  cal_fill_f32(w, n, -a, a, r);
+  if (!w16) {
+    cal_fill_f32(w, n, -a, a, r);
+    return;
+  }
+  cal_fill_f32(tmp, n, -a, a, r);
+  for (size_t i = 0; i < n; i++)
+    w16[i] = cal_f32_to_bf16(tmp[i]);
 }
 
-static int layer_setup(const cal_params_t *p, void **state) {
+/* The BLAS path's products on the chosen engine: "onednn" (one matmul
+ * each, fp32 or bf16 inputs) or "openblas" (sgemm, or sbgemm in bf16).
+ * NULL asks for oneDNN in bf16 where it runs natively (the BLAS this
+ * project installs has no sbgemm), else OpenBLAS. */
+static int products_setup(cal_layer_t *L, const char *engine) {
+  const cal_layer_shape_t *s = &L->s;
+  const int64_t t = L->l.tokens, d = s->hidden, f = s->ffn;
+  const int64_t hq = s->heads * L->l.hd, nqkv = L->l.nqkv;
+  const char *why = NULL;
+  cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
+  if (!engine)
+    engine = s->bf16 && cal_onednn_supported(dt, &why) == 0 ? "onednn" : "openblas";
+  if (strcmp(engine, "openblas") == 0) {
+    L->engine = "openblas";
+    if (s->bf16 && !(L->sbgemm = cal_openblas_sbgemm()))
+      return CAL_EUNSUPP;
+    snprintf(L->impl, sizeof L->impl, "openblas %s", s->bf16 ? "sbgemm" : "sgemm");
+    return 0;
+  }
+  if (strcmp(engine, "onednn") != 0)
+    return CAL_EINVAL;
+  L->engine = "onednn";
+  const int64_t dims[CAL_LAYER_NMM][3] = {
+      {t, nqkv, d}, {t, d, hq}, {t, 2 * f, d}, {t, d, f}};
+  void *a[CAL_LAYER_NMM], *b[CAL_LAYER_NMM];
+  float *c[CAL_LAYER_NMM] = {L->qkv, L->x1, L->gu, L->out};
+  if (s->bf16) {
+    a[0] = L->h16; a[1] = L->ao16; a[2] = L->h16; a[3] = L->a16;
+    b[0] = L->wqkv16; b[1] = L->wo16; b[2] = L->wgu16; b[3] = L->wd16;
+  } else {
+    a[0] = L->h; a[1] = L->ao; a[2] = L->h; a[3] = L->a;
+    b[0] = L->wqkv; b[1] = L->wo; b[2] = L->wgu; b[3] = L->wd;
+  }
+  snprintf(L->impl, sizeof L->impl, "onednn");
+  for (int i = 0; i < CAL_LAYER_NMM; i++) {
+    int rc = cal_onednn_mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i],
+                                  b[i], c[i], &L->mm[i]);
+    if (rc < 0)
+      return rc;
+    /* the implementations, each named once */
+    const char *impl = cal_onednn_mm_impl(L->mm[i]);
+    if (!strstr(L->impl, impl)) {
+      size_t n = strlen(L->impl);
+      snprintf(L->impl + n, sizeof L->impl - n, "%s%s", i ? "," : " ", impl);
+    }
+  }
+  return 0;
+}
+
+static int layer_setup(const cal_params_t *p, void **state, int bf16) {
   cal_layer_t *L = cal_alloc(sizeof *L);
+  float *tmp = NULL; /* bf16: fp32 staging of the weights */
   int rc = CAL_ENOMEM;
   if (!L)
     return CAL_ENOMEM;
   memset(L, 0, sizeof *L);
   cal_layer_shape_from_params(p, &L->s);
+  L->s.bf16 = bf16;
   if ((rc = cal_layer_check_shape(&L->s, NULL, 0)) < 0)
     goto fail;
   if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
@@ -167,10 +251,27 @@ static int layer_setup(const cal_params_t *p, void **state) {
   size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
   size_t hq = (size_t)(s->heads * l->hd);
   size_t kvn = (size_t)(s->batch * s->kv_heads * l->lk * l->hd);
-  L->wqkv = cal_alloc(4 * d * (size_t)l->nqkv);
-  L->wo = cal_alloc(4 * hq * d);
-  L->wgu = cal_alloc(4 * d * 2 * f);
-  L->wd = cal_alloc(4 * f * d);
+  const size_t nw[CAL_LAYER_NMM] = {d * (size_t)l->nqkv, hq * d, d * 2 * f, f * d};
+  if (s->bf16) {
+    L->wqkv16 = cal_alloc(2 * nw[0]);
+    L->wo16 = cal_alloc(2 * nw[1]);
+    L->wgu16 = cal_alloc(2 * nw[2]);
+    L->wd16 = cal_alloc(2 * nw[3]);
+    L->h16 = cal_alloc(2 * t * d);
+    L->ao16 = cal_alloc(2 * t * hq);
+    L->a16 = cal_alloc(2 * t * f);
+    size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
+    if (!L->wqkv16 || !L->wo16 || !L->wgu16 || !L->wd16 || !L->h16 ||
+        !L->ao16 || !L->a16 || !(tmp = cal_alloc(4 * big)))
+      goto fail;
+  } else {
+    L->wqkv = cal_alloc(4 * nw[0]);
+    L->wo = cal_alloc(4 * nw[1]);
+    L->wgu = cal_alloc(4 * nw[2]);
+    L->wd = cal_alloc(4 * nw[3]);
+    if (!L->wqkv || !L->wo || !L->wgu || !L->wd)
+      goto fail;
+  }
   L->g1 = cal_alloc(4 * d);
   L->g2 = cal_alloc(4 * d);
   L->x = cal_alloc(4 * t * d);
@@ -185,30 +286,36 @@ static int layer_setup(const cal_params_t *p, void **state) {
   L->a = cal_alloc(4 * t * f);
   L->kc = cal_alloc(4 * kvn);
   L->vc = cal_alloc(4 * kvn);
-  if (!L->wqkv || !L->wo || !L->wgu || !L->wd || !L->g1 || !L->g2 || !L->x ||
-      !L->h || !L->out || !L->x1 || !L->qkv || !L->q || !L->o || !L->ao ||
-      !L->gu || !L->a || !L->kc || !L->vc)
+  if (!L->g1 || !L->g2 || !L->x || !L->h || !L->out || !L->x1 || !L->qkv ||
+      !L->q || !L->o || !L->ao || !L->gu || !L->a || !L->kc || !L->vc)
     goto fail;
   if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
     goto fail;
   if ((L->team = uses_team(s))) {
     L->nthreads = omp_get_max_threads();
     L->gemv = cal_gemv_for(L->variant);
-    if (!L->gemv) {
+    L->gemv16 = cal_gemv_bf16_for(L->variant);
+    if (!L->gemv || !L->gemv16) {
       rc = CAL_EUNSUPP;
       goto fail;
     }
     if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
       goto fail;
+    size_t k = hq > f ? hq : f;
+    if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
+      goto fail;
+    snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
   }
   /* weights from the seed; each sequence's input (and KV cache) from its
    * own stream, so sequence 0 is the same at every batch size */
   cal_rng_t r;
   cal_rng_seed(&r, p->seed);
-  fill_weights(L->wqkv, d * (size_t)l->nqkv, s->hidden, &r);
-  fill_weights(L->wo, hq * d, (int64_t)hq, &r);
-  fill_weights(L->wgu, d * 2 * f, s->hidden, &r);
-  fill_weights(L->wd, f * d, s->ffn, &r);
+  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
+  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
+  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
+  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  cal_free(tmp);
+  tmp = NULL;
   cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
   cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
   size_t seq_tokens = (size_t)l->lq;
@@ -222,9 +329,12 @@ static int layer_setup(const cal_params_t *p, void **state) {
     cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
   }
   memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
+  if (!L->team && (rc = products_setup(L, p->engine)) < 0)
+    goto fail;
   *state = L;
   return 0;
 fail:
+  cal_free(tmp);
   layer_teardown(L);
   return rc;
 }
@@ -250,11 +360,31 @@ static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
     cal_layer_rmsnorm_rows(x + r * d, g, y + r * d, 1, d);
 }
 
-static void sgemm_nn(const float *a, const float *b, float *c, int64_t m,
-                     int64_t n, int64_t k) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
-              (blasint)n, (blasint)k, 1.0f, a, (blasint)k, b, (blasint)n, 0.0f,
-              c, (blasint)n);
+/* in[rows×k] rounded to bf16 into out */
+static void to_bf16(const float *in, uint16_t *out, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++)
+    out[i] = cal_f32_to_bf16(in[i]);
+}
+
+/* Product i of the BLAS path: c[m×n] = a[m×k]·w[k×n], a in fp32 (a bf16
+ * layer rounds it into a16 first) */
+static int product(cal_layer_t *L, int i, const float *a, uint16_t *a16,
+                   const float *w, const uint16_t *w16, float *c, int64_t m,
+                   int64_t n, int64_t k) {
+  if (L->s.bf16)
+    to_bf16(a, a16, m * k);
+  if (L->mm[i])
+    return cal_onednn_mm_run(L->mm[i]);
+  if (L->s.bf16)
+    L->sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
+              (blasint)n, (blasint)k, 1.0f, a16, (blasint)k, w16, (blasint)n,
+              0.0f, c, (blasint)n);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
+                (blasint)n, (blasint)k, 1.0f, a, (blasint)k, w, (blasint)n,
+                0.0f, c, (blasint)n);
+  return 0;
 }
 
 static int layer_run(void *state) {
@@ -267,8 +397,11 @@ static int layer_run(void *state) {
   const int64_t H = s->heads, G = s->kv_heads, lq = l->lq, lk = l->lk;
   const int64_t hq = H * hd, nqkv = l->nqkv;
 
+  int rc;
   rmsnorm(L->x, L->g1, L->h, t, d);
-  sgemm_nn(L->h, L->wqkv, L->qkv, t, nqkv, d);
+  if ((rc = product(L, CAL_LAYER_QKV, L->h, L->h16, L->wqkv, L->wqkv16, L->qkv,
+                    t, nqkv, d)) < 0)
+    return rc;
   /* scatter q into [b][h][i][:], k and v into the cache at their position */
 #pragma omp parallel for schedule(static)
   for (int64_t tok = 0; tok < t; tok++) {
@@ -284,7 +417,7 @@ static int layer_run(void *state) {
     }
   }
   cal_attn_shape_t as = {s->batch, H, G, lq, lk, hd, 1};
-  int rc = cal_attn_fused(&as, L->q, L->kc, L->vc, L->o, L->variant, L->ws, NULL);
+  rc = cal_attn_fused(&as, L->q, L->kc, L->vc, L->o, L->variant, L->ws, NULL);
   if (rc < 0)
     return rc;
   /* gather o back to token rows [tok][h*hd] */
@@ -295,12 +428,16 @@ static int layer_run(void *state) {
       memcpy(L->ao + tok * hq + h * hd, L->o + ((b * H + h) * lq + i) * hd,
              4 * (size_t)hd);
   }
-  sgemm_nn(L->ao, L->wo, L->x1, t, d, hq);
+  if ((rc = product(L, CAL_LAYER_O, L->ao, L->ao16, L->wo, L->wo16, L->x1, t,
+                    d, hq)) < 0)
+    return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
     L->x1[i] += L->x[i];
   rmsnorm(L->x1, L->g2, L->h, t, d);
-  sgemm_nn(L->h, L->wgu, L->gu, t, 2 * f, d);
+  if ((rc = product(L, CAL_LAYER_GU, L->h, L->h16, L->wgu, L->wgu16, L->gu, t,
+                    2 * f, d)) < 0)
+    return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t tok = 0; tok < t; tok++) {
     const float *gate = L->gu + tok * 2 * f, *up = gate + f;
@@ -308,7 +445,9 @@ static int layer_run(void *state) {
     for (int64_t j = 0; j < f; j++)
       a[j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
   }
-  sgemm_nn(L->a, L->wd, L->out, t, d, f);
+  if ((rc = product(L, CAL_LAYER_DOWN, L->a, L->a16, L->wd, L->wd16, L->out,
+                    t, d, f)) < 0)
+    return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
     L->out[i] += L->x1[i];
@@ -321,42 +460,73 @@ static double layer_flops(const cal_params_t *p) {
   return cal_layer_flops(&s);
 }
 
-static double layer_bytes(const cal_params_t *p) {
+/* weights read once, the KV cache read once, token activations in/out */
+static double bytes_of(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
+  s.bf16 = bf16;
   cal_layer_layout_t l;
   cal_layer_layout(&s, &l);
-  /* weights read once, the KV cache read once, token activations in/out */
-  return 4.0 * (l.w_f + l.kv_f + 2.0 * (double)l.tokens * (double)s.hidden);
+  return cal_layer_read_bytes(&s) + 8.0 * (double)l.tokens * (double)s.hidden;
 }
 
-static double layer_mem(const cal_params_t *p) {
+static double mem_of(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
+  s.bf16 = bf16;
   return cal_layer_mem_bytes(&s);
 }
+
+static double layer_bytes(const cal_params_t *p) { return bytes_of(p, 0); }
+static double layer_bytes16(const cal_params_t *p) { return bytes_of(p, 1); }
+static double layer_mem(const cal_params_t *p) { return mem_of(p, 0); }
+static double layer_mem16(const cal_params_t *p) { return mem_of(p, 1); }
 
 static const char *layer_variant(const void *state) {
   return cal_variant_name(((const cal_layer_t *)state)->variant);
 }
 
-static int prefill_setup(const cal_params_t *p, void **st) {
-  cal_params_t q = *p;
-  q.decode = 0;
-  return layer_setup(&q, st);
+static const char *layer_impl(const void *state) {
+  return ((const cal_layer_t *)state)->impl;
 }
 
-static int decode_setup(const cal_params_t *p, void **st) {
-  cal_params_t q = *p;
-  q.decode = 1;
-  return layer_setup(&q, st);
+static int bf16_supported(const cal_params_t *p, const char **why) {
+  const char *e = p ? p->engine : NULL;
+  if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16))) {
+    *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
+    return CAL_EUNSUPP;
+  }
+  if (!e || strcmp(e, "onednn") == 0) {
+    if (cal_onednn_supported(CAL_GEMM_BF16, why) == 0)
+      return 0;
+    if (e)
+      return CAL_EUNSUPP;
+  }
+  if (!cal_openblas_sbgemm()) {
+    *why = e ? "BLAS library was built without bfloat16 (no cblas_sbgemm)"
+             : "neither oneDNN nor the BLAS library runs bf16 natively here";
+    return CAL_EUNSUPP;
+  }
+  return 0;
 }
+
+static int setup_as(const cal_params_t *p, void **st, int decode, int bf16) {
+  cal_params_t q = *p;
+  q.decode = decode;
+  return layer_setup(&q, st, bf16);
+}
+
+static int prefill_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0, 0); }
+static int decode_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 0); }
+static int prefill16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0, 1); }
+static int decode16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 1); }
 
 const cal_kernel_t cal_kernel_layer_prefill = {
     .name = "layer_prefill", .family = "layer", .dtype = "fp32",
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
+    .impl_name = layer_impl,
 };
 
 const cal_kernel_t cal_kernel_layer_decode = {
@@ -364,4 +534,21 @@ const cal_kernel_t cal_kernel_layer_decode = {
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
+    .impl_name = layer_impl,
+};
+
+const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
+    .name = "layer_prefill_bf16", .family = "layer", .dtype = "bf16",
+    .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
+    .supported = bf16_supported, .setup = prefill16_setup, .run = layer_run,
+    .verify = cal_layer_verify, .teardown = layer_teardown,
+    .variant_name = layer_variant, .impl_name = layer_impl,
+};
+
+const cal_kernel_t cal_kernel_layer_decode_bf16 = {
+    .name = "layer_decode_bf16", .family = "layer", .dtype = "bf16",
+    .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
+    .supported = bf16_supported, .setup = decode16_setup, .run = layer_run,
+    .verify = cal_layer_verify, .teardown = layer_teardown,
+    .variant_name = layer_variant, .impl_name = layer_impl,
 };

@@ -24,6 +24,9 @@
 typedef struct cal_layer_shape {
   int64_t hidden, heads, kv_heads, ffn, seq, batch;
   int decode;
+  int bf16;  /* 1: weights and the products' inputs in bf16 (fp32
+                accumulation; norms, softmax, residuals and the KV cache
+                stay fp32) */
 } cal_layer_shape_t;
 
 /* A named model shape (the batch is the sweep's). */

@@ -6,13 +6,46 @@
  * block done there (the residuals, SiLU·up, writing q, k and v straight to
  * their places).  Per step: one parallel region, four barriers (after QKV,
  * after attention, after the output projection, after the MLP's first
- * half), no allocation. */
+ * half), no allocation.  A bf16 layer streams bf16 weights (half the
+ * bytes) and rounds each product's input rows to bf16 first, each thread
+ * in its own rows. */
 #include <math.h>
 #include <omp.h>
 
 #include "attention.h"
 #include "cal_err.h"
 #include "layer_internal.h"
+
+/* y = add + x·W[:, c0 .. c0+n) for one of the four weight matrices (w in
+ * fp32, w16 in bf16: the layer has one of them). */
+static void gemv_w(const cal_layer_t *L, const float *x, int64_t K,
+                   const float *w, const uint16_t *w16, int64_t c0,
+                   int64_t ldw, int64_t n, const float *add, int64_t ladd,
+                   float *y, int64_t ldy) {
+  if (L->s.bf16)
+    L->gemv16(x, K, L->s.batch, K, w16 + c0, ldw, n, add, ladd, y, ldy);
+  else
+    L->gemv(x, K, L->s.batch, K, w + c0, ldw, n, add, ladd, y, ldy);
+}
+
+/* Rows of x rounded to bf16 in place (bf16 layers; n values). */
+static void round_bf16(float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    x[i] = cal_bf16_round(x[i]);
+}
+
+/* The input rows of a product for this thread: x itself (fp32), or the
+ * thread's own copy rounded to bf16. */
+static const float *input_rows(const cal_layer_t *L, const float *x,
+                               int64_t n, int t) {
+  if (!L->s.bf16)
+    return x;
+  const int64_t hq = L->s.heads * L->l.hd, f = L->s.ffn;
+  float *own = L->xteam + (size_t)t * (size_t)(L->s.batch * (hq > f ? hq : f));
+  for (int64_t i = 0; i < n; i++)
+    own[i] = cal_bf16_round(x[i]);
+  return own;
+}
 
 /* Columns [*c0, *c1) of n for thread t of nt: equal blocks rounded to 16
  * floats (a cache line) so that no two threads write the same line. */
@@ -45,7 +78,7 @@ static int64_t qkv_dest(const cal_layer_t *L, int64_t c, float **y,
 
 /* q, k, v = h·Wqkv over this thread's columns, written in place. */
 static void qkv_cols(const cal_layer_t *L, const float *h, int t, int nt) {
-  const int64_t d = L->s.hidden, B = L->s.batch, nqkv = L->l.nqkv;
+  const int64_t d = L->s.hidden, nqkv = L->l.nqkv;
   int64_t c0, c1;
   columns(nqkv, t, nt, &c0, &c1);
   while (c0 < c1) {
@@ -53,7 +86,7 @@ static void qkv_cols(const cal_layer_t *L, const float *h, int t, int nt) {
     int64_t ldy, end = qkv_dest(L, c0, &y, &ldy);
     if (end > c1)
       end = c1;
-    L->gemv(h, d, B, d, L->wqkv + c0, nqkv, end - c0, NULL, 0, y, ldy);
+    gemv_w(L, h, d, L->wqkv, L->wqkv16, c0, nqkv, end - c0, NULL, 0, y, ldy);
     c0 = end;
   }
 }
@@ -66,8 +99,8 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
   if (j0 >= j1)
     return;
   float *gate = L->gu + j0, *up = L->gu + f + j0;
-  L->gemv(h, d, B, d, L->wgu + j0, 2 * f, j1 - j0, NULL, 0, gate, 2 * f);
-  L->gemv(h, d, B, d, L->wgu + f + j0, 2 * f, j1 - j0, NULL, 0, up, 2 * f);
+  gemv_w(L, h, d, L->wgu, L->wgu16, j0, 2 * f, j1 - j0, NULL, 0, gate, 2 * f);
+  gemv_w(L, h, d, L->wgu, L->wgu16, f + j0, 2 * f, j1 - j0, NULL, 0, up, 2 * f);
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < j1 - j0; j++) {
       float g = gate[b * 2 * f + j];
@@ -77,13 +110,15 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
 
 /* y = res + x·W over this thread's columns of the hidden size. */
 static void proj_cols(const cal_layer_t *L, const float *x, int64_t k,
-                      const float *w, const float *res, float *y, int t,
-                      int nt) {
+                      const float *w, const uint16_t *w16, const float *res,
+                      float *y, int t, int nt) {
   const int64_t d = L->s.hidden;
   int64_t c0, c1;
   columns(d, t, nt, &c0, &c1);
-  if (c0 < c1)
-    L->gemv(x, k, L->s.batch, k, w + c0, d, c1 - c0, res + c0, d, y + c0, d);
+  if (c0 >= c1)
+    return;
+  x = input_rows(L, x, L->s.batch * k, t);
+  gemv_w(L, x, k, w, w16, c0, d, c1 - c0, res + c0, d, y + c0, d);
 }
 
 int cal_layer_run_team(cal_layer_t *L) {
@@ -97,17 +132,23 @@ int cal_layer_run_team(cal_layer_t *L) {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     float *h = L->hteam + (size_t)t * (size_t)(B * d);
     cal_layer_rmsnorm_rows(L->x, L->g1, h, B, d); /* per thread, own buffer */
+    if (L->s.bf16)
+      round_bf16(h, B * d);
     qkv_cols(L, h, t, nt);
 #pragma omp barrier
     /* the same answer on every thread, so all or none reach its barrier */
     int arc = cal_attn_fused_team(&as, L->q, L->kc, L->vc, L->o, L->variant);
     if (arc == 0) {
-      proj_cols(L, L->o, hq, L->wo, L->x, L->x1, t, nt); /* x1 = x + o·Wo */
+      /* x1 = x + o·Wo */
+      proj_cols(L, L->o, hq, L->wo, L->wo16, L->x, L->x1, t, nt);
 #pragma omp barrier
       cal_layer_rmsnorm_rows(L->x1, L->g2, h, B, d);
+      if (L->s.bf16)
+        round_bf16(h, B * d);
       gate_up_cols(L, h, t, nt);
 #pragma omp barrier
-      proj_cols(L, L->a, f, L->wd, L->x1, L->out, t, nt); /* out = x1 + a·Wd */
+      /* out = x1 + a·Wd */
+      proj_cols(L, L->a, f, L->wd, L->wd16, L->x1, L->out, t, nt);
     } else if (t == 0) {
       rc = arc;
     }

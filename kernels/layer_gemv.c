@@ -1,8 +1,9 @@
 /* The layer's small-batch GEMV (layer_gemv.h): the portable variant, plain
- * C the compiler may vectorise for the baseline ISA, and the choice of
- * variant.  Same chunks and eight-row passes as the SIMD variants
- * (layer_gemv_impl.h), batch rows outermost so the column loop is a plain
- * vectorisable sweep. */
+ * C the compiler may vectorise for the baseline ISA, for fp32 and bf16
+ * weights, and the choice of variant.  Same chunks and eight-row passes as
+ * the SIMD variants (layer_gemv_impl.h), batch rows outermost so the
+ * column loop is a plain vectorisable sweep.  The weight type is a macro
+ * parameter: GEMV_SCALAR below is instantiated once per type. */
 #include "layer_gemv.h"
 
 #include <stddef.h>
@@ -12,46 +13,56 @@
 #define GEMV_KB 8
 #define GEMV_Y_TILE 8192
 
-/* y[0..n) += Σ_kk x[kk]·w[kk·ldw + 0..n) over kn rows. */
-static void row_pass(const float *restrict x, const float *restrict w,
-                     int64_t ldw, int64_t n, float *restrict y, int kn) {
-  if (kn == GEMV_KB) {
-    const float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4],
-                x5 = x[5], x6 = x[6], x7 = x[7];
-    const float *w0 = w, *w1 = w + ldw, *w2 = w + 2 * ldw, *w3 = w + 3 * ldw,
-                *w4 = w + 4 * ldw, *w5 = w + 5 * ldw, *w6 = w + 6 * ldw,
-                *w7 = w + 7 * ldw;
-    for (int64_t j = 0; j < n; j++)
-      y[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j] +
-              x4 * w4[j] + x5 * w5[j] + x6 * w6[j] + x7 * w7[j];
-    return;
+/* y[0..n) += Σ_kk x[kk]·w[kk·ldw + 0..n) over kn rows, weights of type
+ * W_T widened by W_F. */
+#define ROW_PASS(NAME, W_T, W_F)                                               \
+  static void NAME(const float *restrict x, const W_T *restrict w,            \
+                   int64_t ldw, int64_t n, float *restrict y, int kn) {       \
+    if (kn == GEMV_KB) {                                                       \
+      const float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4],       \
+                  x5 = x[5], x6 = x[6], x7 = x[7];                             \
+      const W_T *w0 = w, *w1 = w + ldw, *w2 = w + 2 * ldw, *w3 = w + 3 * ldw, \
+                *w4 = w + 4 * ldw, *w5 = w + 5 * ldw, *w6 = w + 6 * ldw,      \
+                *w7 = w + 7 * ldw;                                             \
+      for (int64_t j = 0; j < n; j++)                                          \
+        y[j] += x0 * W_F(w0[j]) + x1 * W_F(w1[j]) + x2 * W_F(w2[j]) +          \
+                x3 * W_F(w3[j]) + x4 * W_F(w4[j]) + x5 * W_F(w5[j]) +          \
+                x6 * W_F(w6[j]) + x7 * W_F(w7[j]);                             \
+      return;                                                                  \
+    }                                                                          \
+    for (int kk = 0; kk < kn; kk++)                                            \
+      for (int64_t j = 0; j < n; j++)                                          \
+        y[j] += x[kk] * W_F(w[kk * ldw + j]);                                  \
   }
-  for (int kk = 0; kk < kn; kk++)
-    for (int64_t j = 0; j < n; j++)
-      y[j] += x[kk] * w[kk * ldw + j];
-}
 
-void cal_gemv_scalar(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                     const float *w, int64_t ldw, int64_t n, const float *add,
-                     int64_t ladd, float *y, int64_t ldy) {
-  if (batch < 1 || n < 1)
-    return;
-  int64_t cw = GEMV_Y_TILE / batch;
-  if (cw < 64)
-    cw = 64;
-  for (int64_t c0 = 0; c0 < n; c0 += cw) {
-    const int64_t cn = n - c0 < cw ? n - c0 : cw;
-    for (int64_t b = 0; b < batch; b++)
-      for (int64_t j = 0; j < cn; j++)
-        y[b * ldy + c0 + j] = add ? add[b * ladd + c0 + j] : 0.0f;
-    for (int64_t k0 = 0; k0 < K; k0 += GEMV_KB) {
-      int kn = (int)(K - k0 < GEMV_KB ? K - k0 : GEMV_KB);
-      for (int64_t b = 0; b < batch; b++)
-        row_pass(x + b * ldx + k0, w + k0 * ldw + c0, ldw, cn,
-                 y + b * ldy + c0, kn);
-    }
+#define GEMV_SCALAR(NAME, PASS, W_T)                                           \
+  void NAME(const float *x, int64_t ldx, int64_t batch, int64_t K,             \
+            const W_T *w, int64_t ldw, int64_t n, const float *add,            \
+            int64_t ladd, float *y, int64_t ldy) {                             \
+    if (batch < 1 || n < 1)                                                    \
+      return;                                                                  \
+    int64_t cw = GEMV_Y_TILE / batch;                                          \
+    if (cw < 64)                                                               \
+      cw = 64;                                                                 \
+    for (int64_t c0 = 0; c0 < n; c0 += cw) {                                   \
+      const int64_t cn = n - c0 < cw ? n - c0 : cw;                            \
+      for (int64_t b = 0; b < batch; b++)                                      \
+        for (int64_t j = 0; j < cn; j++)                                       \
+          y[b * ldy + c0 + j] = add ? add[b * ladd + c0 + j] : 0.0f;           \
+      for (int64_t k0 = 0; k0 < K; k0 += GEMV_KB) {                            \
+        int kn = (int)(K - k0 < GEMV_KB ? K - k0 : GEMV_KB);                   \
+        for (int64_t b = 0; b < batch; b++)                                    \
+          PASS(x + b * ldx + k0, w + k0 * ldw + c0, ldw, cn,                   \
+               y + b * ldy + c0, kn);                                          \
+      }                                                                        \
+    }                                                                          \
   }
-}
+
+#define F32_W(w) (w)
+ROW_PASS(row_pass, float, F32_W)
+ROW_PASS(row_pass_bf16, uint16_t, cal_bf16_to_f32)
+GEMV_SCALAR(cal_gemv_scalar, row_pass, float)
+GEMV_SCALAR(cal_gemv_bf16_scalar, row_pass_bf16, uint16_t)
 
 cal_gemv_fn cal_gemv_for(int variant) {
   switch (variant) {
@@ -59,6 +70,17 @@ cal_gemv_fn cal_gemv_for(int variant) {
 #ifdef CAL_HAVE_X86_SIMD
   case CAL_VARIANT_AVX2: return cal_gemv_avx2;
   case CAL_VARIANT_AVX512: return cal_gemv_avx512;
+#endif
+  default: return NULL;
+  }
+}
+
+cal_gemv_bf16_fn cal_gemv_bf16_for(int variant) {
+  switch (variant) {
+  case CAL_VARIANT_SCALAR: return cal_gemv_bf16_scalar;
+#ifdef CAL_HAVE_X86_SIMD
+  case CAL_VARIANT_AVX2: return cal_gemv_bf16_avx2;
+  case CAL_VARIANT_AVX512: return cal_gemv_bf16_avx512;
 #endif
   default: return NULL;
   }

@@ -1,6 +1,8 @@
 /* The layer's small-batch GEMV, AVX2+FMA variant (compiled with -mavx2
- * -mfma; run only when the CPU has them). */
+ * -mfma; run only when the CPU has them), fp32 and bf16 weights. */
 #include <immintrin.h>
+
+#include "layer_gemv.h"
 
 typedef __m256 vec_t;
 #define VW 8
@@ -10,6 +12,16 @@ typedef __m256 vec_t;
 #define V_ADD(a, b) _mm256_add_ps((a), (b))
 #define V_MUL(a, b) _mm256_mul_ps((a), (b))
 #define V_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
-#define SFX _avx2
 
+#define W_T float
+#define V_LOADW(p) V_LOAD(p)
+#define W_F(w) (w)
+#define GEMV cal_gemv_avx2
+#include "layer_gemv_impl.h"
+
+/* bf16 weights: widened to fp32 (a bf16 is the top half of an fp32) */
+#define W_T uint16_t
+#define V_LOADW(p) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define W_F(w) cal_bf16_to_f32(w)
+#define GEMV cal_gemv_bf16_avx2
 #include "layer_gemv_impl.h"

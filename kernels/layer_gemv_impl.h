@@ -7,7 +7,12 @@
  *   VW  lanes per vector, vec_t
  *   V_SET1(x) V_LOAD(p) V_STORE(p, v) V_ADD(a, b) V_MUL(a, b)
  *   V_FMA(a, b, c) = a·b + c
- *   SFX function name suffix
+ * and, before each inclusion (one per weight type; this file undefines
+ * them at its end):
+ *   W_T  the weights' element type (float, or uint16_t for bf16)
+ *   V_LOADW(p)  VW weights from p, as fp32
+ *   W_F(w)  one weight as float
+ *   GEMV  the function's name, e.g. cal_gemv_avx512
  *
  * Algorithm: the columns in chunks whose rows of y (batch × chunk floats)
  * stay in the first-level cache; per chunk, y starts as the addend (or
@@ -18,24 +23,27 @@
 
 #include "layer_gemv.h"
 
+#ifndef CAL_LAYER_GEMV_IMPL_ONCE
+#define CAL_LAYER_GEMV_IMPL_ONCE
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#define FN(name) CAT(name, SFX)
-
 #define GEMV_KB 8          /* weight rows per pass */
 #define GEMV_Y_TILE 8192   /* floats of y per column chunk (32 KiB) */
+#endif
+
+#define FN(name) CAT(name, CAT(_, GEMV))
 
 /* Rows k .. k+7 of w into y[b][0..n): x points at column k of row 0. */
 static inline void FN(pass8)(const float *restrict x, int64_t ldx,
-                             int64_t batch, const float *restrict w,
+                             int64_t batch, const W_T *restrict w,
                              int64_t ldw, int64_t n, float *restrict y,
                              int64_t ldy) {
   int64_t j = 0;
   for (; j + VW <= n; j += VW) {
-    const vec_t w0 = V_LOAD(w + j), w1 = V_LOAD(w + ldw + j),
-                w2 = V_LOAD(w + 2 * ldw + j), w3 = V_LOAD(w + 3 * ldw + j),
-                w4 = V_LOAD(w + 4 * ldw + j), w5 = V_LOAD(w + 5 * ldw + j),
-                w6 = V_LOAD(w + 6 * ldw + j), w7 = V_LOAD(w + 7 * ldw + j);
+    const vec_t w0 = V_LOADW(w + j), w1 = V_LOADW(w + ldw + j),
+                w2 = V_LOADW(w + 2 * ldw + j), w3 = V_LOADW(w + 3 * ldw + j),
+                w4 = V_LOADW(w + 4 * ldw + j), w5 = V_LOADW(w + 5 * ldw + j),
+                w6 = V_LOADW(w + 6 * ldw + j), w7 = V_LOADW(w + 7 * ldw + j);
     for (int64_t b = 0; b < batch; b++) {
       const float *xb = x + b * ldx;
       float *yb = y + b * ldy + j;
@@ -56,14 +64,14 @@ static inline void FN(pass8)(const float *restrict x, int64_t ldx,
       const float *xb = x + b * ldx;
       float s = y[b * ldy + j];
       for (int kk = 0; kk < GEMV_KB; kk++)
-        s += xb[kk] * w[kk * ldw + j];
+        s += xb[kk] * W_F(w[kk * ldw + j]);
       y[b * ldy + j] = s;
     }
 }
 
 /* The last kn < 8 rows. */
 static inline void FN(pass_tail)(const float *restrict x, int64_t ldx,
-                                 int64_t batch, const float *restrict w,
+                                 int64_t batch, const W_T *restrict w,
                                  int64_t ldw, int64_t n, float *restrict y,
                                  int64_t ldy, int kn) {
   int64_t j = 0;
@@ -72,7 +80,7 @@ static inline void FN(pass_tail)(const float *restrict x, int64_t ldx,
       const float *xb = x + b * ldx;
       vec_t a = V_LOAD(y + b * ldy + j);
       for (int kk = 0; kk < kn; kk++)
-        a = V_FMA(V_SET1(xb[kk]), V_LOAD(w + kk * ldw + j), a);
+        a = V_FMA(V_SET1(xb[kk]), V_LOADW(w + kk * ldw + j), a);
       V_STORE(y + b * ldy + j, a);
     }
   for (; j < n; j++)
@@ -80,14 +88,14 @@ static inline void FN(pass_tail)(const float *restrict x, int64_t ldx,
       const float *xb = x + b * ldx;
       float s = y[b * ldy + j];
       for (int kk = 0; kk < kn; kk++)
-        s += xb[kk] * w[kk * ldw + j];
+        s += xb[kk] * W_F(w[kk * ldw + j]);
       y[b * ldy + j] = s;
     }
 }
 
-void FN(cal_gemv)(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                  const float *w, int64_t ldw, int64_t n, const float *add,
-                  int64_t ladd, float *y, int64_t ldy) {
+void GEMV(const float *x, int64_t ldx, int64_t batch, int64_t K,
+          const W_T *w, int64_t ldw, int64_t n, const float *add,
+          int64_t ladd, float *y, int64_t ldy) {
   if (batch < 1 || n < 1)
     return;
   int64_t cw = GEMV_Y_TILE / batch / VW * VW;
@@ -106,3 +114,9 @@ void FN(cal_gemv)(const float *x, int64_t ldx, int64_t batch, int64_t K,
                     ldy, (int)(K - k0));
   }
 }
+
+#undef FN
+#undef W_T
+#undef V_LOADW
+#undef W_F
+#undef GEMV

@@ -8,11 +8,16 @@
 #include "cal_mem.h"
 #include "layer_internal.h"
 
-/* y[m×n] = a[m×k]·b[k×n] in double, with b converted from float. */
-static void dgemm_from_f32(const double *a, const float *b, double *y,
-                           int64_t m, int64_t n, int64_t k, double *bd) {
+/* y[m×n] = a[m×k]·b[k×n] in double, with b converted from the layer's
+ * weights (b in fp32 or b16 in bf16: one of them is NULL).  A bf16 layer
+ * rounds a to bf16 first, as the run rounds its products' inputs. */
+static void dgemm_w(const cal_layer_t *L, double *a, const float *b,
+                    const uint16_t *b16, double *y, int64_t m, int64_t n,
+                    int64_t k, double *bd) {
   for (int64_t i = 0; i < k * n; i++)
-    bd[i] = b[i];
+    bd[i] = b ? (double)b[i] : (double)cal_bf16_to_f32(b16[i]);
+  for (int64_t i = 0; L->s.bf16 && i < m * k; i++)
+    a[i] = cal_bf16_round((float)a[i]);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
               (blasint)n, (blasint)k, 1.0, a, (blasint)k, bd, (blasint)n, 0.0,
               y, (blasint)n);
@@ -34,7 +39,12 @@ static void rmsnorm_d(const double *x, const float *g, double *y, int64_t rows,
  * products, the reference attention) and compare with the run's output.
  * Tolerance: 1e-3 of the row's RMS plus 1e-4; fp32 rounding through the
  * layer stays near 1e-5 of it, and a wrong head mapping, mask, norm or
- * activation moves outputs by a good fraction of it. */
+ * activation moves outputs by a good fraction of it.  A bf16 layer is
+ * recomputed from the same bf16 weights with the products' inputs rounded
+ * to bf16 at the same places; where the run's fp32 value and the
+ * reference's double fall on two sides of a bf16 rounding boundary they
+ * differ by one bf16 step (2^-8), so its tolerance is 4e-3 of the RMS
+ * plus 4e-4. */
 static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   const cal_layer_shape_t *s = &L->s;
   const cal_layer_layout_t *l = &L->l;
@@ -60,7 +70,7 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   for (int64_t i = 0; i < lq * d; i++)
     x1[i] = xs[i];
   rmsnorm_d(x1, L->g1, h, lq, d);
-  dgemm_from_f32(h, L->wqkv, qkv, lq, nqkv, d, wd);
+  dgemm_w(L, h, L->wqkv, L->wqkv16, qkv, lq, nqkv, d, wd);
   /* the sequence's cache: past entries from the run's cache (the run
    * only overwrites the new token's slot), new ones from qkv */
   memcpy(kc, kcs, 4 * (size_t)(G * lk * hd));
@@ -84,17 +94,17 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
     for (int64_t hh = 0; hh < H; hh++)
       for (int64_t e = 0; e < hd; e++)
         ao[i * hq + hh * hd + e] = o[(hh * lq + i) * hd + e];
-  dgemm_from_f32(ao, L->wo, out, lq, d, hq, wd);
+  dgemm_w(L, ao, L->wo, L->wo16, out, lq, d, hq, wd);
   for (int64_t i = 0; i < lq * d; i++)
     x1[i] = (double)xs[i] + out[i]; /* residual */
   rmsnorm_d(x1, L->g2, h, lq, d);
-  dgemm_from_f32(h, L->wgu, gu, lq, 2 * f, d, wd);
+  dgemm_w(L, h, L->wgu, L->wgu16, gu, lq, 2 * f, d, wd);
   for (int64_t i = 0; i < lq; i++)
     for (int64_t j = 0; j < f; j++) {
       double g = gu[i * 2 * f + j], u = gu[i * 2 * f + f + j];
       a[i * f + j] = g / (1.0 + exp(-g)) * u;
     }
-  dgemm_from_f32(a, L->wd, out, lq, d, f, wd);
+  dgemm_w(L, a, L->wd, L->wd16, out, lq, d, f, wd);
   rc = 0;
   for (int64_t i = 0; i < lq && rc == 0; i++) {
     double ss = 0;
@@ -102,7 +112,8 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
       out[i * d + e] += x1[i * d + e];
       ss += out[i * d + e] * out[i * d + e];
     }
-    double tol = 1e-3 * sqrt(ss / (double)d) + 1e-4;
+    double rel = s->bf16 ? 4e-3 : 1e-3;
+    double tol = rel * sqrt(ss / (double)d) + rel * 0.1;
     for (int64_t e = 0; e < d; e++)
       if (!(fabs((double)outs[i * d + e] - out[i * d + e]) <= tol)) {
         rc = CAL_EVERIFY;

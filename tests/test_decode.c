@@ -32,8 +32,8 @@
 /* One GEMV case: strided x, w, add and y; columns past n must keep their
  * guard value; each element within the fp32 summation bound of the double
  * product. */
-static void gemv_case(cal_gemv_fn fn, int64_t B, int64_t K, int64_t n,
-                      int with_add, cal_rng_t *r) {
+static void gemv_case(cal_gemv_fn fn, cal_gemv_bf16_fn fn16, int64_t B,
+                      int64_t K, int64_t n, int with_add, cal_rng_t *r) {
   const int64_t ldx = K + 3, ldw = n + 5, ldy = n + 7, la = n + 2;
   float *x = malloc(sizeof(float) * (size_t)(B * ldx));
   float *w = malloc(sizeof(float) * (size_t)(K * ldw));
@@ -45,7 +45,18 @@ static void gemv_case(cal_gemv_fn fn, int64_t B, int64_t K, int64_t n,
   cal_fill_f32(add, (size_t)(B * la), -0.5f, 0.5f, r);
   for (int64_t i = 0; i < B * ldy; i++)
     y[i] = GUARD;
-  fn(x, ldx, B, K, w, ldw, n, with_add ? add : NULL, la, y, ldy);
+  uint16_t *w16 = NULL;
+  if (fn16) { /* bf16 weights: the reference uses the same, rounded */
+    w16 = malloc(sizeof *w16 * (size_t)(K * ldw));
+    assert_non_null(w16);
+    for (int64_t i = 0; i < K * ldw; i++) {
+      w16[i] = cal_f32_to_bf16(w[i]);
+      w[i] = cal_bf16_to_f32(w16[i]);
+    }
+    fn16(x, ldx, B, K, w16, ldw, n, with_add ? add : NULL, la, y, ldy);
+  } else {
+    fn(x, ldx, B, K, w, ldw, n, with_add ? add : NULL, la, y, ldy);
+  }
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < ldy; j++) {
       double got = y[b * ldy + j];
@@ -69,6 +80,7 @@ static void gemv_case(cal_gemv_fn fn, int64_t B, int64_t K, int64_t n,
     }
   free(x);
   free(w);
+  free(w16);
   free(add);
   free(y);
 }
@@ -85,17 +97,22 @@ static void gemv_every_variant(void **state) {
     if (!cal_variant_supported(v))
       continue;
     cal_gemv_fn fn = cal_gemv_for(v);
+    cal_gemv_bf16_fn fn16 = cal_gemv_bf16_for(v);
     assert_non_null(fn);
+    assert_non_null(fn16);
     cal_rng_t r;
     cal_rng_seed(&r, 7 + (uint64_t)v);
     for (size_t bi = 0; bi < sizeof Bs / sizeof *Bs; bi++)
       for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
-          gemv_case(fn, Bs[bi], Ks[ki], ns[ni], (int)((bi + ni) & 1), &r);
+          for (int w16 = 0; w16 < 2; w16++)
+            gemv_case(fn, w16 ? fn16 : NULL, Bs[bi], Ks[ki], ns[ni],
+                      (int)((bi + ni) & 1), &r);
     ran |= 1 << v;
   }
   assert_true(ran & (1 << CAL_VARIANT_SCALAR));
   assert_null(cal_gemv_for(CAL_VARIANT_COUNT));
+  assert_null(cal_gemv_bf16_for(CAL_VARIANT_COUNT));
 }
 
 /* The team-shared decode attention gives bit for bit what the fused kernel
@@ -167,11 +184,10 @@ static cal_params_t decode_params(int ragged, int64_t batch, int variant) {
  * BLAS above it; verifying before any run fails (the output starts as
  * NaN), and a second run (the new token's cache slot rewritten) verifies
  * again. */
-static void layer_team_verifies(void **state) {
-  (void)state;
+static void team_verifies(const char *name) {
   static const int64_t batches[] = {1, 2, 3, 7, CAL_LAYER_GEMV_MAX_BATCH,
                                     CAL_LAYER_GEMV_MAX_BATCH + 1};
-  const cal_kernel_t *k = cal_kernel_find("layer_decode");
+  const cal_kernel_t *k = cal_kernel_find(name);
   assert_non_null(k);
   int saved = omp_get_max_threads();
   for (int nt = 1; nt <= 3; nt++) {
@@ -190,14 +206,25 @@ static void layer_team_verifies(void **state) {
           for (int rep = 0; rep < 2; rep++) {
             assert_int_equal(k->run(st), 0);
             if (k->verify(st) != 0)
-              fail_msg("%d threads, %s shape, batch %lld, %s: verify failed",
-                       nt, ragged ? "ragged" : "even", (long long)batches[bi],
-                       cal_variant_name(v));
+              fail_msg("%s, %d threads, %s shape, batch %lld, %s: verify "
+                       "failed", name, nt, ragged ? "ragged" : "even",
+                       (long long)batches[bi], cal_variant_name(v));
           }
           k->teardown(st);
         }
   }
   omp_set_num_threads(saved);
+}
+
+static void layer_team_verifies(void **state) {
+  (void)state;
+  team_verifies("layer_decode");
+  cal_params_t p = decode_params(0, 1, CAL_VARIANT_AUTO);
+  const char *why = NULL;
+  if (cal_kernel_find("layer_decode_bf16")->supported(&p, &why) == 0)
+    team_verifies("layer_decode_bf16");
+  else
+    print_message("bf16 layer not run: %s\n", why);
 }
 
 /* A wrong answer fails: an output element of the first or the last
@@ -239,15 +266,21 @@ static void read_bytes_by_hand(void **state) {
   (void)state;
   /* weights 4·(64·128 + 64·64 + 2·64·96 + 96·64 + 2·64) = 123392;
    * decode KV: 2 sequences × 2 kv heads × 14 keys × 16 × (K, V) × 4 */
-  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1};
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1, 0};
   assert_double_equal(cal_layer_read_bytes(&s), 123392.0 + 7168.0, 0);
   s.decode = 0; /* prefill: the 13 keys of each sequence */
   assert_double_equal(cal_layer_read_bytes(&s), 123392.0 + 6656.0, 0);
+  /* bf16: the four matrices at 2 bytes (30720 weights), the gains and the
+   * KV cache still fp32 */
+  s.bf16 = 1;
+  assert_double_equal(cal_layer_weight_bytes(&s), 2 * 30720.0 + 512.0, 0);
+  assert_double_equal(cal_layer_read_bytes(&s), 2 * 30720.0 + 512.0 + 6656.0, 0);
+  s.bf16 = 0;
   /* qwen2-0.5b decode, batch 1: 14,911,232 weights and 129 keys */
   const cal_layer_preset_t *q = cal_layer_preset_find("qwen2-0.5b");
   assert_non_null(q);
   cal_layer_shape_t qs = {q->hidden, q->heads, q->kv_heads, q->ffn, q->seq,
-                          1, 1};
+                          1, 1, 0};
   assert_double_equal(cal_layer_weight_bytes(&qs), 59644928.0, 0);
   assert_double_equal(cal_layer_read_bytes(&qs), 59644928.0 + 132096.0, 0);
   qs.batch = 8;

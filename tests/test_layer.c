@@ -6,12 +6,15 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "kernel.h"
+#include "gemm_onednn.h"
 #include "layer.h"
+#include "layer_internal.h"
 #include "test_util.h"
 
 static cal_params_t tiny(int64_t batch, int decode) {
@@ -29,10 +32,11 @@ static cal_params_t tiny(int64_t batch, int decode) {
   return p;
 }
 
-static void run_and_verify(const char *name, int64_t batch) {
+static void run_engine(const char *name, int64_t batch, const char *engine) {
   const cal_kernel_t *k = cal_kernel_find(name);
   assert_non_null(k);
-  cal_params_t p = tiny(batch, strcmp(name, "layer_decode") == 0);
+  cal_params_t p = tiny(batch, strstr(name, "decode") != NULL);
+  p.engine = engine;
   void *st = NULL;
   assert_int_equal(k->setup(&p, &st), 0);
   /* nothing written yet: the poisoned output must not verify */
@@ -45,12 +49,105 @@ static void run_and_verify(const char *name, int64_t batch) {
   k->teardown(st);
 }
 
+static void run_and_verify(const char *name, int64_t batch) {
+  run_engine(name, batch, NULL);
+}
+
 static void prefill_and_decode_verify(void **state) {
   (void)state;
   run_and_verify("layer_prefill", 1);
   run_and_verify("layer_prefill", 3);
   run_and_verify("layer_decode", 1);
   run_and_verify("layer_decode", 5);
+  /* the products on oneDNN where it runs here (fp32 always native) */
+  const char *why = NULL;
+  if (cal_onednn_supported(CAL_GEMM_F32, &why) == 0) {
+    run_engine("layer_prefill", 3, "onednn");
+    run_engine("layer_decode", 40, "onednn");
+  }
+}
+
+/* The output of a set-up layer after one run (copied; free it). */
+static float *output_of(const char *name, const cal_params_t *p) {
+  const cal_kernel_t *k = cal_kernel_find(name);
+  void *st = NULL;
+  assert_int_equal(k->setup(p, &st), 0);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  const cal_layer_t *L = st;
+  size_t n = (size_t)(L->l.tokens * L->s.hidden);
+  float *out = malloc(n * sizeof *out);
+  assert_non_null(out);
+  memcpy(out, L->out, n * sizeof *out);
+  k->teardown(st);
+  return out;
+}
+
+/* The bf16 layer where the CPU has a native bf16 path: prefill and decode
+ * on both paths and every engine that runs bf16 here, verified; it
+ * computes the same layer as fp32 (same weights, rounded), so the outputs
+ * agree to bf16 precision; and a wrong answer fails.  Where no native
+ * path exists, supported() says why and nothing runs. */
+static void bf16_layer(void **state) {
+  (void)state;
+  const cal_kernel_t *pk = cal_kernel_find("layer_prefill_bf16");
+  const cal_kernel_t *dk = cal_kernel_find("layer_decode_bf16");
+  assert_non_null(pk);
+  assert_non_null(dk);
+  assert_string_equal(pk->dtype, "bf16");
+  cal_params_t p = tiny(3, 0);
+  const char *why = NULL;
+  if (pk->supported(&p, &why) < 0) {
+    assert_non_null(why);
+    assert_false(cal_isa_features() & CAL_ISA_AVX512BF16 &&
+                 cal_onednn_supported(CAL_GEMM_BF16, &why) == 0);
+    print_message("no native bf16 path here (%s): the bf16 layer is refused\n", why);
+    return;
+  }
+  static const char *engines[] = {NULL, "onednn", "openblas"};
+  for (size_t e = 0; e < 3; e++) {
+    p.engine = engines[e];
+    if (e && pk->supported(&p, &why) < 0)
+      continue; /* e.g. a BLAS without sbgemm */
+    run_engine("layer_prefill_bf16", 1, engines[e]);
+    run_engine("layer_prefill_bf16", 3, engines[e]);
+    run_engine("layer_decode_bf16", 40, engines[e]); /* BLAS path */
+  }
+  run_engine("layer_decode_bf16", 1, NULL); /* the team path */
+  run_engine("layer_decode_bf16", 5, NULL);
+  /* the same layer as fp32, to bf16's precision */
+  const char *pairs[2][2] = {{"layer_prefill", "layer_prefill_bf16"},
+                             {"layer_decode", "layer_decode_bf16"}};
+  for (int m = 0; m < 2; m++) {
+    cal_params_t q = tiny(2, m);
+    float *f32 = output_of(pairs[m][0], &q), *b16 = output_of(pairs[m][1], &q);
+    size_t n = (size_t)(2 * (m ? 1 : q.seq) * q.hidden);
+    double ss = 0, err = 0;
+    for (size_t i = 0; i < n; i++) {
+      ss += (double)f32[i] * f32[i];
+      err += ((double)f32[i] - b16[i]) * ((double)f32[i] - b16[i]);
+    }
+    /* bf16 keeps 8 bits: a few parts in a thousand, far from 0 */
+    if (!(sqrt(err / ss) < 2e-2 && sqrt(err / ss) > 1e-5))
+      fail_msg("%s: relative difference %.3g from fp32", pairs[m][1],
+               sqrt(err / ss));
+    print_message("%s: %.3g of fp32's RMS apart\n", pairs[m][1], sqrt(err / ss));
+    free(f32);
+    free(b16);
+  }
+  /* a wrong answer fails: one output moved by ten times the tolerance */
+  void *st = NULL;
+  cal_params_t q = tiny(2, 0);
+  assert_int_equal(pk->setup(&q, &st), 0);
+  assert_int_equal(pk->run(st), 0);
+  assert_int_equal(pk->verify(st), 0);
+  cal_layer_t *L = st;
+  double ss = 0;
+  for (int64_t e = 0; e < q.hidden; e++)
+    ss += (double)L->out[e] * L->out[e];
+  L->out[q.hidden / 2] += (float)(4e-2 * sqrt(ss / (double)q.hidden) + 4e-3);
+  assert_int_equal(pk->verify(st), CAL_EVERIFY);
+  pk->teardown(st);
 }
 
 /* Every variant the CPU's feature bits allow runs and verifies, the others
@@ -88,7 +185,7 @@ static void flops_by_hand(void **state) {
    * qkv 2*26*64*(4+4)*16 = 425984; o-proj 2*26*64*64 = 212992;
    * mlp 6*26*64*96 = 958464; causal attention 4*B*H*hd*sum(1..13)
    *   = 4*2*4*16*91 = 46592 */
-  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 0};
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 0, 0};
   assert_double_equal(cal_layer_flops(&s), 425984.0 + 212992 + 958464 + 46592, 0);
   /* decode: 2 tokens, attention over 14 keys each: 4*2*4*1*14*16 */
   s.decode = 1;
@@ -108,7 +205,7 @@ static void flops_by_hand(void **state) {
 static void bad_shapes(void **state) {
   (void)state;
   char why[256];
-  cal_layer_shape_t ok = {64, 4, 2, 96, 13, 1, 0};
+  cal_layer_shape_t ok = {64, 4, 2, 96, 13, 1, 0, 0};
   assert_int_equal(cal_layer_check_shape(&ok, why, sizeof why), 0);
   cal_layer_shape_t s = ok;
   s.hidden = 66; /* not a multiple of heads */
@@ -136,7 +233,7 @@ static void presets_are_valid(void **state) {
   const cal_layer_preset_t *p;
   size_t n = 0;
   for (size_t i = 0; (p = cal_layer_preset_at(i)); i++, n++) {
-    cal_layer_shape_t s = {p->hidden, p->heads, p->kv_heads, p->ffn, p->seq, 1, 0};
+    cal_layer_shape_t s = {p->hidden, p->heads, p->kv_heads, p->ffn, p->seq, 1, 0, 0};
     assert_int_equal(cal_layer_check_shape(&s, NULL, 0), 0);
     assert_ptr_equal(cal_layer_preset_find(p->name), p);
   }
@@ -148,6 +245,7 @@ static void presets_are_valid(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(prefill_and_decode_verify),
+      cmocka_unit_test(bf16_layer),
       cmocka_unit_test(every_simd_variant),
       cmocka_unit_test(flops_by_hand),
       cmocka_unit_test(bad_shapes),

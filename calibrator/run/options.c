@@ -251,7 +251,7 @@ static int layer_shape(cal_opts_t *o, const char *preset, const long shape[5]) {
   if (shape[0] || shape[1] || shape[2] || shape[3])
     snprintf(sw->preset, sizeof sw->preset, "custom");
   cal_layer_shape_t ls = {sw->hidden, sw->heads, sw->kv_heads, sw->ffn, sw->seq,
-                          1, 0};
+                          1, 0, 0};
   if (cal_layer_check_shape(&ls, err, sizeof err) < 0)
     return cal_usage(o->cmd, "invalid layer shape: %s", err);
   return 0;

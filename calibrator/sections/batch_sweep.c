@@ -403,7 +403,7 @@ int cal_batch_measure(cal_run_t *r) {
   cal_batch_result_t *res = calloc(1, sizeof *res);
   if (!res)
     return CAL_ENOMEM;
-  cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1, 0};
+  cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1, 0, 0};
   res->weights_bytes = cal_layer_weight_bytes(&shape);
   res->memory_budget_bytes = mem_budget(r);
   res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);
