@@ -39,12 +39,18 @@ static void rmsnorm_d(const double *x, const float *g, double *y, int64_t rows,
  * products, the reference attention) and compare with the run's output.
  * Tolerance: 1e-3 of the row's RMS plus 1e-4; fp32 rounding through the
  * layer stays near 1e-5 of it, and a wrong head mapping, mask, norm or
- * activation moves outputs by a good fraction of it.  A bf16 layer is
- * recomputed from the same bf16 weights with the products' inputs rounded
- * to bf16 at the same places; where the run's fp32 value and the
- * reference's double fall on two sides of a bf16 rounding boundary they
- * differ by one bf16 step (2^-8), so its tolerance is 4e-3 of the RMS
- * plus 4e-4. */
+ * activation moves outputs by a good fraction of it.
+ *
+ * A bf16 layer is recomputed from the same bf16 weights with the
+ * products' inputs rounded to bf16 at the same places.  Where the run's
+ * fp32 value and the reference's double fall on two sides of a bf16
+ * rounding boundary, that input differs by one bf16 step (up to 2^-7 of
+ * it): rare, but a step in a norm's output or in attention's reaches the
+ * whole row (seen: 0.2% of the row's RMS as the RMS of the errors, 0.5%
+ * at one element).  So a bf16 row passes when the RMS of its errors is
+ * within 1e-2 of the row's RMS and every element within 5e-2 of it plus
+ * 5e-3; a wrong head mapping, mask, norm or activation moves the row by
+ * far more. */
 static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   const cal_layer_shape_t *s = &L->s;
   const cal_layer_layout_t *l = &L->l;
@@ -107,18 +113,21 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   dgemm_w(L, a, L->wd, L->wd16, out, lq, d, f, wd);
   rc = 0;
   for (int64_t i = 0; i < lq && rc == 0; i++) {
-    double ss = 0;
+    double ss = 0, es = 0;
     for (int64_t e = 0; e < d; e++) {
       out[i * d + e] += x1[i * d + e];
       ss += out[i * d + e] * out[i * d + e];
     }
-    double rel = s->bf16 ? 4e-3 : 1e-3;
-    double tol = rel * sqrt(ss / (double)d) + rel * 0.1;
-    for (int64_t e = 0; e < d; e++)
-      if (!(fabs((double)outs[i * d + e] - out[i * d + e]) <= tol)) {
+    double rms = sqrt(ss / (double)d);
+    double tol = s->bf16 ? 5e-2 * rms + 5e-3 : 1e-3 * rms + 1e-4;
+    for (int64_t e = 0; e < d && rc == 0; e++) {
+      double err = fabs((double)outs[i * d + e] - out[i * d + e]);
+      es += err * err;
+      if (!(err <= tol))
         rc = CAL_EVERIFY;
-        break;
-      }
+    }
+    if (s->bf16 && !(sqrt(es / (double)d) <= 1e-2 * rms + 1e-3))
+      rc = CAL_EVERIFY;
   }
 out:
   cal_free(x1); cal_free(h); cal_free(qkv); cal_free(ao); cal_free(gu);

@@ -11,8 +11,8 @@
 /* A point: measured ones in the point convention (examples/s samples and
  * the layer's figures), others {id, status, reason}; then batch and
  * memory.  NULL when out of memory. */
-static json_t *point_json(const cal_run_t *r, const cal_batch_point_t *bp,
-                          int decode) {
+static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
+                          const cal_batch_point_t *bp, int decode) {
   json_t *o;
   if (bp->status != CAL_POINT_OK) {
     o = cal_unmeasured_json(bp->id, bp->status, bp->reason);
@@ -31,6 +31,11 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_point_t *bp,
       json_object_set_new(o, "flops_per_run", json_real(pt->flops));
       json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
       json_object_set_new(o, "matrix_path", json_string(bp->matrix_path));
+      json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
+                                                       ? "builtin"
+                                                       : res->engine));
+      if (pt->impl[0])
+        json_object_set_new(o, "impl", json_string(pt->impl));
       if (decode) {
         json_object_set_new(o, "read_bytes_per_step", json_real(bp->read_bytes));
         json_object_set_new(o, "read_gbps", json_real(bp->read_gbps));
@@ -72,9 +77,12 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
   char note[768];
   snprintf(note, sizeof note,
            "bandwidth_efficiency = read_gbps / memory_read_gbps; "
-           "read_bytes_per_step = every weight of the layer once plus the K "
-           "and V cache rows attention reads (batch x kv_heads x (seq + 1) x "
-           "head_dim x 2, 4 bytes each); activations not counted%s%s",
+           "read_bytes_per_step = every weight of the layer once (%s) plus "
+           "the K and V cache rows attention reads (batch x kv_heads x (seq "
+           "+ 1) x head_dim x 2, 4 bytes each); activations not counted%s%s",
+           strcmp(res->dtype, "bf16") == 0
+               ? "2 bytes each, the norm gains 4"
+               : "4 bytes each",
            known ? "" : "; no efficiency: ", known ? "" : res->mem_read_why);
   return json_object_set_new(jm, "memory_read_gbps",
                              known ? json_real(res->mem_read_gbps) : json_null()) |
@@ -92,7 +100,7 @@ static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
   if (json_object_set_new(jm, "points", pts) < 0)
     goto fail;
   for (size_t i = 0; i < m->npoints; i++)
-    if (json_array_append_new(pts, point_json(r, &m->points[i], mi == 1)) < 0)
+    if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;
@@ -135,6 +143,10 @@ json_t *cal_batch_write(const cal_run_t *r, const void *result) {
   json_t *sec = section_json(r, res);
   if (!sec)
     return NULL;
+  json_object_set_new(sec, "dtype", json_string(res->dtype));
+  json_object_set_new(sec, "dtype_choice", json_string(r->opt->sweep.dtype_why));
+  json_object_set_new(sec, "engine", json_string(res->engine));
+  json_object_set_new(sec, "engine_choice", json_string(res->engine_why));
   json_object_set_new(sec, "flops_note",
                       json_string("matrix products and attention; elementwise "
                                   "work (norms, SiLU, residuals) not counted"));

@@ -74,6 +74,13 @@ static void top_level(const cal_run_t *r, json_t *root) {
   json_object_set_new(root, "optimal_batch_size", json_integer(ob));
   if (!isnan(m->latency_ms_batch_1))
     json_object_set_new(root, "latency_ms", json_real(m->latency_ms_batch_1));
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  json_object_set_new(
+      root, "batch_source",
+      json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name,
+                "dtype", b->dtype, "engine", b->engine, "preset", o->preset,
+                "hidden", (json_int_t)o->hidden, "seq", (json_int_t)o->seq,
+                "workload", "one decoder layer, forward pass"));
 }
 
 static json_t *quality_json(const cal_run_t *r) {

@@ -94,10 +94,12 @@ void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   int threads = r->opt->threads;
   fprintf(out, "\nBatch sweep: %s layer (hidden %lld, %lld heads, %lld kv heads, "
-               "ffn %lld), seq %lld, %d thread%s\n",
+               "ffn %lld), seq %lld, %s, %d thread%s\n",
           o->preset, (long long)o->hidden, (long long)o->heads,
-          (long long)o->kv_heads, (long long)o->ffn, (long long)o->seq, threads,
-          threads == 1 ? "" : "s");
+          (long long)o->kv_heads, (long long)o->ffn, (long long)o->seq,
+          res->dtype, threads, threads == 1 ? "" : "s");
+  fprintf(out, "  dtype %s (%s); products on %s (%s)\n", res->dtype,
+          o->dtype_why, res->engine, res->engine_why);
   for (int m = 0; m < 2; m++)
     if (res->ran[m])
       print_mode(res, m, out);

@@ -20,7 +20,7 @@
 
 enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
        O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
-       O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_CI,
+       O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_DTYPE, O_CI,
        O_ROUNDS, O_PLOTS, O_GEMM_ENGINE };
 
 static const struct option long_opts[] = {
@@ -54,6 +54,7 @@ static const struct option long_opts[] = {
     {"tolerance", required_argument, NULL, O_TOL},
     {"target-effective-batch", required_argument, NULL, O_TEB},
     {"memory-budget", required_argument, NULL, O_MEMB},
+    {"dtype", required_argument, NULL, O_DTYPE},
     {NULL, 0, NULL, 0},
 };
 
@@ -225,6 +226,14 @@ static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
       return CAL_EXIT_USAGE;
     sw->target_effective_batch = v;
     return 0;
+  case O_DTYPE:
+    if (strcmp(arg, "fp32") == 0 || strcmp(arg, "bf16") == 0)
+      sw->dtype_asked = strcmp(arg, "fp32") == 0 ? "fp32" : "bf16";
+    else if (strcmp(arg, "auto") == 0)
+      sw->dtype_asked = NULL;
+    else
+      return cal_usage(cmd, "--dtype is fp32, bf16 or auto, not '%s'", arg);
+    return 0;
   case O_MEMB:
     if (cal_parse_size(arg, &sw->memory_budget) < 0 || sw->memory_budget <= 0)
       return cal_usage(cmd, "--memory-budget needs a size like 512M or 8G, "
@@ -334,6 +343,30 @@ static int ci_preset(cal_opts_t *o) {
   return 0;
 }
 
+/* The layer's dtype: the one asked for, or bf16 where the CPU has a
+ * native bf16 matrix path (the dtype models run in), else fp32. */
+static int sweep_dtype(cal_opts_t *o) {
+  cal_sweep_opts_t *sw = &o->sweep;
+  const cal_kernel_t *k = cal_kernel_find("layer_prefill_bf16");
+  const char *why = NULL;
+  int native = k && k->supported(NULL, &why) == 0;
+  if (sw->dtype_asked) {
+    if (strcmp(sw->dtype_asked, "bf16") == 0 && !native)
+      return cal_usage(o->cmd, "--dtype bf16: %s", why);
+    sw->dtype = sw->dtype_asked;
+    snprintf(sw->dtype_why, sizeof sw->dtype_why, "--dtype %s", sw->dtype);
+  } else if (native) {
+    sw->dtype = "bf16";
+    snprintf(sw->dtype_why, sizeof sw->dtype_why,
+             "auto: the CPU has a native bf16 matrix path");
+  } else {
+    sw->dtype = "fp32";
+    snprintf(sw->dtype_why, sizeof sw->dtype_why, "auto: no native bf16: %s",
+             why ? why : "unknown");
+  }
+  return 0;
+}
+
 int cal_opts_resolve(cal_opts_t *o, const cal_hwinfo_t *hw) {
   const char *cmd = o->cmd;
   char why[512];
@@ -368,7 +401,7 @@ int cal_opts_resolve(cal_opts_t *o, const cal_hwinfo_t *hw) {
   /* leave a tenth of available memory to the rest of the system */
   o->hcfg.mem_avail_bytes = 0.9 * (double)hw->mem_available_bytes;
   o->progress = !o->no_progress && cal_stderr_is_tty();
-  return 0;
+  return sweep_dtype(o);
 }
 
 void cal_opts_free(cal_opts_t *o) {

@@ -26,6 +26,10 @@ typedef struct cal_sweep_opts {
   double tolerance;         /* knee / shape tolerance, fraction */
   int64_t target_effective_batch; /* 0: none */
   double memory_budget;     /* bytes a point may use; 0: available memory */
+  const char *dtype_asked;  /* --dtype: "fp32", "bf16" or NULL (auto) */
+  /* resolved: the layer's dtype and why (auto: which way and why) */
+  const char *dtype;
+  char dtype_why[192];
 } cal_sweep_opts_t;
 
 /* Options of the attention section: a forced SIMD variant and, for

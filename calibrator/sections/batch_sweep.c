@@ -9,6 +9,7 @@
 
 #include "cal_err.h"
 #include "curve.h"
+#include "gemm_onednn.h"
 #include "layer.h"
 #include "results.h"
 #include "run.h"
@@ -28,6 +29,7 @@ typedef struct sweep {
   size_t nlist, cap;
   double t0, budget, mem_budget;
   double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
+  const char *engine;       /* the products' engine (cal_params_t.engine) */
 } sweep_t;
 
 static double mem_budget(const cal_run_t *r) {
@@ -35,8 +37,9 @@ static double mem_budget(const cal_run_t *r) {
   return o->memory_budget > 0 ? o->memory_budget : r->opt->hcfg.mem_avail_bytes;
 }
 
-static void shape_for(const cal_run_t *r, int decode, int64_t batch,
+static void shape_for(const sweep_t *s, int decode, int64_t batch,
                       cal_params_t *p) {
+  const cal_run_t *r = s->r;
   const cal_sweep_opts_t *o = &r->opt->sweep;
   memset(p, 0, sizeof *p);
   p->hidden = o->hidden;
@@ -49,11 +52,13 @@ static void shape_for(const cal_run_t *r, int decode, int64_t batch,
   p->threads = r->opt->threads;
   p->seed = r->opt->seed + 1000;
   p->variant = -1;
+  p->engine = s->engine;
 }
 
-static double mem_of(const cal_params_t *p) {
+static double mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
+  s.bf16 = strcmp(sw->k->dtype, "bf16") == 0;
   return cal_layer_mem_bytes(&s);
 }
 
@@ -88,15 +93,18 @@ static cal_batch_point_t *point_add(sweep_t *s, int64_t b) {
   const cal_sweep_opts_t *o = &s->r->opt->sweep;
   cal_batch_point_t *bp = &s->m->points[s->m->npoints++];
   cal_params_t p;
-  shape_for(s->r, s->decode, b, &p);
-  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s/h%lld/s%lld/b%lld",
-           s->m->name, o->preset, (long long)o->hidden, (long long)o->seq,
-           (long long)b);
+  shape_for(s, s->decode, b, &p);
+  /* fp32 points keep the ids they had before there was a bf16 layer */
+  int bf16 = strcmp(s->k->dtype, "bf16") == 0;
+  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s/h%lld/s%lld/b%lld",
+           s->m->name, bf16 ? "bf16/" : "", o->preset, (long long)o->hidden,
+           (long long)o->seq, (long long)b);
   bp->batch = b;
-  bp->memory_bytes = mem_of(&p);
+  bp->memory_bytes = mem_of(s, &p);
   bp->status = CAL_POINT_SKIPPED;
   cal_layer_shape_t shape;
   cal_layer_shape_from_params(&p, &shape);
+  shape.bf16 = bf16;
   bp->matrix_path = cal_layer_matrix_path(&shape);
   bp->read_bytes = s->decode ? cal_layer_read_bytes(&shape) : 0.0;
   bp->bw_efficiency = NAN;
@@ -190,11 +198,14 @@ static int verify_layer(sweep_t *s) {
   const cal_kernel_t *k = s->k;
   cal_params_t p;
   cal_progress(r, "batch sweep %s: verifying the layer", m->name);
-  shape_for(r, s->decode, 1, &p);
+  shape_for(s, s->decode, 1, &p);
   if (r->ctx->thr)
     cal_threads_use(r->ctx->thr, r->opt->threads);
   void *st = NULL;
-  int rc = k->setup(&p, &st);
+  const char *why = NULL;
+  int rc = k->supported && k->supported(&p, &why) < 0 ? CAL_EUNSUPP : 0;
+  if (rc == 0)
+    rc = k->setup(&p, &st);
   if (rc == 0)
     rc = k->run(st);
   if (rc == 0)
@@ -202,7 +213,7 @@ static int verify_layer(sweep_t *s) {
   k->teardown(st);
   if (rc < 0)
     snprintf(m->reason, sizeof m->reason, "%s at batch 1: %s", k->name,
-             cal_strerror(rc));
+             why ? why : cal_strerror(rc));
   if (rc == CAL_EVERIFY) {
     r->res->quality.failed++;
     cal_progress_done(r);
@@ -234,8 +245,8 @@ static int sweep_ci(sweep_t *s) {
     goto out;
   }
   for (size_t i = 0; i < n; i++) {
-    shape_for(s->r, s->decode, s->list[i], &ps[nj]);
-    if (mem_of(&ps[nj]) <= s->mem_budget) {
+    shape_for(s, s->decode, s->list[i], &ps[nj]);
+    if (mem_of(s, &ps[nj]) <= s->mem_budget) {
       ks[nj] = s->k;
       at[nj++] = i;
     }
@@ -318,7 +329,7 @@ static int sweep_sequential(sweep_t *s) {
     cal_progress(r, "batch sweep %s: batch %lld", m->name, (long long)b);
     cal_params_t p;
     cal_point_t pt;
-    shape_for(r, s->decode, b, &p);
+    shape_for(s, s->decode, b, &p);
     if ((rc = cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
         (rc = point_take(s, bp, &pt)) < 0)
       return rc;
@@ -359,10 +370,14 @@ static int analyze(sweep_t *s) {
 }
 
 static int sweep_mode(cal_run_t *r, int decode, double budget,
-                      double mem_read_gbps, cal_batch_mode_t *m) {
-  sweep_t s = {r, cal_kernel_find(decode ? "layer_decode" : "layer_prefill"),
-               decode, m, NULL, 0, 0, cal_now(), budget, mem_budget(r),
-               mem_read_gbps};
+                      const cal_batch_result_t *res, cal_batch_mode_t *m) {
+  static const char *const names[2][2] = {{"layer_prefill", "layer_decode"},
+                                          {"layer_prefill_bf16",
+                                           "layer_decode_bf16"}};
+  int bf16 = strcmp(res->dtype, "bf16") == 0;
+  sweep_t s = {r, cal_kernel_find(names[bf16][decode]), decode, m, NULL, 0, 0,
+               cal_now(), budget, mem_budget(r), res->mem_read_gbps,
+               res->engine};
   m->name = decode ? "decode" : "prefill";
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;
@@ -396,6 +411,29 @@ void cal_batch_drop(void *result) {
   free(res);
 }
 
+/* The engine of the layer's products: the GEMM section's best verified
+ * engine for the layer's dtype at the sweep's threads, when it ran. */
+static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
+  const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
+  const cal_gemm_best_t *b = g ? cal_gemm_best(g, res->dtype, 1) : NULL;
+  if (b && b->kernel && b->kernel->engine) {
+    res->engine = b->kernel->engine;
+    snprintf(res->engine_why, sizeof res->engine_why,
+             "the GEMM section's best verified %s engine on all threads (%s, "
+             "%.0f %s)", res->dtype, b->kernel->name, b->gflops,
+             strcmp(res->dtype, "int8") == 0 ? "GOPS" : "GFLOPS");
+    return;
+  }
+  const char *why = NULL;
+  res->engine = strcmp(res->dtype, "bf16") == 0 &&
+                        cal_onednn_supported(CAL_GEMM_BF16, &why) == 0
+                    ? "onednn"
+                    : "openblas";
+  snprintf(res->engine_why, sizeof res->engine_why,
+           "no GEMM figure for %s in this run: the layer's default (oneDNN "
+           "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
+}
+
 int cal_batch_measure(cal_run_t *r) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   double start = cal_now();
@@ -403,7 +441,10 @@ int cal_batch_measure(cal_run_t *r) {
   cal_batch_result_t *res = calloc(1, sizeof *res);
   if (!res)
     return CAL_ENOMEM;
-  cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1, 0, 0};
+  res->dtype = o->dtype ? o->dtype : "fp32";
+  layer_engine(r, res);
+  cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq,
+                             1, 0, strcmp(res->dtype, "bf16") == 0};
   res->weights_bytes = cal_layer_weight_bytes(&shape);
   res->memory_budget_bytes = mem_budget(r);
   res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);
@@ -421,8 +462,7 @@ int cal_batch_measure(cal_run_t *r) {
     if (m == 1 && nmodes == 2)
       b = res->time_budget_s - (cal_now() - start);
     res->ran[m] = 1;
-    if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res->mem_read_gbps,
-                         &res->modes[m])) < 0)
+    if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
       goto out;
   }
   /* top level: the training-like mode (prefill) when it has an optimal

@@ -243,6 +243,11 @@ typedef struct cal_batch_mode {
 
 typedef struct cal_batch_result {
   cal_batch_mode_t modes[2]; /* [0] prefill, [1] decode */
+  const char *dtype;        /* the layer's: "fp32" or "bf16"; static */
+  /* the engine of the layer's BLAS-path products ("openblas", "onednn")
+   * and why it was chosen */
+  const char *engine;
+  char engine_why[192];
   int ran[2];
   double weights_bytes, memory_budget_bytes, time_budget_s;
   /* the mode whose optimal batch is the profile's top level, -1: none */
