@@ -30,7 +30,7 @@ int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
     return CAL_EINVAL;
   const int64_t sizes[] = {c->l1d, c->l2, c->l3};
   const int shared[] = {c->l1_shared_by, c->l2_shared_by, c->l3_shared_by};
-  double last = 0.0, prev = 0.0;
+  double last = 0.0, prev = 0.0, trusted = 0.0;
   for (int i = 0; i < 3; i++) {
     double cap = capacity(sizes[i], shared[i], threads);
     if (cap <= 0)
@@ -46,6 +46,7 @@ int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
     out[*n].capped = 0;
     (*n)++;
     last = prev = cap;
+    trusted = 2.0 * ws;
   }
   if (last <= 0)
     return CAL_EINVAL;
@@ -54,7 +55,7 @@ int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,
     mem = MIN_MEMORY_WS;
   out[*n].capped = 0;
   if (mem_cap > 0 && mem > (double)mem_cap) {
-    mem = (double)mem_cap > 2.0 * last ? (double)mem_cap : 2.0 * last;
+    mem = (double)mem_cap > 2.0 * trusted ? (double)mem_cap : 2.0 * trusted;
     out[*n].capped = 1;
   }
   out[*n].level = "memory";

@@ -32,8 +32,10 @@ typedef struct cal_workset {
  * socket measured memory speed at half its L3), and for memory
  * mem_factor (>= 1; STREAM's rule is 4) times the last level's capacity,
  * at least 64 MiB, and at most mem_cap bytes when mem_cap > 0 (a time
- * budget; never below twice the last level's capacity; `capped` says the
- * rule was bent).  A level absent (size 0) is left out.  Writes up to
+ * budget; never below twice the capacity the last level's working set
+ * stands for, twice that working set, so a VM's L3 that the L3 point does
+ * not trust does not hold memory up either; `capped` says the rule was
+ * bent).  A level absent (size 0) is left out.  Writes up to
  * CAL_WS_MAX_LEVELS entries to out and their count to *n.  CAL_EINVAL for
  * threads < 1, mem_factor < 1 or no cache at all. */
 int cal_bandwidth_worksets(const cal_cache_sizes_t *c, int threads,

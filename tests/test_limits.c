@@ -345,12 +345,16 @@ static void worksets_from_caches(void **state) {
   assert_string_equal(ws[3].level, "memory");
   assert_int_equal(ws[3].bytes, INT64_C(1040) << 20);
   assert_false(ws[3].capped);
-  /* a time budget caps memory, but never below twice the L3 */
+  /* a time budget caps memory, but never below twice the capacity the L3
+   * point stands for (2 × its 8 MiB working set) */
   assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, INT64_C(600) << 20, ws, &n), 0);
   assert_int_equal(ws[3].bytes, INT64_C(600) << 20);
   assert_true(ws[3].capped);
   assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, INT64_C(100) << 20, ws, &n), 0);
-  assert_int_equal(ws[3].bytes, INT64_C(520) << 20);
+  assert_int_equal(ws[3].bytes, INT64_C(100) << 20);
+  assert_true(ws[3].capped);
+  assert_int_equal(cal_bandwidth_worksets(&c, 1, 4.0, INT64_C(20) << 20, ws, &n), 0);
+  assert_int_equal(ws[3].bytes, INT64_C(32) << 20);
   assert_true(ws[3].capped);
   assert_false(ws[2].capped);
   /* two threads: private levels double; memory follows the whole L3 */

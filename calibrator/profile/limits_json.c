@@ -99,6 +99,14 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
                   "copy 2, triad 3 arrays); bytes_actual adds the "
                   "write-allocate read of every written line"),
       &ok);
+  cal_limits_put(
+      sec, "working_sets",
+      json_string("per cache level half the capacity the threads can use "
+                  "(L3: at most 4x the L2 capacity); memory: 4x the last "
+                  "level's capacity (STREAM's rule), at least 64 MiB, at most "
+                  "1 GiB (512 MiB with --quick) but never below twice the L3 "
+                  "point's working set"),
+      &ok);
   for (size_t i = 0; i < n && ok; i++) {
     const cal_point_t *pt = &pts[i];
     const char *level = levels ? levels[i] : NULL;

@@ -58,6 +58,15 @@ static int staircase(const cal_run_t *r, const cal_cache_sizes_t *cs,
   return nstair < 0 ? 0 : nstair;
 }
 
+/* The largest memory working set: STREAM's 4x the last level, but at
+ * most 1 GiB (512 MiB quick).  A VM may report a socket's whole shared L3
+ * (hundreds of MiB) while the drop to memory speed comes far earlier; 4x
+ * that costs seconds a point to set up and measures nothing new.  A point
+ * made smaller says so (capped). */
+static int64_t memory_cap(const cal_opts_t *o) {
+  return o->quick ? INT64_C(512) << 20 : INT64_C(1) << 30;
+}
+
 /* The level points: per level, read and triad at 1 and all threads, copy
  * at memory.  Appends to ks/ps/levels from *n. */
 static void level_points(const cal_run_t *r, const cal_cache_sizes_t *cs,
@@ -68,16 +77,19 @@ static void level_points(const cal_run_t *r, const cal_cache_sizes_t *cs,
   for (int ti = 0; ti < nt; ti++) {
     cal_workset_t ws[CAL_WS_MAX_LEVELS];
     size_t nws = 0;
-    if (cal_bandwidth_worksets(cs, tcounts[ti], 4.0, 0, ws, &nws) < 0)
+    if (cal_bandwidth_worksets(cs, tcounts[ti], 4.0, memory_cap(o), ws,
+                               &nws) < 0)
       continue; /* no cache information: only the staircase */
     for (size_t l = 0; l < nws; l++) {
       /* full: triad and read in the caches; at memory (whose arrays take
        * the longest to set up) triad at one thread, triad, read and copy
-       * at all threads; quick: triad, and memory only at all threads */
+       * at all threads; quick: triad, and memory only at all threads with
+       * read as well (the batch sweep's decode points are held against
+       * it) */
       static const char *const names[] = {"stream_triad", "stream_read",
                                           "stream_copy"};
       int mem = strcmp(ws[l].level, "memory") == 0;
-      int nkern = o->quick ? 1 : !mem ? 2 : ti == nt - 1 ? 3 : 1;
+      int nkern = o->quick ? (mem ? 2 : 1) : !mem ? 2 : ti == nt - 1 ? 3 : 1;
       if (o->quick && mem && ti == 0 && nt > 1)
         continue;
       for (int k = 0; k < nkern; k++) {
