@@ -25,7 +25,10 @@ void cal_measurement_free(cal_measurement_t *m) {
   m->n = 0;
 }
 
-static int time_runs(cal_run_fn run, void *arg, int64_t iters, double *secs) {
+static int time_runs(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
+                     int64_t iters, double *secs) {
+  if (cfg->stop && *cfg->stop)
+    return CAL_EINTR;
   double t0 = cal_now();
   for (int64_t i = 0; i < iters; i++) {
     int rc = run(arg);
@@ -49,17 +52,17 @@ int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
   /* Warm-up: at least one run (discarded, like STREAM's first pass), then
    * keep running until warmup_s has passed. */
   double t_start = cal_now(), dt;
-  int rc = time_runs(run, arg, 1, &dt);
+  int rc = time_runs(cfg, run, arg, 1, &dt);
   if (rc < 0)
     return rc;
   while (cal_now() - t_start < cfg->warmup_s) {
-    if ((rc = time_runs(run, arg, 1, &dt)) < 0)
+    if ((rc = time_runs(cfg, run, arg, 1, &dt)) < 0)
       return rc;
   }
   /* Calibrate: double the run count until one sample is long enough. */
   int64_t iters = 1;
   for (;;) {
-    if ((rc = time_runs(run, arg, iters, &dt)) < 0)
+    if ((rc = time_runs(cfg, run, arg, iters, &dt)) < 0)
       return rc;
     if (dt >= min_s || iters >= (INT64_C(1) << 40))
       break;
@@ -75,7 +78,7 @@ int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
   if (!out->samples_s)
     return CAL_ENOMEM;
   for (int s = 0; s < cfg->samples; s++) {
-    if ((rc = time_runs(run, arg, iters, &dt)) < 0) {
+    if ((rc = time_runs(cfg, run, arg, iters, &dt)) < 0) {
       cal_measurement_free(out);
       return rc;
     }
@@ -89,6 +92,16 @@ int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
   }
   out->unstable = out->time.cv > cfg->cv_threshold;
   return 0;
+}
+
+const char *cal_point_status_name(cal_point_status_t st) {
+  switch (st) {
+  case CAL_POINT_OK: return "ok";
+  case CAL_POINT_SKIPPED: return "skipped";
+  case CAL_POINT_FAILED: return "failed";
+  case CAL_POINT_CONTAMINATED: return "contaminated";
+  }
+  return "failed";
 }
 
 void cal_point_free(cal_point_t *pt) {
@@ -175,9 +188,16 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   snprintf(pt->impl, sizeof pt->impl, "%s", impl ? impl : "");
 
   void *pair[2] = {(void *)k, state};
+  cal_load_snap_t before, after;
+  if (cfg->load)
+    cal_load_read(cfg->load, &before);
   rc = cal_measure(cfg, kernel_run, pair, &pt->m);
   if (rc < 0)
     goto out;
+  if (cfg->load) {
+    cal_load_read(cfg->load, &after);
+    cal_load_between(cfg->load, &before, &after, &pt->load);
+  }
   rc = k->verify(state);
   if (rc < 0) {
     pt->status = CAL_POINT_FAILED;
@@ -217,8 +237,8 @@ int cal_point_merge(cal_point_t *acc, cal_point_t *more,
     memset(more, 0, sizeof *more);
     return 0;
   }
-  if (acc->status != CAL_POINT_OK || more->status != CAL_POINT_OK) {
-    if (acc->status == CAL_POINT_OK || more->status == CAL_POINT_FAILED) {
+  if (!CAL_POINT_HAS_SAMPLES(acc) || !CAL_POINT_HAS_SAMPLES(more)) {
+    if (CAL_POINT_HAS_SAMPLES(acc) || more->status == CAL_POINT_FAILED) {
       cal_point_t keep = *more;
       memset(more, 0, sizeof *more);
       cal_point_free(acc);
@@ -237,6 +257,17 @@ int cal_point_merge(cal_point_t *acc, cal_point_t *more,
   acc->m.n = n + m;
   acc->m.warmup_s += more->m.warmup_s;
   acc->pinned = acc->pinned && more->pinned;
+  if (more->status == CAL_POINT_CONTAMINATED) {
+    acc->status = CAL_POINT_CONTAMINATED;
+    snprintf(acc->reason, sizeof acc->reason, "%s", more->reason);
+  }
+  acc->contaminated |= more->contaminated;
+  acc->remeasured |= more->remeasured;
+  acc->throttled |= more->throttled;
+  if (more->load.known && (!acc->load.known ||
+                           more->load.others + more->load.steal >
+                               acc->load.others + acc->load.steal))
+    acc->load = more->load;
   cal_point_free(more);
   if ((rc = cal_summarize(acc->m.samples_s, acc->m.n, cfg->ci_level,
                           &acc->m.time)) < 0)

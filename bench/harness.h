@@ -6,10 +6,12 @@
 #ifndef CAL_HARNESS_H
 #define CAL_HARNESS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kernel.h"
+#include "load.h"
 #include "stats.h"
 #include "threads.h"
 
@@ -20,6 +22,12 @@ typedef struct cal_harness_cfg {
   double cv_threshold;  /* a point with CV above this is unstable */
   double ci_level;      /* confidence level of the median CI */
   double mem_avail_bytes; /* memory a point may allocate (0: no check) */
+  /* who else used the cores during each point's timed part (NULL: not
+   * watched) */
+  const cal_load_t *load;
+  /* set by a signal handler: stop between runs with CAL_EINTR (NULL:
+   * never) */
+  volatile sig_atomic_t *stop;
 } cal_harness_cfg_t;
 
 /* Defaults for a full run (`quick` selects the --quick ones). */
@@ -36,8 +44,9 @@ typedef struct cal_measurement {
   int unstable;         /* time.cv > cv_threshold */
 } cal_measurement_t;
 
-/* Time `run(arg)`.  A failing run aborts with its code.  Free the result
- * with cal_measurement_free(). */
+/* Time `run(arg)`.  A failing run aborts with its code; a stop request
+ * (cfg->stop) with CAL_EINTR.  Free the result with
+ * cal_measurement_free(). */
 int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
                 cal_measurement_t *out);
 /* Accepts NULL and zeroed measurements. */
@@ -48,7 +57,17 @@ typedef enum {
   CAL_POINT_OK = 0,
   CAL_POINT_SKIPPED,     /* not run: unsupported, too big, over budget */
   CAL_POINT_FAILED,      /* ran and produced a wrong result */
+  CAL_POINT_CONTAMINATED, /* measured while others took the cores: its
+                            samples are kept as evidence, never used as a
+                            figure (see calibrator/run/run.h) */
 } cal_point_status_t;
+
+/* "ok", "skipped", "failed", "contaminated": the profile's names. */
+const char *cal_point_status_name(cal_point_status_t st);
+
+/* Whether a point has samples (measured, contaminated or not). */
+#define CAL_POINT_HAS_SAMPLES(pt) \
+  ((pt)->status == CAL_POINT_OK || (pt)->status == CAL_POINT_CONTAMINATED)
 
 typedef struct cal_point {
   const cal_kernel_t *kernel;
@@ -65,6 +84,13 @@ typedef struct cal_point {
   double *gflops;       /* per-sample rates (NULL when flops == 0); owned */
   double *gbps;         /* per-sample bandwidth (NULL when bytes == 0) */
   cal_summary_t gflops_sum, gbps_sum;
+  /* the timed part's load (cfg->load): the largest share others took over
+   * the measurements pooled in this point */
+  cal_load_share_t load;
+  int contaminated;     /* others took more than the allowed share; with
+                           --allow-busy the status stays OK */
+  int remeasured;       /* measured again after a wait */
+  int throttled;        /* measured after the clock fell (run.h) */
 } cal_point_t;
 
 /* Bench one kernel point on `threads` threads: support and memory checks,
@@ -79,7 +105,8 @@ void cal_point_free(cal_point_t *pt);
 
 /* Pool the samples of `more` (the same kernel point measured again) into
  * `acc` and recompute every summary; `more` is emptied.  A point that was
- * skipped or failed in either measurement keeps that status.  An empty
+ * skipped or failed in either measurement keeps that status; contaminated
+ * in either, it is contaminated, with the larger load.  An empty
  * `acc` (kernel NULL) simply takes `more`.  CAL_ENOMEM. */
 int cal_point_merge(cal_point_t *acc, cal_point_t *more,
                     const cal_harness_cfg_t *cfg);

@@ -18,7 +18,8 @@
   X(TOOBIG,    -8, "does not fit in available memory")                        \
   X(TIMEOUT,   -9, "time budget exhausted")                                   \
   X(SYS,      -10, "system call failed")                                      \
-  X(NOTFOUND, -11, "not found")
+  X(NOTFOUND, -11, "not found")                                           \
+  X(INTR,     -12, "interrupted by a signal")
 
 typedef enum {
   CAL_OK = 0,

@@ -8,6 +8,9 @@ enum {
   CAL_EXIT_USAGE = 2,      /* usage or input error */
   CAL_EXIT_VERIFY = 3,     /* a measurement failed verification */
   CAL_EXIT_INTERNAL = 4,   /* out of memory, system failure */
+  CAL_EXIT_BUSY = 5,       /* the machine was busy: headline figures
+                              withheld (contaminated), or another run holds
+                              the machine and --no-wait was given */
 };
 
 #endif

@@ -27,7 +27,8 @@ int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
     goto out;
   }
   if ((rc = cal_ctx_open(&ctx)) != 0 || (rc = cal_opts_resolve(&o, &ctx.hw)) != 0 ||
-      (rc = mc->prepare(&o, arg)) != 0 || (rc = cal_ctx_start_threads(&ctx)) != 0)
+      (rc = mc->prepare(&o, arg)) != 0 || (rc = cal_ctx_lock(&ctx, o.no_wait)) != 0 ||
+      (rc = cal_ctx_start_threads(&ctx)) != 0)
     goto out;
   ctx.progress = o.progress;
   ctx.verbose = o.verbose;

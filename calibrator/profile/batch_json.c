@@ -14,7 +14,7 @@
 static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
                           const cal_batch_point_t *bp, int decode) {
   json_t *o;
-  if (bp->status != CAL_POINT_OK) {
+  if (!bp->measured) {
     o = cal_unmeasured_json(bp->id, bp->status, bp->reason);
   } else {
     const cal_point_t *pt = &bp->pt;
@@ -30,6 +30,7 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
       json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
       json_object_set_new(o, "flops_per_run", json_real(pt->flops));
       json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
+      cal_point_watch_json(pt, o);
       json_object_set_new(o, "matrix_path", json_string(bp->matrix_path));
       json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
                                                        ? "builtin"

@@ -10,7 +10,7 @@
 json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
                             const char *reason) {
   return json_pack("{s:s, s:s, s:s}", "id", id, "status",
-                   status == CAL_POINT_SKIPPED ? "skipped" : "failed", "reason",
+                   cal_point_status_name(status), "reason",
                    reason);
 }
 
@@ -42,13 +42,30 @@ json_t *cal_metric_json(const char *id, const char *metric,
   return o;
 }
 
+void cal_point_watch_json(const cal_point_t *pt, json_t *o) {
+  if (pt->status == CAL_POINT_CONTAMINATED) {
+    json_object_set_new(o, "status", json_string("contaminated"));
+    json_object_set_new(o, "reason", json_string(pt->reason));
+  }
+  if (pt->load.known && CAL_POINT_HAS_SAMPLES(pt))
+    json_object_set_new(o, "load",
+                        json_pack("{s:f, s:f}", "others", pt->load.others,
+                                  "steal", pt->load.steal));
+  if (pt->contaminated)
+    json_object_set_new(o, "contaminated", json_true());
+  if (pt->remeasured)
+    json_object_set_new(o, "remeasured", json_true());
+  if (pt->throttled)
+    json_object_set_new(o, "throttled", json_true());
+}
+
 json_t *cal_point_json(const cal_point_t *pt, const char *id,
                        const char *metric) {
   json_t *o;
   /* "gbps" is the bandwidth rate; any other metric ("gflops", "gops") is
    * the work rate the kernel's flops() counts */
   int gb = strcmp(metric, "gbps") == 0;
-  if (pt->status != CAL_POINT_OK) {
+  if (!CAL_POINT_HAS_SAMPLES(pt)) {
     o = cal_unmeasured_json(id, pt->status, pt->reason);
   } else {
     const double *s = gb ? pt->gbps : pt->gflops;
@@ -63,6 +80,7 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
   }
   if (!o)
     return NULL;
+  cal_point_watch_json(pt, o);
   json_object_set_new(o, "kernel", json_string(pt->kernel->name));
   json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
   json_object_set_new(o, "variant", json_string(pt->variant));

@@ -24,4 +24,10 @@ json_t *cal_metric_json(const char *id, const char *metric,
 json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
                             const char *reason);
 
+/* What the run saw while pt was measured, into its object o: status
+ * "contaminated" and the reason, the load others put on the cores
+ * ({others, steal}), and the flags contaminated (kept under --allow-busy),
+ * remeasured and throttled when set. */
+void cal_point_watch_json(const cal_point_t *pt, json_t *o);
+
 #endif

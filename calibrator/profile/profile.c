@@ -85,9 +85,9 @@ static int check_point(const char *where, const json_t *pt, char *err,
     return CAL_ESCHEMA;
   }
   if (!status || (strcmp(status, "ok") && strcmp(status, "skipped") &&
-                  strcmp(status, "failed"))) {
-    snprintf(err, errlen, "point %s: \"status\" must be ok, skipped or failed",
-             id);
+                  strcmp(status, "failed") && strcmp(status, "contaminated"))) {
+    snprintf(err, errlen, "point %s: \"status\" must be ok, skipped, failed "
+             "or contaminated", id);
     return CAL_ESCHEMA;
   }
   if (strcmp(status, "ok") != 0)

@@ -2,6 +2,8 @@
 #include "profile_run.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "build_info.h"
@@ -50,21 +52,109 @@ static json_t *skeleton(const cal_run_t *r) {
   return root;
 }
 
-/* The top-level figures planners read: the best fp32 GEMM of the best
- * verified engine and the same per dtype in gemm_best (only the GEMM
- * sweep measures them; a single-section run leaves them null rather than
- * report a one-size figure) and the batch sweep's optimal point. */
-static void top_level(const cal_run_t *r, json_t *root) {
+/* Why a headline key is null: key -> reason in headline_null_reasons. */
+static void null_reason(json_t *root, const char *key, const char *why) {
+  json_t *reasons = json_object_get(root, "headline_null_reasons");
+  json_object_set_new(root, key, json_null());
+  json_object_set_new(reasons, key, json_string(why));
+}
+
+/* How many points of the GEMM section were contaminated and the worst
+ * share others took; 0 under --allow-busy (their figures stand). */
+static int gemm_contaminated(const cal_gemm_result_t *g, double *worst) {
+  int n = 0;
+  for (size_t i = 0; i < g->npoints; i++)
+    if (g->points[i].pt.status == CAL_POINT_CONTAMINATED) {
+      n++;
+      double sh = g->points[i].pt.load.others + g->points[i].pt.load.steal;
+      *worst = sh > *worst ? sh : *worst;
+    }
+  return n;
+}
+
+static int mode_contaminated(const cal_batch_mode_t *m, double *worst) {
+  int n = 0;
+  for (size_t i = 0; i < m->npoints; i++)
+    if (m->points[i].status == CAL_POINT_CONTAMINATED) {
+      n++;
+      double sh = m->points[i].pt.load.others + m->points[i].pt.load.steal;
+      *worst = sh > *worst ? sh : *worst;
+    }
+  return n;
+}
+
+/* The GEMM headline: the best fp32 GEMM of the best verified engine and
+ * the same per dtype in gemm_best (only the GEMM sweep measures them; a
+ * single-section run leaves them null rather than report a one-size
+ * figure), withheld when a point of the section was contaminated or a
+ * sanity check doubts it. */
+static int top_gemm(const cal_run_t *r, json_t *root) {
+  static const char *const keys[] = {"gflops", "gflops_per_core", "gemm_best"};
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
-  if (g) {
-    json_t *best = cal_gemm_best_json(g);
-    json_object_set_new(root, "gflops", top_number(g->sgemm_best[1]));
-    json_object_set_new(root, "gflops_per_core", top_number(g->sgemm_best[0]));
-    json_object_set_new(root, "gemm_best", best ? best : json_null());
+  const cal_quality_t *q = &r->res->quality;
+  char why[320] = "";
+  if (!g) {
+    if (q->interrupted && q->interrupted_section == CAL_SEC_ID_GEMM)
+      snprintf(why, sizeof why, "interrupted before the gemm section finished");
+    for (size_t i = 0; why[0] && i < 3; i++)
+      null_reason(root, keys[i], why);
+    return 0;
   }
+  double worst = 0;
+  int n = gemm_contaminated(g, &worst);
+  if (n)
+    snprintf(why, sizeof why, "%d GEMM point%s contaminated: others took up "
+             "to %.0f%% of the usable cores", n, n == 1 ? "" : "s",
+             100.0 * worst);
+  else if (q->gemm_doubtful && !r->opt->allow_busy)
+    snprintf(why, sizeof why, "a cross-section check doubts the fp32 GEMM "
+             "figures (quality.sanity)");
+  if (why[0]) {
+    for (size_t i = 0; i < 3; i++)
+      null_reason(root, keys[i], why);
+    return 1;
+  }
+  json_t *best = cal_gemm_best_json(g);
+  json_object_set_new(root, "gflops", top_number(g->sgemm_best[1]));
+  json_object_set_new(root, "gflops_per_core", top_number(g->sgemm_best[0]));
+  json_object_set_new(root, "gemm_best", best ? best : json_null());
+  return 0;
+}
+
+/* The batch sweep's optimal point, from the training-like mode (prefill)
+ * when it has one, else decode, with what it was measured on
+ * (batch_source); withheld when a point of that mode was contaminated,
+ * null with the reason when no mode has a curve. */
+static int top_batch(const cal_run_t *r, json_t *root) {
+  static const char *const keys[] = {"optimal_batch_size", "throughput",
+                                     "latency_ms"};
   const cal_batch_result_t *b = cal_results_get(r->res, CAL_SEC_ID_BATCH);
-  if (!b || b->top_mode < 0)
-    return;
+  const cal_quality_t *q = &r->res->quality;
+  char why[320] = "";
+  int busy = 0;
+  if (!b) {
+    if (q->interrupted && q->interrupted_section == CAL_SEC_ID_BATCH)
+      snprintf(why, sizeof why, "interrupted before the batch sweep finished");
+  } else if (b->top_mode < 0) {
+    snprintf(why, sizeof why, "no mode of the batch sweep has an optimal "
+             "batch (its points were skipped, failed or contaminated)");
+  } else {
+    double worst = 0;
+    int n = mode_contaminated(&b->modes[b->top_mode], &worst);
+    if (n) {
+      snprintf(why, sizeof why, "%d %s point%s of the batch sweep "
+               "contaminated: others took up to %.0f%% of the usable cores",
+               n, b->modes[b->top_mode].name, n == 1 ? "" : "s", 100.0 * worst);
+      busy = 1;
+    }
+  }
+  if (why[0]) {
+    for (size_t i = 0; i < 3; i++)
+      null_reason(root, keys[i], why);
+    return busy;
+  }
+  if (!b)
+    return 0;
   const cal_batch_mode_t *m = &b->modes[b->top_mode];
   int64_t ob = m->curve->optimal_batch_size;
   for (size_t i = 0; i < m->npoints; i++)
@@ -74,13 +164,115 @@ static void top_level(const cal_run_t *r, json_t *root) {
   json_object_set_new(root, "optimal_batch_size", json_integer(ob));
   if (!isnan(m->latency_ms_batch_1))
     json_object_set_new(root, "latency_ms", json_real(m->latency_ms_batch_1));
+  else
+    null_reason(root, "latency_ms", "batch 1 was not measured");
   const cal_sweep_opts_t *o = &r->opt->sweep;
-  json_object_set_new(
-      root, "batch_source",
-      json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name,
-                "dtype", b->dtype, "engine", b->engine, "preset", o->preset,
-                "hidden", (json_int_t)o->hidden, "seq", (json_int_t)o->seq,
-                "workload", "one decoder layer, forward pass"));
+  json_t *src = json_pack(
+      "{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name, "dtype",
+      b->dtype, "engine", b->engine, "preset", o->preset, "hidden",
+      (json_int_t)o->hidden, "seq", (json_int_t)o->seq, "workload",
+      "one decoder layer, forward pass");
+  if (src && b->top_mode == 1 && b->ran[0])
+    json_object_set_new(src, "note",
+                        json_string("prefill has no optimal batch (its points "
+                                    "were skipped, failed or contaminated): "
+                                    "these are decode's figures"));
+  json_object_set_new(root, "batch_source", src ? src : json_null());
+  return 0;
+}
+
+/* The top-level figures planners read, each null with its reason when it
+ * cannot be given; headline_status says which case the run is in. */
+static void top_level(const cal_run_t *r, json_t *root) {
+  const cal_quality_t *q = &r->res->quality;
+  json_object_set_new(root, "headline_null_reasons", json_object());
+  int busy = top_gemm(r, root);
+  busy |= top_batch(r, root);
+  json_object_set_new(root, "headline_status",
+                      json_string(q->interrupted ? "incomplete"
+                                  : busy         ? "withheld"
+                                                 : "measured"));
+  if (q->interrupted) {
+    json_t *done = json_array();
+    for (int i = 0; done && i < CAL_NSECTIONS; i++)
+      if (cal_results_get(r->res, i))
+        json_array_append_new(done, json_string(cal_sections[i].key));
+    json_object_set_new(
+        root, "incomplete",
+        json_pack("{s:s, s:s?, s:o}", "signal", strsignal(q->interrupted),
+                  "interrupted_section",
+                  q->interrupted_section >= 0
+                      ? cal_sections[q->interrupted_section].key
+                      : NULL,
+                  "finished_sections", done ? done : json_array()));
+  }
+}
+
+const char *cal_profile_withheld(const json_t *root) {
+  const char *st = json_string_value(json_object_get(root, "headline_status"));
+  if (!st || strcmp(st, "withheld") != 0)
+    return NULL;
+  const char *key;
+  json_t *why;
+  json_object_foreach(json_object_get(root, "headline_null_reasons"), key, why)
+    if (strstr(json_string_value(why), "contaminated") ||
+        strstr(json_string_value(why), "doubts"))
+      return json_string_value(why);
+  return "headline figures withheld";
+}
+
+static json_t *share_json(const cal_load_share_t *l) {
+  if (!l->known)
+    return json_null();
+  return json_pack("{s:f, s:f, s:i, s:f}", "others", l->others, "steal",
+                   l->steal, "procs_running", l->procs_running, "seconds",
+                   l->seconds);
+}
+
+/* Who else used the cores (before the run and per section), what was
+ * contaminated and measured again, the clock through the run, and the
+ * cross-section findings. */
+static int watch_json(const cal_run_t *r, json_t *o) {
+  const cal_quality_t *q = &r->res->quality;
+  json_t *secs = json_object(), *sanity = json_array();
+  for (int pass = 0; secs && pass < 2; pass++)
+    for (int i = 0; i < CAL_NSECTIONS; i++) {
+      if (!(q->timed & (1u << i)) || cal_sections[i].derived != pass ||
+          cal_sections[i].derived)
+        continue;
+      const cal_section_watch_t *w = &q->watch[i];
+      json_object_set_new(secs, cal_sections[i].key,
+                          json_pack("{s:o, s:o}", "load", share_json(&w->load),
+                                    "clock_ghz_after",
+                                    w->clock_ghz > 0 ? json_real(w->clock_ghz)
+                                                     : json_null()));
+    }
+  for (size_t i = 0; sanity && i < q->nsanity; i++)
+    json_array_append_new(sanity, json_string(q->sanity[i]));
+  if (!secs || !sanity) {
+    json_decref(secs);
+    json_decref(sanity);
+    return -1;
+  }
+  int rc = json_object_set_new(
+      o, "load",
+      json_pack("{s:f, s:o, s:o, s:s}", "busy_share", CAL_BUSY_SHARE,
+                "before", share_json(&q->before), "sections", secs, "source",
+                r->ctx->load_ok ? "/proc/stat and getrusage"
+                                : "unavailable (no /proc/stat)"));
+  rc |= json_object_set_new(o, "contaminated_points", json_integer(q->contaminated));
+  rc |= json_object_set_new(o, "remeasured_points", json_integer(q->remeasured));
+  rc |= json_object_set_new(o, "remeasure_s", json_real(q->remeasure_s));
+  rc |= json_object_set_new(o, "allow_busy", json_boolean(r->opt->allow_busy));
+  rc |= json_object_set_new(
+      o, "clock",
+      json_pack("{s:o, s:b, s:f, s:s?}", "start_ghz",
+                q->clock_start_ghz > 0 ? json_real(q->clock_start_ghz)
+                                       : json_null(),
+                "throttled", q->throttled, "tolerance", CAL_THROTTLE_DROP,
+                "note", q->throttled ? q->throttle_note : NULL));
+  rc |= json_object_set_new(o, "sanity", sanity);
+  return rc;
 }
 
 static json_t *quality_json(const cal_run_t *r) {
@@ -97,10 +289,15 @@ static json_t *quality_json(const cal_run_t *r) {
     json_decref(warnings);
     return NULL;
   }
-  return json_pack("{s:b, s:i, s:i, s:f, s:o, s:o}", "noisy", q->unstable > 0,
-                   "unstable_points", q->unstable, "failed_points", q->failed,
-                   "elapsed_s", q->elapsed_s, "section_times_s", times,
-                   "warnings", warnings);
+  json_t *o = json_pack("{s:b, s:i, s:i, s:f, s:o, s:o}", "noisy",
+                         q->unstable > 0, "unstable_points", q->unstable,
+                         "failed_points", q->failed, "elapsed_s", q->elapsed_s,
+                         "section_times_s", times, "warnings", warnings);
+  if (o && watch_json(r, o) < 0) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 /* Sections in the order they ran: measured ones, then derived ones. */

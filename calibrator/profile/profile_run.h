@@ -11,4 +11,8 @@
 /* New reference; NULL when out of memory. */
 json_t *cal_profile_of_run(const cal_run_t *r);
 
+/* The reason the profile withholds headline figures because the machine
+ * was busy (headline_status "withheld"), or NULL.  Borrowed from root. */
+const char *cal_profile_withheld(const json_t *root);
+
 #endif

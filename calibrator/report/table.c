@@ -15,7 +15,7 @@ void cal_points_print(const cal_run_t *r, const void *result, FILE *out) {
     const cal_point_t *pt = &p->points[i];
     if (pt->status != CAL_POINT_OK)
       fprintf(out, "  %-48s %s: %s\n", p->ids[i],
-              pt->status == CAL_POINT_SKIPPED ? "skipped" : "failed", pt->reason);
+              cal_point_status_name(pt->status), pt->reason);
     else
       fprintf(out, "  %-48s %9.1f %s%s\n", p->ids[i],
               pt->gbps && !pt->gflops ? pt->gbps_sum.median : pt->gflops_sum.median,
@@ -39,6 +39,16 @@ void cal_table_print(const cal_run_t *r, FILE *out) {
   fprintf(out, "\nQuality: %d unstable point%s (CV > %.0f%%, marked ~), %d failed\n",
           q->unstable, q->unstable == 1 ? "" : "s",
           100 * r->opt->hcfg.cv_threshold, q->failed);
+  if (q->contaminated || q->remeasured)
+    fprintf(out, "  busy machine: %d point%s contaminated%s, %d measured "
+                 "again (%.1f s)\n",
+            q->contaminated, q->contaminated == 1 ? "" : "s",
+            r->opt->allow_busy && q->contaminated ? " (kept: --allow-busy)" : "",
+            q->remeasured, q->remeasure_s);
+  for (size_t i = 0; i < q->nsanity; i++)
+    fprintf(out, "  check: %s\n", q->sanity[i]);
+  if (q->throttled)
+    fprintf(out, "  %s\n", q->throttle_note);
   for (size_t i = 0; i < q->nwarnings; i++)
     fprintf(out, "  warning: %s\n", q->warnings[i]);
 }

@@ -16,7 +16,7 @@ static void print_point(const cal_attn_point_t *ap, FILE *out) {
            s->causal ? " causal" : "");
   if (pt->status != CAL_POINT_OK) {
     fprintf(out, "  %-36s %s: %s\n", shape,
-            pt->status == CAL_POINT_SKIPPED ? "skipped" : "failed", pt->reason);
+            cal_point_status_name(pt->status), pt->reason);
     return;
   }
   fprintf(out, "  %-36s %7d  %-8s %7.1f %7.1f %7.0f%%", shape,

@@ -16,7 +16,7 @@ static void print_point(const cal_batch_point_t *bp, int decode,
   long long b = (long long)bp->batch;
   if (bp->status != CAL_POINT_OK) {
     fprintf(out, "  %12lld   %s: %s\n", b,
-            bp->status == CAL_POINT_SKIPPED ? "skipped" : "failed", bp->reason);
+            cal_point_status_name(bp->status), bp->reason);
     return;
   }
   long long pb = positive(c->peak_batch_size), kb = positive(c->knee_batch_size),

@@ -6,7 +6,7 @@
 #include "run.h"
 
 static const char *status_name(cal_point_status_t st) {
-  return st == CAL_POINT_SKIPPED ? "skipped" : "failed";
+  return cal_point_status_name(st);
 }
 
 /* One size of a sweep line: "512:80", "512:80~" (unstable), "512:skipped". */

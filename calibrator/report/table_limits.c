@@ -8,7 +8,7 @@
 #include "table.h"
 
 static const char *status_name(cal_point_status_t st) {
-  return st == CAL_POINT_SKIPPED ? "skipped" : "failed";
+  return cal_point_status_name(st);
 }
 
 static int threads_of(const cal_point_t *pt) {

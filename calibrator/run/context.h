@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "hwinfo.h"
+#include "load.h"
 #include "threads.h"
 
 typedef struct cal_ctx {
@@ -18,13 +19,27 @@ typedef struct cal_ctx {
   /* progress */
   double t_start, sec_start, sec_budget, planned_left;
   int sec_current;          /* index in cal_sections, -1: none */
+  /* who else uses the cores (load_ok 0: /proc/stat unreadable) */
+  cal_load_t load;
+  int load_ok;
+  cal_load_snap_t sec_load0; /* at the start of the running section */
+  double remeasure_left_s;  /* time left for measuring busy points again */
+  int throttled;            /* the clock fell: later points are marked */
+  int locked, lock_fd;      /* the machine-wide lock (cal_ctx_lock) */
 } cal_ctx_t;
 
 /* Read the machine.  Returns 0, or an exit code after printing one line. */
 int cal_ctx_open(cal_ctx_t *c);
 /* Start the thread team.  Returns 0, or an exit code after printing. */
 int cal_ctx_start_threads(cal_ctx_t *c);
-/* Accepts a zeroed struct. */
+/* One measurement at a time: take the machine-wide lock, an flock on
+ * $CALIBRATE_LOCK, else /run/lock/calibrate.lock where that directory is
+ * writable, else /tmp/calibrate.lock.  When another run holds it: wait
+ * (saying so on stderr) or, with no_wait, refuse.  Commands that only read
+ * profiles never take it.  Returns 0, or an exit code after printing one
+ * line (CAL_EXIT_BUSY when refused). */
+int cal_ctx_lock(cal_ctx_t *c, int no_wait);
+/* Accepts a zeroed struct; releases the lock. */
 void cal_ctx_close(cal_ctx_t *c);
 
 #endif

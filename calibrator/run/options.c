@@ -21,7 +21,7 @@
 enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
        O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
        O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_DTYPE, O_CI,
-       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE };
+       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE, O_ALLOW_BUSY, O_PARTIAL, O_NO_WAIT };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -40,6 +40,9 @@ static const struct option long_opts[] = {
     {"plots", required_argument, NULL, O_PLOTS},
     {"gemm-engine", required_argument, NULL, O_GEMM_ENGINE},
     {"rounds", required_argument, NULL, O_ROUNDS},
+    {"allow-busy", no_argument, NULL, O_ALLOW_BUSY},
+    {"partial", no_argument, NULL, O_PARTIAL},
+    {"no-wait", no_argument, NULL, O_NO_WAIT},
     {"preset", required_argument, NULL, O_PRESET},
     {"hidden", required_argument, NULL, O_HIDDEN},
     {"heads", required_argument, NULL, O_HEADS},
@@ -120,6 +123,9 @@ static int run_flag(cal_opts_t *o, int c, const char *arg) {
   case O_NOPROG: o->no_progress = 1; return 0;
   case O_SWEEP: o->sections |= CAL_SEC_BATCH; return 0;
   case O_CI: o->ci = 1; return 0;
+  case O_ALLOW_BUSY: o->allow_busy = 1; return 0;
+  case O_PARTIAL: o->partial = 1; return 0;
+  case O_NO_WAIT: o->no_wait = 1; return 0;
   case O_PLOTS: o->plots_dir = arg; return 0;
   case O_GEMM_ENGINE:
     o->gemm_engine_given = 1;

@@ -50,6 +50,9 @@ typedef struct cal_opts {
   double budget_scale;      /* multiplies every section's time budget */
   const char *plots_dir;    /* --plots DIR: draw charts after the run */
   int ci;                   /* --ci: fixed point lists, interleaved rounds */
+  int allow_busy;           /* --allow-busy: keep contaminated figures */
+  int partial;              /* --partial: SIGINT/SIGTERM write what finished */
+  int no_wait;              /* --no-wait: refuse when another run measures */
   const char *gemm_engine;  /* --gemm-engine / CALIBRATE_GEMM_ENGINE: "auto"
                                or the one engine the GEMM section measures;
                                static storage */

@@ -1,17 +1,23 @@
 /* The section loop, progress, warnings and point accounting of a run. */
 #include "run.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_isa.h"
+#include "clock.h"
 #include "profile_run.h"
 #include "results.h"
 #include "plot.h"
 #include "table.h"
 #include "timer.h"
+
+volatile sig_atomic_t cal_run_stop;
 
 const cal_section_t cal_sections[] = {
 #define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p) \
@@ -33,6 +39,9 @@ void cal_results_free(cal_results_t *res) {
   for (size_t i = 0; i < res->quality.nwarnings; i++)
     free(res->quality.warnings[i]);
   free(res->quality.warnings);
+  for (size_t i = 0; i < res->quality.nsanity; i++)
+    free(res->quality.sanity[i]);
+  free(res->quality.sanity);
   memset(&res->quality, 0, sizeof res->quality);
 }
 
@@ -68,12 +77,65 @@ double cal_run_budget(const cal_run_t *r, int id) {
   return (r->opt->quick ? s->budget_quick_s : s->budget_full_s) * scale;
 }
 
-/* Record the running section's duration. */
+/* The clock under vector load on one pinned thread, quickly (about 0.1
+ * s): the fastest of nine short samples, so an interruption does not read
+ * as a slower clock.  0 when it cannot be measured. */
+static double clock_now(cal_run_t *r) {
+  cal_clock_t c;
+  cal_load_snap_t a, b;
+  cal_load_share_t l = {0};
+  if (r->ctx->thr)
+    cal_threads_use(r->ctx->thr, 1);
+  if (r->ctx->load_ok)
+    cal_load_read(&r->ctx->load, &a);
+  if (cal_clock_measure(CAL_VARIANT_AUTO, 0.003, &c) != 0)
+    return 0.0;
+  if (r->ctx->load_ok) {
+    cal_load_read(&r->ctx->load, &b);
+    cal_load_between(&r->ctx->load, &a, &b, &l);
+  }
+  /* a reading while others held the cores is no reading of the clock
+   * (one pinned thread: its core is one of ncpus) */
+  return l.known && (l.others + l.steal) * (double)r->ctx->load.ncpus > 0.5
+             ? 0.0
+             : c.ghz;
+}
+
+/* After a section: the clock again; a reading CAL_THROTTLE_DROP below the
+ * first is throttling, said once, and the points measured from now on are
+ * marked. */
+static void watch_clock(cal_run_t *r, int id) {
+  cal_quality_t *q = &r->res->quality;
+  double ghz = q->clock_start_ghz > 0 && !cal_run_stop ? clock_now(r) : 0.0;
+  q->watch[id].clock_ghz = ghz;
+  if (ghz > 0 && ghz < q->clock_start_ghz * (1.0 - CAL_THROTTLE_DROP) &&
+      !q->throttled) {
+    q->throttled = r->ctx->throttled = 1;
+    snprintf(q->throttle_note, sizeof q->throttle_note,
+             "the clock under vector load fell from %.2f GHz at the start to "
+             "%.2f GHz after the %s section: throttling; the points measured "
+             "after it are marked throttled",
+             q->clock_start_ghz, ghz, cal_sections[id].key);
+    cal_progress_done(r);
+    fprintf(stderr, "calibrate: %s\n", q->throttle_note);
+  }
+}
+
+/* Record the running section's duration, load and the clock after it. */
 static void section_end(cal_run_t *r) {
   cal_ctx_t *c = r->ctx;
   if (c->sec_current >= 0) {
-    r->res->quality.section_s[c->sec_current] = cal_now() - c->sec_start;
-    r->res->quality.timed |= 1u << c->sec_current;
+    int id = c->sec_current;
+    r->res->quality.section_s[id] = cal_now() - c->sec_start;
+    r->res->quality.timed |= 1u << id;
+    if (c->load_ok) {
+      cal_load_snap_t now;
+      cal_load_read(&c->load, &now);
+      cal_load_between(&c->load, &c->sec_load0, &now,
+                       &r->res->quality.watch[id].load);
+    }
+    if (!cal_sections[id].derived)
+      watch_clock(r, id);
   }
   c->sec_current = -1;
 }
@@ -87,6 +149,8 @@ static void section_begin(cal_run_t *r, int id) {
   if (c->planned_left < 0)
     c->planned_left = 0;
   c->sec_start = cal_now();
+  if (c->load_ok)
+    cal_load_read(&c->load, &c->sec_load0);
 }
 
 void cal_progress(const cal_run_t *r, const char *fmt, ...) {
@@ -131,10 +195,69 @@ void cal_run_warn(cal_run_t *r, const char *fmt, ...) {
   }
 }
 
+/* Whether others took more than CAL_BUSY_SHARE of the usable cores while
+ * the point was timed, beyond the sampling error of /proc/stat (two ticks
+ * a core). */
+static int disturbed(const cal_run_t *r, const cal_point_t *pt) {
+  const cal_load_share_t *l = &pt->load;
+  if (!l->known || pt->status != CAL_POINT_OK)
+    return 0;
+  const cal_load_t *ld = &r->ctx->load;
+  double cap = (double)ld->ncpus * l->seconds;
+  double slack = 2.0 * ld->tick_s * (double)ld->ncpus;
+  return (l->others + l->steal) * cap - slack > CAL_BUSY_SHARE * cap;
+}
+
+/* Wait, at most CAL_QUIET_WAIT_S, for a 0.1 s in which the others leave
+ * the cores alone. */
+static void wait_quiet(const cal_run_t *r) {
+  double t0 = cal_now();
+  while (cal_now() - t0 < CAL_QUIET_WAIT_S && !cal_run_stop) {
+    cal_load_share_t w;
+    cal_load_watch(&r->ctx->load, 0.1, &w);
+    if (!w.known || w.others + w.steal <= CAL_BUSY_SHARE)
+      return;
+  }
+}
+
+/* The evidence of a disturbed point; without --allow-busy it is no figure. */
+static void contaminate(cal_run_t *r, cal_point_t *pt) {
+  pt->contaminated = 1;
+  r->res->quality.contaminated++;
+  if (r->opt->allow_busy)
+    return;
+  pt->status = CAL_POINT_CONTAMINATED;
+  snprintf(pt->reason, sizeof pt->reason,
+           "others took %.0f%% of the usable cores and the hypervisor %.0f%% "
+           "while it was measured%s (more than %.0f%%)",
+           100.0 * pt->load.others, 100.0 * pt->load.steal,
+           pt->remeasured ? ", twice" : "", 100.0 * CAL_BUSY_SHARE);
+}
+
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                   const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt) {
-  int rc = cal_bench_kernel(h ? h : &r->opt->hcfg, r->ctx->thr, k, p, pt);
+  cal_harness_cfg_t cfg = h ? *h : r->opt->hcfg;
+  cfg.load = r->ctx->load_ok ? &r->ctx->load : NULL;
+  cfg.stop = &cal_run_stop;
+  int rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, pt);
+  if (rc == 0 && disturbed(r, pt) && r->ctx->remeasure_left_s > 0) {
+    /* once more, after the others have had a moment to finish */
+    double t0 = cal_now();
+    cal_point_t again;
+    cal_progress(r, "%s: the machine is busy; measuring again", k->name);
+    wait_quiet(r);
+    rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, &again);
+    r->res->quality.remeasured++;
+    r->res->quality.remeasure_s += cal_now() - t0;
+    r->ctx->remeasure_left_s -= cal_now() - t0;
+    cal_point_free(pt);
+    *pt = again;
+    pt->remeasured = 1;
+  }
+  if (rc == 0 && disturbed(r, pt))
+    contaminate(r, pt);
+  pt->throttled = r->ctx->throttled;
   if (rc == CAL_EVERIFY) {
     r->res->quality.failed++;
     cal_progress_done(r);
@@ -168,7 +291,7 @@ int cal_run_points(cal_run_t *r, const cal_harness_cfg_t *h, int rounds,
   memset(out, 0, n * sizeof *out);
   for (int round = 0; round < rounds; round++) {
     for (size_t i = 0; i < n; i++) {
-      if (round > 0 && out[i].status != CAL_POINT_OK)
+      if (round > 0 && !CAL_POINT_HAS_SAMPLES(&out[i]))
         continue; /* skipped or failed: no second try */
       cal_point_t pt;
       if (rounds > 1)
@@ -193,19 +316,59 @@ int cal_run_points(cal_run_t *r, const cal_harness_cfg_t *h, int rounds,
   return 0;
 }
 
-/* Measured sections in table order, then the derived ones. */
+/* Measured sections in table order, then the derived ones.  A --partial
+ * signal stops the section it arrives in: that section's result is
+ * dropped (it would be half a section), the finished ones stay. */
 static int measure_all(cal_run_t *r) {
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < CAL_NSECTIONS; i++) {
       if (!(r->opt->sections & (1u << i)) || cal_sections[i].derived != pass)
         continue;
       section_begin(r, i);
-      int rc = cal_sections[i].measure(r);
+      int rc = cal_run_stop ? CAL_EINTR : cal_sections[i].measure(r);
+      if (rc == CAL_EINTR || (rc == 0 && cal_run_stop)) {
+        if (r->res->sec[i])
+          cal_sections[i].drop(r->res->sec[i]);
+        r->res->sec[i] = NULL;
+        r->res->quality.interrupted = (int)cal_run_stop;
+        r->res->quality.interrupted_section = i;
+        r->ctx->sec_current = -1;
+        return 0;
+      }
       if (rc < 0)
         return rc;
     }
   section_end(r);
   return 0;
+}
+
+static void on_signal(int sig) { cal_run_stop = sig; }
+
+/* --partial: SIGINT and SIGTERM stop the measuring (the harness checks
+ * between runs) instead of the process; a second one kills it. */
+static void catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Before the first section: who else is on the cores, and the clock. */
+static void watch_start(cal_run_t *r) {
+  cal_quality_t *q = &r->res->quality;
+  if (r->ctx->load_ok) {
+    cal_load_watch(&r->ctx->load, 0.2, &q->before);
+    if (q->before.known && q->before.others + q->before.steal > CAL_BUSY_SHARE)
+      cal_run_warn(r, "before the run, others took %.0f%% of the usable cores "
+                      "(the hypervisor %.0f%%, %d runnable): points they "
+                      "disturb will be measured again or marked contaminated",
+                   100.0 * q->before.others, 100.0 * q->before.steal,
+                   q->before.procs_running);
+  }
+  q->clock_start_ghz = clock_now(r);
 }
 
 static void warn_machine(cal_run_t *r) {
@@ -240,12 +403,20 @@ int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
   ctx->t_start = cal_now();
   ctx->sec_current = -1;
   ctx->planned_left = 0;
+  res.quality.interrupted_section = -1;
   for (int i = 0; i < CAL_NSECTIONS; i++)
     if (opt->sections & (1u << i))
       ctx->planned_left += cal_run_budget(r, i);
+  ctx->remeasure_left_s = CAL_REMEASURE_SHARE * ctx->planned_left;
+  if (ctx->remeasure_left_s < CAL_REMEASURE_MIN_S)
+    ctx->remeasure_left_s = CAL_REMEASURE_MIN_S;
+  if (opt->partial)
+    catch_signals();
   warn_machine(r);
+  watch_start(r);
   if ((rc = measure_all(r)) < 0)
     goto internal;
+  cal_sanity_check(r);
   cal_progress_done(r);
   if (!cal_threads_pinned(ctx->thr))
     cal_run_warn(r, "threads could not be pinned to cores (binding refused)");
@@ -273,6 +444,16 @@ int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
     fprintf(stderr, "calibrate: %d measurement%s failed verification\n",
             res.quality.failed, res.quality.failed == 1 ? "" : "s");
     exit_code = CAL_EXIT_VERIFY;
+  } else if (res.quality.interrupted) {
+    fprintf(stderr, "calibrate: interrupted by %s: the profile holds the "
+                    "sections that finished, marked incomplete\n",
+            strsignal(res.quality.interrupted));
+    exit_code = 128 + res.quality.interrupted;
+  } else if (cal_profile_withheld(root)) {
+    fprintf(stderr, "calibrate: the machine was busy: %s; headline figures "
+                    "withheld (--allow-busy keeps them)\n",
+            cal_profile_withheld(root));
+    exit_code = CAL_EXIT_BUSY;
   }
   goto out;
 internal:

@@ -11,6 +11,7 @@
 #define CAL_RUN_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "context.h"
@@ -61,9 +62,46 @@ void cal_points_print(const cal_run_t *r, const void *result, FILE *out);
 #include "section_list.h"
 #undef CAL_SECTION
 
+/* A point is contaminated when, during its timed part, other processes
+ * and the hypervisor took more than this share of the usable cores' time
+ * (beyond the two ticks per core /proc/stat's sampling may be off by).  A
+ * competing process on one of two cores takes 50%; an idle machine's
+ * housekeeping stays near 1%. */
+#define CAL_BUSY_SHARE 0.10
+/* A contaminated point is measured once more after waiting (at most
+ * CAL_QUIET_WAIT_S) for a quiet 0.1 s, while the run's re-measuring time
+ * lasts: this share of the run's planned time, at least CAL_REMEASURE_MIN_S. */
+#define CAL_QUIET_WAIT_S 2.0
+#define CAL_REMEASURE_SHARE 0.15
+#define CAL_REMEASURE_MIN_S 5.0
+/* The clock is measured before the first section and after each; a
+ * reading below the first by more than this is throttling. */
+#define CAL_THROTTLE_DROP 0.05
+
+/* What a section saw: the load over its whole time and the clock after. */
+typedef struct cal_section_watch {
+  cal_load_share_t load;
+  double clock_ghz;         /* 0: not measured */
+} cal_section_watch_t;
+
 typedef struct cal_quality {
   int failed;               /* points that failed verification */
   int unstable;             /* points over the CV threshold */
+  int contaminated;         /* points measured while others took the cores
+                               (kept as figures with --allow-busy) */
+  int remeasured;           /* points measured again after a wait */
+  double remeasure_s;       /* time spent doing it */
+  cal_load_share_t before;  /* the machine just before the first section */
+  double clock_start_ghz;   /* 0: not measured */
+  cal_section_watch_t watch[CAL_NSECTIONS];
+  int throttled;            /* a clock reading fell by CAL_THROTTLE_DROP */
+  char throttle_note[256];
+  int interrupted;          /* --partial: the signal that stopped it, 0 */
+  int interrupted_section;  /* the section it stopped, -1: none */
+  char **sanity;            /* cross-section findings, owned strings */
+  size_t nsanity;
+  int gemm_doubtful;        /* a finding puts the fp32 GEMM headline in
+                               doubt (withheld unless --allow-busy) */
   char **warnings;          /* owned strings */
   size_t nwarnings;
   double section_s[CAL_NSECTIONS]; /* seconds, for sections that ran */
@@ -100,10 +138,16 @@ void cal_progress_done(const cal_run_t *r);
 void cal_run_warn(cal_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The signal --partial caught (0: none); the harness stops on it. */
+extern volatile sig_atomic_t cal_run_stop;
+
 /* Bench a kernel point with harness settings h (NULL: the options') and
- * account for it (unstable/failed counters).  Returns what
- * cal_bench_kernel returns except CAL_EVERIFY, which is counted in
- * quality.failed and returned as 0 so the run goes on. */
+ * account for it (unstable/failed counters).  A point others disturbed
+ * (CAL_BUSY_SHARE) is measured again after a wait; still disturbed, it is
+ * contaminated (status CAL_POINT_CONTAMINATED, or OK with `contaminated`
+ * set under --allow-busy).  Returns what cal_bench_kernel returns except
+ * CAL_EVERIFY, which is counted in quality.failed and returned as 0 so the
+ * run goes on; CAL_EINTR after a --partial signal. */
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                   const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt);
@@ -117,6 +161,11 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
 int cal_run_points(cal_run_t *r, const cal_harness_cfg_t *h, int rounds,
                    const cal_kernel_t *const *k, const cal_params_t *p,
                    size_t n, cal_point_t *out, const char *what);
+
+/* Cross-section sanity (sanity.c): attention faster than GEMM, a GEMM
+ * confirmation far from its sweep point, all threads slower than one.
+ * Findings go to stderr and quality.sanity. */
+void cal_sanity_check(cal_run_t *r);
 
 /* Run the sections in opt->sections, write the profile, print the table
  * and draw the charts.  Returns the exit code. */

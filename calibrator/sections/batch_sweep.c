@@ -130,7 +130,7 @@ static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt) 
   double *tok = NULL;
   int rc = 0;
   bp->status = pt->status;
-  if (pt->status != CAL_POINT_OK) {
+  if (!CAL_POINT_HAS_SAMPLES(pt)) {
     snprintf(bp->reason, sizeof bp->reason, "%s", pt->reason);
     goto out;
   }
@@ -157,6 +157,8 @@ static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt) 
   }
   bp->pt = *pt;
   bp->measured = 1;
+  if (pt->status == CAL_POINT_CONTAMINATED)
+    snprintf(bp->reason, sizeof bp->reason, "%s", pt->reason);
   memset(pt, 0, sizeof *pt);
 out:
   free(tok);

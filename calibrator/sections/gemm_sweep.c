@@ -183,6 +183,13 @@ static int sweep(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s,
       s->stop = "verification failed";
       return 0;
     }
+    if (pt->status == CAL_POINT_CONTAMINATED) {
+      /* no evidence about the curve, but its time still says what the
+       * next size costs */
+      w->last_s = pt->m.time.median;
+      w->last_n = n;
+      continue;
+    }
     if (step(g, s, w, at)) {
       s->stop = "plateau";
       return 0;

@@ -1,0 +1,82 @@
+/* Cross-section sanity: figures of one run that cannot all be true of a
+ * quiet machine.  Each finding is said on stderr and kept in the quality
+ * notes; the ones that put the fp32 GEMM headline in doubt (a confirmation
+ * far below its own sweep point, all threads slower than one) withhold it
+ * like contamination does, unless --allow-busy. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results.h"
+#include "run.h"
+
+/* A confirmation this far below the first measurement of the same size
+ * in the same process was disturbed: one process's samples agree within
+ * 1%. */
+#define CAL_CONFIRM_DROP 0.15
+
+static void finding(cal_run_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void finding(cal_run_t *r, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cal_quality_t *q = &r->res->quality;
+  char **s = realloc(q->sanity, (q->nsanity + 1) * sizeof *s);
+  if (s) {
+    q->sanity = s;
+    if ((s[q->nsanity] = strdup(msg)) != NULL)
+      q->nsanity++;
+  }
+  cal_progress_done(r);
+  fprintf(stderr, "calibrate: check: %s\n", msg);
+}
+
+static const cal_gemm_point_t *point_by_id(const cal_gemm_result_t *g,
+                                           const char *id) {
+  for (size_t i = 0; i < g->npoints; i++)
+    if (strcmp(g->points[i].id, id) == 0)
+      return &g->points[i];
+  return NULL;
+}
+
+static void gemm_checks(cal_run_t *r, const cal_gemm_result_t *g) {
+  cal_quality_t *q = &r->res->quality;
+  for (size_t i = 0; i < g->npoints; i++) {
+    const cal_gemm_point_t *c = &g->points[i], *first;
+    if (!c->confirms[0] || c->pt.status != CAL_POINT_OK ||
+        !(first = point_by_id(g, c->confirms)) || first->pt.status != CAL_POINT_OK)
+      continue;
+    double a = first->pt.gflops_sum.median, b = c->pt.gflops_sum.median;
+    if (b < a * (1.0 - CAL_CONFIRM_DROP) || a < b * (1.0 - CAL_CONFIRM_DROP)) {
+      finding(r, "%s measured %.1f, its confirmation %.1f in the same run "
+                 "(%.0f%% apart): the machine was disturbed during one of "
+                 "them", first->id, a, b, 100.0 * (a > b ? 1 - b / a : 1 - a / b));
+      if (strcmp(c->pt.kernel->dtype, "fp32") == 0)
+        q->gemm_doubtful = 1;
+    }
+  }
+  if (r->opt->threads > 1 && g->sgemm_best[0] > 0 && g->sgemm_best[1] > 0 &&
+      g->sgemm_best[1] < g->sgemm_best[0]) {
+    finding(r, "fp32 GEMM on %d threads (%.1f GFLOPS) is slower than on one "
+               "(%.1f): a thread waited on a core another process held",
+            r->opt->threads, g->sgemm_best[1], g->sgemm_best[0]);
+    q->gemm_doubtful = 1;
+  }
+}
+
+void cal_sanity_check(cal_run_t *r) {
+  const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
+  const cal_roofline_result_t *rf = cal_results_get(r->res, CAL_SEC_ID_ROOFLINE);
+  if (g)
+    gemm_checks(r, g);
+  if (rf && rf->efficiency[CAL_EFF_ATTENTION_OF_GEMM] > 1.0)
+    finding(r, "the fused attention ran at %.0f%% of the best fp32 GEMM's "
+               "rate, which it cannot beat on a quiet machine: one of them "
+               "was disturbed",
+            100.0 * rf->efficiency[CAL_EFF_ATTENTION_OF_GEMM]);
+}

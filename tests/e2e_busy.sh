@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# End-to-end tests of a busy or interrupted machine: a process spinning on
+# one usable core while calibrate measures (headline figures withheld,
+# exit 5; kept and marked under --allow-busy), two runs at once (the
+# second waits for the machine-wide lock, or refuses with --no-wait), and
+# SIGINT/SIGTERM at several moments with and without --partial.
+# usage: e2e_busy.sh CALIBRATE SOURCE_DIR
+CAL=$1 SRC=$2
+. "$SRC/tests/e2e_lib.sh"
+e2e_setup
+PY=/usr/bin/python3
+SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
+export CALIBRATE_LOCK="$TMP/lock"
+# samples long enough (3 x 50 ms) that a competitor's share shows through
+# /proc/stat's 10 ms ticks; short budgets keep each run to seconds
+RUN=(--quick --no-progress --samples 3 --min-time 0.05 --budget-scale 0.1 --gemm-engine openblas)
+LONG=(--quick --no-progress)
+SHORT=(--quick --no-progress --samples 3 --min-time 0.01)
+
+# the first CPU this process may use: the competitor goes there
+cpu=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p' /proc/self/status)
+SPIN=
+spin_start() {
+  taskset -c "$cpu" sh -c 'while :; do :; done' &
+  SPIN=$!
+}
+spin_stop() {
+  [ -n "$SPIN" ] && kill "$SPIN" 2>/dev/null && wait "$SPIN" 2>/dev/null
+  SPIN=
+}
+trap 'spin_stop; rm -rf "$TMP"' EXIT
+
+# ---- a competitor on one usable core for the whole run
+spin_start
+expect_exit 5 "busy machine: headline withheld" "$CAL" "${RUN[@]}" -o "$TMP/busy.json"
+grep -q "the machine was busy" "$TMP/err" && ok || { bad "busy: no 'machine was busy' line"; cat "$TMP/err"; }
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/busy.json" && ok || bad "busy profile valid"
+$PY - "$TMP/busy.json" <<'PY' && ok || bad "busy profile content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["headline_status"] == "withheld", d["headline_status"]
+for k in ("gflops", "gflops_per_core", "gemm_best"):
+    assert d[k] is None, (k, d[k])
+    assert "contaminated" in d["headline_null_reasons"][k]
+q = d["quality"]
+assert q["contaminated_points"] > 0 and q["remeasured_points"] > 0, q
+bad = [p for p in d["gemm"]["points"] if p["status"] == "contaminated"]
+assert bad and all(p["load"]["others"] > 0.1 and p["reason"] for p in bad)
+assert all(any(k.startswith("samples_") for k in p) for p in bad)  # evidence
+PY
+expect_exit 0 "busy machine, --allow-busy" "$CAL" "${RUN[@]}" --allow-busy -o "$TMP/allow.json"
+$PY - "$TMP/allow.json" <<'PY' && ok || bad "--allow-busy profile content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["headline_status"] == "measured"
+assert d["gflops"] is not None and d["gflops"] > 0
+q = d["quality"]
+assert q["allow_busy"] and q["contaminated_points"] > 0
+marked = [p for p in d["gemm"]["points"] if p.get("contaminated")]
+assert marked and all(p["status"] == "ok" for p in marked)
+PY
+spin_stop
+
+# ---- two runs at once: the second waits, or refuses with --no-wait
+"$CAL" peak-flops "${SHORT[@]}" -o "$TMP/a.json" >/dev/null 2>"$TMP/a.err" &
+A=$!
+for _ in $(seq 100); do [ -s "$CALIBRATE_LOCK" ] && break; sleep 0.05; done
+expect_exit 5 "second run with --no-wait" "$CAL" peak-flops "${SHORT[@]}" --no-wait -o "$TMP/b.json"
+grep -q "is measuring this machine" "$TMP/err" && [ "$(wc -l <"$TMP/err")" -eq 1 ] && ok || { bad "--no-wait message"; cat "$TMP/err"; }
+[ ! -e "$TMP/b.json" ] && ok || bad "--no-wait wrote a profile"
+expect_exit 0 "second run waits" "$CAL" peak-flops "${SHORT[@]}" -o "$TMP/c.json"
+grep -q "waiting for it" "$TMP/err" && ok || { bad "no waiting message"; cat "$TMP/err"; }
+wait "$A" && ok || { bad "first run"; cat "$TMP/a.err"; }
+$PY - "$TMP/a.json" "$TMP/c.json" <<'PY' && ok || bad "both profiles clean"
+import json, sys
+for f in sys.argv[1:]:
+    q = json.load(open(f))["quality"]
+    assert q["contaminated_points"] == 0, (f, q["contaminated_points"])
+PY
+# a reading command never takes the lock
+"$CAL" peak-flops "${SHORT[@]}" -o "$TMP/d.json" >/dev/null 2>&1 &
+D=$!
+for _ in $(seq 100); do [ -s "$CALIBRATE_LOCK" ] && break; sleep 0.05; done
+expect_exit 0 "export while a run measures" timeout 10 "$CAL" export --format bmf "$TMP/a.json" -o "$TMP/a.bmf"
+wait "$D"
+
+# ---- signals
+# without --partial: the previous file at -o stays, no temp file is left
+echo '{"keep": true}' >"$TMP/old.json"
+"$CAL" "${LONG[@]}" -o "$TMP/old.json" >/dev/null 2>&1 &
+P=$!
+sleep 2
+kill -INT "$P"
+wait "$P"
+rc=$?
+[ "$rc" -eq 130 ] && ok || bad "SIGINT without --partial: exit $rc, expected 130"
+grep -q '"keep": true' "$TMP/old.json" && ok || bad "SIGINT replaced the previous profile"
+ls "$TMP" | grep -q 'old.json.' && bad "SIGINT left a temp file: $(ls "$TMP")" || ok
+
+# with --partial, early and late, SIGINT and SIGTERM
+partial() { # DELAY SIGNAL CODE
+  "$CAL" "${LONG[@]}" --partial -o "$TMP/p.json" >/dev/null 2>"$TMP/p.err" &
+  P=$!
+  sleep "$1"
+  kill -"$2" "$P"
+  wait "$P"
+  rc=$?
+  [ "$rc" -eq "$3" ] && ok || { bad "--partial $2 at $1 s: exit $rc, expected $3"; cat "$TMP/p.err"; }
+  grep -q "interrupted by" "$TMP/p.err" && ok || { bad "--partial $2 at $1 s: no message"; cat "$TMP/p.err"; }
+  $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/p.json" >/dev/null && ok || bad "--partial $2 at $1 s: profile invalid"
+  $PY - "$TMP/p.json" "$2" <<'PY' && ok || bad "--partial $2 at $1 s: content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["headline_status"] == "incomplete"
+inc = d["incomplete"]
+assert inc["signal"], inc
+for s in inc["finished_sections"]:
+    assert s in d, s
+if inc.get("interrupted_section"):
+    assert inc["interrupted_section"] not in d
+if "gemm" not in d:
+    assert d["gflops"] is None
+PY
+}
+partial 1 INT 130
+partial 4 TERM 143
+
+finish
