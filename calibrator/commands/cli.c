@@ -14,6 +14,7 @@
 
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_out.h"
 #include "profile.h"
 
 int cal_parse_long(const char *s, long lo, long hi, long *out) {
@@ -120,28 +121,7 @@ int cal_bad_option(const char *cmd, int c, char **argv) {
 }
 
 int cal_check_writable(const char *path, char *why, size_t whylen) {
-  if (strcmp(path, "-") == 0)
-    return 0;
-  char copy[PATH_MAX];
-  if (snprintf(copy, sizeof copy, "%s", path) >= (int)sizeof copy) {
-    snprintf(why, whylen, "path too long: %s", path);
-    return CAL_EINVAL;
-  }
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    snprintf(why, whylen, "%s is a directory, not a file", path);
-    return CAL_EINVAL;
-  }
-  const char *dir = dirname(copy);
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(why, whylen, "directory %s does not exist", dir);
-    return CAL_EINVAL;
-  }
-  if (access(dir, W_OK | X_OK) != 0) {
-    snprintf(why, whylen, "directory %s is not writable", dir);
-    return CAL_EINVAL;
-  }
-  return 0;
+  return cal_out_check(path, why, whylen) < 0 ? CAL_EINVAL : 0;
 }
 
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
