@@ -1,6 +1,7 @@
 /* Option parsing helpers and what the profile-reading commands share. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -18,7 +19,7 @@
 #include "profile.h"
 
 int cal_parse_long(const char *s, long lo, long hi, long *out) {
-  if (!s || !*s)
+  if (!s || !*s || isspace((unsigned char)*s))
     return CAL_EINVAL;
   char *end;
   errno = 0;
@@ -30,7 +31,8 @@ int cal_parse_long(const char *s, long lo, long hi, long *out) {
 }
 
 int cal_parse_u64(const char *s, uint64_t *out) {
-  if (!s || !*s || *s == '-')
+  /* digits first: strtoull would take " -1" as 2^64 - 1 */
+  if (!s || !isdigit((unsigned char)*s))
     return CAL_EINVAL;
   char *end;
   errno = 0;
@@ -42,7 +44,7 @@ int cal_parse_u64(const char *s, uint64_t *out) {
 }
 
 int cal_parse_double(const char *s, double lo, double hi, double *out) {
-  if (!s || !*s)
+  if (!s || !*s || isspace((unsigned char)*s))
     return CAL_EINVAL;
   char *end;
   errno = 0;
