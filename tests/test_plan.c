@@ -12,6 +12,7 @@
 #include "cal_exit.h"
 #include "subcommands.h"
 #include "plan.h"
+#include "plan_render.h"
 #include "plan_math.h"
 #include "test_fs.h"
 #include "test_util.h"
@@ -157,6 +158,19 @@ static void split_huge_counts(void **state) {
   assert_int_equal(cal_plan_split(t, 4, UINT64_MAX, e, &s), CAL_EINVAL);
   assert_int_equal(cal_plan_split(t, 4, (uint64_t)INT64_MAX, e, &s),
                    CAL_EINVAL);
+}
+
+/* Issue 14: a device name holding '|' or a newline broke the markdown
+ * table; control characters reached the terminal. */
+static void names_as_cells(void **state) {
+  (void)state;
+  char buf[64];
+  cal_text_cell(buf, sizeof buf, "a|b\n*c*\x1b[2J", 1);
+  assert_string_equal(buf, "a\\|b \\*c\\* \\[2J");
+  cal_text_cell(buf, sizeof buf, "a|b\n\x1b", 0);
+  assert_string_equal(buf, "a|b  ");
+  cal_text_cell(buf, 4, "||||", 1); /* cut at a whole escape */
+  assert_string_equal(buf, "\\|");
 }
 
 static void split_flags(void **state) {
@@ -484,6 +498,7 @@ int main(void) {
       cmocka_unit_test(split_single_machine),
       cmocka_unit_test(split_no_usable_machine),
       cmocka_unit_test(split_huge_counts),
+      cmocka_unit_test(names_as_cells),
       cmocka_unit_test(split_flags),
       cmocka_unit_test(batch_for_target),
       cmocka_unit_test(memory_7b_bf16),
