@@ -347,26 +347,13 @@ static json_t *parse_text(const char *path, const char *buf, size_t len,
   return root;
 }
 
-int cal_profile_load(const char *path, cal_profile_t **out, char *err,
-                     size_t errlen) {
-  char *buf = NULL, *copy = NULL, why[256];
-  size_t len = 0;
+int cal_profile_parse(const char *buf, size_t len, const char *path,
+                      cal_profile_t **out, char *err, size_t errlen) {
+  char *copy = NULL, why[256];
   json_t *root = NULL;
   cal_profile_t *p = NULL;
-  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, &buf, &len, why,
-                         sizeof why);
-  if (rc == CAL_EIO || rc == CAL_ESYS) {
-    snprintf(err, errlen, "cannot %s profile %s: %s",
-             rc == CAL_EIO ? "open" : "read", path, why);
-    rc = CAL_EIO;
-    goto out;
-  }
-  if (rc == CAL_ENOMEM) {
-    snprintf(err, errlen, "out of memory reading %s", path);
-    goto out;
-  }
-  rc = CAL_EPARSE;
-  if (!(root = parse_text(path, buf ? buf : "", len, err, errlen)))
+  int rc = CAL_EPARSE;
+  if (!(root = parse_text(path, buf, len, err, errlen)))
     goto out;
   if ((rc = cal_profile_validate(root, why, sizeof why)) < 0) {
     snprintf(err, errlen, "%s: not a valid profile: %s", path, why);
@@ -387,10 +374,28 @@ int cal_profile_load(const char *path, cal_profile_t **out, char *err,
   copy = NULL;
   rc = 0;
 out:
-  free(buf);
   free(copy);
   free(p);
   json_decref(root);
+  return rc;
+}
+
+int cal_profile_load(const char *path, cal_profile_t **out, char *err,
+                     size_t errlen) {
+  char *buf = NULL, why[256];
+  size_t len = 0;
+  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, &buf, &len, why,
+                         sizeof why);
+  if (rc == CAL_EIO || rc == CAL_ESYS) {
+    snprintf(err, errlen, "cannot %s profile %s: %s",
+             rc == CAL_EIO ? "open" : "read", path, why);
+    rc = CAL_EIO;
+  } else if (rc == CAL_ENOMEM) {
+    snprintf(err, errlen, "out of memory reading %s", path);
+  } else {
+    rc = cal_profile_parse(buf ? buf : "", len, path, out, err, errlen);
+  }
+  free(buf);
   return rc;
 }
 

@@ -60,6 +60,10 @@ typedef struct cal_profile {
  * Free with cal_profile_free(). */
 int cal_profile_load(const char *path, cal_profile_t **out, char *err,
                      size_t errlen);
+/* The same from len bytes of text already read (path names it in
+ * messages and in the profile): what load does after reading the file. */
+int cal_profile_parse(const char *buf, size_t len, const char *path,
+                      cal_profile_t **out, char *err, size_t errlen);
 /* Validate an in-memory tree the same way (used by load and by tests). */
 int cal_profile_validate(const json_t *root, char *err, size_t errlen);
 /* Accepts NULL. */
