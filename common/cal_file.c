@@ -1,9 +1,12 @@
 #include "cal_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cal_err.h"
 
@@ -52,16 +55,48 @@ out:
   return rc;
 }
 
+FILE *cal_file_open(const char *path, char *err, size_t errlen) {
+  if (strcmp(path, "-") == 0)
+    return stdin;
+  /* non-blocking, so a FIFO without a writer is seen, not waited for */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(err, errlen, "it is %s, not a regular file",
+             S_ISDIR(st.st_mode)    ? "a directory"
+             : S_ISFIFO(st.st_mode) ? "a FIFO"
+             : S_ISCHR(st.st_mode)  ? "a character device"
+             : S_ISBLK(st.st_mode)  ? "a block device"
+             : S_ISSOCK(st.st_mode) ? "a socket"
+                                    : "a special file");
+    close(fd);
+    return NULL;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0)
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    close(fd);
+  }
+  return f;
+}
+
 int cal_file_read(const char *path, size_t max_bytes, char **buf, size_t *len,
                   char *err, size_t errlen) {
   int is_stdin = strcmp(path, "-") == 0;
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
   *buf = NULL;
   *len = 0;
-  if (!f) {
-    snprintf(err, errlen, "%s", strerror(errno));
+  FILE *f = cal_file_open(path, err, errlen);
+  if (!f)
     return CAL_EIO;
-  }
   errno = 0;
   int rc = read_all(f, max_bytes, buf, len, err, errlen);
   if (!is_stdin)

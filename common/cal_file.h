@@ -1,6 +1,11 @@
-/* Reading a whole file into memory.
+/* Reading input files.
  *
- * cal_file_read(): path "-" reads standard input (left open).  On success
+ * Every input file is opened with cal_file_open(): path "-" is standard
+ * input; any other path must be a regular file (a directory, a FIFO, a
+ * device such as /dev/zero or a socket is refused, without blocking on a
+ * FIFO that has no writer).
+ *
+ * cal_file_read(): the whole file opened so into memory.  On success
  * *buf holds *len bytes plus a terminating NUL (not counted in *len); the
  * caller free()s *buf.  On failure *buf is NULL and err holds the reason
  * alone, e.g. "No such file or directory" or "larger than 1048576 bytes";
@@ -11,6 +16,12 @@
 #define CAL_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+/* Open path for reading as above: a FILE (stdin for "-", not to be
+ * closed), or NULL with the reason alone in err ("No such file or
+ * directory", "it is a directory", "it is a FIFO, not a regular file"). */
+FILE *cal_file_open(const char *path, char *err, size_t errlen);
 
 int cal_file_read(const char *path, size_t max_bytes, char **buf, size_t *len,
                   char *err, size_t errlen);

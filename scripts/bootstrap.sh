@@ -5,7 +5,8 @@
 #                                                  calibrate --sweep-batch
 #   scripts/bootstrap.sh build                     install and build only
 #   scripts/bootstrap.sh test                      install, build normal and
-#                                                  ASan+UBSan, run every test
+#                                                  ASan+UBSan, run every test,
+#                                                  fuzz each parser for 30 s
 #
 # Installs only the packages that are missing (apt-get; sudo when not root).
 set -euo pipefail
@@ -16,7 +17,8 @@ mode=${1:-}
 
 packages=(build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev
           ocl-icd-opencl-dev libhwloc-dev libcpuid-dev libjansson-dev
-          libcmocka-dev gnuplot-nox python3 python3-jsonschema util-linux)
+          libcmocka-dev gnuplot-nox python3 python3-jsonschema util-linux
+          clang libfuzzer-14-dev libomp-dev)
 
 install_missing() {
   local missing=()
@@ -59,6 +61,10 @@ case "$mode" in
     # the A/A timing test (label timing) judges the speed of optimised
     # code; under the sanitizers it would only time the sanitizer
     (cd build-asan && ctest --output-on-failure -LE timing)
+    # the parsers under libFuzzer (clang), 30 s a target from the seeds
+    build build-fuzz -DCMAKE_C_COMPILER=clang -DCALIBRATE_FUZZ=ON \
+      -DCALIBRATE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    tests/fuzz/run.sh build-fuzz 30
     ;;
   *)
     echo "usage: scripts/bootstrap.sh run [calibrate options] | build | test" >&2

@@ -12,6 +12,7 @@
 #include "cal_exit.h"
 #include "subcommands.h"
 #include "plan.h"
+#include "plan_render.h"
 #include "plan_math.h"
 #include "test_fs.h"
 #include "test_util.h"
@@ -135,6 +136,41 @@ static void split_no_usable_machine(void **state) {
   assert_int_equal(cal_plan_split(t, 2, 10, e, &s), CAL_EINVAL);
   assert_int_equal(s.n_usable, 0);
   assert_int_equal(cal_plan_split(t, 0, 10, e, &s), CAL_EINVAL);
+}
+
+/* Issue 14: 2^64 - 1 examples wrote out of bounds, 2^63 - 1 overflowed a
+ * signed count.  The largest count taken (2^53) splits exactly; one more
+ * is refused. */
+static void split_huge_counts(void **state) {
+  (void)state;
+  const double t[] = {776, 278, 1e-300, 3};
+  cal_split_entry_t e[4];
+  cal_split_t s;
+  const uint64_t max = (uint64_t)CAL_PLAN_MAX_EXAMPLES;
+  assert_int_equal(cal_plan_split(t, 4, max, e, &s), 0);
+  uint64_t sum = 0;
+  for (int i = 0; i < 4; i++) {
+    assert_true(e[i].count <= max);
+    sum += e[i].count;
+  }
+  assert_true(sum == max);
+  assert_int_equal(cal_plan_split(t, 4, max + 1, e, &s), CAL_EINVAL);
+  assert_int_equal(cal_plan_split(t, 4, UINT64_MAX, e, &s), CAL_EINVAL);
+  assert_int_equal(cal_plan_split(t, 4, (uint64_t)INT64_MAX, e, &s),
+                   CAL_EINVAL);
+}
+
+/* Issue 14: a device name holding '|' or a newline broke the markdown
+ * table; control characters reached the terminal. */
+static void names_as_cells(void **state) {
+  (void)state;
+  char buf[64];
+  cal_text_cell(buf, sizeof buf, "a|b\n*c*\x1b[2J", 1);
+  assert_string_equal(buf, "a\\|b \\*c\\* \\[2J");
+  cal_text_cell(buf, sizeof buf, "a|b\n\x1b", 0);
+  assert_string_equal(buf, "a|b  ");
+  cal_text_cell(buf, 4, "||||", 1); /* cut at a whole escape */
+  assert_string_equal(buf, "\\|");
 }
 
 static void split_flags(void **state) {
@@ -446,6 +482,12 @@ static void cli_bad_input(void **state) {
   assert_int_equal(run_plan(no_profile, 2), CAL_EXIT_USAGE);
   char *missing_file[] = {"/nonexistent/profile.json"};
   assert_int_equal(run_plan(missing_file, 1), CAL_EXIT_USAGE);
+  char *huge[] = {f->fast, "--examples", "18446744073709551615"};
+  assert_int_equal(run_plan(huge, 3), CAL_EXIT_USAGE);
+  char *huge2[] = {f->fast, "--examples", "9223372036854775807"};
+  assert_int_equal(run_plan(huge2, 3), CAL_EXIT_USAGE);
+  char *huge3[] = {f->fast, "--examples", "9007199254740993"};
+  assert_int_equal(run_plan(huge3, 3), CAL_EXIT_USAGE);
 }
 
 int main(void) {
@@ -455,6 +497,8 @@ int main(void) {
       cmocka_unit_test(split_excludes_unusable),
       cmocka_unit_test(split_single_machine),
       cmocka_unit_test(split_no_usable_machine),
+      cmocka_unit_test(split_huge_counts),
+      cmocka_unit_test(names_as_cells),
       cmocka_unit_test(split_flags),
       cmocka_unit_test(batch_for_target),
       cmocka_unit_test(memory_7b_bf16),

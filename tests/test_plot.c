@@ -91,7 +91,7 @@ static void quote_for_gnuplot(void **state) {
   assert_non_null(m);
   cal_gp_quote(m, "Bob's \"box\"\n1");
   fclose(m);
-  assert_string_equal(buf, "'Bob''s \"box\" 1'");
+  assert_string_equal(buf, "\"Bob\\047s \\042box\\042 1\"");
 }
 
 static void scripts_and_data(void **state) {
@@ -102,11 +102,12 @@ static void scripts_and_data(void **state) {
   char *gp = read_out(f, "batch_sweep.gp");
   assert_contains(gp, "datafile = 'batch_sweep.dat'\n");
   assert_contains(gp, "outfile = 'batch_sweep.png'\n");
-  assert_contains(gp, "title = 'Throughput vs batch size - machine_a "
-                      "(2025-01-15) vs Bob''s \"box\" (2025-01-16)'\n");
+  assert_contains(gp, "title = \"Throughput vs batch size - machine_a "
+                      "(2025-01-15) vs Bob\\047s \\042box\\042 "
+                      "(2025-01-16)\"\n");
   assert_contains(gp, "nseries = 3\n");
-  assert_contains(gp, "label[1] = 'machine_a prefill'\n");
-  assert_contains(gp, "label[3] = 'Bob''s \"box\" decode'\n");
+  assert_contains(gp, "label[1] = \"machine_a prefill\"\n");
+  assert_contains(gp, "label[3] = \"Bob\\047s \\042box\\042 decode\"\n");
   assert_contains(gp, "set logscale x 2"); /* from the template */
   free(gp);
   char *dat = read_out(f, "batch_sweep.dat");
@@ -124,11 +125,11 @@ static void scripts_and_data(void **state) {
   assert_contains(dat, "1 68 68 1\n2 130 136 0.956\n");
   free(dat);
   gp = read_out(f, "bandwidth.gp");
-  assert_contains(gp, "title = 'Memory bandwidth vs working set - machine_a "
-                      "(2025-01-15)'\n");
+  assert_contains(gp, "title = \"Memory bandwidth vs working set - "
+                      "machine_a (2025-01-15)\"\n");
   assert_contains(gp, "ncaches = 3\n");
   assert_contains(gp, "cache_bytes[2] = 2097152\n");
-  assert_contains(gp, "cache_label[2] = 'L2 2 MiB (machine_a)'\n");
+  assert_contains(gp, "cache_label[2] = \"L2 2 MiB (machine_a)\"\n");
   free(gp);
   dat = read_out(f, "bandwidth.dat");
   assert_contains(dat, "# series 3: machine_a triad staircase\n16384 144\n");
@@ -153,9 +154,9 @@ static void clashing_names(void **state) {
   char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, f->bare};
   assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
   char *gp = read_out(f, "gemm.gp");
-  assert_contains(gp, "label[1] = 'profile_a.json fp32'\n");
-  assert_contains(gp, "title = 'GEMM GFLOPS vs size - profile_a.json "
-                      "(2025-01-15)'\n");
+  assert_contains(gp, "label[1] = \"profile_a.json fp32\"\n");
+  assert_contains(gp, "title = \"GEMM GFLOPS vs size - profile_a.json "
+                      "(2025-01-15)\"\n");
   free(gp);
 }
 
@@ -262,6 +263,98 @@ static void images(void **state) {
   }
 }
 
+
+/* Issue 14: a name starting with a quote, holding two doubled quotes, a
+ * backquote, an @ or ending in a backslash broke the script.  Each goes
+ * through gnuplot itself, after a comment ending in a backslash, and
+ * comes back as it was. */
+static void quote_survives_gnuplot(void **state) {
+  (void)state;
+  if (!gnuplot_available()) {
+    print_message("gnuplot not installed: quoting not run through it\n");
+    skip();
+  }
+  static const char *const names[] = {
+      "'abc", "a''''b", "ends in \\", "`echo hi`", "@macro \"x\"",
+      "caf\xc3\xa9 'q' \\\\ $HOME ;exit", "''"};
+  char *dir = test_scratch_dir();
+  assert_non_null(dir);
+  char *script = test_path(dir, "q.gp"), *out = test_path(dir, "q.out");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs("set print '-'\n# ", f);
+    cal_gp_comment(f, "profile: /a/path\\");
+    fputs("\nlabel = ", f); /* not joined to the comment */
+    cal_gp_quote(f, names[i]);
+    fputs("\nprint label\n", f);
+    fclose(f);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' >'%s' 2>&1", script, out);
+    assert_int_equal(system(cmd), 0);
+    char *got = test_read_file(out, NULL), want[256];
+    assert_non_null(got);
+    snprintf(want, sizeof want, "%s\n", names[i]);
+    if (strcmp(got, want) != 0)
+      fail_msg("gnuplot printed \"%s\" for \"%s\"", got, names[i]);
+    free(got);
+  }
+  test_rm_rf(dir);
+  free(dir);
+  free(script);
+  free(out);
+}
+
+/* Issue 14: links planted in the output directory (a shared one) were
+ * followed and their targets overwritten. */
+static void planted_links_not_followed(void **state) {
+  fixture_t *f = *state;
+  static const char *const names[] = {"gemm.dat", "gemm.gp", "scaling.gp",
+                                      "gemm.png"};
+  char *victim = test_path(f->dir, "victim");
+  assert_int_equal(mkdir(f->plots, 0755), 0);
+  FILE *v = fopen(victim, "w");
+  assert_non_null(v);
+  fputs("precious", v);
+  fclose(v);
+  for (size_t i = 0; i < 4; i++) {
+    char *l = test_path(f->plots, names[i]);
+    assert_int_equal(symlink(victim, l), 0);
+    free(l);
+  }
+  char *args[] = {"--script-only", "-o", f->plots, PROFILE_A};
+  assert_int_equal(run_plot(args, 4), CAL_EXIT_OK);
+  char *text = test_read_file(victim, NULL);
+  assert_string_equal(text, "precious");
+  free(text);
+  for (size_t i = 0; i < 3; i++) { /* replaced by regular files */
+    char *l = test_path(f->plots, names[i]);
+    struct stat st;
+    assert_int_equal(lstat(l, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    free(l);
+  }
+  if (gnuplot_available()) { /* the image too */
+    char *args2[] = {"-o", f->plots, PROFILE_A};
+    assert_int_equal(run_plot(args2, 3), CAL_EXIT_OK);
+    text = test_read_file(victim, NULL);
+    assert_string_equal(text, "precious");
+    free(text);
+    check_image(f, "gemm.png", 1);
+  }
+  free(victim);
+}
+
+/* Issue 14: --templates /nonexistent exited 2 but left .dat and .gp
+ * files. */
+static void missing_templates_write_nothing(void **state) {
+  fixture_t *f = *state;
+  char *args[] = {"--script-only", "--templates", "/nonexistent", "-o",
+                  f->plots, PROFILE_A};
+  assert_int_equal(run_plot(args, 6), CAL_EXIT_USAGE);
+  assert_int_not_equal(access(f->plots, F_OK), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(quote_for_gnuplot),
@@ -272,6 +365,11 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
       cmocka_unit_test_setup_teardown(images, setup, teardown),
+      cmocka_unit_test(quote_survives_gnuplot),
+      cmocka_unit_test_setup_teardown(planted_links_not_followed, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(missing_templates_write_nothing, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

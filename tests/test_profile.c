@@ -24,7 +24,8 @@ static const char *minimal_profile =
     "\"created\":\"2026-01-01T00:00:00Z\",\"tool\":{},\"machine\":{},"
     "\"settings\":{},\"quality\":{},\"gemm\":{\"points\":[{\"id\":\"a\","
     "\"status\":\"ok\",\"metric\":\"gflops\",\"gflops\":2,\"samples_gflops\":"
-    "[1,2,3],\"stats\":{}},{\"id\":\"b\",\"status\":\"skipped\",\"reason\":"
+    "[1,2,3],\"higher_is_better\":true,\"stats\":{}},{\"id\":\"b\","
+    "\"status\":\"skipped\",\"reason\":"
     "\"r\"}]}}";
 
 static int count_points(const char *section, json_t *pt, void *arg) {

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "cal_err.h"
+#include "cal_file.h"
 #include "cal_vec.h"
 
 enum { COL_BATCH, COL_THROUGHPUT, COL_MACHINE, COL_STATUS, COL_COUNT };
@@ -255,6 +256,41 @@ static int read_row(reader_t *r, const long cols[COL_COUNT], size_t nhead) {
   return rc;
 }
 
+/* One line of f into *buf (grown up to CAL_CSV_MAX_LINE bytes), without
+ * its "\n" or "\r\n": 1, 0 at the end of the file, CAL_EPARSE when too
+ * long, CAL_EIO on a read error (errno kept), CAL_ENOMEM. */
+static int next_line(FILE *f, char **buf, size_t *cap, size_t *len) {
+  size_t n = 0;
+  int ch;
+  errno = 0;
+  while ((ch = getc(f)) != EOF && ch != '\n') {
+    if (n + 2 > *cap) {
+      if (*cap > CAL_CSV_MAX_LINE)
+        return CAL_EPARSE;
+      size_t ncap = *cap ? 2 * *cap : 256;
+      char *nb = realloc(*buf, ncap);
+      if (!nb)
+        return CAL_ENOMEM;
+      *buf = nb;
+      *cap = ncap;
+    }
+    (*buf)[n++] = (char)ch;
+  }
+  if (ch == EOF && ferror(f))
+    return CAL_EIO;
+  if (ch == EOF && n == 0)
+    return 0;
+  if (n > CAL_CSV_MAX_LINE)
+    return CAL_EPARSE;
+  if (n && (*buf)[n - 1] == '\r')
+    n--;
+  if (!*buf && !(*buf = malloc(*cap = 1)))
+    return CAL_ENOMEM;
+  (*buf)[n] = '\0';
+  *len = n;
+  return 1;
+}
+
 static int cmp_row(const void *a, const void *b) {
   const row_t *x = a, *y = b;
   if (x->machine != y->machine)
@@ -340,25 +376,52 @@ int cal_curves_read(FILE *f, const char *name, cal_curve_set_t **out,
   r.errlen = errlen;
   char *line = NULL;
   size_t cap = 0;
-  ssize_t len;
   long cols[COL_COUNT];
   size_t nhead = 0, header_line = 0;
   int rc = 0;
   *out = NULL;
 
-  while ((len = getline(&line, &cap, f)) >= 0) {
+  for (;;) {
+    size_t len = 0;
+    int got = next_line(f, &line, &cap, &len);
+    if (got == 0)
+      break;
     r.line++;
+    if (got == CAL_EIO) {
+      rc = fail_at(&r, r.line, CAL_EIO, "read error: %s",
+                   strerror(errno ? errno : EIO));
+      goto out;
+    }
+    if (got == CAL_EPARSE) {
+      rc = fail_at(&r, r.line, CAL_EPARSE, "line longer than %d bytes",
+                   CAL_CSV_MAX_LINE);
+      goto out;
+    }
+    if (got < 0) {
+      rc = got;
+      goto out;
+    }
     char *s = line;
     if (r.line == 1 && (unsigned char)s[0] == 0xEF &&
         (unsigned char)s[1] == 0xBB && (unsigned char)s[2] == 0xBF)
       s += 3;
-    if (strlen(s) != (size_t)len - (size_t)(s - line)) {
+    if (strlen(s) != len - (size_t)(s - line)) {
       rc = fail_at(&r, r.line, CAL_EPARSE, "NUL byte in line");
       goto out;
     }
-    s[strcspn(s, "\r\n")] = '\0';
+    if (strchr(s, '\r')) {
+      rc = fail_at(&r, r.line, CAL_EPARSE,
+                   "carriage return inside a line (old Mac line ends?): "
+                   "lines must end in LF or CRLF");
+      goto out;
+    }
     if (is_blank_or_comment(s))
       continue;
+    if (r.nrows >= CAL_CSV_MAX_ROWS) {
+      rc = fail_at(&r, r.line, CAL_EPARSE, "more than %d data rows",
+                   CAL_CSV_MAX_ROWS);
+      goto out;
+    }
     if ((rc = split_fields(&r, s)) < 0)
       goto out;
     if (!header_line) {
@@ -370,10 +433,6 @@ int cal_curves_read(FILE *f, const char *name, cal_curve_set_t **out,
     }
     if ((rc = read_row(&r, cols, nhead)) < 0)
       goto out;
-  }
-  if (ferror(f)) {
-    rc = fail_at(&r, r.line + 1, CAL_EIO, "read error");
-    goto out;
   }
   if (!header_line) {
     rc = r.line == 0
@@ -404,9 +463,10 @@ int cal_curves_load(const char *path, cal_curve_set_t **out, char *err,
   *out = NULL;
   if (strcmp(path, "-") == 0)
     return cal_curves_read(stdin, "<stdin>", out, err, errlen);
-  FILE *f = fopen(path, "r");
+  char why[128];
+  FILE *f = cal_file_open(path, why, sizeof why);
   if (!f) {
-    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    snprintf(err, errlen, "%s: cannot open: %s", path, why);
     return CAL_EIO;
   }
   int rc = cal_curves_read(f, path, out, err, errlen);

@@ -15,7 +15,7 @@ static int faster(const double *t, size_t a, size_t b) {
 int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
                    cal_split_entry_t *e, cal_split_t *out) {
   memset(out, 0, sizeof *out);
-  if (n == 0)
+  if (n == 0 || examples > (uint64_t)CAL_PLAN_MAX_EXAMPLES)
     return CAL_EINVAL;
   for (size_t i = 0; i < n; i++) {
     memset(&e[i], 0, sizeof e[i]);
@@ -66,6 +66,7 @@ int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
   }
   /* left is in [0, n_usable) in exact arithmetic; rounding may push it a
    * unit either way, so both directions are handled. */
+  int bumped_all = 0;
   while (left > 0) {
     size_t best = n;
     for (size_t i = 0; i < n; i++) {
@@ -75,6 +76,9 @@ int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
           (e[i].finish_s == e[best].finish_s && faster(throughput, i, best)))
         best = i;
     }
+    if (best == n && bumped_all) /* nothing to bump: cannot happen */
+      return CAL_EINVAL;
+    bumped_all = best == n;
     if (best == n) /* every machine bumped once: start a new round */
       for (size_t i = 0; i < n; i++)
         e[i].finish_s = e[i].usable ? 0 : e[i].finish_s;
@@ -82,6 +86,7 @@ int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
       e[best].count++;
       e[best].finish_s = -1; /* bumped */
       left--;
+      bumped_all = 0;
     }
   }
   while (left < 0) {
@@ -93,6 +98,8 @@ int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
           (e[i].finish_s == e[best].finish_s && faster(throughput, best, i)))
         best = i;
     }
+    if (best == n) /* no count to take from: cannot happen */
+      return CAL_EINVAL;
     e[best].count--;
     e[best].finish_s = 2; /* not picked again before the others */
     left++;

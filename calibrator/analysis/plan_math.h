@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Most examples a split takes: 2^53, so every count and its share are
+ * exact in a double and no sum overflows. */
+#define CAL_PLAN_MAX_EXAMPLES ((int64_t)1 << 53)
+
 /* Flags on a set of machines. */
 #define CAL_PLAN_HETERO_RATIO 1.10   /* max/min throughput above this */
 #define CAL_PLAN_STRAGGLER_FRAC 0.80 /* throughput below this × mean */
@@ -38,7 +42,8 @@ typedef struct cal_split {
  * (examples/s; zero, negative or NaN = unusable, left out).  Counts are
  * integers summing exactly to `examples` by largest remainder; ties go to
  * the faster machine, then the lower index.  entries[] has n slots.
- * CAL_EINVAL when n == 0 or no machine is usable (entries still filled). */
+ * CAL_EINVAL when n == 0, examples > CAL_PLAN_MAX_EXAMPLES or no machine
+ * is usable (entries still filled). */
 int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
                    cal_split_entry_t *entries, cal_split_t *out);
 

@@ -1,6 +1,7 @@
 /* Option parsing helpers and what the profile-reading commands share. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -14,10 +15,11 @@
 
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_out.h"
 #include "profile.h"
 
 int cal_parse_long(const char *s, long lo, long hi, long *out) {
-  if (!s || !*s)
+  if (!s || !*s || isspace((unsigned char)*s))
     return CAL_EINVAL;
   char *end;
   errno = 0;
@@ -29,7 +31,8 @@ int cal_parse_long(const char *s, long lo, long hi, long *out) {
 }
 
 int cal_parse_u64(const char *s, uint64_t *out) {
-  if (!s || !*s || *s == '-')
+  /* digits first: strtoull would take " -1" as 2^64 - 1 */
+  if (!s || !isdigit((unsigned char)*s))
     return CAL_EINVAL;
   char *end;
   errno = 0;
@@ -41,7 +44,7 @@ int cal_parse_u64(const char *s, uint64_t *out) {
 }
 
 int cal_parse_double(const char *s, double lo, double hi, double *out) {
-  if (!s || !*s)
+  if (!s || !*s || isspace((unsigned char)*s))
     return CAL_EINVAL;
   char *end;
   errno = 0;
@@ -120,28 +123,7 @@ int cal_bad_option(const char *cmd, int c, char **argv) {
 }
 
 int cal_check_writable(const char *path, char *why, size_t whylen) {
-  if (strcmp(path, "-") == 0)
-    return 0;
-  char copy[PATH_MAX];
-  if (snprintf(copy, sizeof copy, "%s", path) >= (int)sizeof copy) {
-    snprintf(why, whylen, "path too long: %s", path);
-    return CAL_EINVAL;
-  }
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    snprintf(why, whylen, "%s is a directory, not a file", path);
-    return CAL_EINVAL;
-  }
-  const char *dir = dirname(copy);
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(why, whylen, "directory %s does not exist", dir);
-    return CAL_EINVAL;
-  }
-  if (access(dir, W_OK | X_OK) != 0) {
-    snprintf(why, whylen, "directory %s is not writable", dir);
-    return CAL_EINVAL;
-  }
-  return 0;
+  return cal_out_check(path, why, whylen) < 0 ? CAL_EINVAL : 0;
 }
 
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }

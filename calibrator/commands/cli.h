@@ -29,8 +29,9 @@ int cal_usage(const char *cmd, const char *fmt, ...)
  * returned '?' or ':' (opterr must be 0; optstring starting with ':'). */
 int cal_bad_option(const char *cmd, int c, char **argv);
 
-/* Check that a file can be created at path (its directory exists and is
- * writable) before any work starts; "-" is always fine.  Writes a reason. */
+/* Check that path can be written before any work starts (cal_out_check:
+ * the directory of a new or regular file exists and is writable, a
+ * special file is writable); "-" is always fine.  Writes a reason. */
 int cal_check_writable(const char *path, char *why, size_t whylen);
 
 /* Helpers the commands that read profiles share (commands/cli.c).

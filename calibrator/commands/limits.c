@@ -1,6 +1,7 @@
 /* calibrate peak-flops and calibrate bandwidth: one section each. */
 #include <stdio.h>
 
+#include "cli.h"
 #include "measure.h"
 #include "subcommands.h"
 
@@ -31,14 +32,25 @@ static void bandwidth_help(void) {
          run_options);
 }
 
-static int only_peak(cal_opts_t *o, void *arg) {
-  o->sections = CAL_SEC_PEAK;
+/* --sweep-batch belongs to calibrate run: a command measuring one section
+ * refuses it rather than ignore it. */
+static int no_sweep(const cal_opts_t *o) {
+  if (o->sections & CAL_SEC_BATCH)
+    return cal_usage(o->cmd, "--sweep-batch belongs to 'calibrate run' "
+                             "(this command measures one section)");
   return 0;
 }
 
+static int only_peak(cal_opts_t *o, void *arg) {
+  int rc = no_sweep(o);
+  o->sections = CAL_SEC_PEAK;
+  return rc;
+}
+
 static int only_bandwidth(cal_opts_t *o, void *arg) {
+  int rc = no_sweep(o);
   o->sections = CAL_SEC_BANDWIDTH;
-  return 0;
+  return rc;
 }
 
 int cal_cmd_peak_flops(int argc, char **argv) {

@@ -87,8 +87,9 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
   long v;
   switch (c) {
   case OPT_EXAMPLES:
-    if (parse_count(optarg, LONG_MAX, &v) < 0)
-      return bad("--examples needs a positive integer", optarg);
+    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
+      return bad("--examples needs an integer from 1 to 2^53 "
+                 "(9007199254740992)", optarg);
     a->o.examples = (uint64_t)v;
     return -1;
   case OPT_TARGET:
@@ -167,23 +168,29 @@ static void warn_left_out(const cal_plan_machine_t *ms, size_t n) {
               "left out\n", ms[i].name, ms[i].prof->path);
 }
 
-/* The plan as a table or markdown to a.output or stdout: an exit code. */
+/* The plan as a table or markdown, rendered whole, then written through
+ * the one writer to a.output or stdout: an exit code. */
 static int write_text(const json_t *plan, const plan_args_t *a) {
-  FILE *out = a->output ? fopen(a->output, "w") : stdout;
-  int rc = CAL_EXIT_OK;
-  if (!out) {
-    fprintf(stderr, "calibrate plan: cannot write %s: %s\n", a->output,
-            strerror(errno));
-    return CAL_EXIT_USAGE;
+  char *text = NULL, err[512];
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) {
+    fprintf(stderr, "calibrate plan: out of memory\n");
+    return CAL_EXIT_INTERNAL;
   }
-  cal_plan_render(out, plan, strcmp(a->format, "md") == 0);
-  if (fflush(out) != 0 || ferror(out)) {
-    fprintf(stderr, "calibrate plan: cannot write %s\n",
-            a->output ? a->output : "standard output");
+  cal_plan_render(mem, plan, strcmp(a->format, "md") == 0);
+  if (fclose(mem) != 0) {
+    free(text);
+    fprintf(stderr, "calibrate plan: out of memory\n");
+    return CAL_EXIT_INTERNAL;
+  }
+  int rc = CAL_EXIT_OK;
+  if (cal_write_atomic(a->output ? a->output : "-", text, len, err,
+                       sizeof err) < 0) {
+    fprintf(stderr, "calibrate plan: %s\n", err);
     rc = CAL_EXIT_USAGE;
   }
-  if (out != stdout)
-    fclose(out);
+  free(text);
   return rc;
 }
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 
 #include "cal_err.h"
 #include "cal_file.h"
+#include "cal_out.h"
+#include "curve.h"
 
 const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES] = {
     {"gflops", 1},
@@ -73,78 +76,221 @@ static int type_ok(const json_t *v, json_type want) {
   return json_typeof(v) == want;
 }
 
-/* A point: id string, status, and for "ok" points a metric whose median and
- * finite samples are present. */
-static int check_point(const char *where, const json_t *pt, char *err,
-                       size_t errlen) {
-  const char *id = json_string_value(json_object_get(pt, "id"));
-  const char *status = json_string_value(json_object_get(pt, "status"));
+/* Equal within the rounding of a profile written with ten significant
+ * digits (and of hand-written ones with six). */
+static int near(double a, double b) {
+  return fabs(a - b) <= 1e-6 * fmax(fabs(a), fabs(b)) + 1e-12;
+}
+/* a <= b within the same rounding. */
+static int below(double a, double b) { return a <= b || near(a, b); }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* What validation carries through the tree: the ids seen so far. */
+typedef struct check_ctx {
+  json_t *ids; /* object used as a set */
+  char *err;
+  size_t errlen;
+} check_ctx_t;
+
+#define BAD(...) (snprintf(c->err, c->errlen, __VA_ARGS__), CAL_ESCHEMA)
+
+/* stats of an ok point against its samples (sorted copy in v[n]).  Every
+ * key is checked where present: profiles written by calibrate have them
+ * all (the schema lists them), hand-made ones may give only some. */
+static int check_stats(check_ctx_t *c, const char *id, const json_t *st,
+                       const double *v, size_t n, double value) {
+  enum { MED, MEAN, MIN, MAX, SD, MAD, CV, LO, HI, LEVEL, NNUM };
+  static const char *const nums[NNUM] = {"median", "mean", "min", "max",
+                                         "stddev", "mad", "cv", "ci_low",
+                                         "ci_high", "ci_level"};
+  double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  /* absent keys take the value that passes every test below */
+  double x[NNUM] = {med, med, v[0], v[n - 1], 0, 0, 0, med, med, 0.5};
+  for (size_t i = 0; i < NNUM; i++) {
+    const json_t *e = json_object_get(st, nums[i]);
+    if (e && !json_is_number(e))
+      return BAD("point %s: stats.%s must be a number", id, nums[i]);
+    if (e)
+      x[i] = json_number_value(e);
+  }
+  const json_t *jn = json_object_get(st, "n");
+  if (jn && (!json_is_integer(jn) || json_integer_value(jn) != (json_int_t)n))
+    return BAD("point %s: stats.n must be %zu, the number of samples", id, n);
+  const json_t *un = json_object_get(st, "unstable");
+  if (un && !json_is_boolean(un))
+    return BAD("point %s: stats.unstable must be true or false", id);
+  if (!near(x[MIN], v[0]) || !near(x[MAX], v[n - 1]))
+    return BAD("point %s: stats min/max (%g, %g) are not those of the "
+               "samples (%g, %g)", id, x[MIN], x[MAX], v[0], v[n - 1]);
+  if (!near(x[MED], med))
+    return BAD("point %s: stats.median %g is not the samples' median %g", id,
+               x[MED], med);
+  if (!near(value, med))
+    return BAD("point %s: its figure %g is not the samples' median %g", id,
+               value, med);
+  if (!below(v[0], x[MEAN]) || !below(x[MEAN], v[n - 1]))
+    return BAD("point %s: stats.mean %g lies outside the samples", id,
+               x[MEAN]);
+  if (!below(v[0], x[LO]) || !below(x[LO], med) || !below(med, x[HI]) ||
+      !below(x[HI], v[n - 1]))
+    return BAD("point %s: confidence interval [%g, %g] does not hold the "
+               "median %g within the samples", id, x[LO], x[HI], med);
+  if (x[SD] < 0 || x[MAD] < 0 || x[CV] < 0 || x[LEVEL] < 0 || x[LEVEL] > 1)
+    return BAD("point %s: stats stddev, mad, cv must be >= 0 and ci_level "
+               "in [0, 1]", id);
+  return 0;
+}
+
+/* The figures of an ok point: metric, samples, median, stats. */
+static int check_ok_point(check_ctx_t *c, const char *id, const json_t *pt) {
   const char *metric = json_string_value(json_object_get(pt, "metric"));
-  if (!id || !*id) {
-    snprintf(err, errlen, "%s: a point has no \"id\" string", where);
-    return CAL_ESCHEMA;
-  }
-  if (!status || (strcmp(status, "ok") && strcmp(status, "skipped") &&
-                  strcmp(status, "failed") && strcmp(status, "contaminated"))) {
-    snprintf(err, errlen, "point %s: \"status\" must be ok, skipped, failed "
-             "or contaminated", id);
-    return CAL_ESCHEMA;
-  }
-  if (strcmp(status, "ok") != 0)
-    return 0;
-  if (!metric || !*metric) {
-    snprintf(err, errlen, "point %s: no \"metric\" string", id);
-    return CAL_ESCHEMA;
-  }
+  if (!metric || !*metric || strlen(metric) > 64)
+    return BAD("point %s: no \"metric\" string", id);
   char key[96];
   snprintf(key, sizeof key, "samples_%s", metric);
   const json_t *samples = json_object_get(pt, key);
-  if (!json_is_array(samples) || json_array_size(samples) == 0) {
-    snprintf(err, errlen, "point %s: \"%s\" must be a non-empty array", id, key);
-    return CAL_ESCHEMA;
+  size_t n = json_array_size(samples);
+  if (!json_is_array(samples) || n == 0)
+    return BAD("point %s: \"%s\" must be a non-empty array", id, key);
+  const json_t *val = json_object_get(pt, metric);
+  if (!json_is_number(val) || !(json_number_value(val) >= 0))
+    return BAD("point %s: \"%s\" must be a number >= 0", id, metric);
+  if (!json_is_boolean(json_object_get(pt, "higher_is_better")))
+    return BAD("point %s: \"higher_is_better\" must be true or false", id);
+  const json_t *st = json_object_get(pt, "stats");
+  if (!json_is_object(st))
+    return BAD("point %s: \"stats\" must be an object", id);
+  double *v = malloc(n * sizeof *v);
+  if (!v) {
+    snprintf(c->err, c->errlen, "out of memory");
+    return CAL_ENOMEM;
   }
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    const json_t *e = json_array_get(samples, i);
+    if (!json_is_number(e) || !((v[i] = json_number_value(e)) >= 0))
+      rc = BAD("point %s: %s[%zu] is not a number >= 0", id, key, i);
+  }
+  if (rc == 0) {
+    qsort(v, n, sizeof *v, cmp_double);
+    rc = check_stats(c, id, st, v, n, json_number_value(val));
+  }
+  free(v);
+  return rc;
+}
+
+/* A point: a unique id, its status, integer parameters in range, and for
+ * "ok" points figures that agree with their samples. */
+static int check_point(check_ctx_t *c, const char *where, const json_t *pt) {
+  const char *id = json_string_value(json_object_get(pt, "id"));
+  const char *status = json_string_value(json_object_get(pt, "status"));
+  if (!id || !*id)
+    return BAD("%s: a point has no \"id\" string", where);
+  if (json_object_get(c->ids, id))
+    return BAD("point id %s appears twice", id);
+  if (json_object_set_new(c->ids, id, json_true()) != 0) {
+    snprintf(c->err, c->errlen, "out of memory");
+    return CAL_ENOMEM;
+  }
+  if (!status || (strcmp(status, "ok") && strcmp(status, "skipped") &&
+                  strcmp(status, "failed") && strcmp(status, "contaminated")))
+    return BAD("point %s: \"status\" must be ok, skipped, failed or "
+               "contaminated", id);
+  const json_t *reason = json_object_get(pt, "reason");
+  if (reason && !json_is_string(reason))
+    return BAD("point %s: \"reason\" must be a string", id);
+  static const struct {
+    const char *key;
+    json_int_t hi;
+  } ints[] = {{"batch_size", CAL_BATCH_MAX}, {"threads", 1 << 20}};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+    const json_t *e = json_object_get(pt, ints[i].key);
+    if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
+              json_integer_value(e) > ints[i].hi))
+      return BAD("point %s: \"%s\" must be an integer from 1 to %lld", id,
+                 ints[i].key, (long long)ints[i].hi);
+  }
+  const json_t *ms = json_object_get(pt, "samples_ms");
   size_t i;
-  const json_t *v;
-  json_array_foreach(samples, i, v) {
-    if (!json_is_number(v) || !(json_number_value(v) >= 0)) {
-      snprintf(err, errlen, "point %s: %s[%zu] is not a non-negative number",
-               id, key, i);
-      return CAL_ESCHEMA;
-    }
-  }
-  if (!json_is_number(json_object_get(pt, metric))) {
-    snprintf(err, errlen, "point %s: \"%s\" must be a number", id, metric);
-    return CAL_ESCHEMA;
-  }
-  if (!json_is_object(json_object_get(pt, "stats"))) {
-    snprintf(err, errlen, "point %s: \"stats\" must be an object", id);
-    return CAL_ESCHEMA;
+  const json_t *e;
+  if (ms && !json_is_array(ms))
+    return BAD("point %s: \"samples_ms\" must be an array", id);
+  json_array_foreach(ms, i, e) if (!json_is_number(e) ||
+                                   !(json_number_value(e) >= 0)) return BAD(
+      "point %s: samples_ms[%zu] is not a number >= 0", id, i);
+  /* a contaminated point keeps its samples as evidence: the same checks */
+  return strcmp(status, "ok") == 0 || strcmp(status, "contaminated") == 0
+             ? check_ok_point(c, id, pt)
+             : 0;
+}
+
+/* Keys whose shape every section shares: "points" is an array of
+ * objects, "modes" an object of objects. */
+static int check_shape(check_ctx_t *c, const char *where, const char *k,
+                       const json_t *v) {
+  size_t i;
+  const char *mk;
+  json_t *e;
+  if (strcmp(k, "points") == 0) {
+    if (!json_is_array(v))
+      return BAD("%s: \"points\" must be an array", where);
+    json_array_foreach((json_t *)v, i, e) if (!json_is_object(e)) return BAD(
+        "%s: points[%zu] must be an object", where, i);
+  } else if (strcmp(k, "modes") == 0) {
+    if (!json_is_object(v))
+      return BAD("%s: \"modes\" must be an object", where);
+    json_object_foreach((json_t *)v, mk, e) if (!json_is_object(e)) return BAD(
+        "%s: mode \"%s\" must be an object", where, mk);
   }
   return 0;
 }
 
 /* Recursively validate every object that looks like a point ("id"). */
-static int check_tree(const char *where, const json_t *node, char *err,
-                      size_t errlen) {
+static int check_tree(check_ctx_t *c, const char *where, const json_t *node) {
   int rc;
   if (json_is_object(node)) {
     if (json_object_get(node, "id"))
-      if ((rc = check_point(where, node, err, errlen)) < 0)
+      if ((rc = check_point(c, where, node)) < 0)
         return rc;
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)node, k, v) {
-      if (strcmp(k, "id") && (rc = check_tree(where, v, err, errlen)) < 0)
+      if ((rc = check_shape(c, where, k, v)) < 0)
+        return rc;
+      if (strcmp(k, "id") && (rc = check_tree(c, where, v)) < 0)
         return rc;
     }
   } else if (json_is_array(node)) {
     size_t i;
     json_t *v;
     json_array_foreach(node, i, v) {
-      if ((rc = check_tree(where, v, err, errlen)) < 0)
+      if ((rc = check_tree(c, where, v)) < 0)
         return rc;
     }
   }
+  return 0;
+}
+
+/* The top-level figures: numbers >= 0, the optimal batch a batch size. */
+static int check_top_ranges(check_ctx_t *c, const json_t *root) {
+  static const char *const figures[] = {"gflops", "gflops_per_core",
+                                        "throughput", "memory_gb",
+                                        "latency_ms"};
+  for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+    const json_t *v = json_object_get(root, figures[i]);
+    if (json_is_number(v) && !(json_number_value(v) >= 0))
+      return BAD("\"%s\" must be >= 0, found %g", figures[i],
+                 json_number_value(v));
+  }
+  const json_t *b = json_object_get(root, "optimal_batch_size");
+  if (json_is_integer(b) &&
+      (json_integer_value(b) < 1 || json_integer_value(b) > CAL_BATCH_MAX))
+    return BAD("\"optimal_batch_size\" must be from 1 to %lld, found %lld",
+               (long long)CAL_BATCH_MAX, (long long)json_integer_value(b));
   return 0;
 }
 
@@ -178,19 +324,20 @@ int cal_profile_validate(const json_t *root, char *err, size_t errlen) {
       return CAL_ESCHEMA;
     }
   }
-  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+  check_ctx_t cx = {json_object(), err, errlen}, *c = &cx;
+  int rc = cx.ids ? check_top_ranges(c, root) : BAD("out of memory");
+  for (size_t i = 0; rc == 0 && i < sizeof sections / sizeof sections[0];
+       i++) {
     const json_t *s = json_object_get(root, sections[i]);
     if (!s || json_is_null(s))
       continue;
-    if (!json_is_object(s)) {
-      snprintf(err, errlen, "section \"%s\" must be an object", sections[i]);
-      return CAL_ESCHEMA;
-    }
-    int rc = check_tree(sections[i], s, err, errlen);
-    if (rc < 0)
-      return rc;
+    if (!json_is_object(s))
+      rc = BAD("section \"%s\" must be an object", sections[i]);
+    else
+      rc = check_tree(c, sections[i], s);
   }
-  return 0;
+  json_decref(cx.ids);
+  return rc;
 }
 
 /* Parse the text of a profile; NULL with err filled when it is not JSON. */
@@ -204,24 +351,13 @@ static json_t *parse_text(const char *path, const char *buf, size_t len,
   return root;
 }
 
-int cal_profile_load(const char *path, cal_profile_t **out, char *err,
-                     size_t errlen) {
-  char *buf = NULL, *copy = NULL, why[256];
-  size_t len = 0;
+int cal_profile_parse(const char *buf, size_t len, const char *path,
+                      cal_profile_t **out, char *err, size_t errlen) {
+  char *copy = NULL, why[256];
   json_t *root = NULL;
   cal_profile_t *p = NULL;
-  int rc = cal_file_read(path, 0, &buf, &len, why, sizeof why);
-  if (rc == CAL_EIO) {
-    snprintf(err, errlen, "cannot open profile %s: %s", path, why);
-    goto out;
-  }
-  if (rc == CAL_ENOMEM) {
-    snprintf(err, errlen, "out of memory reading %s", path);
-    goto out;
-  }
-  /* a file that opens but cannot be read (a directory) reads as empty */
-  rc = CAL_EPARSE;
-  if (!(root = parse_text(path, buf ? buf : "", len, err, errlen)))
+  int rc = CAL_EPARSE;
+  if (!(root = parse_text(path, buf, len, err, errlen)))
     goto out;
   if ((rc = cal_profile_validate(root, why, sizeof why)) < 0) {
     snprintf(err, errlen, "%s: not a valid profile: %s", path, why);
@@ -242,59 +378,34 @@ int cal_profile_load(const char *path, cal_profile_t **out, char *err,
   copy = NULL;
   rc = 0;
 out:
-  free(buf);
   free(copy);
   free(p);
   json_decref(root);
   return rc;
 }
 
+int cal_profile_load(const char *path, cal_profile_t **out, char *err,
+                     size_t errlen) {
+  char *buf = NULL, why[256];
+  size_t len = 0;
+  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, &buf, &len, why,
+                         sizeof why);
+  if (rc == CAL_EIO || rc == CAL_ESYS) {
+    snprintf(err, errlen, "cannot %s profile %s: %s",
+             rc == CAL_EIO ? "open" : "read", path, why);
+    rc = CAL_EIO;
+  } else if (rc == CAL_ENOMEM) {
+    snprintf(err, errlen, "out of memory reading %s", path);
+  } else {
+    rc = cal_profile_parse(buf ? buf : "", len, path, out, err, errlen);
+  }
+  free(buf);
+  return rc;
+}
+
 int cal_write_atomic(const char *path, const char *buf, size_t len,
                      char *err, size_t errlen) {
-  if (strcmp(path, "-") == 0) {
-    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-      snprintf(err, errlen, "cannot write to standard output");
-      return CAL_EIO;
-    }
-    return 0;
-  }
-  size_t tlen = strlen(path) + 16;
-  char *tmp = malloc(tlen);
-  FILE *f = NULL;
-  int fd = -1;
-  if (!tmp) {
-    snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
-  }
-  snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
-  fd = mkstemp(tmp);
-  if (fd < 0) {
-    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    free(tmp);
-    return CAL_EIO;
-  }
-  fchmod(fd, 0644);
-  f = fdopen(fd, "w");
-  if (!f)
-    goto fail;
-  fd = -1; /* owned by f from here */
-  if (fwrite(buf, 1, len, f) != len || fflush(f) != 0 || fsync(fileno(f)) != 0)
-    goto fail;
-  int closed = fclose(f);
-  f = NULL;
-  if (closed != 0 || rename(tmp, path) != 0)
-    goto fail;
-  free(tmp);
-  return 0;
-fail:
-  snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-  if (f)
-    fclose(f);
-  if (fd >= 0)
-    close(fd);
-  unlink(tmp);
-  free(tmp);
-  return CAL_EIO;
+  return cal_out_file(path, buf, len, 0, err, errlen);
 }
 
 int cal_json_write_atomic(const json_t *root, const char *path, char *err,

@@ -48,26 +48,36 @@ typedef struct cal_profile {
   char *path;   /* where it was read from; owned */
 } cal_profile_t;
 
-/* Read and validate a profile.  On failure returns CAL_EIO (unreadable),
- * CAL_EPARSE (not JSON / truncated) or CAL_ESCHEMA (wrong schema or wrong
- * types) and writes one line naming the problem into err.
+/* Largest profile file read (a million samples fit in a tenth of it). */
+#define CAL_PROFILE_MAX_BYTES ((size_t)256 << 20)
+
+/* Read and validate a profile: path "-" is standard input, anything else
+ * must be a regular file (cal_file_open).  On failure returns CAL_EIO
+ * (unreadable, not a regular file, larger than CAL_PROFILE_MAX_BYTES),
+ * CAL_EPARSE (not JSON / truncated) or CAL_ESCHEMA (wrong schema, wrong
+ * types or ranges, a point id twice, stats that disagree with their
+ * samples) and writes one line naming the problem into err.
  * Free with cal_profile_free(). */
 int cal_profile_load(const char *path, cal_profile_t **out, char *err,
                      size_t errlen);
+/* The same from len bytes of text already read (path names it in
+ * messages and in the profile): what load does after reading the file. */
+int cal_profile_parse(const char *buf, size_t len, const char *path,
+                      cal_profile_t **out, char *err, size_t errlen);
 /* Validate an in-memory tree the same way (used by load and by tests). */
 int cal_profile_validate(const json_t *root, char *err, size_t errlen);
 /* Accepts NULL. */
 void cal_profile_free(cal_profile_t *p);
 
-/* Write len bytes of buf atomically: a temporary file in the target's
- * directory, fsync, rename; "-" writes to stdout.  Nothing is left behind
- * on failure.  CAL_EIO (or CAL_ENOMEM) with err filled. */
+/* Write len bytes of buf through the one writer (cal_out.h): regular files
+ * replaced atomically, special files written through, "-" is stdout.
+ * Nothing is left behind on failure.  CAL_EIO (or CAL_ENOMEM) with err
+ * filled. */
 int cal_write_atomic(const char *path, const char *buf, size_t len,
                      char *err, size_t errlen);
 
-/* Write JSON atomically: a temporary file in the target's directory, fsync,
- * rename.  path "-" writes to stdout.  Nothing is left behind on failure.
- * CAL_EIO with err filled on failure. */
+/* Write JSON (two-space indent, a final newline) as cal_write_atomic
+ * does.  CAL_EIO with err filled on failure. */
 int cal_json_write_atomic(const json_t *root, const char *path, char *err,
                           size_t errlen);
 

@@ -1,6 +1,7 @@
 /* gnuplot I/O: series, data files, scripts, directories, running gnuplot. */
 #include "gnuplot.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "cal_file.h"
+#include "cal_out.h"
 #include "cal_vec.h"
 
 /* Template directory configured at build time (build_info.c). */
@@ -63,23 +66,30 @@ void cal_gp_set_free(cal_gp_set_t *set) {
 /* ---- strings ---- */
 
 void cal_gp_quote(FILE *f, const char *s) {
-  fputc('\'', f);
+  /* gnuplot's single-quoted strings break on a doubled quote at the start
+   * or two doubled quotes in a row (issue 14); in double quotes every byte
+   * but letters, digits and plain marks is written as an octal escape, so
+   * no quote, backslash, backquote (command substitution) or @ (macro)
+   * reaches gnuplot's parser as itself. */
+  fputc('"', f);
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '\'')
-      fputs("''", f);
-    else if (c < 0x20 || c == 0x7f)
+    if (c < 0x20 || c == 0x7f)
       fputc(' ', f);
-    else
+    else if (isalnum(c) || strchr(" .,:;-_+=/()[]%#!?&*<>{}|~^", c))
       fputc(c, f);
+    else
+      fprintf(f, "\\%03o", c);
   }
-  fputc('\'', f);
+  fputc('"', f);
 }
 
-/* A comment line in a .dat or .gp file: no newlines. */
-static void comment(FILE *f, const char *s) {
+void cal_gp_comment(FILE *f, const char *s) {
+  char last = '\0';
   for (; s && *s; s++)
-    fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
+    fputc(last = (unsigned char)*s < 0x20 ? ' ' : *s, f);
+  if (last == '\\')
+    fputc(' ', f);
 }
 
 /* gnuplot data-file string: double quotes, which cannot be escaped there. */
@@ -92,33 +102,13 @@ static void dat_string(FILE *f, const char *s) {
 
 /* ---- files ---- */
 
-/* Open dir/NAME.EXT; *path is malloc'd (also on failure, when memory
- * allows).  On failure err reads "WHAT PATH: REASON". */
-static FILE *open_at(const char *dir, const char *name, const char *ext,
-                     const char *mode, const char *what, char **path,
-                     char *err, size_t errlen) {
-  char file[64];
-  snprintf(file, sizeof file, "%s.%s", name, ext);
-  size_t len = strlen(dir) + strlen(file) + 2;
-  FILE *f = NULL;
-  if ((*path = malloc(len)) != NULL) {
-    snprintf(*path, len, "%s/%s", dir, file);
-    f = fopen(*path, mode);
-  }
-  if (!f)
-    snprintf(err, errlen, "%s %s: %s", what, *path ? *path : file,
-             strerror(errno));
-  return f;
-}
-
-/* Close f written to path; CAL_EIO when anything failed. */
-static int close_out(FILE *f, const char *path, char *err, size_t errlen) {
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
-    snprintf(err, errlen, "cannot write %s", path);
-    return CAL_EIO;
-  }
-  return 0;
+/* "dir/NAME.EXT", malloc'd; NULL when out of memory. */
+static char *path_at(const char *dir, const char *name, const char *ext) {
+  size_t len = strlen(dir) + strlen(name) + strlen(ext) + 3;
+  char *p = malloc(len);
+  if (p)
+    snprintf(p, len, "%s/%s.%s", dir, name, ext);
+  return p;
 }
 
 int cal_gp_make_dirs(const char *dir, char *err, size_t errlen) {
@@ -166,9 +156,9 @@ const char *cal_gp_template_dir(const char *templates) {
 
 static void write_series(FILE *f, const cal_gp_chart_t *c,
                          const cal_gp_series_t *s) {
-  comment(f, c->labels[s->profile]);
+  cal_gp_comment(f, c->labels[s->profile]);
   fputc(' ', f);
-  comment(f, s->key);
+  cal_gp_comment(f, s->key);
   fputc('\n', f);
   for (size_t r = 0; r < s->n; r++) {
     fprintf(f, "%.10g", s->rows[r].x);
@@ -186,21 +176,28 @@ static void write_series(FILE *f, const cal_gp_chart_t *c,
 typedef int (*body_fn)(FILE *f, const cal_gp_chart_t *c,
                        const cal_gp_set_t *set, char *err, size_t errlen);
 
-/* dir/NAME.EXT written by body, then closed. */
+/* dir/NAME.EXT: the body rendered whole, then written through the one
+ * writer without following anything planted at that name (a symlink to
+ * another user's file is replaced, never written through). */
 static int write_file(const cal_gp_chart_t *c, const char *ext, body_fn body,
                       const cal_gp_set_t *set, char *err, size_t errlen) {
-  char *path = NULL;
-  int rc = CAL_EIO;
-  FILE *f = open_at(c->dir, c->name, ext, "w", "cannot write", &path, err,
-                    errlen);
-  if (!f)
+  char *path = path_at(c->dir, c->name, ext), *text = NULL;
+  size_t len = 0;
+  FILE *mem = path ? open_memstream(&text, &len) : NULL;
+  int rc = CAL_ENOMEM;
+  if (!mem) {
+    snprintf(err, errlen, "out of memory");
     goto out;
-  rc = body(f, c, set, err, errlen);
+  }
+  rc = body(mem, c, set, err, errlen);
+  if (fclose(mem) != 0 && rc == 0) {
+    snprintf(err, errlen, "out of memory");
+    rc = CAL_ENOMEM;
+  }
   if (rc == 0)
-    rc = close_out(f, path, err, errlen);
-  else
-    fclose(f);
+    rc = cal_out_file(path, text, len, CAL_OUT_NOFOLLOW, err, errlen);
 out:
+  free(text);
   free(path);
   return rc;
 }
@@ -229,27 +226,38 @@ int cal_gp_write_dat(const cal_gp_chart_t *c, cal_gp_set_t *set, char *err,
 
 /* ---- the script ---- */
 
+/* The template dir/NAME.gp whole (a regular file), malloc'd; NULL with
+ * err filled. */
+static char *read_template(const char *dir, const char *name, size_t *len,
+                           char *err, size_t errlen) {
+  char *path = path_at(dir, name, "gp"), *text = NULL, why[128];
+  if (!path) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  if (cal_file_read(path, 1 << 20, &text, len, why, sizeof why) < 0)
+    snprintf(err, errlen, "cannot read gnuplot template %s: %s", path, why);
+  free(path);
+  return text;
+}
+
+int cal_gp_check_template(const char *templates, const char *name, char *err,
+                          size_t errlen) {
+  size_t len;
+  char *text = read_template(templates, name, &len, err, errlen);
+  free(text);
+  return text ? 0 : CAL_EIO;
+}
+
 static int copy_template(FILE *out, const cal_gp_chart_t *c, char *err,
                          size_t errlen) {
-  char *path = NULL;
-  int rc = CAL_EIO;
-  FILE *in = open_at(c->templates, c->name, "gp", "r",
-                     "cannot read gnuplot template", &path, err, errlen);
-  if (!in)
-    goto out;
-  char buf[4096];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, in)) > 0)
-    fwrite(buf, 1, k, out);
-  int bad = ferror(in);
-  fclose(in);
-  if (bad)
-    snprintf(err, errlen, "cannot read gnuplot template %s.gp", c->name);
-  else
-    rc = 0;
-out:
-  free(path);
-  return rc;
+  size_t len;
+  char *text = read_template(c->templates, c->name, &len, err, errlen);
+  if (!text)
+    return CAL_EIO;
+  fwrite(text, 1, len, out);
+  free(text);
+  return 0;
 }
 
 /* label[i] = 'PROFILE KEY' for every series */
@@ -280,7 +288,7 @@ static void write_header(FILE *f, const cal_gp_chart_t *c,
           c->name);
   for (size_t i = 0; i < c->n; i++) {
     fputs("# profile: ", f);
-    comment(f, c->paths[i]);
+    cal_gp_comment(f, c->paths[i]);
     fputc('\n', f);
   }
   fprintf(f, "fmt = '%s'\n", c->format);
@@ -301,7 +309,8 @@ static void write_header(FILE *f, const cal_gp_chart_t *c,
         "    set terminal png noenhanced size 1000,640\n"
         "  }\n"
         "}\n"
-        "set output outfile\n",
+        "# calibrate runs gnuplot with the image on its standard output\n"
+        "if (!exists('calibrate_stdout')) set output outfile\n",
         f);
   fprintf(f, "# ---- template %s.gp ----\n", c->name);
 }
@@ -321,16 +330,17 @@ int cal_gp_write_script(const cal_gp_chart_t *c, const cal_gp_set_t *set,
 
 /* In the child: stdin from /dev/null, cd dir, exec; on failure the errno
  * goes up the close-on-exec pipe. */
-static void exec_child(int fd, const char *dir, const char *prog,
+static void exec_child(int fd, int img, const char *dir, const char *prog,
                        char *script) {
   int e = 0;
   int nul = open("/dev/null", O_RDONLY);
   if (nul >= 0)
     dup2(nul, STDIN_FILENO);
-  if (chdir(dir) != 0)
+  if (dup2(img, STDOUT_FILENO) < 0 || chdir(dir) != 0)
     e = errno;
   else {
-    char *const args[] = {(char *)prog, script, NULL};
+    char *const args[] = {(char *)prog, "-e", "calibrate_stdout = 1", script,
+                          NULL};
     execvp(prog, args);
     e = errno;
   }
@@ -365,12 +375,12 @@ static int child_result(const char *dir, const char *prog, const char *script,
   return 0;
 }
 
-int cal_gp_run(const char *dir, const char *name, char *err, size_t errlen) {
-  const char *prog = getenv("CALIBRATE_GNUPLOT");
-  if (!prog || !*prog)
-    prog = "gnuplot";
-  char script[64];
-  snprintf(script, sizeof script, "%s.gp", name);
+/* gnuplot's image goes to its standard output, a temporary file made
+ * in dir with O_EXCL and renamed to NAME.FMT when gnuplot succeeds:
+ * gnuplot itself never opens a name in dir that might be a planted
+ * link. */
+static int run_child(const char *dir, const char *prog, char *script,
+                     int img, char *err, size_t errlen) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     snprintf(err, errlen, "cannot start gnuplot: %s", strerror(errno));
@@ -385,7 +395,7 @@ int cal_gp_run(const char *dir, const char *name, char *err, size_t errlen) {
     return CAL_ESYS;
   }
   if (pid == 0)
-    exec_child(fds[1], dir, prog, script);
+    exec_child(fds[1], img, dir, prog, script);
   close(fds[1]);
   int child_errno = 0;
   ssize_t got;
@@ -399,4 +409,29 @@ int cal_gp_run(const char *dir, const char *name, char *err, size_t errlen) {
   if (got != (ssize_t)sizeof child_errno)
     child_errno = 0;
   return child_result(dir, prog, script, child_errno, status, err, errlen);
+}
+
+int cal_gp_run(const char *dir, const char *name, const char *format,
+               char *err, size_t errlen) {
+  const char *prog = getenv("CALIBRATE_GNUPLOT");
+  if (!prog || !*prog)
+    prog = "gnuplot";
+  char script[64];
+  snprintf(script, sizeof script, "%s.gp", name);
+  char *img = path_at(dir, name, format);
+  cal_out_t out;
+  int rc = CAL_ENOMEM;
+  if (!img) {
+    snprintf(err, errlen, "out of memory");
+    return rc;
+  }
+  if ((rc = cal_out_open(&out, img, CAL_OUT_NOFOLLOW, err, errlen)) == 0) {
+    rc = run_child(dir, prog, script, cal_out_fd(&out), err, errlen);
+    if (rc == 0)
+      rc = cal_out_commit(&out, err, errlen);
+    else
+      cal_out_abort(&out);
+  }
+  free(img);
+  return rc;
 }

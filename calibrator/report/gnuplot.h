@@ -60,16 +60,26 @@ typedef struct cal_gp_chart {
   const void *header_arg;
 } cal_gp_chart_t;
 
-/* dir/NAME.dat: the series of set, each sorted by x. */
+/* Chart files (NAME.dat, NAME.gp, the image) are rendered whole, then
+ * written through cal_out with CAL_OUT_NOFOLLOW: a temporary file created
+ * O_EXCL in dir and renamed over the name, so a symlink or FIFO planted
+ * there is replaced, never followed, and a failure leaves the old file.
+ *
+ * dir/NAME.dat: the series of set, each sorted by x. */
 int cal_gp_write_dat(const cal_gp_chart_t *c, cal_gp_set_t *set, char *err,
                      size_t errlen);
 /* dir/NAME.gp: the generated header, then the template copied. */
 int cal_gp_write_script(const cal_gp_chart_t *c, const cal_gp_set_t *set,
                         char *err, size_t errlen);
-/* Run gnuplot NAME.gp in dir ($CALIBRATE_GNUPLOT, else gnuplot from PATH).
- * CAL_ENOTFOUND when it cannot be executed (err says how to install it),
- * CAL_ESYS when it fails. */
-int cal_gp_run(const char *dir, const char *name, char *err, size_t errlen);
+/* Run gnuplot NAME.gp in dir ($CALIBRATE_GNUPLOT, else gnuplot from PATH)
+ * with the image on its standard output, written to dir/NAME.FORMAT as
+ * every chart file is (below).  CAL_ENOTFOUND when it cannot be executed
+ * (err says how to install it), CAL_ESYS when it fails (no image left). */
+int cal_gp_run(const char *dir, const char *name, const char *format,
+               char *err, size_t errlen);
+/* Whether templates/NAME.gp can be read: 0, or CAL_EIO with err. */
+int cal_gp_check_template(const char *templates, const char *name, char *err,
+                          size_t errlen);
 
 /* mkdir -p dir; CAL_EIO when it cannot be made or is not a directory. */
 int cal_gp_make_dirs(const char *dir, char *err, size_t errlen);
@@ -77,8 +87,15 @@ int cal_gp_make_dirs(const char *dir, char *err, size_t errlen);
  * else the one configured at build time.  Not to be freed. */
 const char *cal_gp_template_dir(const char *templates);
 
-/* Write s as a gnuplot single-quoted string ('' for a quote, control
- * characters as spaces). */
+/* Write s as a gnuplot double-quoted string: letters, digits, space and
+ * plain punctuation as they are, control characters as spaces, every
+ * other byte (quotes, backslash, backquote, @, UTF-8) as an octal escape
+ * \ooo, which gnuplot turns back into that byte. */
 void cal_gp_quote(FILE *f, const char *s);
+
+/* Write s as the text of a comment line: control characters as spaces,
+ * and a space after a final backslash (gnuplot would join the next line
+ * to the comment). */
+void cal_gp_comment(FILE *f, const char *s);
 
 #endif

@@ -18,12 +18,36 @@ static const layout_t md_layout = {"## ", " | ", "| ", " |", "- ", 1};
 
 static double gb(double bytes) { return bytes / 1e9; }
 
+size_t cal_text_cell(char *dst, size_t len, const char *s, int md) {
+  size_t at = 0;
+  if (!len)
+    return 0;
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    int esc = md && strchr("\\|*_`[]<>#~&", c) != NULL;
+    if (at + (size_t)esc + 2 > len)
+      break;
+    if (esc)
+      dst[at++] = '\\';
+    dst[at++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+  }
+  dst[at] = '\0';
+  return at;
+}
+
+/* A name from the plan, safe for the layout (static buffer per slot). */
+static const char *cell(const layout_t *l, const char *s, int slot) {
+  static char buf[2][512];
+  cal_text_cell(buf[slot], sizeof buf[slot], s, l->md);
+  return buf[slot];
+}
+
 /* " a, b, c" from an array of strings, then a newline. */
-static void name_list(FILE *f, const json_t *arr) {
+static void name_list(FILE *f, const json_t *arr, const layout_t *l) {
   size_t i;
   const json_t *m;
   json_array_foreach(arr, i, m) fprintf(f, "%s %s", i ? "," : "",
-                                        json_string_value(m));
+                                        cell(l, json_string_value(m), 0));
   fprintf(f, "\n");
 }
 
@@ -46,7 +70,7 @@ static void split_rows(FILE *f, const json_t *p, const layout_t *l) {
       snprintf(fin, sizeof fin, "%.4g", cal_json_num(m, "finish_s", NAN));
     }
     fprintf(f, "%s%-24s%s%12.3f%s%6.2f%%%s%10s%s%10s%s%s%s\n", l->lead,
-            cal_json_str(m, "name"), l->sep, cal_json_num(m, "throughput", NAN), l->sep,
+            cell(l, cal_json_str(m, "name"), 0), l->sep, cal_json_num(m, "throughput", NAN), l->sep,
             100 * cal_json_num(m, "share", NAN), l->sep, cnt, l->sep, fin, l->sep,
             json_is_true(json_object_get(m, "straggler")) ? "straggler" : "",
             l->tail);
@@ -78,10 +102,10 @@ static void split_section(FILE *f, const json_t *p, const layout_t *l) {
   if (json_array_size(st)) {
     fprintf(f, "Stragglers (more than 20%% below the mean %.3f examples/s):",
             cal_json_num(p, "mean_throughput", NAN));
-    name_list(f, st);
+    name_list(f, st, l);
   }
   json_array_foreach(json_object_get(p, "excluded"), i, m)
-      fprintf(f, "Left out: %s (%s): %s\n", cal_json_str(m, "name"), cal_json_str(m, "profile"),
+      fprintf(f, "Left out: %s (%s): %s\n", cell(l, cal_json_str(m, "name"), 0), cell(l, cal_json_str(m, "profile"), 1),
               cal_json_str(m, "reason"));
 }
 
@@ -101,7 +125,7 @@ static void batch_section(FILE *f, const json_t *p, const json_t *T,
     char obs[32] = "-";
     if (json_is_integer(ob))
       snprintf(obs, sizeof obs, "%" JSON_INTEGER_FORMAT, json_integer_value(ob));
-    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead, cal_json_str(m, "name"),
+    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead, cell(l, cal_json_str(m, "name"), 0),
             l->sep, obs, l->sep, cal_json_num(m, "micro_batch_size", NAN), l->sep,
             cal_json_num(m, "grad_accum_steps", NAN), l->sep, cal_json_str(m, "batch_note"), l->tail);
   }
@@ -156,7 +180,7 @@ static void memory_section(FILE *f, const json_t *p, const layout_t *l) {
       snprintf(mb, sizeof mb, "%" JSON_INTEGER_FORMAT,
                json_integer_value(json_object_get(mem, "max_batch_size")));
     fprintf(f, "%s%-24s%s%6.0f%s%9.2f%s%9.2f%s%9s%s%9s%s%5s%s\n", l->lead,
-            cal_json_str(m, "name"), l->sep, cal_json_num(mem, "batch_size", NAN), l->sep,
+            cell(l, cal_json_str(m, "name"), 0), l->sep, cal_json_num(mem, "batch_size", NAN), l->sep,
             gb(cal_json_num(mem, "activations_bytes", NAN)), l->sep,
             gb(cal_json_num(mem, "need_bytes", NAN)), l->sep, bud, l->sep, mb, l->sep,
             json_is_null(fits) ? "?" : json_is_true(fits) ? "yes" : "no",
@@ -167,7 +191,7 @@ static void memory_section(FILE *f, const json_t *p, const layout_t *l) {
   const json_t *g = json_object_get(pl, "shard_group");
   if (json_array_size(g)) {
     fprintf(f, "Shard group (%.2f GB):", gb(cal_json_num(pl, "shard_need_bytes", NAN)));
-    name_list(f, g);
+    name_list(f, g, l);
   }
 }
 

@@ -151,6 +151,11 @@ static int plot_trees(const json_t *const *roots, const char *const *paths,
     snprintf(err, errlen, "out of memory");
     goto out;
   }
+  /* every template readable before any file is written */
+  for (size_t i = 0; i < CAL_NCHARTS; i++)
+    if ((rc = cal_gp_check_template(c.tdir, cal_charts[i].name, err,
+                                    errlen)) < 0)
+      goto out;
   if ((rc = cal_gp_make_dirs(o->dir, err, errlen)) < 0)
     goto out;
   for (size_t i = 0; i < CAL_NCHARTS; i++)
@@ -160,7 +165,8 @@ static int plot_trees(const json_t *const *roots, const char *const *paths,
     if (!drawn[i])
       continue;
     if (!o->script_only &&
-        (rc = cal_gp_run(o->dir, cal_charts[i].name, err, errlen)) < 0)
+        (rc = cal_gp_run(o->dir, cal_charts[i].name, o->format, err,
+                         errlen)) < 0)
       goto out;
     if (o->notes)
       fprintf(o->notes, "wrote %s/%s.%s\n", o->dir, cal_charts[i].name,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "build_info.h"
 #include "cal_err.h"
@@ -173,10 +174,15 @@ static int run_flag(cal_opts_t *o, int c, const char *arg) {
 static int count_flag(const char *cmd, const char *name, const char *arg,
                       long hi, long *v) {
   if (cal_parse_long(arg, 1, hi, v) < 0)
-    return cal_usage(cmd, "%s needs a whole number of at least 1, not '%s'",
-                     name, arg);
+    return cal_usage(cmd, "%s needs a whole number from 1 to %ld, not '%s'",
+                     name, hi, arg);
   return 0;
 }
+
+/* What a batch sweep measures at most: batch sizes (a layer at batch
+ * 65536 needs tens of GB even for the smallest preset) and points. */
+#define CAL_SWEEP_MAX_BATCH 65536
+#define CAL_SWEEP_MAX_POINTS 64
 
 /* The batch sweep's flags.  1: not one of them; 0: taken; else an exit
  * code.  shape[] collects --hidden .. --seq. */
@@ -208,10 +214,18 @@ static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
     sw->batches = NULL;
     if (cal_batches_parse(arg, &sw->batches, &sw->nbatches, err, sizeof err) < 0)
       return cal_usage(cmd, "--batches: %s", err);
+    if (sw->nbatches > CAL_SWEEP_MAX_POINTS)
+      return cal_usage(cmd, "--batches: %zu batch sizes, at most %d in a "
+                            "sweep", sw->nbatches, CAL_SWEEP_MAX_POINTS);
+    if (sw->batches[sw->nbatches - 1] > CAL_SWEEP_MAX_BATCH)
+      return cal_usage(cmd, "--batches: batch size %lld is above %d, the "
+                            "largest a sweep measures",
+                       (long long)sw->batches[sw->nbatches - 1],
+                       CAL_SWEEP_MAX_BATCH);
     return 0;
   case O_NOEXT: sw->extend = 0; return 0;
   case O_MAXB:
-    if (count_flag(cmd, "--max-batch", arg, CAL_BATCH_MAX, &v))
+    if (count_flag(cmd, "--max-batch", arg, CAL_SWEEP_MAX_BATCH, &v))
       return CAL_EXIT_USAGE;
     sw->max_batch = v;
     return 0;
@@ -240,11 +254,22 @@ static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
     else
       return cal_usage(cmd, "--dtype is fp32, bf16 or auto, not '%s'", arg);
     return 0;
-  case O_MEMB:
-    if (cal_parse_size(arg, &sw->memory_budget) < 0 || sw->memory_budget <= 0)
+  case O_MEMB: {
+    /* above physical memory the budget no longer guards against the OOM
+     * killer; below a mebibyte it is a typo (a size without its unit) */
+    double phys = (double)sysconf(_SC_PHYS_PAGES) *
+                  (double)sysconf(_SC_PAGESIZE);
+    if (cal_parse_size(arg, &sw->memory_budget) < 0)
       return cal_usage(cmd, "--memory-budget needs a size like 512M or 8G, "
                             "not '%s'", arg);
+    if (sw->memory_budget < 1048576)
+      return cal_usage(cmd, "--memory-budget %s is less than 1M (give a "
+                            "unit: 512M, 8G)", arg);
+    if (phys > 0 && sw->memory_budget > phys)
+      return cal_usage(cmd, "--memory-budget %s is more than this machine's "
+                            "%.1f GiB of memory", arg, phys / 1073741824.0);
     return 0;
+  }
   default:
     return 1;
   }

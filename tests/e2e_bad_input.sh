@@ -1,0 +1,162 @@
+#!/bin/sh
+# The bad-input catalogue of issue 14, one row per case: every bad input
+# ends with exit 2 and one line on stderr, no temporary file is left
+# behind, nothing is replaced that should not be, and nothing hangs.
+# usage: e2e_bad_input.sh CALIBRATE PYTHON3 SOURCE_DIR WORKDIR
+CAL=$1 PY=$2 SRC=$3 WORK=$4
+. "$(dirname "$0")/e2e_lib.sh"
+e2e_setup "$WORK"
+DATA=$SRC/tests/data
+A=$DATA/profile_a.json B=$DATA/profile_b.json
+CALIBRATE_PLOTS_DIR=$SRC/plots
+export CALIBRATE_PLOTS_DIR
+cd "$TMP" || exit 99
+
+# No run may leave a temporary file anywhere under the scratch directory.
+no_tmp() {
+  _left=$(find "$TMP" -name '*.tmp.*' | head -3)
+  [ -z "$_left" ] && ok || { bad "$1: left $_left"; find "$TMP" -name '*.tmp.*' -delete; }
+}
+
+# row CODE DESC CMD...: exit CODE (one stderr line when 2), within 20 s.
+row() {
+  _code=$1 _d=$2
+  shift 2
+  if [ "$_code" -eq 2 ]; then
+    expect_usage "$_d" timeout 20 "$@" && echo "ok: [2] $_d"
+  else
+    expect_exit "$_code" "$_d" timeout 20 "$@" && echo "ok: [$_code] $_d"
+  fi
+  no_tmp "$_d"
+}
+
+# ---- malformed profiles: refused by every reader ----
+mkdir -p v
+"$PY" - "$A" v <<'EOF' || { echo "cannot make profile variants"; exit 99; }
+import copy, json, sys
+base = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+pts = lambda d: d["batch_sweep"]["modes"]["prefill"]["points"]
+def var(name, f):
+    d = copy.deepcopy(base)
+    f(d)
+    json.dump(d, open(f"{out}/{name}.json", "w"))
+def top(k, v):
+    return lambda d: d.__setitem__(k, v)
+def pt(k, v, i=0):
+    return lambda d: pts(d)[i].__setitem__(k, v)
+def st(k, v, i=0):
+    return lambda d: pts(d)[i]["stats"].__setitem__(k, v)
+cases = {
+    "neg_gflops": top("gflops", -1.0),
+    "neg_gflops_per_core": top("gflops_per_core", -3.0),
+    "neg_memory_gb": top("memory_gb", -24.0),
+    "neg_throughput": top("throughput", -776.0),
+    "neg_latency": top("latency_ms", -2.0),
+    "optimal_neg": top("optimal_batch_size", -5),
+    "optimal_zero": top("optimal_batch_size", 0),
+    "optimal_string": top("optimal_batch_size", "32"),
+    "optimal_huge": top("optimal_batch_size", 2**63 - 1),
+    "batch_neg": pt("batch_size", -1),
+    "batch_zero": pt("batch_size", 0),
+    "batch_string": pt("batch_size", "1"),
+    "batch_huge": pt("batch_size", 2**63 - 1),
+    "batch_real": pt("batch_size", 1.5),
+    "points_object": lambda d: d["batch_sweep"]["modes"]["prefill"].__setitem__("points", {"a": 1}),
+    "modes_array": lambda d: d["batch_sweep"].__setitem__("modes", [1, 2]),
+    "stats_ci_inverted": lambda d: (st("ci_low", 1e7)(d), st("ci_high", -1)(d)),
+    "stats_median": st("median", 55.0),
+    "stats_min": st("min", 1.0),
+    "stats_n": st("n", 7),
+    "figure_not_median": pt("examples_per_s", 55.0),
+    "sample_negative": lambda d: pts(d)[0]["samples_examples_per_s"].__setitem__(0, -1.0),
+    "sample_string": lambda d: pts(d)[0]["samples_examples_per_s"].__setitem__(0, "196"),
+    "duplicate_id": lambda d: pts(d)[1].__setitem__("id", pts(d)[0]["id"]),
+    "status_bogus": pt("status", "great"),
+    "gemm_string": top("gemm", "fast"),
+}
+for name, f in cases.items():
+    var(name, f)
+EOF
+for f in v/*.json; do
+  row 2 "export $f" "$CAL" export --format bmf "$f"
+  row 2 "plan $f" "$CAL" plan "$f" "$B" --examples 100
+  row 2 "plot $f" "$CAL" plot --script-only -o "charts-$(basename "$f")" "$f"
+  [ ! -e "charts-$(basename "$f")" ] && ok || bad "plot $f made its directory"
+done
+
+# ---- what is not a profile ----
+mkfifo fifo.json
+row 2 "profile is a directory" "$CAL" export --format bmf "$TMP"
+grep -q "directory" "$TMP/err" && ok || bad "directory: message does not say so"
+row 2 "profile is a FIFO without writer" "$CAL" plan fifo.json
+row 2 "profile is /dev/zero" "$CAL" plot --script-only -o z /dev/zero
+
+# ---- plan: counts ----
+row 2 "plan --examples 2^64-1" "$CAL" plan "$A" "$B" --examples 18446744073709551615
+row 2 "plan --examples 2^63-1" "$CAL" plan "$A" "$B" --examples 9223372036854775807
+row 2 "plan --examples 2^53+1" "$CAL" plan "$A" "$B" --examples 9007199254740993
+row 0 "plan --examples 2^53" "$CAL" plan "$A" "$B" --examples 9007199254740992
+grep -q -- ' -[0-9]' "$TMP/out" && bad "plan 2^53: a negative count" || ok
+
+# ---- -o: special files, symlinks, FIFOs, failed writes ----
+row 0 "export -o /dev/null" "$CAL" export --format bmf -o /dev/null "$A"
+[ -c /dev/null ] && ok || bad "/dev/null is no longer a device"
+row 0 "compare -o /dev/null" "$CAL" compare "$A" "$A" -o /dev/null
+[ -c /dev/null ] && ok || bad "/dev/null is no longer a device"
+row 0 "plan --format json -o /dev/stdout" "$CAL" plan "$A" "$B" --format json -o /dev/stdout
+grep -q '"schema": "calibrate-plan/1"' "$TMP/out" && ok || bad "plan -o /dev/stdout: not on stdout"
+echo old >target.json
+ln -s target.json link.json
+row 0 "export -o symlink" "$CAL" export --format bmf -o link.json "$A"
+[ -L link.json ] && grep -q lower_value target.json && ok || bad "export -o link: link replaced or target not written"
+mkfifo out.fifo
+row 2 "export -o FIFO without reader" "$CAL" export --format bmf -o out.fifo "$A"
+row 2 "plan -o FIFO without reader" "$CAL" plan "$A" "$B" -o out.fifo
+[ -p out.fifo ] && ok || bad "out.fifo is no longer a FIFO"
+echo "old table" >plan.md
+row 2 "plan md -o over the file-size limit" sh -c 'ulimit -f 1; exec "$@"' sh \
+  "$CAL" plan "$A" "$B" --format md --examples 1000 --target-effective-batch 64 \
+  --model-params 7e9 -o plan.md
+grep -qx "old table" plan.md && ok || bad "plan md: the old file was not kept"
+echo "{}" >bmf.json
+row 2 "export -o over the file-size limit" sh -c 'ulimit -f 1; exec "$@"' sh \
+  "$CAL" export --format bmf -o bmf.json "$A"
+grep -qx "{}" bmf.json && ok || bad "export: the old file was not kept"
+
+# ---- plot: templates, planted links, quoting ----
+row 2 "plot --templates /nonexistent" "$CAL" plot --script-only --templates /nonexistent -o tpl "$A"
+[ ! -e tpl ] && ok || bad "plot --templates: files left in tpl"
+mkdir shared
+echo precious >victim
+for n in gemm.dat gemm.png scaling.gp; do ln -s ../victim "shared/$n"; done
+row 0 "plot over planted links" "$CAL" plot -o shared "$A"
+grep -qx precious victim && ok || bad "plot followed a planted link"
+"$PY" - "$A" <<'EOF' || bad "cannot make the quoting profile"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["device_name"] = "'quoted'' ''name `x` @y"
+json.dump(d, open("name\\", "w"))
+EOF
+row 0 "plot: quotes in the name, backslash ending the path" "$CAL" plot -o quoting 'name\' "$B"
+[ -s quoting/batch_sweep.png ] && ok || bad "plot quoting: no image"
+
+# ---- peak: CSV input ----
+printf 'batch_size,throughput\r1,5\r2,7\n' >cr.csv
+row 2 "peak: lone CR" "$CAL" peak cr.csv
+row 2 "peak /dev/zero" "$CAL" peak /dev/zero
+"$PY" -c "print('batch_size,throughput'); print('1,' + '5' * 200000)" >long.csv
+row 2 "peak: line over the limit" "$CAL" peak long.csv
+mkfifo in.fifo
+row 2 "peak: FIFO without writer" "$CAL" peak in.fifo
+row 2 "peak: read error on stdin" sh -c 'exec "$@" <"$0"' "$TMP" "$CAL" peak -
+
+# ---- flags ----
+for v in 1 100T 99999999999999999999999T; do
+  row 2 "--memory-budget $v" "$CAL" --sweep-batch --memory-budget "$v" -o x.json
+done
+row 2 "--batches 1-1000000000*2" "$CAL" --sweep-batch --batches '1-1000000000*2' -o x.json
+row 2 "peak-flops --sweep-batch" "$CAL" peak-flops --sweep-batch -o x.json
+[ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+
+finish
