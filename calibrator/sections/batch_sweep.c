@@ -205,7 +205,15 @@ static int verify_layer(sweep_t *s) {
     cal_threads_use(r->ctx->thr, r->opt->threads);
   void *st = NULL;
   const char *why = NULL;
-  int rc = k->supported && k->supported(&p, &why) < 0 ? CAL_EUNSUPP : 0;
+  char over[160];
+  if (mem_of(s, &p) > s->mem_budget) {
+    /* the check runs a batch-1 layer: it is held to the budget too */
+    snprintf(over, sizeof over, "needs %.0f MiB at batch 1, more than the "
+             "%.0f MiB memory budget", mem_of(s, &p) / 1048576.0,
+             s->mem_budget / 1048576.0);
+    why = over;
+  }
+  int rc = why || (k->supported && k->supported(&p, &why) < 0) ? CAL_EUNSUPP : 0;
   if (rc == 0)
     rc = k->setup(&p, &st);
   if (rc == 0)
