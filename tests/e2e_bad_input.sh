@@ -157,6 +157,7 @@ for v in 1 100T 99999999999999999999999T; do
 done
 row 2 "--batches 1-1000000000*2" "$CAL" --sweep-batch --batches '1-1000000000*2' -o x.json
 row 2 "peak-flops --sweep-batch" "$CAL" peak-flops --sweep-batch -o x.json
+row 2 "--dtype fp16" "$CAL" --sweep-batch --dtype fp16 -o x.json
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
 finish

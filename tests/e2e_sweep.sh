@@ -8,7 +8,7 @@ CAL=$1 SRC=$2
 e2e_setup
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
-FAST=(--quick --no-progress --budget-scale 0.3 --preset tiny)
+FAST=(--quick --no-progress --budget-scale 0.3 --preset tiny --sections batch)
 
 expect_exit 0 "quick tiny sweep" "$CAL" --sweep-batch "${FAST[@]}" --target-effective-batch 32 -o "$TMP/sweep.json"
 grep -q "Batch sweep" "$TMP/out" && ok || bad "no batch sweep table"
@@ -42,15 +42,16 @@ assert d["throughput"] == opt["examples_per_s"]
 b1 = [p for p in pre["points"] if p.get("batch_size") == 1][0]
 assert abs(d["latency_ms"] - b1["latency_ms"]) < 1e-9
 PY
-# decode points carry the bytes a step reads and the GB/s; --quick measures
-# no read bandwidth at memory, so the efficiency is null and says why
+# decode points carry the bytes a step reads and the GB/s; without the
+# bandwidth section there is no read bandwidth at memory, so the
+# efficiency is null and says why
 $PY - "$TMP/sweep.json" <<'PY' && ok || bad "decode bandwidth keys (no reference)"
 import json, sys
 d = json.load(open(sys.argv[1]))
 bs = d["batch_sweep"]
 m, mod = bs["modes"]["decode"], bs["model"]
 assert m["memory_read_gbps"] is None and m["memory_read_point"] is None
-assert "no efficiency: the bandwidth section has no stream_read point" in m["bandwidth_note"], m["bandwidth_note"]
+assert "no efficiency: the bandwidth section did not run" in m["bandwidth_note"], m["bandwidth_note"]
 ok = [p for p in m["points"] if p["status"] == "ok"]
 for p in ok:
     kv = p["batch_size"] * mod["kv_heads"] * (mod["seq"] + 1) * mod["head_dim"] * 2 * 4
@@ -61,8 +62,32 @@ for p in ok:
 for p in bs["modes"]["prefill"]["points"]:
     assert "bandwidth_efficiency" not in p and "read_gbps" not in p
 PY
-grep -q "%bw: not known: the bandwidth section has no stream_read point" "$TMP/out" \
+grep -q "%bw: not known: the bandwidth section did not run" "$TMP/out" \
   && ok || bad "the decode table does not say why %bw is unknown"
+$PY - "$TMP/sweep.json" <<'PY' && ok || bad "the sweep's dtype"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+assert set(d) >= {"batch_sweep"} and "gemm" not in d  # --sections batch
+# bf16 by default exactly where the CPU has a native bf16 path
+native = bs["dtype_choice"].startswith("auto: the CPU has")
+assert bs["dtype"] == ("bf16" if native else "fp32"), bs["dtype_choice"]
+assert d["batch_source"]["dtype"] == bs["dtype"]
+for p in bs["modes"]["prefill"]["points"]:
+    assert ("/bf16/" in p["id"]) == (bs["dtype"] == "bf16"), p["id"]
+    if p["status"] == "ok":
+        assert p["dtype"] == bs["dtype"] and p["engine"] in ("openblas", "onednn", "builtin")
+PY
+expect_exit 0 "--dtype fp32" "$CAL" --sweep-batch "${FAST[@]}" --dtype fp32 --mode decode --batches 1,32 --no-extend -o "$TMP/f32.json"
+$PY - "$TMP/f32.json" <<'PY' && ok || bad "--dtype fp32"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+assert bs["dtype"] == "fp32" and bs["dtype_choice"] == "--dtype fp32"
+pts = bs["modes"]["decode"]["points"]
+assert [p["matrix_path"] for p in pts] == ["gemv", "blas"]
+assert pts[0]["impl"] == "gemv fp32" and pts[1]["impl"].startswith("openblas sgemm")
+PY
 
 # a memory budget too small for larger batches: recorded as skipped
 expect_exit 0 "memory budget" "$CAL" --sweep-batch "${FAST[@]}" --mode prefill --memory-budget 3M -o "$TMP/mem.json"

@@ -112,6 +112,9 @@ static int take_shape(cal_attn_opts_t *r, int argc, char **argv, char **rest,
  * the thread count and memory now known. */
 static int prepare(cal_opts_t *o, void *arg) {
   o->attn = *(const cal_attn_opts_t *)arg;
+  if (o->sections_asked)
+    return cal_usage("attention", "--sections belongs to 'calibrate run' "
+                                  "(this command measures one section)");
   if (o->sections & CAL_SEC_BATCH)
     return cal_usage("attention", "--sweep-batch belongs to 'calibrate run' "
                                   "(this command measures one section)");

@@ -35,6 +35,9 @@ static void bandwidth_help(void) {
 /* --sweep-batch belongs to calibrate run: a command measuring one section
  * refuses it rather than ignore it. */
 static int no_sweep(const cal_opts_t *o) {
+  if (o->sections_asked)
+    return cal_usage(o->cmd, "--sections belongs to 'calibrate run' "
+                             "(this command measures one section)");
   if (o->sections & CAL_SEC_BATCH)
     return cal_usage(o->cmd, "--sweep-batch belongs to 'calibrate run' "
                              "(this command measures one section)");

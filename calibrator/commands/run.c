@@ -34,6 +34,9 @@ static void run_help(void) {
       "                      the best verified one is the headline), openblas\n"
       "                      or onednn (only that one)\n"
       "  -v, --verbose       say which kernel variants ran, and warnings\n"
+      "      --sections LIST only these sections, e.g. gemm,peak (gemm,\n"
+      "                      scaling, attention, peak, bandwidth, roofline,\n"
+      "                      batch); --sweep-batch adds batch\n"
       "      --allow-busy    keep the figures of points measured while other\n"
       "                      processes took the cores (marked contaminated)\n"
       "      --partial       on SIGINT/SIGTERM stop measuring and write the\n"
@@ -84,7 +87,10 @@ static void run_help(void) {
  * section but the batch sweep, which --sweep-batch and --ci add. */
 static int prepare(cal_opts_t *o, void *arg) {
   unsigned off = CAL_SEC_BATCH | (o->ci ? CAL_SEC_SCALING : 0);
-  o->sections |= (CAL_SEC_ALL & ~off) | (o->ci ? CAL_SEC_BATCH : 0);
+  if (o->sections_asked)
+    o->sections |= o->sections_asked;
+  else
+    o->sections |= (CAL_SEC_ALL & ~off) | (o->ci ? CAL_SEC_BATCH : 0);
   return 0;
 }
 

@@ -22,7 +22,7 @@
 enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
        O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
        O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_DTYPE, O_CI,
-       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE, O_ALLOW_BUSY, O_PARTIAL, O_NO_WAIT };
+       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE, O_ALLOW_BUSY, O_PARTIAL, O_NO_WAIT, O_SECTIONS };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -44,6 +44,7 @@ static const struct option long_opts[] = {
     {"allow-busy", no_argument, NULL, O_ALLOW_BUSY},
     {"partial", no_argument, NULL, O_PARTIAL},
     {"no-wait", no_argument, NULL, O_NO_WAIT},
+    {"sections", required_argument, NULL, O_SECTIONS},
     {"preset", required_argument, NULL, O_PRESET},
     {"hidden", required_argument, NULL, O_HIDDEN},
     {"heads", required_argument, NULL, O_HEADS},
@@ -113,6 +114,33 @@ static int gemm_engine_opt(cal_opts_t *o, const char *arg, const char *flag) {
   return 0;
 }
 
+/* --sections LIST: section keys (batch for batch_sweep), comma-separated. */
+static int sections_opt(cal_opts_t *o, const char *arg) {
+  unsigned set = 0;
+  const char *p = arg;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    int found = -1;
+    for (int i = 0; i < CAL_NSECTIONS && found < 0; i++)
+      if ((strlen(cal_sections[i].key) == n &&
+           strncmp(p, cal_sections[i].key, n) == 0) ||
+          (i == CAL_SEC_ID_BATCH && n == 5 && strncmp(p, "batch", 5) == 0))
+        found = i;
+    if (found < 0)
+      return cal_usage(o->cmd, "--sections: '%.*s' is not a section (gemm, "
+                               "scaling, attention, peak, bandwidth, roofline, "
+                               "batch)", (int)(n > 40 ? 40 : n), p);
+    set |= 1u << found;
+    p += n;
+    if (*p == ',')
+      p++;
+  }
+  if (!set)
+    return cal_usage(o->cmd, "--sections needs a list like gemm,peak");
+  o->sections_asked = set;
+  return 0;
+}
+
 /* The flags of the run itself (not the batch sweep's).  1: not one of
  * them; 0: taken; else an exit code. */
 static int run_flag(cal_opts_t *o, int c, const char *arg) {
@@ -127,6 +155,7 @@ static int run_flag(cal_opts_t *o, int c, const char *arg) {
   case O_ALLOW_BUSY: o->allow_busy = 1; return 0;
   case O_PARTIAL: o->partial = 1; return 0;
   case O_NO_WAIT: o->no_wait = 1; return 0;
+  case O_SECTIONS: return sections_opt(o, arg);
   case O_PLOTS: o->plots_dir = arg; return 0;
   case O_GEMM_ENGINE:
     o->gemm_engine_given = 1;

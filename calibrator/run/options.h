@@ -47,6 +47,7 @@ typedef struct cal_opts {
   int threads;              /* the "all threads" count (<= usable) */
   uint64_t seed;
   unsigned sections;        /* CAL_SEC_* to run */
+  unsigned sections_asked;  /* --sections (run only), 0: not given */
   double budget_scale;      /* multiplies every section's time budget */
   const char *plots_dir;    /* --plots DIR: draw charts after the run */
   int ci;                   /* --ci: fixed point lists, interleaved rounds */
