@@ -17,3 +17,14 @@ int cal_grow(void *parr, size_t n, size_t *cap, size_t size, size_t first) {
   *cap = ncap;
   return 0;
 }
+
+int cal_strv_push(char ***v, size_t *n, const char *s) {
+  char **w = realloc(*v, (*n + 1) * sizeof *w);
+  if (!w)
+    return CAL_ENOMEM;
+  *v = w;
+  if (!(w[*n] = strdup(s)))
+    return CAL_ENOMEM;
+  (*n)++;
+  return 0;
+}

@@ -10,4 +10,8 @@
  * allocation holds `first`.  0, or CAL_ENOMEM with the array as it was. */
 int cal_grow(void *parr, size_t n, size_t *cap, size_t size, size_t first);
 
+/* Append a copy of s to the string list *v of *n strings (each owned,
+ * free() them and the list).  0, or CAL_ENOMEM with the list as it was. */
+int cal_strv_push(char ***v, size_t *n, const char *s);
+
 #endif

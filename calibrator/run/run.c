@@ -10,6 +10,7 @@
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "cal_isa.h"
+#include "cal_vec.h"
 #include "clock.h"
 #include "profile_run.h"
 #include "results.h"
@@ -183,12 +184,7 @@ void cal_run_warn(cal_run_t *r, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   cal_quality_t *q = &r->res->quality;
-  char **w = realloc(q->warnings, (q->nwarnings + 1) * sizeof *w);
-  if (w) {
-    q->warnings = w;
-    if ((w[q->nwarnings] = strdup(msg)) != NULL)
-      q->nwarnings++;
-  }
+  (void)cal_strv_push(&q->warnings, &q->nwarnings, msg); /* a note lost */
   if (r->opt->verbose) {
     cal_progress_done(r);
     fprintf(stderr, "calibrate: warning: %s\n", msg);

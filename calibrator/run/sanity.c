@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cal_vec.h"
 #include "results.h"
 #include "run.h"
 
@@ -26,12 +27,7 @@ static void finding(cal_run_t *r, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   cal_quality_t *q = &r->res->quality;
-  char **s = realloc(q->sanity, (q->nsanity + 1) * sizeof *s);
-  if (s) {
-    q->sanity = s;
-    if ((s[q->nsanity] = strdup(msg)) != NULL)
-      q->nsanity++;
-  }
+  (void)cal_strv_push(&q->sanity, &q->nsanity, msg); /* stderr has it */
   cal_progress_done(r);
   fprintf(stderr, "calibrate: check: %s\n", msg);
 }
