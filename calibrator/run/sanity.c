@@ -12,9 +12,9 @@
 #include "results.h"
 #include "run.h"
 
-/* A confirmation this far below the first measurement of the same size
- * in the same process was disturbed: one process's samples agree within
- * 1%. */
+/* A confirmation this far from the first measurement of the same size
+ * in the same process, with confidence intervals that do not overlap, was
+ * disturbed: one process's samples agree within 1%. */
 #define CAL_CONFIRM_DROP 0.15
 
 static void finding(cal_run_t *r, const char *fmt, ...)
@@ -47,8 +47,12 @@ static void gemm_checks(cal_run_t *r, const cal_gemm_result_t *g) {
     if (!c->confirms[0] || c->pt.status != CAL_POINT_OK ||
         !(first = point_by_id(g, c->confirms)) || first->pt.status != CAL_POINT_OK)
       continue;
-    double a = first->pt.gflops_sum.median, b = c->pt.gflops_sum.median;
-    if (b < a * (1.0 - CAL_CONFIRM_DROP) || a < b * (1.0 - CAL_CONFIRM_DROP)) {
+    const cal_summary_t *sa = &first->pt.gflops_sum, *sb = &c->pt.gflops_sum;
+    double a = sa->median, b = sb->median;
+    /* far apart, and each outside the other's confidence interval: the
+     * noise of short samples alone does not make a finding */
+    int apart = b < a * (1.0 - CAL_CONFIRM_DROP) || a < b * (1.0 - CAL_CONFIRM_DROP);
+    if (apart && (sa->ci_high < sb->ci_low || sb->ci_high < sa->ci_low)) {
       finding(r, "%s measured %.1f, its confirmation %.1f in the same run "
                  "(%.0f%% apart): the machine was disturbed during one of "
                  "them", first->id, a, b, 100.0 * (a > b ? 1 - b / a : 1 - a / b));
