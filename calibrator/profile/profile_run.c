@@ -263,6 +263,7 @@ static int watch_json(const cal_run_t *r, json_t *o) {
   rc |= json_object_set_new(o, "contaminated_points", json_integer(q->contaminated));
   rc |= json_object_set_new(o, "remeasured_points", json_integer(q->remeasured));
   rc |= json_object_set_new(o, "remeasure_s", json_real(q->remeasure_s));
+  rc |= json_object_set_new(o, "watch_s", json_real(q->watch_s));
   rc |= json_object_set_new(o, "allow_busy", json_boolean(r->opt->allow_busy));
   rc |= json_object_set_new(
       o, "clock",

@@ -81,7 +81,7 @@ double cal_run_budget(const cal_run_t *r, int id) {
 /* The clock under vector load on one pinned thread, quickly (about 0.1
  * s): the fastest of nine short samples, so an interruption does not read
  * as a slower clock.  0 when it cannot be measured. */
-static double clock_now(cal_run_t *r) {
+static double clock_reading(cal_run_t *r) {
   cal_clock_t c;
   cal_load_snap_t a, b;
   cal_load_share_t l = {0};
@@ -100,6 +100,14 @@ static double clock_now(cal_run_t *r) {
   return l.known && (l.others + l.steal) * (double)r->ctx->load.ncpus > 0.5
              ? 0.0
              : c.ghz;
+}
+
+/* The same, its time counted as the watch's. */
+static double clock_now(cal_run_t *r) {
+  double t0 = cal_now();
+  double ghz = clock_reading(r);
+  r->res->quality.watch_s += cal_now() - t0;
+  return ghz;
 }
 
 /* After a section: the clock again; a reading CAL_THROTTLE_DROP below the
@@ -356,7 +364,9 @@ static void catch_signals(void) {
 static void watch_start(cal_run_t *r) {
   cal_quality_t *q = &r->res->quality;
   if (r->ctx->load_ok) {
+    double t0 = cal_now();
     cal_load_watch(&r->ctx->load, 0.2, &q->before);
+    q->watch_s += cal_now() - t0;
     if (q->before.known && q->before.others + q->before.steal > CAL_BUSY_SHARE)
       cal_run_warn(r, "before the run, others took %.0f%% of the usable cores "
                       "(the hypervisor %.0f%%, %d runnable): points they "

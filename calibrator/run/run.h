@@ -91,6 +91,8 @@ typedef struct cal_quality {
                                (kept as figures with --allow-busy) */
   int remeasured;           /* points measured again after a wait */
   double remeasure_s;       /* time spent doing it */
+  double watch_s;           /* time the watch itself took (the load window
+                               before the run, the clock readings) */
   cal_load_share_t before;  /* the machine just before the first section */
   double clock_start_ghz;   /* 0: not measured */
   cal_section_watch_t watch[CAL_NSECTIONS];
