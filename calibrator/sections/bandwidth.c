@@ -54,6 +54,8 @@ static int staircase(const cal_run_t *r, const cal_cache_sizes_t *cs,
   int64_t top = llc > 0 ? 4 * llc : 256 << 20;
   if (top > (quick ? 64 << 20 : 256 << 20))
     top = quick ? 64 << 20 : 256 << 20;
+  if (r->opt->ci) /* --ci: the level points only; the staircase is a picture */
+    return 0;
   int nstair = cal_staircase(4096, top, quick ? 1 : 2, stair, 96);
   return nstair < 0 ? 0 : nstair;
 }
@@ -77,10 +79,22 @@ static void level_points(const cal_run_t *r, const cal_cache_sizes_t *cs,
       static const char *const names[] = {"stream_triad", "stream_read",
                                           "stream_copy"};
       int mem = strcmp(ws[l].level, "memory") == 0;
+      /* --ci: memory arrays of 256 MiB whatever the last level claims (a
+       * VM may report its host's L3): a CI run compares runs, it is not
+       * the machine's STREAM figure; working_set_bytes records it */
+      if (o->ci && mem && ws[l].bytes > ((int64_t)256 << 20)) {
+        ws[l].bytes = (int64_t)256 << 20;
+        ws[l].capped = 1;
+      }
       int nkern = o->quick ? 1 : !mem ? 2 : ti == nt - 1 ? 3 : 1;
       if (o->quick && mem && ti == 0 && nt > 1)
         continue;
       for (int k = 0; k < nkern; k++) {
+        /* --ci: read in L2 at one thread and from memory at all threads
+         * (the decode points' efficiency needs the latter) */
+        if (o->ci && (k != 1 || (mem ? ti != nt - 1
+                                     : ti != 0 || strcmp(ws[l].level, "L2"))))
+          continue;
         ks[*n] = cal_kernel_find(names[k]);
         ps[*n] = (cal_params_t){.bytes = ws[l].bytes, .threads = tcounts[ti],
                                 .seed = o->seed, .variant = CAL_VARIANT_AUTO};

@@ -5,6 +5,7 @@
  * theoretical peak they are a fraction of.  A loop this machine cannot run
  * is a skipped point whose reason says why (kernels/amx.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cal_err.h"
 #include "cal_isa.h"
@@ -61,6 +62,9 @@ int cal_compute_peak_measure(cal_run_t *r) {
       /* quick: the ML dtypes (dot products, fp16, matrix engine) at one
        * thread only */
       if (o->quick && ti > 0 && i >= 2)
+        continue;
+      /* --ci: the fp32 peak only, the roofline's ceiling for fp32 work */
+      if (o->ci && strcmp(peak_kernels[i], "fma_f32") != 0)
         continue;
       ks[n] = cal_kernel_find(peak_kernels[i]);
       ps[n] = (cal_params_t){.threads = tcounts[ti], .seed = o->seed,
