@@ -77,6 +77,70 @@ machine)
   expect_match 0 "only in base (1): bandwidth/l1/read" "$CAL" compare base.json fewer.json
   expect_match 0 "only in new (1): bandwidth/l1/read" "$CAL" compare fewer.json base.json
   ;;
+runs)
+  # Five runs a side, each process landing a few % apart (run factors with
+  # a ~2.5% spread) while its samples agree within 1%.
+  mkdir A B S M
+  i=0
+  for f in 1.00 0.97 1.03 0.99 1.02; do
+    i=$((i + 1))
+    gen A/a$i.json --seed $((10 + i)) --run-factor $f
+    gen S/s$i.json --seed $((30 + i)) --run-factor $f \
+      --scale gemm/fp32/512x512x512/t1=0.8
+  done
+  i=0
+  # the new side: other factors, all 2.5% lower (a shift the size of the
+  # between-run spread)
+  for f in 0.955 1.005 0.945 0.985 0.975; do
+    i=$((i + 1))
+    gen B/b$i.json --seed $((20 + i)) --run-factor $f
+  done
+  # directories as sides, and lists of files
+  expect_match 0 "no regression" "$CAL" compare A B
+  expect_match 0 "5 runs (run-to-run spread" "$CAL" compare A B
+  expect_match 0 '"method": "welch-log-runs"' "$CAL" compare --format json A B
+  expect_match 0 "no regression" "$CAL" compare --base A/a1.json A/a2.json A/a3.json \
+    --new B/b1.json B/b2.json B/b3.json
+  # any pair of single runs has certain samples: never a regression inside
+  # the run-to-run allowance
+  expect_match 0 "inside the run-to-run allowance" "$CAL" compare A/a3.json B/b3.json
+  expect_match 0 "runs per side would decide" "$CAL" compare A/a3.json B/b3.json
+  # 20% slower with 5 runs a side: regressed; only that point
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare A S
+  "$CAL" compare --format json -o s.json A S
+  [ "$(grep -c '"verdict": "regressed"' s.json)" -eq 1 ] && ok || bad "one regressed point"
+  # a stored baseline (a directory) against one new run
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare --base A --new S/s2.json
+  # --only-changed, --filter and the markdown layout
+  expect_match 1 "REGRESSED" "$CAL" compare --only-changed A S
+  "$CAL" compare --only-changed A S >only.txt
+  grep -q "all points" only.txt && bad "--only-changed listed all points" || ok
+  expect_match 0 "no regression" "$CAL" compare --filter 'bandwidth/*,attention/*' A S
+  "$CAL" compare --format json --filter 'bandwidth/*' -o f.json A S
+  [ "$(grep -c '"id": ' f.json)" -eq 1 ] && ok || bad "--filter kept other points"
+  expect_match 2 "matches no point" "$CAL" compare --filter 'nothing/*' A S
+  "$CAL" compare --format md A S >r.md
+  head -1 r.md | grep -q ":x: 1 regression" && ok || bad "markdown does not lead with the verdict"
+  grep -q "<details><summary>All" r.md && ok || bad "markdown has no collapsed full table"
+  # mixed machines within a side or across sides are refused, listing keys
+  cp A/*.json M/
+  gen M/other.json --seed 9 --model 207 --coretype Haswell
+  expect_match 2 "different machines" "$CAL" compare M B
+  expect_match 2 "machine.cpu.model: 143 in base, 207 in new" "$CAL" compare M B
+  expect_match 2 "blas.coretype" "$CAL" compare M B
+  expect_match 0 "" "$CAL" compare --allow-different-machines M B
+  # bad inputs: one line, exit 2
+  expect_usage "stdin twice" "$CAL" compare - - <A/a1.json
+  grep -q "only once" "$TMP/err" && ok || bad "stdin twice: message"
+  mkdir empty
+  expect_usage "empty directory" "$CAL" compare empty B
+  expect_usage "--base without --new" "$CAL" compare --base A
+  expect_usage "--base with nothing" "$CAL" compare --base --new B
+  expect_usage "lists and positionals" "$CAL" compare A --base A --new B
+  expect_usage "run allowance" "$CAL" compare --run-allowance 5 A B
+  # one profile from stdin is fine
+  expect_match 0 "no regression" "$CAL" compare --base - --new B <A/a1.json
+  ;;
 export)
   expect_match 0 "" "$CAL" export --format bmf -o bmf.json base.json
   expect_match 0 "" "$CAL" export --format gab -o gab.json base.json
