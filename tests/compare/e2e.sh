@@ -66,6 +66,12 @@ badinput)
   expect_match 2 "not valid JSON" "$CAL" export --format bmf corrupt.json
   expect_match 2 "format" "$CAL" export --format csv base.json
   expect_match 2 "no --format" "$CAL" export base.json
+  # nothing lower-is-better: an error, not an empty list
+  gen nolat.json --seed 3 --drop attention/fp32/b1h8n512d64/t1
+  sed 's/"latency_ms": 2.5/"latency_ms": null/' nolat.json >nolat2.json
+  expect_usage "gab-smaller with nothing smaller-is-better" \
+    "$CAL" export --format gab-smaller nolat2.json
+  grep -q "no lower-is-better figure" "$TMP/err" && ok || bad "gab-smaller: message"
   ;;
 machine)
   gen other.json --seed 2 --cpu "Another CPU"
