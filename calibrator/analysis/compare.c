@@ -459,7 +459,11 @@ static int compare_point(const side_points_t *sb, const side_points_t *sn,
                        cal_point_higher_is_better(okb[0], metric), metric, o,
                        &rc);
     if (rc == CAL_EINVAL) { /* a run without a usable figure */
-      rc = add_not_compared(a->skipped, id, "figure", "unusable", "or") ? CAL_ENOMEM : 0;
+      rc = json_array_append_new(
+               a->skipped, json_pack("{s:s, s:s}", "id", id, "reason",
+                                     "a run has no finite figure"))
+               ? CAL_ENOMEM
+               : 0;
       goto out;
     }
   }
