@@ -19,7 +19,9 @@
  * gemm_best: {<dtype>: {status, reason | metric, <m>_per_core, <m>,
  *          engine, impl, per_core, all_threads}}
  * scaling: n, points[] ("scaling/[<engine>/]<dtype>/<n>/t<threads>", metric gflops,
- *          + n, speedup, efficiency, gflops_per_thread) */
+ *          + n, speedup, efficiency, gflops_per_thread), then their role
+ *          copies "scaling/[<engine>/]<dtype>/best/t<threads>" (+ role_of),
+ *          whose ids do not move when n does */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -275,6 +277,25 @@ json_t *cal_scaling_write(const cal_run_t *r, const void *result) {
       json_object_set_new(o, "gflops_per_thread", json_real(gf / t));
     }
     if (append(points, o) < 0)
+      goto fail;
+  }
+  /* role points: the same ids with the size (which moves with the best
+   * size between runs) replaced by "best" */
+  char num[32];
+  snprintf(num, sizeof num, "/%lld/", (long long)s->n);
+  for (size_t i = 0, n = json_array_size(points); i < n; i++) {
+    json_t *pt = json_array_get(points, i);
+    const char *id = json_string_value(json_object_get(pt, "id"));
+    const char *at = id ? strstr(id, num) : NULL;
+    char role[128];
+    if (!at)
+      continue;
+    snprintf(role, sizeof role, "%.*s/best/%s", (int)(at - id), id,
+             at + strlen(num));
+    json_t *o = json_deep_copy(pt);
+    if (!o || json_object_set_new(o, "id", json_string(role)) < 0 ||
+        json_object_set_new(o, "role_of", json_string(id)) < 0 ||
+        append(points, o) < 0)
       goto fail;
   }
   return sec;
