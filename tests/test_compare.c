@@ -604,6 +604,17 @@ static void compare_runs(void **state) {
   rep = compare_n(b, 1, n, 1);
   assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
   json_decref(rep);
+  /* ...unless a run marked the point unstable (the machine was busy) */
+  json_t *pa = json_array_get(json_object_get(json_object_get(n[0], "gemm"), "points"), 0);
+  json_object_set_new(json_object_get(pa, "stats"), "unstable", json_true());
+  rep = compare_n(b, 1, n, 1);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "inconclusive");
+  assert_string_equal(verdict_of(rep, "gemm/b"), "regressed");
+  json_decref(rep);
+  /* with runs, an unstable run is evidence like any other */
+  rep = compare_n(b, 5, n, 5);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
+  json_decref(rep);
   side_free(n, 5);
   /* 10% with one run a side: inside the allowance, inconclusive */
   side_of(n, run_factor, 1, 0.9);

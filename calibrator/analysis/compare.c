@@ -268,6 +268,11 @@ static json_t *judge_samples(const char *id, const char *section,
   /* the ratio as a number even when JSON cannot hold it (0 or inf) */
   if (e)
     json_object_set_new(e, "_ratio", json_real(isinf(ci.ratio) ? 1e308 : ci.ratio));
+  /* a point its run marked unstable (CV past the run's threshold: the
+   * machine was busy or its clock moved) */
+  if (e && (json_is_true(json_object_get(json_object_get(bp, "stats"), "unstable")) ||
+            json_is_true(json_object_get(json_object_get(np, "stats"), "unstable"))))
+    json_object_set_new(e, "_unstable", json_true());
   *rc = e ? 0 : CAL_ENOMEM;
 out:
   free(xb);
@@ -333,6 +338,7 @@ static json_t *sorted_points(json_t *entries) {
     json_object_del(v[i], "_rank");
     json_object_del(v[i], "_order");
     json_object_del(v[i], "_ratio");
+    json_object_del(v[i], "_unstable");
     if (json_array_append(out, v[i]))
       goto fail;
   }
@@ -511,8 +517,13 @@ static int decide_all(const cal_compare_opts_t *o, compare_acc_t *a) {
     cal_verdict_t v = cal_verdict_decide(&in, &reason);
     int undecidable = in.p_min > o->alpha && !(q < o->alpha);
     size_t need = 0;
-    if (single && !undecidable &&
-        (v == CAL_VERDICT_UNCHANGED || v == CAL_VERDICT_INCONCLUSIVE)) {
+    if (single && !undecidable && json_object_get(e, "_unstable")) {
+      /* one run a side, and a run saw this point disturbed: its samples
+       * say nothing about the other run's conditions */
+      v = CAL_VERDICT_INCONCLUSIVE;
+      reason = "one run per side, unstable in a run (the machine was busy)";
+    } else if (single && !undecidable &&
+               (v == CAL_VERDICT_UNCHANGED || v == CAL_VERDICT_INCONCLUSIVE)) {
       v = CAL_VERDICT_INCONCLUSIVE;
       reason = "one run per side: within the run-to-run allowance";
       need = cal_runs_needed(in.ratio, o->run_allowance, o->threshold, o->alpha,

@@ -8,7 +8,8 @@
  * on the logs, see verdict.h), and the p-values of all points are
  * adjusted together (Benjamini-Hochberg).  With one run per side the
  * samples' rank test is all there is, and a point is called regressed or
- * improved only past the run-to-run allowance; inside it, inconclusive.
+ * improved only past the run-to-run allowance and when neither run marked
+ * it unstable; otherwise inconclusive.
  *
  * The report is a jansson tree, schema "calibrate-compare/1":
  *   schema, base, new (labels of the sides), base_runs, new_runs (the
