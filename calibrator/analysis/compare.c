@@ -302,9 +302,16 @@ static json_t *judge_runs(const char *id, const char *section,
       "p_min", 0.0, "method", t.log_scale ? "welch-log-runs" : "welch-runs",
       "df", num(t.df), "base_run_spread", num(t.sd_base), "new_run_spread",
       num(t.sd_new));
-  if (e)
+  if (e) {
     json_object_set_new(e, "_ratio",
                         json_real(isinf(t.ratio) ? 1e308 : t.ratio));
+    /* the figures the ratio is of: geometric means of the runs */
+    if (t.log_scale) {
+      double gb = cal_geomean(vb, nb, NULL), gn = cal_geomean(vn, nn, NULL);
+      json_object_set_new(e, "base_geomean", num(gb));
+      json_object_set_new(e, "new_geomean", num(gn));
+    }
+  }
   *rc = e ? 0 : CAL_ENOMEM;
   return e;
 }

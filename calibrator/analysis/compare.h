@@ -20,8 +20,10 @@
  *   points [{id, section, metric, higher_is_better, n_base, n_new (values
  *            the test used: samples with one run a side, else runs),
  *            runs_base, runs_new, base_median, new_median (of the samples,
- *            or of the per-run medians), ratio (new / base: of medians with
- *            one run a side, else of geometric means of the runs), ci_low,
+ *            or of the per-run medians), base_geomean, new_geomean (runs,
+ *            log scale: the geometric means of the per-run medians),
+ *            ratio (new / base: of medians with one run a side, else of
+ *            the geometric means), ci_low,
  *            ci_high, ci_level, hl_ratio, oriented_ratio, u, z (rank test;
  *            null for runs), df (runs), p, p_adjusted, p_min, method
  *            ("exact", "normal": Mann-Whitney on samples; "welch-log-runs",

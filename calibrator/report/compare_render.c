@@ -35,9 +35,12 @@ typedef struct row_cells {
 /* Cells of a point (top = 0: medians, CI, p) or of a top-level figure
  * (top = 1: base, new and ratio only). */
 static void row_cells(const json_t *e, int top, row_cells_t *c) {
+  /* a point over runs shows what its ratio is of: the geometric means */
+  int gm = !top && json_is_number(json_object_get(e, "base_geomean"));
   fmt_num(c->base, sizeof c->base, 4, 0,
-          cal_json_num(e, top ? "base" : "base_median", NAN));
-  fmt_num(c->newv, sizeof c->newv, 4, 0, cal_json_num(e, top ? "new" : "new_median", NAN));
+          cal_json_num(e, top ? "base" : gm ? "base_geomean" : "base_median", NAN));
+  fmt_num(c->newv, sizeof c->newv, 4, 0,
+          cal_json_num(e, top ? "new" : gm ? "new_geomean" : "new_median", NAN));
   fmt_num(c->ratio, sizeof c->ratio, 3, 1, cal_json_num(e, "ratio", NAN));
   if (top)
     return;
