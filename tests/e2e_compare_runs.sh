@@ -19,14 +19,24 @@
 #     point regressed (those kernels are ours, not OpenBLAS's).
 #  3. A truncated profile is exit 2 with one line on stderr.
 #
-# Every check is hard: no timing verdict is turned into a skip.  The load
-# other processes put on the machine is printed (runs_tool measure) so a
-# failure can be read against it.  On a 2-core VM the whole test takes
-# about (2 RUNS + SLOW) x 20 s.
+# The A/A check is always hard.  The slowdown check needs runs that agree:
+# on a quiet 2-core VM unchanged code lands within ~5-12% from run to run,
+# and the Prescott kernels are 2-6x slower.  When the host is
+# oversubscribed every point of a run slows together (even the
+# register-resident FMA loop measured 32-222 GFLOPS over 20 runs of one
+# hour), the run-to-run spread reaches 50% and no 3 vs 3 test can call a
+# 2.5x change at a false-discovery level of 0.01: compare then says
+# "inconclusive", which is the right answer.  So when the A side's median
+# run-to-run spread is past SPREAD_LIMIT, the exit-1 requirement becomes a
+# skip (exit 77, naming the spread) -- after the checks that hold at any
+# load: exit 0 or 1, never an improved or unchanged GEMM fp64 point, never
+# a regressed attention, bandwidth or peak point.  A wrong verdict always
+# fails.  On a 2-core VM the whole test takes about (2 RUNS + SLOW) x 20 s.
 CAL=$1 PY=$2 TOOL=$3 WORK=$4
 . "$(dirname "$0")/e2e_lib.sh"
 RUNS=${CAL_E2E_RUNS:-3}       # runs per side of the A/A comparison
 SLOW=${CAL_E2E_SLOW_RUNS:-3}  # runs with the old OpenBLAS kernels
+SPREAD_LIMIT=0.2              # past this run-to-run spread: oversubscribed
 
 e2e_setup "$WORK"
 cd "$WORK" || exit 99
@@ -79,15 +89,34 @@ rc=$?
 "$CAL" compare --allow-different-machines --only-changed A P >slow.txt 2>&1
 regressed=$(tool regressed slow.json)
 others=$(echo "$regressed" | grep -E '^(attention|bandwidth|peak)/')
-if [ "$rc" -ne 1 ]; then
+spread=$("$PY" -c "import json; print(json.load(open('aa.json'))['summary']['base_run_spread'])")
+fp64=$("$PY" -c "
+import json
+for p in json.load(open('slow.json'))['points']:
+    if p['id'] == 'gemm/fp64/best/t1':
+        print(p['verdict'], p['ratio'])")
+busy=$("$PY" -c "print(int($spread > $SPREAD_LIMIT))")
+skip=0
+if [ -n "$others" ]; then
+  bad "A vs P: points OpenBLAS does not run regressed:" $others
+  cat slow.txt
+elif [ "$rc" -ne 1 ] && [ "$rc" -ne 0 ]; then
   bad "A vs P (OPENBLAS_CORETYPE=Prescott) exited $rc, expected 1"
+  cat slow.txt slow.err
+elif echo "$fp64" | grep -qE '^(improved|unchanged)'; then
+  bad "A vs P: gemm/fp64/best/t1 is $fp64 with OpenBLAS forced to SSE3"
+elif [ "$rc" -ne 1 ] && [ "$busy" = 1 ]; then
+  echo "SKIP: A vs P exited 0 (gemm/fp64/best/t1: $fp64): the A side's" \
+       "run-to-run spread is $spread, past $SPREAD_LIMIT; the host is" \
+       "oversubscribed and 3 vs 3 runs cannot decide (see the top)"
+  skip=1
+elif [ "$rc" -ne 1 ]; then
+  bad "A vs P (OPENBLAS_CORETYPE=Prescott) exited $rc, expected 1" \
+      "(run-to-run spread $spread)"
   cat slow.txt slow.err
 elif ! echo "$regressed" | grep -q '^gemm/fp32/1024x1024x1024/t1$' ||
      ! echo "$regressed" | grep -q '^gemm/fp64/best/t1$'; then
   bad "A vs P: the OpenBLAS GEMM points are not regressed:" $regressed
-  cat slow.txt
-elif [ -n "$others" ]; then
-  bad "A vs P: points OpenBLAS does not run regressed:" $others
   cat slow.txt
 elif ! grep -q "^REGRESSED .*gemm/" slow.txt; then
   bad "the table does not name the regressed points"; cat slow.txt
@@ -99,4 +128,6 @@ fi
 head -c "$(($(wc -c <A/A1.json) / 2))" A/A1.json >trunc.json
 expect_usage "truncated profile" "$CAL" compare trunc.json B
 
-finish
+finish || exit 1
+[ "$skip" -eq 0 ] || exit 77
+exit 0
