@@ -54,10 +54,12 @@
 
 #define CAL_COMPARE_SCHEMA "calibrate-compare/1"
 
-/* Run-to-run allowance with one run per side (see docs/ci.md: measured on
- * 2-core shared VMs, where unchanged code lands up to ~12% apart between
- * processes). */
-#define CAL_COMPARE_RUN_ALLOWANCE 0.15
+/* Run-to-run allowance with one run per side (docs/ci.md): on the 2-core
+ * shared VMs unchanged code lands 4-12% apart between processes when the
+ * host is quiet, and 25% (median) to 5x apart when it is oversubscribed;
+ * over 34 consecutive pairs of such runs, 15% let 6 false alarms through,
+ * 25% 3, 50% 1. */
+#define CAL_COMPARE_RUN_ALLOWANCE 0.50
 
 typedef struct cal_compare_opts {
   double threshold;     /* relative change that matters, e.g. 0.05 */

@@ -90,8 +90,8 @@ static int compare_option(int c, char **argv, compare_args_t *a) {
     return -1;
   case O_RUN_ALLOWANCE:
     if (cal_parse_fraction(optarg, &a->o.run_allowance) < 0)
-      return cal_usage(CMD, "--run-allowance %s: give a fraction like 15%% "
-                            "or 0.15", optarg);
+      return cal_usage(CMD, "--run-allowance %s: give a fraction like 50%% "
+                            "or 0.5", optarg);
     return -1;
   case O_FILTER:
     if (!*optarg)

@@ -23,26 +23,32 @@ aa)
   expect_match 0 "" "$CAL" compare aa.json aa2.json
   ;;
 regression)
+  # single runs: the mechanics of a call at a 15% run-to-run allowance
+  # (a quiet machine); the default (50%) leaves a 20% change inconclusive
   gen slow.json --seed 2 --scale gemm/fp32/512x512x512/t1=0.8
-  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare base.json slow.json
+  expect_match 0 "inside the run-to-run allowance of 50%" "$CAL" compare base.json slow.json
+  gen halved.json --seed 2 --scale gemm/fp32/512x512x512/t1=0.45
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare base.json halved.json
+  gen slow.json --seed 2 --scale gemm/fp32/512x512x512/t1=0.8
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare --run-allowance 15% base.json slow.json
   expect_match 1 "\*\*regressed\*\* | \`gemm/fp32/512x512x512/t1\`" \
-    "$CAL" compare --format md base.json slow.json
-  expect_match 1 '"verdict": "regressed"' "$CAL" compare --format json base.json slow.json
-  expect_match 0 "REGRESSED" "$CAL" compare --warn-only base.json slow.json
+    "$CAL" compare --run-allowance 15% --format md base.json slow.json
+  expect_match 1 '"verdict": "regressed"' "$CAL" compare --run-allowance 15% --format json base.json slow.json
+  expect_match 0 "REGRESSED" "$CAL" compare --run-allowance 15% --warn-only base.json slow.json
   # a 20% slowdown does not pass a 25% threshold
-  expect_match 0 "no regression" "$CAL" compare --threshold 25% base.json slow.json
+  expect_match 0 "no regression" "$CAL" compare --run-allowance 15% --threshold 25% base.json slow.json
   # lower-is-better: time grows by 25%
   gen lat.json --seed 2 --scale attention/fp32/b1h8n512d64/t1=1.25
-  expect_match 1 "REGRESSED *attention/fp32/b1h8n512d64/t1" "$CAL" compare base.json lat.json
+  expect_match 1 "REGRESSED *attention/fp32/b1h8n512d64/t1" "$CAL" compare --run-allowance 15% base.json lat.json
   # faster is an improvement, not a failure
   gen fast.json --seed 2 --scale gemm/fp32/256x256x256/t1=1.25
-  expect_match 0 "improved *gemm/fp32/256x256x256/t1" "$CAL" compare base.json fast.json
+  expect_match 0 "improved *gemm/fp32/256x256x256/t1" "$CAL" compare --run-allowance 15% base.json fast.json
   # three samples can never be significant at alpha 0.01
   gen few_a.json --seed 1 --samples 3
   gen few_b.json --seed 2 --samples 3 --scale gemm/fp32/512x512x512/t1=0.8
-  expect_match 0 "too few samples" "$CAL" compare few_a.json few_b.json
+  expect_match 0 "too few samples" "$CAL" compare --run-allowance 15% few_a.json few_b.json
   # -o writes the report, nothing else left behind
-  expect_match 1 "" "$CAL" compare -o report.md --format md base.json slow.json
+  expect_match 1 "" "$CAL" compare --run-allowance 15% -o report.md --format md base.json slow.json
   grep -q "regression" report.md && ok || bad "report.md"
   [ -z "$(ls | grep tmp)" ] && ok || bad "temporary file left"
   ;;
