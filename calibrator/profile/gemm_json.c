@@ -20,8 +20,8 @@
  *          engine, impl, per_core, all_threads}}
  * scaling: n, points[] ("scaling/[<engine>/]<dtype>/<n>/t<threads>", metric gflops,
  *          + n, speedup, efficiency, gflops_per_thread), then their role
- *          copies "scaling/[<engine>/]<dtype>/best/t<threads>" (+ role_of),
- *          whose ids do not move when n does */
+ *          copies "scaling/<dtype>/best/t<threads>" (+ role_of), whose ids
+ *          do not move when n or the headline engine does */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -279,19 +279,18 @@ json_t *cal_scaling_write(const cal_run_t *r, const void *result) {
     if (append(points, o) < 0)
       goto fail;
   }
-  /* role points: the same ids with the size (which moves with the best
-   * size between runs) replaced by "best" */
-  char num[32];
-  snprintf(num, sizeof num, "/%lld/", (long long)s->n);
+  /* role points "scaling/<dtype>/best/t<threads>": the size and the
+   * engine (the headline's) can move between runs, the role does not */
   for (size_t i = 0, n = json_array_size(points); i < n; i++) {
     json_t *pt = json_array_get(points, i);
     const char *id = json_string_value(json_object_get(pt, "id"));
-    const char *at = id ? strstr(id, num) : NULL;
+    const char *dtype = json_string_value(json_object_get(pt, "dtype"));
+    json_int_t t = json_integer_value(json_object_get(pt, "threads"));
     char role[128];
-    if (!at)
+    if (!id || !dtype || t < 1)
       continue;
-    snprintf(role, sizeof role, "%.*s/best/%s", (int)(at - id), id,
-             at + strlen(num));
+    snprintf(role, sizeof role, "scaling/%s/best/t%" JSON_INTEGER_FORMAT,
+             dtype, t);
     json_t *o = json_deep_copy(pt);
     if (!o || json_object_set_new(o, "id", json_string(role)) < 0 ||
         json_object_set_new(o, "role_of", json_string(id)) < 0 ||
