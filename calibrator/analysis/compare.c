@@ -373,6 +373,7 @@ typedef struct compare_acc {
   size_t counts[CAL_VERDICT_INFO + 1];
   size_t undecidable, single;
   size_t *need, nneed; /* runs per side the single-run points would need */
+  double speed;        /* single runs: the machine's own speed ratio */
 } compare_acc_t;
 
 static void compare_acc_clear(compare_acc_t *a) {
@@ -493,12 +494,37 @@ out:
 /* The verdicts, once every point's p is known: Benjamini-Hochberg over
  * the points, then the rules of verdict.h; with one run per side a change
  * inside the run-to-run allowance is inconclusive. */
+/* The machine's own speed between two single runs: the ratio of the
+ * register-resident fp32 FMA loop at one pinned thread ("peak/fma_f32/
+ * <isa>/t1"), which no BLAS, kernel or memory change touches; NAN when
+ * the runs lack it.  When the host is oversubscribed every point of a run
+ * slows together, and this is where it shows. */
+static double machine_speed(const json_t *entries) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(entries, i, e) {
+    const char *id = cal_json_str(e, "id");
+    size_t len = strlen(id);
+    if (strncmp(id, "peak/fma_f32/", 13) == 0 && len > 3 &&
+        strcmp(id + len - 3, "/t1") == 0 &&
+        json_integer_value(json_object_get(e, "runs_base")) == 1 &&
+        json_integer_value(json_object_get(e, "runs_new")) == 1)
+      return cal_json_num(e, "_ratio", NAN);
+  }
+  return NAN;
+}
+
 static int decide_all(const cal_compare_opts_t *o, compare_acc_t *a) {
   size_t n = json_array_size(a->entries), i;
   double *p = malloc((n ? n : 1) * sizeof *p);
   json_t *e;
   if (!p)
     return CAL_ENOMEM;
+  a->speed = machine_speed(a->entries);
+  /* one run a side on a machine whose own speed moved past the threshold:
+   * no point of the two runs can be compared with the other */
+  int moved = isfinite(a->speed) && a->speed > 0 &&
+              fabs(log(a->speed)) > log1p(o->threshold);
   json_array_foreach(a->entries, i, e) p[i] = cal_json_num(e, "p", NAN);
   if (cal_bh_adjust(p, n, p) < 0 ||
       !(a->need = malloc((n ? n : 1) * sizeof *a->need))) {
@@ -524,7 +550,11 @@ static int decide_all(const cal_compare_opts_t *o, compare_acc_t *a) {
     cal_verdict_t v = cal_verdict_decide(&in, &reason);
     int undecidable = in.p_min > o->alpha && !(q < o->alpha);
     size_t need = 0;
-    if (single && !undecidable && json_object_get(e, "_unstable")) {
+    if (single && !undecidable && moved) {
+      v = CAL_VERDICT_INCONCLUSIVE;
+      reason = "one run per side, and the machine's own speed changed between "
+               "them (fp32 FMA loop)";
+    } else if (single && !undecidable && json_object_get(e, "_unstable")) {
       /* one run a side, and a run saw this point disturbed: its samples
        * say nothing about the other run's conditions */
       v = CAL_VERDICT_INCONCLUSIVE;
@@ -678,6 +708,8 @@ static json_t *pack_report(const cal_compare_side_t *b,
       (json_int_t)used, "regression", a->counts[CAL_VERDICT_REGRESSED] > 0,
       "runs_base", (json_int_t)b->n, "runs_new", (json_int_t)n->n,
       "base_run_spread", num(sb), "new_run_spread", num(sn));
+  if (sum)
+    json_object_set_new(sum, "machine_speed_ratio", num(a->speed));
   if (sum && a->nneed) {
     qsort(a->need, a->nneed, sizeof *a->need, cmp_size);
     json_object_set_new(sum, "runs_needed_median",
@@ -701,7 +733,7 @@ int cal_compare_sides(const cal_compare_side_t *base,
                       size_t errlen) {
   side_points_t sb = {0}, sn = {0};
   compare_acc_t a = {json_array(), json_array(), json_array(), json_array(),
-                     json_array(), {0}, 0, 0, NULL, 0};
+                     json_array(), {0}, 0, 0, NULL, 0, NAN};
   json_t *rep = NULL;
   int rc = CAL_ENOMEM;
   if (!base->n || !newp->n) {

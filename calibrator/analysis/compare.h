@@ -8,8 +8,10 @@
  * on the logs, see verdict.h), and the p-values of all points are
  * adjusted together (Benjamini-Hochberg).  With one run per side the
  * samples' rank test is all there is, and a point is called regressed or
- * improved only past the run-to-run allowance and when neither run marked
- * it unstable; otherwise inconclusive.
+ * improved only past the run-to-run allowance, when neither run marked
+ * it unstable and when the machine's own speed (the fp32 FMA loop at one
+ * thread, peak/fma_f32/<isa>/t1) did not move past the threshold between
+ * the two runs; otherwise inconclusive.
  *
  * The report is a jansson tree, schema "calibrate-compare/1":
  *   schema, base, new (labels of the sides), base_runs, new_runs (the
@@ -19,6 +21,8 @@
  *   allow_different_machines,
  *   points [{id, section, metric, higher_is_better, n_base, n_new (values
  *            the test used: samples with one run a side, else runs),
+ *            machine_speed_ratio (one run a side: new / base of the
+ *            fp32 FMA loop at one thread; null when absent),
  *            runs_base, runs_new, base_median, new_median (of the samples,
  *            or of the per-run medians), base_geomean, new_geomean (runs,
  *            log scale: the geometric means of the per-run medians),
@@ -57,8 +61,8 @@
 /* Run-to-run allowance with one run per side (docs/ci.md): on the 2-core
  * shared VMs unchanged code lands 4-12% apart between processes when the
  * host is quiet, and 25% (median) to 5x apart when it is oversubscribed;
- * over 34 consecutive pairs of such runs, 15% let 6 false alarms through,
- * 25% 3, 50% 1. */
+ * over 34 consecutive pairs of such runs, with the machine-speed check,
+ * 15% let 2 false alarms through, 25% 1, 50% none. */
 #define CAL_COMPARE_RUN_ALLOWANCE 0.50
 
 typedef struct cal_compare_opts {

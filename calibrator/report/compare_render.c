@@ -100,6 +100,13 @@ static void count_lines(FILE *f, const json_t *rep, int md) {
   const json_t *s = json_object_get(rep, "summary");
   json_int_t und = integer(s, "undecidable"), in = integer(s, "within_run_allowance");
   const char *pre = md ? "\n" : "";
+  double speed = cal_json_num(s, "machine_speed_ratio", NAN);
+  double t = cal_json_num(rep, "threshold", NAN);
+  if (isfinite(speed) && speed > 0 && fabs(log(speed)) > log1p(t))
+    fprintf(f, "%sThe machine itself ran at %.2f times its base speed in the new "
+            "run (fp32 FMA loop at one thread): single runs of it cannot be "
+            "compared; every point is inconclusive. Alternate several runs "
+            "per side.\n", pre, speed);
   if (und)
     fprintf(f, "%s%" JSON_INTEGER_FORMAT " point%s can never be decided at alpha "
             "%g (too few samples for the test); not listed.\n", pre, und,
@@ -108,10 +115,16 @@ static void count_lines(FILE *f, const json_t *rep, int md) {
     fprintf(f, "%s%" JSON_INTEGER_FORMAT " point%s inconclusive with one run per "
             "side: inside the run-to-run allowance of %g%%", pre, in,
             in == 1 ? "" : "s", 100 * cal_json_num(rep, "run_allowance", NAN));
+    double al = cal_json_num(rep, "run_allowance", NAN);
     if (integer(s, "runs_needed_median"))
       fprintf(f, "; about %" JSON_INTEGER_FORMAT " runs per side would decide "
               "half of them, %" JSON_INTEGER_FORMAT " nearly all",
               integer(s, "runs_needed_median"), integer(s, "runs_needed_most"));
+    else
+      fprintf(f, "; at the run-to-run spread the allowance implies (%.0f%%) "
+              "more than 50 runs per side would be needed; several runs "
+              "measure the real spread, often far smaller",
+              100 * log1p(al) / (2.5758293035489 * sqrt(2.0)));
     fprintf(f, ".\n");
   }
 }

@@ -22,6 +22,8 @@ POINTS = [
     ("gemm/fp64/512x512x512/t1", "gemm", "gflops", 60.0, True),
     ("bandwidth/l1/read", "bandwidth", "gbps", 300.0, True),
     ("attention/fp32/b1h8n512d64/t1", "attention", "ms", 2.5, False),
+    # the machine's own speed (compare's check between single runs)
+    ("peak/fma_f32/avx512/t1", "peak", "gflops", 200.0, True),
 ]
 
 
