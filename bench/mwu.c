@@ -190,6 +190,47 @@ static int moses_rank(size_t n1, size_t n2, double level, size_t *k_out,
   return 0;
 }
 
+/* How many of the pairwise ratios y_j / x_i are <= v; x and y sorted
+ * ascending and positive.  For growing x_i the ratios of a fixed y_j
+ * shrink (correctly rounded division is monotone), so the count of j
+ * only grows with i: one pass, O(n1 + n2). */
+static size_t count_le(const double *x, size_t n1, const double *y, size_t n2,
+                       double v) {
+  size_t c = 0, j = 0;
+  for (size_t i = 0; i < n1; i++) {
+    while (j < n2 && y[j] / x[i] <= v)
+      j++;
+    c += j;
+  }
+  return c;
+}
+
+/* The k-th smallest (1-based) of the n1 * n2 pairwise ratios without
+ * forming them: the smallest double v with count_le(v) >= k, found by
+ * bisection on the bit patterns of positive doubles (ordered like the
+ * values), at most 64 passes.  count_le only steps at pairwise ratios, so
+ * v is exactly one of them: O((n1 + n2) log) time, O(1) memory, where the
+ * sorted list of all ratios took n1 * n2 doubles. */
+static double kth_ratio(const double *x, size_t n1, const double *y, size_t n2,
+                        size_t k) {
+  double vlo = y[0] / x[n1 - 1], vhi = y[n2 - 1] / x[0];
+  uint64_t lo, hi;
+  memcpy(&lo, &vlo, sizeof lo);
+  memcpy(&hi, &vhi, sizeof hi);
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    double v;
+    memcpy(&v, &mid, sizeof v);
+    if (count_le(x, n1, y, n2, v) >= k)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  double v;
+  memcpy(&v, &lo, sizeof v);
+  return v;
+}
+
 int cal_ratio_ci(const double *x, size_t n1, const double *y, size_t n2,
                  double level, cal_ratio_ci_t *out) {
   if (n1 == 0 || n2 == 0 || !all_finite(x, n1) || !all_finite(y, n2) ||
@@ -216,20 +257,26 @@ int cal_ratio_ci(const double *x, size_t n1, const double *y, size_t n2,
   int rc = moses_rank(n1, n2, level, &k, &cov);
   if (rc < 0)
     return rc;
-  double *pr = malloc(np * sizeof *pr);
-  if (!pr)
-    return CAL_ENOMEM;
-  for (size_t i = 0; i < n1; i++)
-    for (size_t j = 0; j < n2; j++)
-      pr[i * n2 + j] = y[j] / x[i];
-  qsort(pr, np, sizeof *pr, cmp_double);
   if (k > (np + 1) / 2)
     k = (np + 1) / 2;
-  r.lo = pr[k - 1];
-  r.hi = pr[np - k];
-  r.hl = np % 2 ? pr[np / 2] : 0.5 * (pr[np / 2 - 1] + pr[np / 2]);
+  double *xs = malloc(n1 * sizeof *xs), *ys = malloc(n2 * sizeof *ys);
+  if (!xs || !ys) {
+    free(xs);
+    free(ys);
+    return CAL_ENOMEM;
+  }
+  memcpy(xs, x, n1 * sizeof *xs);
+  memcpy(ys, y, n2 * sizeof *ys);
+  qsort(xs, n1, sizeof *xs, cmp_double);
+  qsort(ys, n2, sizeof *ys, cmp_double);
+  r.lo = kth_ratio(xs, n1, ys, n2, k);
+  r.hi = kth_ratio(xs, n1, ys, n2, np + 1 - k);
+  r.hl = np % 2 ? kth_ratio(xs, n1, ys, n2, np / 2 + 1)
+                : 0.5 * (kth_ratio(xs, n1, ys, n2, np / 2) +
+                         kth_ratio(xs, n1, ys, n2, np / 2 + 1));
   r.level = cov;
-  free(pr);
+  free(xs);
+  free(ys);
   *out = r;
   return 0;
 }

@@ -64,7 +64,9 @@ typedef struct cal_ratio_ci {
 } cal_ratio_ci_t;
 
 /* CAL_EINVAL when a sample is empty, a value is not finite or level is
- * not in (0, 1); CAL_ENOMEM (needs n1*n2 doubles). */
+ * not in (0, 1); CAL_ENOMEM.  O((n1 + n2) log) time and O(n1 + n2)
+ * memory: the order statistics of the pairwise ratios are found by
+ * counting, never by listing all n1*n2 of them. */
 int cal_ratio_ci(const double *x, size_t n1, const double *y, size_t n2,
                  double level, cal_ratio_ci_t *out);
 

@@ -107,8 +107,9 @@ expect_exit 0 "batch range" "$CAL" --sweep-batch "${FAST[@]}" --mode decode --ba
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["decode"]; assert [p["batch_size"] for p in m["points"]]==[1,2,4], m["points"]' "$TMP/r.json" \
   && ok || bad "--batches 1-4*2 did not give 1,2,4"
 
-# --ci: fixed GEMM sizes and batch list, samples pooled over interleaved
-# rounds (kept small here: 2 rounds of 2 samples, one thread)
+# --ci: fixed GEMM size and batch list, samples pooled over interleaved
+# rounds (kept small here: 2 rounds of 2 samples, one thread; the batch
+# sweep takes its 4 samples in one round)
 expect_exit 0 "--ci" "$CAL" --ci --threads 1 --budget-scale 0.1 --samples 2 --rounds 2 --min-time 0.002 --preset tiny --no-progress -o "$TMP/ci.json"
 $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/ci.json" gemm attention batch_sweep \
   && ok || bad "--ci profile does not validate"
@@ -119,12 +120,17 @@ s = d["settings"]
 assert s["ci"] is True and s["rounds"] == 2 and s["samples"] == 2
 assert "scaling" not in d
 gemm = [p for p in d["gemm"]["points"] if p["status"] == "ok"]
-assert sorted({p["n"] for p in gemm}) == [256, 1024, 2048]
+assert sorted({p["n"] for p in gemm}) == [1024]
+# role points: the headline of fp32 and fp64 under ids that do not move
+roles = {p["id"]: p["role_of"] for p in gemm if "role_of" in p}
+assert set(roles) == {"gemm/fp32/best/t1", "gemm/fp64/best/t1"}, roles
+assert all(r in {p["id"] for p in gemm} for r in roles.values())
+assert {p["dtype"] for p in gemm} == {"fp32", "fp64"}
 assert all(p["stats"]["n"] == 4 and len(p["samples_" + p["metric"]]) == 4 for p in gemm)
 assert {p["engine"] for p in gemm} == {"openblas", "onednn"}
 assert all(sw["stop_reason"] == "fixed sizes (--ci)" for sw in d["gemm"]["sweeps"])
 pre = d["batch_sweep"]["modes"]["prefill"]
-assert [p["batch_size"] for p in pre["points"]] == [1, 2, 4, 8, 16]
+assert [p["batch_size"] for p in pre["points"]] == [1, 4]
 assert not any(p["kernel"] == "attn_ref" for p in d["attention"]["points"])
 # full bandwidth section: decode efficiency against its read point
 dec = d["batch_sweep"]["modes"]["decode"]

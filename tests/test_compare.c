@@ -259,6 +259,10 @@ static void verdict_rules(void **state) {
       {1, NAN, NAN, NAN, 1e-5, 1e-8, CAL_VERDICT_INCONCLUSIVE},
       /* significant with no interval still decides */
       {1, 0.70, NAN, NAN, 1e-5, 1e-8, CAL_VERDICT_REGRESSED},
+      /* a figure that fell to nothing (55 -> 0 examples/s) */
+      {1, 0.0, NAN, NAN, 1e-5, 1e-8, CAL_VERDICT_REGRESSED},
+      /* a time that grew from nothing */
+      {0, INFINITY, NAN, NAN, 1e-5, 1e-8, CAL_VERDICT_REGRESSED},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cal_verdict_in_t in = {cases[i].hib, cases[i].ratio, cases[i].lo,
@@ -326,7 +330,10 @@ static json_t *profile(double sa, double sb, const char *brand, int dup) {
   return p;
 }
 
-static const cal_compare_opts_t opts = {0.05, 0.01, 0.95, "base", "new"};
+/* a 15% run-to-run allowance (a quiet machine): the tests below use 20%
+ * changes to show single-run calls on either side of it */
+static const cal_compare_opts_t opts = {0.05, 0.01, 0.95, 0.15, "base", "new",
+                                        NULL};
 
 static const json_t *find_point(const json_t *rep, const char *id) {
   size_t i;
@@ -354,9 +361,14 @@ static void compare_report(void **state) {
   assert_int_equal(cal_compare_profiles(b, same, &opts, &rep, err, sizeof err), 0);
   assert_string_equal(json_string_value(json_object_get(rep, "schema")),
                       "calibrate-compare/1");
-  assert_string_equal(verdict_of(rep, "gemm/a"), "unchanged");
-  assert_string_equal(verdict_of(rep, "gemm/b"), "unchanged");
+  /* one run a side: the samples agree, but between-run variance is
+   * unknown, so no verdict inside the run-to-run allowance */
+  assert_string_equal(verdict_of(rep, "gemm/a"), "inconclusive");
+  assert_string_equal(verdict_of(rep, "gemm/b"), "inconclusive");
+  assert_true(json_integer_value(json_object_get(find_point(rep, "gemm/a"),
+                                                 "runs_needed")) >= 2);
   const json_t *s = json_object_get(rep, "summary");
+  assert_int_equal(json_integer_value(json_object_get(s, "within_run_allowance")), 2);
   assert_int_equal(json_integer_value(json_object_get(s, "compared")), 2);
   assert_true(json_is_false(json_object_get(s, "regression")));
   assert_double_equal(json_number_value(json_object_get(s, "geomean")), 1.0, 1e-12);
@@ -450,6 +462,209 @@ static void export_formats(void **state) {
   json_decref(p);
 }
 
+/* ---------------------------------------------------- run-level statistics */
+
+static void t_distribution(void **state) {
+  (void)state;
+  /* table values: t(10) 0.975 = 2.228, t(4) 0.975 = 2.776, t(1) = 12.706 */
+  assert_double_equal(cal_t_p_two_sided(2.228138852, 10), 0.05, 1e-8);
+  assert_double_equal(cal_t_quantile(0.975, 4), 2.776445105, 1e-8);
+  assert_double_equal(cal_t_quantile(0.975, 1), 12.70620474, 1e-6);
+  assert_double_equal(cal_t_quantile(0.025, 4), -2.776445105, 1e-8);
+  /* t(1) is Cauchy: P(|T| > 1) = 1/2 */
+  assert_double_equal(cal_t_p_two_sided(1.0, 1), 0.5, 1e-12);
+  assert_double_equal(cal_t_p_two_sided(0.0, 7), 1.0, 1e-15);
+  assert_true(cal_t_p_two_sided(40.0, 8) < 1e-9);
+}
+
+static void bh_adjustment(void **state) {
+  (void)state;
+  /* sorted .005 .01 .03 .04, m = 4: 4*.04/4, 4*.03/3, 4*.01/2, 4*.005/1,
+   * then the running minimum from the top */
+  const double p[] = {0.01, 0.04, 0.03, 0.005, NAN};
+  double q[5];
+  assert_int_equal(cal_bh_adjust(p, 5, q), 0);
+  assert_double_equal(q[0], 0.02, 1e-15);
+  assert_double_equal(q[1], 0.04, 1e-15);
+  assert_double_equal(q[2], 0.04, 1e-15);
+  assert_double_equal(q[3], 0.02, 1e-15);
+  assert_true(isnan(q[4]));
+  const double big[] = {0.9, 0.8};
+  assert_int_equal(cal_bh_adjust(big, 2, q), 0);
+  assert_double_equal(q[0], 0.9, 1e-15);
+  assert_double_equal(q[1], 0.9, 1e-15);
+}
+
+/* Per-run values with a known run-to-run spread: sd of the logs ~3%. */
+static const double run_factor[5] = {1.00, 0.97, 1.03, 0.99, 1.02};
+static const double run_factor2[5] = {0.98, 1.03, 0.97, 1.01, 1.00};
+
+static void runs_test_known_variance(void **state) {
+  (void)state;
+  double b[5], same[5], shifted[5], slow[5];
+  for (int i = 0; i < 5; i++) {
+    b[i] = 100.0 * run_factor[i];
+    same[i] = 100.0 * run_factor2[i];
+    shifted[i] = 100.0 * run_factor2[i] * 0.97; /* shift = the spread */
+    slow[i] = 100.0 * run_factor2[i] * 0.8;
+  }
+  cal_runs_test_t t;
+  assert_int_equal(cal_runs_test(b, 5, same, 5, 0.95, &t), 0);
+  assert_true(t.log_scale);
+  assert_true(t.sd_base > 0.02 && t.sd_base < 0.03);
+  assert_true(t.p > 0.5);
+  assert_true(t.lo < 1.0 && t.hi > 1.0);
+  /* a shift the size of the run-to-run spread: not significant */
+  assert_int_equal(cal_runs_test(b, 5, shifted, 5, 0.95, &t), 0);
+  assert_true(t.p > 0.01);
+  assert_true(t.lo < 0.97 && t.hi > 0.97);
+  /* 20% with 5 runs a side: certain, and the interval is around 0.8 */
+  assert_int_equal(cal_runs_test(b, 5, slow, 5, 0.95, &t), 0);
+  assert_true(t.p < 1e-6);
+  assert_true(t.lo < 0.8 && t.hi > 0.8 && t.hi < 0.85);
+  /* one new run against five stored ones: judged by the base's spread */
+  assert_int_equal(cal_runs_test(b, 5, slow, 1, 0.95, &t), 0);
+  assert_double_equal(t.df, 4.0, 0);
+  assert_true(t.p < 0.01);
+  assert_true(isnan(t.sd_new));
+  /* a figure that fell to zero: raw scale, ratio 0, certain */
+  const double zero[3] = {0, 0, 0}, base55[3] = {55, 54, 56};
+  assert_int_equal(cal_runs_test(base55, 3, zero, 3, 0.95, &t), 0);
+  assert_false(t.log_scale);
+  assert_double_equal(t.ratio, 0.0, 0);
+  assert_true(t.p < 1e-3);
+  /* not enough runs for any test */
+  assert_int_equal(cal_runs_test(b, 1, same, 1, 0.95, &t), CAL_EINVAL);
+}
+
+static void runs_needed_single(void **state) {
+  (void)state;
+  /* a 10% change with an allowance of 15%: a few runs per side */
+  size_t n10 = cal_runs_needed(0.90, 0.15, 0.05, 0.01, 0.95);
+  assert_true(n10 >= 2 && n10 <= 10);
+  /* a bigger change needs no more runs than a smaller one */
+  assert_true(cal_runs_needed(0.80, 0.15, 0.05, 0.01, 0.95) <= n10);
+  /* showing "unchanged" within 5% near 1.0 */
+  size_t n1 = cal_runs_needed(1.0, 0.15, 0.05, 0.01, 0.95);
+  assert_true(n1 >= 2 && n1 <= 50);
+  /* just inside the threshold: nothing shows it inside in 50 runs */
+  assert_int_equal(cal_runs_needed(1.049, 0.15, 0.05, 0.01, 0.95), 0);
+}
+
+/* A side of n runs: profile(run factor) each. */
+static void side_of(json_t **runs, const double *f, size_t n, double shift) {
+  for (size_t i = 0; i < n; i++)
+    runs[i] = profile(f[i] * shift, 1.0 / (f[i] * shift), "X", 0);
+}
+
+static void side_free(json_t **runs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    json_decref(runs[i]);
+}
+
+static json_t *compare_n(json_t **b, size_t nb, json_t **n, size_t nn) {
+  cal_compare_side_t sb = {(const json_t *const *)b, NULL, nb, "base"};
+  cal_compare_side_t sn = {(const json_t *const *)n, NULL, nn, "new"};
+  json_t *rep = NULL;
+  char err[256];
+  if (cal_compare_sides(&sb, &sn, &opts, &rep, err, sizeof err) < 0)
+    fail_msg("compare: %s", err);
+  return rep;
+}
+
+static void compare_runs(void **state) {
+  (void)state;
+  json_t *b[5], *n[5];
+  side_of(b, run_factor, 5, 1.0);
+  /* A/A with a shift equal to the between-run spread (3%): within-run the
+   * samples are certain (0.3% spread), across runs it is noise */
+  side_of(n, run_factor2, 5, 0.97);
+  json_t *rep = compare_n(b, 5, n, 5);
+  const json_t *s = json_object_get(rep, "summary");
+  assert_true(json_is_false(json_object_get(s, "regression")));
+  assert_int_equal(json_integer_value(json_object_get(s, "runs_base")), 5);
+  assert_true(json_number_value(json_object_get(s, "base_run_spread")) > 0.02);
+  assert_string_equal(json_string_value(json_object_get(find_point(rep, "gemm/a"),
+                                                        "method")),
+                      "welch-log-runs");
+  json_decref(rep);
+  /* the same two sides one run each: the samples' test is certain, yet no
+   * regression is called inside the allowance */
+  rep = compare_n(b + 1, 1, n + 2, 1);
+  assert_true(json_number_value(json_object_get(find_point(rep, "gemm/a"), "p")) < 1e-4);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "inconclusive");
+  json_decref(rep);
+  side_free(n, 5);
+  /* 20% slower with 5 runs a side: regressed (both directions of metric) */
+  side_of(n, run_factor2, 5, 0.8);
+  rep = compare_n(b, 5, n, 5);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
+  assert_string_equal(verdict_of(rep, "gemm/b"), "regressed");
+  json_decref(rep);
+  /* and with one run a side: past the 15% allowance, regressed */
+  rep = compare_n(b, 1, n, 1);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
+  json_decref(rep);
+  /* ...unless a run marked the point unstable (the machine was busy) */
+  json_t *pa = json_array_get(json_object_get(json_object_get(n[0], "gemm"), "points"), 0);
+  json_object_set_new(json_object_get(pa, "stats"), "unstable", json_true());
+  rep = compare_n(b, 1, n, 1);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "inconclusive");
+  assert_string_equal(verdict_of(rep, "gemm/b"), "regressed");
+  json_decref(rep);
+  /* with runs, an unstable run is evidence like any other */
+  rep = compare_n(b, 5, n, 5);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
+  json_decref(rep);
+  side_free(n, 5);
+  /* 10% with one run a side: inside the allowance, inconclusive */
+  side_of(n, run_factor, 1, 0.9);
+  rep = compare_n(b, 1, n, 1);
+  assert_string_equal(verdict_of(rep, "gemm/a"), "inconclusive");
+  assert_non_null(strstr(json_string_value(json_object_get(find_point(rep, "gemm/a"),
+                                                           "reason")),
+                         "allowance"));
+  json_decref(rep);
+  side_free(n, 1);
+  side_free(b, 5);
+}
+
+static void compare_many_samples(void **state) {
+  (void)state;
+  /* 20,000 samples a side: the ratio's interval without n1*n2 ratios */
+  enum { N = 20000 };
+  double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+  assert_non_null(x);
+  assert_non_null(y);
+  for (int i = 0; i < N; i++) {
+    x[i] = 100.0 + (double)((i * 7919) % N) / N;
+    y[i] = 0.9 * (100.0 + (double)((i * 104729) % N) / N);
+  }
+  cal_ratio_ci_t r;
+  cal_mwu_t t;
+  assert_int_equal(cal_ratio_ci(x, N, y, N, 0.95, &r), 0);
+  assert_int_equal(cal_mwu_test(x, N, y, N, &t), 0);
+  assert_true(r.lo <= 0.9 && r.hi >= 0.9 && r.hi - r.lo < 0.001);
+  assert_double_equal(r.hl, 0.9, 1e-3);
+  assert_true(t.p < 1e-10);
+  /* order statistics match a sorted list of all ratios on a small case */
+  double a[] = {3, 1, 2, 5}, b[] = {2, 7, 4};
+  double all[12];
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 3; j++)
+      all[i * 3 + j] = b[j] / a[i];
+  for (int i = 1; i < 12; i++) /* insertion sort */
+    for (int j = i; j > 0 && all[j - 1] > all[j]; j--) {
+      double tmp = all[j];
+      all[j] = all[j - 1];
+      all[j - 1] = tmp;
+    }
+  assert_int_equal(cal_ratio_ci(a, 4, b, 3, 0.5, &r), 0);
+  assert_double_equal(r.hl, 0.5 * (all[5] + all[6]), 0);
+  free(x);
+  free(y);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mwu_exact_separated_7_7),
@@ -466,6 +681,12 @@ int main(void) {
       cmocka_unit_test(geomean_and_orientation),
       cmocka_unit_test(compare_report),
       cmocka_unit_test(compare_machine_diff),
+      cmocka_unit_test(t_distribution),
+      cmocka_unit_test(bh_adjustment),
+      cmocka_unit_test(runs_test_known_variance),
+      cmocka_unit_test(runs_needed_single),
+      cmocka_unit_test(compare_runs),
+      cmocka_unit_test(compare_many_samples),
       cmocka_unit_test(export_formats),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

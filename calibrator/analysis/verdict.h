@@ -1,9 +1,10 @@
-/* Verdict rules of `calibrate compare`: pure functions of a point's
- * numbers, no I/O.
+/* Verdict rules of `calibrate compare` and the run-level statistics they
+ * use: pure functions of a point's numbers, no I/O.
  *
- * For one point, with r = median(new) / median(base), its confidence
- * interval [lo, hi], the Mann-Whitney two-sided p, the smallest p the
- * sample sizes allow (p_min), a threshold t (0.05) and a level alpha (0.01):
+ * For one point, with r the ratio new / base, its confidence interval
+ * [lo, hi], a two-sided p (adjusted for the many points of a profile, see
+ * cal_bh_adjust), the smallest p the sizes allow (p_min), a threshold t
+ * (0.05) and a level alpha (0.01):
  *
  *   "worse" means r < 1 - t when higher is better, r > 1 + t when lower is
  *   better; "better" is the mirror image.
@@ -54,5 +55,55 @@ double cal_ratio_oriented(double ratio, int higher_is_better);
 /* Geometric mean of r[0..n-1], skipping values that are not finite and
  * positive; *used (may be NULL) gets how many counted.  NAN when none. */
 double cal_geomean(const double *r, size_t n, size_t *used);
+
+/* ------------------------------------------------ run-level statistics */
+
+/* One point over several runs per side: each run contributes one value
+ * (its median), so the run-to-run variance is in the test.  On the log
+ * scale (a change of speed is a ratio): ratio = exp(mean log new - mean
+ * log base), the ratio of geometric means; Welch's t on the logs gives p
+ * and the interval exp(d -+ t_q * se).  When one side has a single run its
+ * variance is taken from the other side (a new value judged against the
+ * spread of earlier runs), df = n_other - 1.  When a value is <= 0 the
+ * logs are not defined: the same test on the raw values, ratio of means,
+ * no interval.  Needs nb + nn >= 3 and at least one side with 2 runs. */
+typedef struct cal_runs_test {
+  double ratio;           /* new / base; NAN when the base is 0 */
+  double lo, hi;          /* interval at `level`; NAN when unknown */
+  double p;               /* two-sided, not adjusted */
+  double df;              /* Welch-Satterthwaite degrees of freedom */
+  double sd_base, sd_new; /* run-to-run spread: sd of the log values (about
+                             the relative spread); NAN with one run */
+  int log_scale;          /* 0: raw values (a value was <= 0) */
+} cal_runs_test_t;
+
+/* CAL_EINVAL when the sizes do not allow a test or a value is not
+ * finite, or level is not in (0, 1). */
+int cal_runs_test(const double *base, size_t nb, const double *newv,
+                  size_t nn, double level, cal_runs_test_t *out);
+
+/* Two-sided p of Student's t with df degrees of freedom (df > 0), and the
+ * quantile q with P(T <= q) = prob. */
+double cal_t_p_two_sided(double t, double df);
+double cal_t_quantile(double prob, double df);
+
+/* Benjamini-Hochberg adjusted p-values of p[0..n-1] into q (q may be p):
+ * q_(i) = min over j >= i of n p_(j) / j, at most 1.  A point is called
+ * significant when q < alpha; across the points of a comparison the
+ * expected share of false calls is then at most alpha, and with no change
+ * anywhere (an A/A comparison) the chance of any call is at most alpha.
+ * NAN stays NAN and does not count in n.  CAL_ENOMEM. */
+int cal_bh_adjust(const double *p, size_t n, double *q);
+
+/* Single run per side: the between-run spread is unknown.  `allowance` is
+ * the run-to-run change unchanged code shows between two single runs (at
+ * about the 99th percentile); the implied run-to-run sd of the log is
+ * log(1 + allowance) / (2.576 * sqrt 2).  Runs per side a run-level test
+ * would need to decide a point whose ratio is `ratio` (with 80% power:
+ * significance at alpha if it is past the threshold, equivalence if it is
+ * inside, its interval at ci_level within the threshold): at least 2;
+ * 0 when more than 50 would be needed. */
+size_t cal_runs_needed(double ratio, double allowance, double threshold,
+                       double alpha, double ci_level);
 
 #endif

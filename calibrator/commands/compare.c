@@ -1,10 +1,13 @@
-/* `calibrate compare BASE NEW`: parse the options, load both profiles,
- * compare them (analysis/compare.c) and render the report
- * (report/compare_render.c). */
+/* `calibrate compare BASE NEW` and `calibrate compare --base A... --new
+ * B...`: parse the options, load both sides (files, directories of
+ * profiles, or stdin once), compare them (analysis/compare.c) and render
+ * the report (report/compare_render.c). */
+#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "subcommands.h"
 #include "cal_err.h"
@@ -15,33 +18,53 @@
 #include "profile.h"
 
 #define CMD "compare"
+#define MAX_RUNS 64 /* profiles per side */
 
 static void compare_usage(FILE *f) {
   fprintf(f,
-          "usage: calibrate compare [options] BASE.json NEW.json\n"
-          "Compare two profiles point by point (Mann-Whitney U test on the\n"
-          "samples, ratio of medians with a %s confidence interval).\n"
+          "usage: calibrate compare [options] BASE NEW\n"
+          "       calibrate compare [options] --base A1 [A2...] --new B1 [B2...]\n"
+          "Compare two sides point by point.  A side is one or more profiles\n"
+          "or directories of profiles (every *.json in it); '-' reads one\n"
+          "profile from stdin.  With several runs a side, each point is tested\n"
+          "on its per-run medians (Welch t on the logs: the run-to-run spread\n"
+          "is in the test); with one run a side, on the samples (Mann-Whitney\n"
+          "U), and a change is called only past the run-to-run allowance\n"
+          "and while the machine's own speed (the fp32 FMA loop) held.\n"
+          "p-values are adjusted across points (Benjamini-Hochberg).\n"
           "  --threshold T   change that matters, \"5%%\" or \"0.05\" (default 5%%)\n"
-          "  --alpha A       significance level (default 0.01)\n"
+          "  --alpha A       false-discovery level across points (default 0.01)\n"
+          "  --run-allowance R  one run a side: run-to-run change of unchanged\n"
+          "                  code (default %g%%; see docs/ci.md)\n"
+          "  --filter GLOBS  compare only ids matching one of the comma-separated\n"
+          "                  globs, e.g. 'gemm/*/best/*,attention/*'\n"
+          "  --only-changed  list only regressed and improved points\n"
           "  --format F      table (default), md or json\n"
           "  -o FILE         write the report to FILE atomically (default stdout)\n"
           "  --warn-only     report regressions but exit 0\n"
           "  --allow-different-machines  compare profiles of different machines\n"
           "  -h, --help      this help\n"
           "Exit: 0 no regression, 1 a regression, 2 usage or input error.\n",
-          "95%");
+          100 * CAL_COMPARE_RUN_ALLOWANCE);
 }
 
 typedef struct compare_args {
   cal_compare_opts_t o;
   cal_report_format_t fmt;
   const char *out_path;
-  int warn_only, allow_diff;
+  int warn_only, allow_diff, only_changed;
+  const char *paths[2][MAX_RUNS]; /* [0] base, [1] new, as given */
+  size_t npaths[2];
 } compare_args_t;
+
+enum { O_RUN_ALLOWANCE = 256, O_FILTER, O_ONLY_CHANGED };
 
 static const struct option longopts[] = {
     {"threshold", required_argument, NULL, 't'},
     {"alpha", required_argument, NULL, 'a'},
+    {"run-allowance", required_argument, NULL, O_RUN_ALLOWANCE},
+    {"filter", required_argument, NULL, O_FILTER},
+    {"only-changed", no_argument, NULL, O_ONLY_CHANGED},
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"warn-only", no_argument, NULL, 'w'},
@@ -57,28 +80,33 @@ static const char *const format_names[] = {
 static int compare_option(int c, char **argv, compare_args_t *a) {
   switch (c) {
   case 't':
-    if (cal_parse_fraction(optarg, &a->o.threshold) < 0) {
-      fprintf(stderr, "calibrate compare: --threshold %s: give a fraction "
-                      "like 5%% or 0.05\n", optarg);
-      return CAL_EXIT_USAGE;
-    }
+    if (cal_parse_fraction(optarg, &a->o.threshold) < 0)
+      return cal_usage(CMD, "--threshold %s: give a fraction like 5%% or 0.05",
+                       optarg);
     return -1;
   case 'a':
-    if (cal_parse_fraction(optarg, &a->o.alpha) < 0) {
-      fprintf(stderr, "calibrate compare: --alpha %s: give a level in (0, 1) "
-                      "like 0.01\n", optarg);
-      return CAL_EXIT_USAGE;
-    }
+    if (cal_parse_fraction(optarg, &a->o.alpha) < 0)
+      return cal_usage(CMD, "--alpha %s: give a level in (0, 1) like 0.01",
+                       optarg);
     return -1;
+  case O_RUN_ALLOWANCE:
+    if (cal_parse_fraction(optarg, &a->o.run_allowance) < 0)
+      return cal_usage(CMD, "--run-allowance %s: give a fraction like 50%% "
+                            "or 0.5", optarg);
+    return -1;
+  case O_FILTER:
+    if (!*optarg)
+      return cal_usage(CMD, "--filter needs at least one id glob");
+    a->o.filter = optarg;
+    return -1;
+  case O_ONLY_CHANGED: a->only_changed = 1; return -1;
   case 'f':
     for (size_t k = 0; k < sizeof format_names / sizeof format_names[0]; k++)
       if (strcmp(optarg, format_names[k]) == 0) {
         a->fmt = (cal_report_format_t)k;
         return -1;
       }
-    fprintf(stderr, "calibrate compare: --format %s: use table, md or json\n",
-            optarg);
-    return CAL_EXIT_USAGE;
+    return cal_usage(CMD, "--format %s: use table, md or json", optarg);
   case 'o': a->out_path = optarg; return -1;
   case 'w': a->warn_only = 1; return -1;
   case 'M': a->allow_diff = 1; return -1;
@@ -87,24 +115,174 @@ static int compare_option(int c, char **argv, compare_args_t *a) {
   }
 }
 
+static int add_path(compare_args_t *a, int side, const char *p) {
+  if (a->npaths[side] == MAX_RUNS)
+    return cal_usage(CMD, "more than %d profiles on the %s side", MAX_RUNS,
+                     side ? "new" : "base");
+  a->paths[side][a->npaths[side]++] = p;
+  return -1;
+}
+
+/* Take the --base/--new lists out of argv (they hold any number of
+ * paths, up to the next option) into a->paths; the rest into rest[].
+ * -1 to go on, else the exit code. */
+static int split_sides(int argc, char **argv, compare_args_t *a, char **rest,
+                       int *nrest) {
+  int side = -1, code;
+  *nrest = 0;
+  rest[(*nrest)++] = argv[0];
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (strcmp(s, "--base") == 0 || strcmp(s, "--new") == 0) {
+      side = s[2] == 'n';
+      if (i + 1 == argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))
+        return cal_usage(CMD, "%s needs at least one profile or directory", s);
+    } else if (strncmp(s, "--base=", 7) == 0 || strncmp(s, "--new=", 6) == 0) {
+      side = s[2] == 'n';
+      if ((code = add_path(a, side, strchr(s, '=') + 1)) >= 0)
+        return code;
+    } else if (side >= 0 && (s[0] != '-' || !s[1])) {
+      if ((code = add_path(a, side, s)) >= 0)
+        return code;
+    } else {
+      side = -1;
+      rest[(*nrest)++] = argv[i];
+    }
+  }
+  rest[*nrest] = NULL;
+  return -1;
+}
+
 /* -1 to go on, else the exit code. */
-static int parse_args(int argc, char **argv, compare_args_t *a) {
-  int c, code;
-  *a = (compare_args_t){{0.05, 0.01, 0.95, NULL, NULL}, CAL_REPORT_TABLE, "-",
-                        0, 0};
+static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
+  int c, code, nrest;
+  memset(a, 0, sizeof *a);
+  a->o = (cal_compare_opts_t){0.05, 0.01, 0.95, CAL_COMPARE_RUN_ALLOWANCE,
+                              NULL, NULL, NULL};
+  a->fmt = CAL_REPORT_TABLE;
+  a->out_path = "-";
+  if ((code = split_sides(argc, argv, a, rest, &nrest)) >= 0)
+    return code;
   optind = 0; /* glibc: full re-initialisation, also for repeated calls */
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1)
-    if ((code = compare_option(c, argv, a)) >= 0)
+  while ((c = getopt_long(nrest, rest, ":ho:", longopts, NULL)) != -1)
+    if ((code = compare_option(c, rest, a)) >= 0)
       return code;
-  if (argc - optind != 2) {
-    fprintf(stderr, "calibrate compare: need two profiles, BASE.json NEW.json "
-                    "(see --help)\n");
-    return CAL_EXIT_USAGE;
+  int npos = nrest - optind, lists = a->npaths[0] || a->npaths[1];
+  if (lists && (npos || !a->npaths[0] || !a->npaths[1]))
+    return cal_usage(CMD, "give both --base and --new, and no other profile");
+  if (!lists && npos != 2)
+    return cal_usage(CMD, "need two profiles, BASE NEW, or --base A... --new "
+                          "B...");
+  if (!lists) {
+    a->paths[0][a->npaths[0]++] = rest[optind];
+    a->paths[1][a->npaths[1]++] = rest[optind + 1];
   }
-  a->o.base_name = argv[optind];
-  a->o.new_name = argv[optind + 1];
+  int stdin_uses = 0;
+  for (int s = 0; s < 2; s++)
+    for (size_t i = 0; i < a->npaths[s]; i++)
+      stdin_uses += strcmp(a->paths[s][i], "-") == 0;
+  if (stdin_uses > 1)
+    return cal_usage(CMD, "'-' (stdin) can be read only once: give at most "
+                          "one profile as '-'");
   return -1;
+}
+
+/* A loaded side: its profiles, their names (owned copies) and label. */
+typedef struct side {
+  cal_profile_t *p[MAX_RUNS];
+  const json_t *roots[MAX_RUNS];
+  char *names[MAX_RUNS];
+  size_t n;
+  char label[512];
+} side_t;
+
+static void side_free(side_t *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    cal_profile_free(s->p[i]);
+    free(s->names[i]);
+  }
+  s->n = 0;
+}
+
+static int load_one(side_t *s, const char *path) {
+  if (s->n == MAX_RUNS) {
+    fprintf(stderr, "calibrate compare: more than %d profiles on one side\n",
+            MAX_RUNS);
+    return -1;
+  }
+  if (!(s->p[s->n] = cal_cmd_load_profile(CMD, path)))
+    return -1;
+  s->roots[s->n] = s->p[s->n]->root;
+  if (!(s->names[s->n] = strdup(path))) {
+    cal_profile_free(s->p[s->n]);
+    fprintf(stderr, "calibrate compare: out of memory\n");
+    return -1;
+  }
+  s->n++;
+  return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.json of a directory, in name order. */
+static int load_dir(side_t *s, const char *dir) {
+  DIR *d = opendir(dir);
+  char *names[MAX_RUNS + 1];
+  size_t n = 0;
+  int rc = 0;
+  struct dirent *e;
+  if (!d) {
+    fprintf(stderr, "calibrate compare: cannot read directory %s\n", dir);
+    return -1;
+  }
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.')
+      continue;
+    if (n == MAX_RUNS) {
+      fprintf(stderr, "calibrate compare: %s: more than %d profiles\n", dir,
+              MAX_RUNS);
+      rc = -1;
+      break;
+    }
+    size_t sz = strlen(dir) + len + 2;
+    if (!(names[n] = malloc(sz))) {
+      fprintf(stderr, "calibrate compare: out of memory\n");
+      rc = -1;
+      break;
+    }
+    snprintf(names[n++], sz, "%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  if (rc == 0 && n == 0) {
+    fprintf(stderr, "calibrate compare: directory %s holds no *.json profile\n",
+            dir);
+    rc = -1;
+  }
+  qsort(names, n, sizeof *names, by_name);
+  for (size_t i = 0; i < n; i++) {
+    if (rc == 0 && load_one(s, names[i]) < 0)
+      rc = -1;
+    free(names[i]);
+  }
+  return rc;
+}
+
+/* Load a side's paths (files, directories, '-'): 0, or -1 after one line
+ * on stderr. */
+static int load_side(side_t *s, const char *const *paths, size_t n) {
+  struct stat st;
+  for (size_t i = 0; i < n; i++) {
+    int isdir = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 &&
+                S_ISDIR(st.st_mode);
+    if ((isdir ? load_dir(s, paths[i]) : load_one(s, paths[i])) < 0)
+      return -1;
+  }
+  snprintf(s->label, sizeof s->label, "%s%s", paths[0], n > 1 ? " ..." : "");
+  return 0;
 }
 
 static void stderr_diff(FILE *f, const char *key, const char *x, const char *y) {
@@ -139,18 +317,29 @@ out:
 
 int cal_cmd_compare(int argc, char **argv) {
   compare_args_t a;
-  cal_profile_t *base = NULL, *newp = NULL;
+  side_t sb = {0}, sn = {0};
   json_t *rep = NULL;
   char err[512];
-  int code = parse_args(argc, argv, &a);
+  char **rest = calloc((size_t)argc + 1, sizeof *rest);
+  if (!rest) {
+    fprintf(stderr, "calibrate compare: out of memory\n");
+    return CAL_EXIT_INTERNAL;
+  }
+  int code = parse_args(argc, argv, &a, rest);
   if (code >= 0)
-    return code;
-  code = CAL_EXIT_USAGE;
-  if (!(base = cal_cmd_load_profile(CMD, a.o.base_name)) ||
-      !(newp = cal_cmd_load_profile(CMD, a.o.new_name)))
     goto out;
-  if (cal_compare_profiles(base->root, newp->root, &a.o, &rep, err, sizeof err) < 0) {
+  code = CAL_EXIT_USAGE;
+  if (load_side(&sb, a.paths[0], a.npaths[0]) < 0 ||
+      load_side(&sn, a.paths[1], a.npaths[1]) < 0)
+    goto out;
+  cal_compare_side_t b = {sb.roots, (const char *const *)sb.names, sb.n,
+                          sb.label};
+  cal_compare_side_t n = {sn.roots, (const char *const *)sn.names, sn.n,
+                          sn.label};
+  int rc = cal_compare_sides(&b, &n, &a.o, &rep, err, sizeof err);
+  if (rc < 0) {
     fprintf(stderr, "calibrate compare: %s\n", err);
+    code = rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
     goto out;
   }
   json_t *diffs = json_object_get(rep, "machine_differences");
@@ -160,7 +349,21 @@ int cal_cmd_compare(int argc, char **argv) {
     cal_compare_each_diff(stderr, diffs, stderr_diff);
     goto out;
   }
+  if (json_object_get(json_object_get(rep, "summary"), "compared") &&
+      json_integer_value(json_object_get(json_object_get(rep, "summary"),
+                                         "compared")) == 0 &&
+      a.o.filter) {
+    fprintf(stderr, "calibrate compare: --filter %s matches no point both "
+                    "sides hold\n", a.o.filter);
+    goto out;
+  }
   json_object_set_new(rep, "allow_different_machines", json_boolean(a.allow_diff));
+  if (a.only_changed && cal_compare_keep_changed(rep) < 0) {
+    fprintf(stderr, "calibrate compare: out of memory\n");
+    code = CAL_EXIT_INTERNAL;
+    goto out;
+  }
+  json_object_set_new(rep, "only_changed", json_boolean(a.only_changed));
   code = a.fmt == CAL_REPORT_JSON ? cal_cmd_write_json(CMD, rep, a.out_path)
                                   : write_text(rep, &a);
   if (code != CAL_EXIT_OK)
@@ -173,7 +376,8 @@ int cal_cmd_compare(int argc, char **argv) {
   code = regressed && !a.warn_only ? CAL_EXIT_REGRESSION : CAL_EXIT_OK;
 out:
   json_decref(rep);
-  cal_profile_free(base);
-  cal_profile_free(newp);
+  side_free(&sb);
+  side_free(&sn);
+  free(rest);
   return code;
 }

@@ -12,11 +12,16 @@
  *          best_<m>, best_id, best_<m>_in_sweep, impl, budget_s, time_s}],
  *          points[] ("gemm/[<engine>/]<dtype>/NxNxN/t<threads>[/confirm]",
  *          metric gflops or gops, + m, n, k; confirmations: confirms,
- *          pooled_<m>)
+ *          pooled_<m>), then the role points "gemm/<dtype>/best/t<threads>"
+ *          (a copy of the point behind each headline at one and all
+ *          threads, + role_of: the size-specific id), whose ids do not
+ *          move between runs of one machine
  * gemm_best: {<dtype>: {status, reason | metric, <m>_per_core, <m>,
  *          engine, impl, per_core, all_threads}}
  * scaling: n, points[] ("scaling/[<engine>/]<dtype>/<n>/t<threads>", metric gflops,
- *          + n, speedup, efficiency, gflops_per_thread) */
+ *          + n, speedup, efficiency, gflops_per_thread), then their role
+ *          copies "scaling/<dtype>/best/t<threads>" (+ role_of), whose ids
+ *          do not move when n or the headline engine does */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,6 +145,49 @@ static int append(json_t *a, json_t *v) {
   return v && json_array_append_new(a, v) == 0 ? 0 : -1;
 }
 
+/* The point behind a headline figure b of dtype d at `threads`: the
+ * point its engine's sweep named best; NULL when none. */
+static const cal_gemm_point_t *headline_point(const cal_gemm_result_t *g,
+                                              const cal_gemm_best_t *b,
+                                              int threads) {
+  if (!b->kernel)
+    return NULL;
+  for (size_t i = 0; i < g->nsweeps; i++) {
+    const cal_gemm_sweep_t *s = &g->sweeps[i];
+    if (s->kernel != b->kernel || s->threads != threads || !s->best_id[0])
+      continue;
+    for (size_t j = 0; j < g->npoints; j++)
+      if (strcmp(g->points[j].id, s->best_id) == 0)
+        return &g->points[j];
+  }
+  return NULL;
+}
+
+/* Role points "gemm/<dtype>/best/t<threads>": a copy of the point behind
+ * each dtype's headline at one and at all threads, under an id that does
+ * not move when the best size or engine does (a CI tracks these), with
+ * "role_of" naming the size-specific point. */
+static int append_roles(const cal_run_t *r, const cal_gemm_result_t *g,
+                        json_t *points) {
+  for (size_t i = 0; i < g->ndtypes; i++) {
+    const cal_gemm_dtype_t *d = &g->dtypes[i];
+    for (int t = 0; t < 2; t++) {
+      int threads = t == 0 ? 1 : r->opt->threads;
+      const cal_gemm_point_t *gp = headline_point(g, &d->best[t], threads);
+      if (!gp || (t == 1 && threads == 1))
+        continue;
+      json_t *o = gemm_point_json(gp);
+      char id[112];
+      snprintf(id, sizeof id, "gemm/%s/best/t%d", d->dtype, threads);
+      if (!o || json_object_set_new(o, "id", json_string(id)) < 0 ||
+          json_object_set_new(o, "role_of", json_string(gp->id)) < 0 ||
+          append(points, o) < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
 json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
   const cal_gemm_result_t *g = result;
   json_t *sec = json_pack(
@@ -164,6 +212,8 @@ json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
   for (size_t i = 0; i < g->npoints; i++)
     if (append(points, gemm_point_json(&g->points[i])) < 0)
       goto fail;
+  if (append_roles(r, g, points) < 0)
+    goto fail;
   return sec;
 fail:
   json_decref(sec);
@@ -227,6 +277,24 @@ json_t *cal_scaling_write(const cal_run_t *r, const void *result) {
       json_object_set_new(o, "gflops_per_thread", json_real(gf / t));
     }
     if (append(points, o) < 0)
+      goto fail;
+  }
+  /* role points "scaling/<dtype>/best/t<threads>": the size and the
+   * engine (the headline's) can move between runs, the role does not */
+  for (size_t i = 0, n = json_array_size(points); i < n; i++) {
+    json_t *pt = json_array_get(points, i);
+    const char *id = json_string_value(json_object_get(pt, "id"));
+    const char *dtype = json_string_value(json_object_get(pt, "dtype"));
+    json_int_t t = json_integer_value(json_object_get(pt, "threads"));
+    char role[128];
+    if (!id || !dtype || t < 1)
+      continue;
+    snprintf(role, sizeof role, "scaling/%s/best/t%" JSON_INTEGER_FORMAT,
+             dtype, t);
+    json_t *o = json_deep_copy(pt);
+    if (!o || json_object_set_new(o, "id", json_string(role)) < 0 ||
+        json_object_set_new(o, "role_of", json_string(id)) < 0 ||
+        append(points, o) < 0)
       goto fail;
   }
   return sec;

@@ -71,10 +71,14 @@ static size_t cases_of(const cal_opts_t *o, attn_case_t *cases) {
     return sizeof quick_cases / sizeof quick_cases[0];
   }
   memcpy(cases, default_cases, sizeof default_cases);
-  /* --ci tracks the fused kernel; the slow reference is only the baseline
-   * of a speed-up and would take a quarter of the run */
-  for (size_t i = 0; o->ci && i < ATTN_MAX_CASES; i++)
-    cases[i].with_ref = 0;
+  /* --ci tracks the fused kernel on one prefill and one decode shape; the
+   * slow reference is only the baseline of a speed-up and would take a
+   * quarter of the run */
+  if (o->ci) {
+    cases[0].with_ref = 0;
+    cases[1] = default_cases[3];
+    return 2;
+  }
   return ATTN_MAX_CASES;
 }
 

@@ -54,17 +54,20 @@ static int staircase(const cal_run_t *r, const cal_cache_sizes_t *cs,
   int64_t top = llc > 0 ? 4 * llc : 256 << 20;
   if (top > (quick ? 64 << 20 : 256 << 20))
     top = quick ? 64 << 20 : 256 << 20;
+  if (r->opt->ci) /* --ci: the level points only; the staircase is a picture */
+    return 0;
   int nstair = cal_staircase(4096, top, quick ? 1 : 2, stair, 96);
   return nstair < 0 ? 0 : nstair;
 }
 
 /* The largest memory working set: STREAM's 4x the last level, but at
- * most 1 GiB (512 MiB quick).  A VM may report a socket's whole shared L3
+ * most 1 GiB (512 MiB quick, 256 MiB --ci).  A VM may report a socket's whole shared L3
  * (hundreds of MiB) while the drop to memory speed comes far earlier; 4x
  * that costs seconds a point to set up and measures nothing new.  A point
  * made smaller says so (capped). */
 static int64_t memory_cap(const cal_opts_t *o) {
-  return o->quick ? INT64_C(512) << 20 : INT64_C(1) << 30;
+  /* --ci compares runs, it is not the machine's STREAM figure: 256 MiB */
+  return o->ci ? INT64_C(256) << 20 : o->quick ? INT64_C(512) << 20 : INT64_C(1) << 30;
 }
 
 /* The level points: per level, read and triad at 1 and all threads, copy
@@ -93,6 +96,11 @@ static void level_points(const cal_run_t *r, const cal_cache_sizes_t *cs,
       if (o->quick && mem && ti == 0 && nt > 1)
         continue;
       for (int k = 0; k < nkern; k++) {
+        /* --ci: read in L2 at one thread and from memory at all threads
+         * (the decode points' efficiency needs the latter) */
+        if (o->ci && (k != 1 || (mem ? ti != nt - 1
+                                     : ti != 0 || strcmp(ws[l].level, "L2"))))
+          continue;
         ks[*n] = cal_kernel_find(names[k]);
         ps[*n] = (cal_params_t){.bytes = ws[l].bytes, .threads = tcounts[ti],
                                 .seed = o->seed, .variant = CAL_VARIANT_AUTO};

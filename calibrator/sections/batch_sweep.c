@@ -261,7 +261,16 @@ static int sweep_ci(sweep_t *s) {
       at[nj++] = i;
     }
   }
-  if ((rc = cal_run_points(s->r, NULL, 0, ks, ps, nj, cps, s->m->name)) < 0)
+  /* --ci: the layer's setup and double-precision check cost more than its
+   * samples, and each round repeats them: one round with every round's
+   * samples keeps the run short */
+  cal_harness_cfg_t h = s->r->opt->hcfg;
+  int rounds = 0;
+  if (s->r->opt->ci) {
+    h.samples *= s->r->opt->rounds;
+    rounds = 1;
+  }
+  if ((rc = cal_run_points(s->r, &h, rounds, ks, ps, nj, cps, s->m->name)) < 0)
     goto out;
   for (size_t i = 0, j = 0; i < n; i++) {
     cal_batch_point_t *bp = point_add(s, s->list[i]);

@@ -87,6 +87,9 @@ int cal_compute_peak_measure(cal_run_t *r) {
        * thread only */
       if (o->quick && ti > 0 && i >= 2)
         continue;
+      /* --ci: the fp32 peak only, the roofline's ceiling for fp32 work */
+      if (o->ci && strcmp(peak_kernels[i], "fma_f32") != 0)
+        continue;
       ks[n] = cal_kernel_find(peak_kernels[i]);
       ps[n] = (cal_params_t){.threads = tcounts[ti], .seed = o->seed,
                              .variant = CAL_VARIANT_AUTO};

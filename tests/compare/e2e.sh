@@ -23,26 +23,32 @@ aa)
   expect_match 0 "" "$CAL" compare aa.json aa2.json
   ;;
 regression)
+  # single runs: the mechanics of a call at a 15% run-to-run allowance
+  # (a quiet machine); the default (50%) leaves a 20% change inconclusive
   gen slow.json --seed 2 --scale gemm/fp32/512x512x512/t1=0.8
-  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare base.json slow.json
+  expect_match 0 "inside the run-to-run allowance of 50%" "$CAL" compare base.json slow.json
+  gen halved.json --seed 2 --scale gemm/fp32/512x512x512/t1=0.45
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare base.json halved.json
+  gen slow.json --seed 2 --scale gemm/fp32/512x512x512/t1=0.8
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare --run-allowance 15% base.json slow.json
   expect_match 1 "\*\*regressed\*\* | \`gemm/fp32/512x512x512/t1\`" \
-    "$CAL" compare --format md base.json slow.json
-  expect_match 1 '"verdict": "regressed"' "$CAL" compare --format json base.json slow.json
-  expect_match 0 "REGRESSED" "$CAL" compare --warn-only base.json slow.json
+    "$CAL" compare --run-allowance 15% --format md base.json slow.json
+  expect_match 1 '"verdict": "regressed"' "$CAL" compare --run-allowance 15% --format json base.json slow.json
+  expect_match 0 "REGRESSED" "$CAL" compare --run-allowance 15% --warn-only base.json slow.json
   # a 20% slowdown does not pass a 25% threshold
-  expect_match 0 "no regression" "$CAL" compare --threshold 25% base.json slow.json
+  expect_match 0 "no regression" "$CAL" compare --run-allowance 15% --threshold 25% base.json slow.json
   # lower-is-better: time grows by 25%
   gen lat.json --seed 2 --scale attention/fp32/b1h8n512d64/t1=1.25
-  expect_match 1 "REGRESSED *attention/fp32/b1h8n512d64/t1" "$CAL" compare base.json lat.json
+  expect_match 1 "REGRESSED *attention/fp32/b1h8n512d64/t1" "$CAL" compare --run-allowance 15% base.json lat.json
   # faster is an improvement, not a failure
   gen fast.json --seed 2 --scale gemm/fp32/256x256x256/t1=1.25
-  expect_match 0 "improved *gemm/fp32/256x256x256/t1" "$CAL" compare base.json fast.json
+  expect_match 0 "improved *gemm/fp32/256x256x256/t1" "$CAL" compare --run-allowance 15% base.json fast.json
   # three samples can never be significant at alpha 0.01
   gen few_a.json --seed 1 --samples 3
   gen few_b.json --seed 2 --samples 3 --scale gemm/fp32/512x512x512/t1=0.8
-  expect_match 0 "too few samples" "$CAL" compare few_a.json few_b.json
+  expect_match 0 "too few samples" "$CAL" compare --run-allowance 15% few_a.json few_b.json
   # -o writes the report, nothing else left behind
-  expect_match 1 "" "$CAL" compare -o report.md --format md base.json slow.json
+  expect_match 1 "" "$CAL" compare --run-allowance 15% -o report.md --format md base.json slow.json
   grep -q "regression" report.md && ok || bad "report.md"
   [ -z "$(ls | grep tmp)" ] && ok || bad "temporary file left"
   ;;
@@ -66,6 +72,12 @@ badinput)
   expect_match 2 "not valid JSON" "$CAL" export --format bmf corrupt.json
   expect_match 2 "format" "$CAL" export --format csv base.json
   expect_match 2 "no --format" "$CAL" export base.json
+  # nothing lower-is-better: an error, not an empty list
+  gen nolat.json --seed 3 --drop attention/fp32/b1h8n512d64/t1
+  sed 's/"latency_ms": 2.5/"latency_ms": null/' nolat.json >nolat2.json
+  expect_usage "gab-smaller with nothing smaller-is-better" \
+    "$CAL" export --format gab-smaller nolat2.json
+  grep -q "no lower-is-better figure" "$TMP/err" && ok || bad "gab-smaller: message"
   ;;
 machine)
   gen other.json --seed 2 --cpu "Another CPU"
@@ -76,6 +88,75 @@ machine)
   gen fewer.json --seed 2 --drop bandwidth/l1/read
   expect_match 0 "only in base (1): bandwidth/l1/read" "$CAL" compare base.json fewer.json
   expect_match 0 "only in new (1): bandwidth/l1/read" "$CAL" compare fewer.json base.json
+  ;;
+runs)
+  # Five runs a side, each process landing a few % apart (run factors with
+  # a ~2.5% spread) while its samples agree within 1%.
+  mkdir A B S M
+  i=0
+  for f in 1.00 0.97 1.03 0.99 1.02; do
+    i=$((i + 1))
+    gen A/a$i.json --seed $((10 + i)) --run-factor $f
+    gen S/s$i.json --seed $((30 + i)) --run-factor $f \
+      --scale gemm/fp32/512x512x512/t1=0.8
+  done
+  i=0
+  # the new side: other factors, all 2.5% lower (a shift the size of the
+  # between-run spread)
+  for f in 0.955 1.005 0.945 0.985 0.975; do
+    i=$((i + 1))
+    gen B/b$i.json --seed $((20 + i)) --run-factor $f
+  done
+  # directories as sides, and lists of files
+  expect_match 0 "no regression" "$CAL" compare A B
+  expect_match 0 "5 runs (run-to-run spread" "$CAL" compare A B
+  expect_match 0 '"method": "welch-log-runs"' "$CAL" compare --format json A B
+  expect_match 0 "no regression" "$CAL" compare --base A/a1.json A/a2.json A/a3.json \
+    --new B/b1.json B/b2.json B/b3.json
+  # any pair of single runs has certain samples: never a regression inside
+  # the run-to-run allowance
+  expect_match 0 "inside the run-to-run allowance" "$CAL" compare A/a4.json B/b4.json
+  expect_match 0 "runs per side" "$CAL" compare A/a4.json B/b4.json
+  # two single runs 8% apart in the machine's own speed (the FMA loop):
+  # nothing in them can be compared
+  expect_match 0 "machine itself ran at 0.9[0-9] times" "$CAL" compare A/a3.json B/b3.json
+  gen fast.json --seed 50 --run-factor 1.2 --scale gemm/fp32/512x512x512/t1=0.45
+  expect_match 0 "machine itself" "$CAL" compare --run-allowance 15% A/a1.json fast.json
+  # 20% slower with 5 runs a side: regressed; only that point
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare A S
+  "$CAL" compare --format json -o s.json A S
+  [ "$(grep -c '"verdict": "regressed"' s.json)" -eq 1 ] && ok || bad "one regressed point"
+  # a stored baseline (a directory) against one new run
+  expect_match 1 "REGRESSED *gemm/fp32/512x512x512/t1" "$CAL" compare --base A --new S/s2.json
+  # --only-changed, --filter and the markdown layout
+  expect_match 1 "REGRESSED" "$CAL" compare --only-changed A S
+  "$CAL" compare --only-changed A S >only.txt
+  grep -q "all points" only.txt && bad "--only-changed listed all points" || ok
+  expect_match 0 "no regression" "$CAL" compare --filter 'bandwidth/*,attention/*' A S
+  "$CAL" compare --format json --filter 'bandwidth/*' -o f.json A S
+  [ "$(grep -c '"id": ' f.json)" -eq 1 ] && ok || bad "--filter kept other points"
+  expect_match 2 "matches no point" "$CAL" compare --filter 'nothing/*' A S
+  "$CAL" compare --format md A S >r.md
+  head -1 r.md | grep -q ":x: 1 regression" && ok || bad "markdown does not lead with the verdict"
+  grep -q "<details><summary>All" r.md && ok || bad "markdown has no collapsed full table"
+  # mixed machines within a side or across sides are refused, listing keys
+  cp A/*.json M/
+  gen M/other.json --seed 9 --model 207 --coretype Haswell
+  expect_match 2 "different machines" "$CAL" compare M B
+  expect_match 2 "machine.cpu.model: 143 in base, 207 in new" "$CAL" compare M B
+  expect_match 2 "blas.coretype" "$CAL" compare M B
+  expect_match 0 "" "$CAL" compare --allow-different-machines M B
+  # bad inputs: one line, exit 2
+  expect_usage "stdin twice" "$CAL" compare - - <A/a1.json
+  grep -q "only once" "$TMP/err" && ok || bad "stdin twice: message"
+  mkdir empty
+  expect_usage "empty directory" "$CAL" compare empty B
+  expect_usage "--base without --new" "$CAL" compare --base A
+  expect_usage "--base with nothing" "$CAL" compare --base --new B
+  expect_usage "lists and positionals" "$CAL" compare A --base A --new B
+  expect_usage "run allowance" "$CAL" compare --run-allowance 5 A B
+  # one profile from stdin is fine
+  expect_match 0 "no regression" "$CAL" compare --base - --new B <A/a1.json
   ;;
 export)
   expect_match 0 "" "$CAL" export --format bmf -o bmf.json base.json

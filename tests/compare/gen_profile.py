@@ -4,7 +4,10 @@
 Every point's samples are its nominal value times log-normal noise drawn
 from a seeded generator, so two seeds give two honest "runs" of the same
 machine.  --scale ID=F multiplies one point's samples by F (a planted
-change); --drop ID leaves a point out; --cpu changes the machine identity.
+change, 0 a figure that fell to nothing); --run-factor F multiplies every
+point by F (a whole process landing F apart: the run-to-run variance that
+samples within one run do not show); --drop ID leaves a point out; --cpu,
+--model and --coretype change the machine identity.
 Standard library only."""
 import argparse
 import json
@@ -19,6 +22,8 @@ POINTS = [
     ("gemm/fp64/512x512x512/t1", "gemm", "gflops", 60.0, True),
     ("bandwidth/l1/read", "bandwidth", "gbps", 300.0, True),
     ("attention/fp32/b1h8n512d64/t1", "attention", "ms", 2.5, False),
+    # the machine's own speed (compare's check between single runs)
+    ("peak/fma_f32/avx512/t1", "peak", "gflops", 200.0, True),
 ]
 
 
@@ -47,6 +52,9 @@ def main():
     ap.add_argument("--scale", action="append", default=[])
     ap.add_argument("--drop", action="append", default=[])
     ap.add_argument("--cpu", default="Synthetic CPU @ 2.0GHz")
+    ap.add_argument("--model", type=int, default=143)
+    ap.add_argument("--coretype", default="SkylakeX")
+    ap.add_argument("--run-factor", type=float, default=1.0)
     a = ap.parse_args()
     scale = {k: float(v) for k, v in (s.split("=", 1) for s in a.scale)}
     rng = random.Random(a.seed)
@@ -57,14 +65,16 @@ def main():
         "throughput": 1000.0, "memory_gb": 24.0, "latency_ms": 2.5,
         "created": "2024-01-01T00:00:00Z",
         "tool": {"name": "calibrate", "version": "0.1.0", "git": "test"},
-        "machine": {"cpu": {"brand": a.cpu}, "usable_cores": 2},
-        "blas": {"library": "OpenBLAS", "version": "0.3.21"},
+        "machine": {"cpu": {"brand": a.cpu, "family": 6, "model": a.model},
+                    "usable_cores": 2},
+        "blas": {"library": "OpenBLAS", "version": "0.3.21",
+                 "coretype": a.coretype},
         "settings": {}, "quality": {"noisy": False, "warnings": []},
     }
     for pid, section, metric, nominal, hib in POINTS:
         if pid in a.drop:
             continue
-        f = scale.get(pid, 1.0)
+        f = scale.get(pid, 1.0) * a.run_factor
         xs = [nominal * f * math.exp(rng.gauss(0.0, a.noise))
               for _ in range(a.samples)]
         st = stats(xs)
