@@ -104,7 +104,7 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
       json_string("per cache level half the capacity the threads can use "
                   "(L3: at most 4x the L2 capacity); memory: 4x the last "
                   "level's capacity (STREAM's rule), at least 64 MiB, at most "
-                  "1 GiB (512 MiB with --quick, 256 MiB with --ci) but never below "
+                  "512 MiB (256 MiB with --ci) but never below "
                   "twice the L3 "
                   "point's working set"),
       &ok);

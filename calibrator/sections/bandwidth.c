@@ -51,9 +51,9 @@ static int staircase(const cal_run_t *r, const cal_cache_sizes_t *cs,
                      int64_t *stair) {
   int quick = r->opt->quick;
   int64_t llc = cs->l3 ? cs->l3 : cs->l2 ? cs->l2 : cs->l1d;
-  int64_t top = llc > 0 ? 4 * llc : 256 << 20;
-  if (top > (quick ? 64 << 20 : 256 << 20))
-    top = quick ? 64 << 20 : 256 << 20;
+  int64_t top = llc > 0 ? 4 * llc : 128 << 20;
+  if (top > (quick ? 64 << 20 : 128 << 20))
+    top = quick ? 64 << 20 : 128 << 20;
   if (r->opt->ci) /* --ci: the level points only; the staircase is a picture */
     return 0;
   int nstair = cal_staircase(4096, top, quick ? 1 : 2, stair, 96);
@@ -61,13 +61,13 @@ static int staircase(const cal_run_t *r, const cal_cache_sizes_t *cs,
 }
 
 /* The largest memory working set: STREAM's 4x the last level, but at
- * most 1 GiB (512 MiB quick, 256 MiB --ci).  A VM may report a socket's whole shared L3
+ * most 512 MiB (256 MiB --ci).  A VM may report a socket's whole shared L3
  * (hundreds of MiB) while the drop to memory speed comes far earlier; 4x
  * that costs seconds a point to set up and measures nothing new.  A point
  * made smaller says so (capped). */
 static int64_t memory_cap(const cal_opts_t *o) {
   /* --ci compares runs, it is not the machine's STREAM figure: 256 MiB */
-  return o->ci ? INT64_C(256) << 20 : o->quick ? INT64_C(512) << 20 : INT64_C(1) << 30;
+  return o->ci ? INT64_C(256) << 20 : INT64_C(512) << 20;
 }
 
 /* The level points: per level, read and triad at 1 and all threads, copy
@@ -147,7 +147,14 @@ int cal_bandwidth_measure(cal_run_t *r) {
                            .variant = CAL_VARIANT_AUTO};
     res->levels[n++] = NULL;
   }
-  if ((rc = cal_run_points(r, NULL, 0, ks, ps, nlevels, res->points,
+  /* a stream over a large array is steady from one pass to the next:
+   * 20 ms samples after a 50 ms warm-up (the arrays' setup is the cost) */
+  cal_harness_cfg_t h = r->opt->hcfg;
+  if (h.min_sample_s > 0.02)
+    h.min_sample_s = 0.02;
+  if (h.warmup_s > 0.05)
+    h.warmup_s = 0.05;
+  if ((rc = cal_run_points(r, &h, 0, ks, ps, nlevels, res->points,
                            "bandwidth")) < 0 ||
       (rc = measure_staircase(r, ks + nlevels, ps + nlevels, (size_t)nstair,
                               res->points + nlevels)) < 0)
