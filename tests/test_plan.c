@@ -303,6 +303,136 @@ static void shard_greedy(void **state) {
   assert_int_equal(order[3], 0);
 }
 
+/* Issue 15: two runs of one VM, 56.6 and 90.1 examples/s, were called
+ * heterogeneous and the slower a straggler; their intervals overlap. */
+static void split_ci_flags(void **state) {
+  (void)state;
+  cal_split_entry_t e[3];
+  cal_split_t s;
+  const double t[] = {56.6, 90.1};
+  const double lo[] = {51.9, 58.0}, hi[] = {60.7, 99.0};
+  /* points alone: 1.59x apart, 56.6 below 0.8 x mean 73.35 = 58.68 */
+  assert_int_equal(cal_plan_split(t, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  assert_true(e[0].straggler);
+  /* with the intervals: they overlap, and 60.7 is above 58.68 */
+  assert_int_equal(cal_plan_split_ci(t, lo, hi, 2, 1000, e, &s), 0);
+  assert_false(s.heterogeneous);
+  assert_true(s.ratio_exceeded);
+  assert_double_equal(s.ratio, 90.1 / 56.6, 1e-12);
+  assert_false(e[0].straggler);
+  assert_true(e[0].slow_point);
+  assert_int_equal(s.n_stragglers, 0);
+  /* the shares do not depend on the intervals */
+  assert_double_equal(e[0].share, 56.6 / 146.7, 1e-12);
+  /* intervals apart: heterogeneous again */
+  const double lo2[] = {51.9, 85.0}, hi2[] = {60.7, 95.0};
+  assert_int_equal(cal_plan_split_ci(t, lo2, hi2, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  /* touching at one point is overlap */
+  const double lo3[] = {51.9, 60.7};
+  assert_int_equal(cal_plan_split_ci(t, lo3, hi2, 2, 0, e, &s), 0);
+  assert_false(s.heterogeneous);
+  /* an interval that does not hold its point, or NaN, is not used */
+  const double bad_lo[] = {57.0, NAN}, bad_hi[] = {60.7, NAN};
+  assert_int_equal(cal_plan_split_ci(t, bad_lo, bad_hi, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  assert_true(e[0].straggler);
+  /* a straggler whose whole interval is below the cut: mean 90, cut 72 */
+  const double t3[] = {100, 100, 70}, lo4[] = {95, 95, 60},
+               hi4[] = {105, 105, 71.9}, hi5[] = {105, 105, 72.5};
+  assert_int_equal(cal_plan_split_ci(t3, lo4, hi4, 3, 0, e, &s), 0);
+  assert_true(e[2].straggler);
+  assert_int_equal(cal_plan_split_ci(t3, lo4, hi5, 3, 0, e, &s), 0);
+  assert_false(e[2].straggler);
+  assert_true(e[2].slow_point);
+}
+
+static void work_units_and_cost(void **state) {
+  (void)state;
+  uint64_t n;
+  cal_work_t w = {.unit = CAL_WORK_NONE};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 0);
+  w = (cal_work_t){.unit = CAL_WORK_EXAMPLES, .examples = 1234};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 1234);
+  /* 2.5 epochs of 1001 examples: 2502.5, rounded up */
+  w = (cal_work_t){.unit = CAL_WORK_EPOCHS, .epochs = 2.5,
+                   .dataset_examples = 1001};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 2503);
+  w = (cal_work_t){.unit = CAL_WORK_STEPS, .steps = 100, .global_batch = 64};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 6400);
+  /* 2^40 steps of 2^14: 2^54 examples, past the limit */
+  w = (cal_work_t){.unit = CAL_WORK_STEPS, .steps = (uint64_t)1 << 40,
+                   .global_batch = (uint64_t)1 << 14};
+  assert_int_equal(cal_work_examples(&w, &n), CAL_EINVAL);
+  w.global_batch = (uint64_t)1 << 13; /* exactly 2^53 */
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_true(n == (uint64_t)CAL_PLAN_MAX_EXAMPLES);
+  w = (cal_work_t){.unit = CAL_WORK_EPOCHS, .epochs = 0,
+                   .dataset_examples = 10};
+  assert_int_equal(cal_work_examples(&w, &n), CAL_EINVAL);
+  w = (cal_work_t){.unit = CAL_WORK_EPOCHS, .epochs = 1e10,
+                   .dataset_examples = 1000000};
+  assert_int_equal(cal_work_examples(&w, &n), CAL_EINVAL);
+  assert_double_equal(cal_plan_cost(2.5, 7200), 5.0, 1e-12);
+  assert_double_equal(cal_plan_cost(0, 7200), 0.0, 0);
+}
+
+/* qwen2-0.5b as the reference profile records it (hidden 896, 14 heads,
+ * 2 KV heads of 64, ffn 4864, seq 128), 24 layers, bf16. */
+static void activation_model_qwen(void **state) {
+  (void)state;
+  cal_act_shape_t sh = {.hidden = 896, .heads = 14, .kv_heads = 2,
+                        .head_dim = 64, .ffn = 4864, .seq = 128, .layers = 24};
+  cal_act_est_t a;
+  assert_int_equal(cal_act_model(&sh, 2, 0, &a), 0);
+  /* per layer: 128 x (3584 + 1792 + 256 + 19456) + 14 x 128^2 */
+  assert_double_equal(a.layer_elements, 3440640, 0);
+  assert_double_equal(a.full_bytes, 24 * 3440640.0 * 2, 0);
+  /* checkpointing: 24 layer inputs of 128 x 896, one layer recomputed */
+  assert_double_equal(a.checkpointed_bytes, (24 * 128 * 896 + 3440640.0) * 2,
+                      0);
+  /* inference: KV cache 24 x 2 x 128 x 128, one layer */
+  assert_double_equal(a.inference_bytes, (24 * 2 * 128 * 128 + 3440640.0) * 2,
+                      0);
+  assert_true(a.checkpointed_bytes < a.full_bytes);
+  /* LoRA rank 8: seq x 7 x 8 more a layer; 4,399,104 trainable params
+   * (24 x 8 x (7 x 896 + 2 x 896 + 2 x 128 + 3 x 4864)) */
+  assert_int_equal(cal_act_model(&sh, 2, 8, &a), 0);
+  assert_double_equal(a.layer_elements, 3440640 + 128 * 56, 0);
+  assert_double_equal(cal_lora_params(&sh, 8), 4399104, 0);
+  /* fp32 doubles it */
+  cal_act_est_t b;
+  assert_int_equal(cal_act_model(&sh, 4, 8, &b), 0);
+  assert_double_equal(b.full_bytes, 2 * a.full_bytes, 0);
+  /* bad shapes */
+  cal_act_shape_t bad = sh;
+  bad.kv_heads = 3; /* 14 heads in groups of 3 */
+  assert_int_equal(cal_act_model(&bad, 2, 0, &a), CAL_EINVAL);
+  assert_double_equal(cal_lora_params(&bad, 8), 0, 0);
+  bad = sh;
+  bad.layers = 0;
+  assert_int_equal(cal_act_model(&bad, 2, 0, &a), CAL_EINVAL);
+  assert_int_equal(cal_act_model(&sh, 0, 0, &a), CAL_EINVAL);
+  assert_int_equal(cal_act_model(&sh, 2, -1, &a), CAL_EINVAL);
+
+  /* the memory estimate takes them in place of the assumed fractions */
+  cal_mem_assume_t as;
+  cal_mem_need_t m;
+  cal_mem_assume_default(CAL_TRAIN_LORA, &as);
+  as.activation_bytes_per_example = 1e8;
+  as.lora_params = 4399104;
+  assert_int_equal(cal_plan_memory(5e8, CAL_DT_BF16, CAL_TRAIN_LORA, 4, &as,
+                                   &m), 0);
+  assert_double_equal(m.activations_bytes, 4e8, 0);
+  assert_double_equal(m.trainable_params, 4399104, 0);
+  assert_double_equal(m.optimizer_bytes, 4399104 * 8.0, 0);
+}
+
 /* ---- the command ---- */
 
 typedef struct edit {
@@ -504,6 +634,9 @@ int main(void) {
       cmocka_unit_test(memory_7b_bf16),
       cmocka_unit_test(parse_names),
       cmocka_unit_test(shard_greedy),
+      cmocka_unit_test(split_ci_flags),
+      cmocka_unit_test(work_units_and_cost),
+      cmocka_unit_test(activation_model_qwen),
       cmocka_unit_test_setup_teardown(cli_json_plan, setup, teardown),
       cmocka_unit_test_setup_teardown(cli_text_formats, setup, teardown),
       cmocka_unit_test_setup_teardown(cli_bad_input, setup, teardown),
