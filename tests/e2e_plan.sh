@@ -33,6 +33,18 @@ if expect_exit 0 "plan json" "$CAL" plan "$TMP/peak.json" "$CSV" "$REF" \
     bad "plan json: not five machines in the split"
 fi
 
+# a CSV without a machine column is one machine named by its file
+printf 'batch_size,throughput\n8,900\n16,1500\n32,2100\n64,2050\n' \
+  >"$TMP/gpu-box.csv"
+if expect_match 0 "^gpu-box .* 97\.37% " "$CAL" plan "$TMP/gpu-box.csv" "$REF" \
+  --epochs 3 --dataset-examples 200000 --price-per-hour gpu-box=2.40 \
+  --price-per-hour 0.10; then
+  grep -q '^600000 examples (3 epochs of 200000) finish in 4 min 38 s' \
+    "$TMP/out" && ok || bad "plan: no wall-clock line for 3 epochs"
+  grep -q '^gpu-box .* 2\.4 .* 0\.1855 .* 0\.1905$' "$TMP/out" && ok ||
+    bad "plan: gpu-box's price, split and alone cost are not 2.4, 0.1855, 0.1905"
+fi
+
 # 70B in fp16 for inference (140 GB): machine_b's 16 GB cannot hold it and
 # gets no share; machine_a with 200 GB takes all the work
 if expect_match 0 "^No share: machine_b: cannot hold the model" "$CAL" plan \

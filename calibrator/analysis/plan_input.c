@@ -47,19 +47,26 @@ static const char *keep(cal_plan_inputs_t *in, const char *s) {
   return c;
 }
 
-/* The machine name of a curve without one: the file's name. */
-static const char *base_name(const char *path) {
+/* The machine name of a curve without one: the file's name without its
+ * extension ("gpu-box" for "data/gpu-box.csv"), into buf. */
+static const char *base_name(const char *path, char *buf, size_t len) {
   const char *s = strrchr(path, '/');
-  return strcmp(path, "-") == 0 ? "<stdin>" : s && s[1] ? s + 1 : path;
+  s = strcmp(path, "-") == 0 ? "<stdin>" : s && s[1] ? s + 1 : path;
+  snprintf(buf, len, "%s", s);
+  char *dot = strrchr(buf, '.');
+  if (dot && dot != buf)
+    *dot = '\0';
+  return buf;
 }
 
 /* One curve as a machine: throughput and CI of its optimal point. */
 static int add_curve(cal_plan_inputs_t *in, const char *path,
                      cal_plan_source_t src, const char *name, double thr,
                      double lo, double hi, double level, int64_t batch) {
+  char buf[256];
   cal_plan_machine_t *m = new_machine(in);
   if (!m || !(m->path = keep(in, path)) ||
-      !(m->name = keep(in, name ? name : base_name(path))))
+      !(m->name = keep(in, name ? name : base_name(path, buf, sizeof buf))))
     return CAL_ENOMEM;
   m->source = src;
   m->throughput = thr;
@@ -85,10 +92,11 @@ static int add_csv(cal_plan_inputs_t *in, const char *path, const char *buf,
   fclose(f);
   for (size_t c = 0; rc == 0 && set && c < set->n; c++) {
     const cal_curve_t *cv = &set->curves[c];
+    char nb[256];
     cal_curve_result_t *r = NULL;
     if ((rc = cal_curve_analyze(cv->points, cv->n, NULL, &r)) < 0) {
       snprintf(err, errlen, "%s: curve %s cannot be analysed", path,
-               cv->machine ? cv->machine : base_name(path));
+               cv->machine ? cv->machine : base_name(path, nb, sizeof nb));
       rc = CAL_EPARSE;
       break;
     }

@@ -2,11 +2,11 @@
  * ("calibrate-profile/1"), a `calibrate peak --format json` document
  * ("calibrate-peak/1") or a curve CSV (curve_csv.h), told apart by their
  * content.  A profile is one machine; each curve of the other two is one
- * machine, named by its machine column or key, else by the file name.  A
- * curve's throughput is the median at its optimal batch (the peak, as
- * `calibrate peak` finds it with the default tolerance) with that
- * point's confidence interval; its memory is unknown unless the command
- * sets it. */
+ * machine, named by its machine column or key, else by the file name
+ * without its extension.  A curve's throughput is the median at its
+ * optimal batch (the peak, as `calibrate peak` finds it with the default
+ * tolerance) with that point's confidence interval; its memory is
+ * unknown unless the command sets it. */
 #ifndef CAL_PLAN_INPUT_H
 #define CAL_PLAN_INPUT_H
 
