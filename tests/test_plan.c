@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "plan_render.h"
 #include "plan_math.h"
+#include "stats.h"
 #include "test_fs.h"
 #include "test_util.h"
 
@@ -303,6 +304,290 @@ static void shard_greedy(void **state) {
   assert_int_equal(order[3], 0);
 }
 
+/* Issue 15: two runs of one VM, 56.6 and 90.1 examples/s, were called
+ * heterogeneous and the slower a straggler; their intervals overlap. */
+static void split_ci_flags(void **state) {
+  (void)state;
+  cal_split_entry_t e[3];
+  cal_split_t s;
+  const double t[] = {56.6, 90.1};
+  const double lo[] = {51.9, 58.0}, hi[] = {60.7, 99.0};
+  /* points alone: 1.59x apart, 56.6 below 0.8 x mean 73.35 = 58.68 */
+  assert_int_equal(cal_plan_split(t, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  assert_true(e[0].straggler);
+  /* with the intervals: they overlap, and 60.7 is above 58.68 */
+  assert_int_equal(cal_plan_split_ci(t, lo, hi, 2, 1000, e, &s), 0);
+  assert_false(s.heterogeneous);
+  assert_true(s.ratio_exceeded);
+  assert_double_equal(s.ratio, 90.1 / 56.6, 1e-12);
+  assert_false(e[0].straggler);
+  assert_true(e[0].slow_point);
+  assert_int_equal(s.n_stragglers, 0);
+  /* the shares do not depend on the intervals */
+  assert_double_equal(e[0].share, 56.6 / 146.7, 1e-12);
+  /* intervals apart: heterogeneous again */
+  const double lo2[] = {51.9, 85.0}, hi2[] = {60.7, 95.0};
+  assert_int_equal(cal_plan_split_ci(t, lo2, hi2, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  /* touching at one point is overlap */
+  const double lo3[] = {51.9, 60.7};
+  assert_int_equal(cal_plan_split_ci(t, lo3, hi2, 2, 0, e, &s), 0);
+  assert_false(s.heterogeneous);
+  /* an interval that does not hold its point, or NaN, is not used */
+  const double bad_lo[] = {57.0, NAN}, bad_hi[] = {60.7, NAN};
+  assert_int_equal(cal_plan_split_ci(t, bad_lo, bad_hi, 2, 0, e, &s), 0);
+  assert_true(s.heterogeneous);
+  assert_true(e[0].straggler);
+  /* a straggler whose whole interval is below the cut: mean 90, cut 72 */
+  const double t3[] = {100, 100, 70}, lo4[] = {95, 95, 60},
+               hi4[] = {105, 105, 71.9}, hi5[] = {105, 105, 72.5};
+  assert_int_equal(cal_plan_split_ci(t3, lo4, hi4, 3, 0, e, &s), 0);
+  assert_true(e[2].straggler);
+  assert_int_equal(cal_plan_split_ci(t3, lo4, hi5, 3, 0, e, &s), 0);
+  assert_false(e[2].straggler);
+  assert_true(e[2].slow_point);
+}
+
+static void work_units_and_cost(void **state) {
+  (void)state;
+  uint64_t n;
+  cal_work_t w = {.unit = CAL_WORK_NONE};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 0);
+  w = (cal_work_t){.unit = CAL_WORK_EXAMPLES, .examples = 1234};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 1234);
+  /* 2.5 epochs of 1001 examples: 2502.5, rounded up */
+  w = (cal_work_t){.unit = CAL_WORK_EPOCHS, .epochs = 2.5,
+                   .dataset_examples = 1001};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 2503);
+  w = (cal_work_t){.unit = CAL_WORK_STEPS, .steps = 100, .global_batch = 64};
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_int_equal(n, 6400);
+  /* 2^40 steps of 2^14: 2^54 examples, past the limit */
+  w = (cal_work_t){.unit = CAL_WORK_STEPS, .steps = (uint64_t)1 << 40,
+                   .global_batch = (uint64_t)1 << 14};
+  assert_int_equal(cal_work_examples(&w, &n), CAL_EINVAL);
+  w.global_batch = (uint64_t)1 << 13; /* exactly 2^53 */
+  assert_int_equal(cal_work_examples(&w, &n), 0);
+  assert_true(n == (uint64_t)CAL_PLAN_MAX_EXAMPLES);
+  w = (cal_work_t){.unit = CAL_WORK_EPOCHS, .epochs = 0,
+                   .dataset_examples = 10};
+  assert_int_equal(cal_work_examples(&w, &n), CAL_EINVAL);
+  w = (cal_work_t){.unit = CAL_WORK_EPOCHS, .epochs = 1e10,
+                   .dataset_examples = 1000000};
+  assert_int_equal(cal_work_examples(&w, &n), CAL_EINVAL);
+  assert_double_equal(cal_plan_cost(2.5, 7200), 5.0, 1e-12);
+  assert_double_equal(cal_plan_cost(0, 7200), 0.0, 0);
+}
+
+/* qwen2-0.5b as the reference profile records it (hidden 896, 14 heads,
+ * 2 KV heads of 64, ffn 4864, seq 128), 24 layers, bf16. */
+static void activation_model_qwen(void **state) {
+  (void)state;
+  cal_act_shape_t sh = {.hidden = 896, .heads = 14, .kv_heads = 2,
+                        .head_dim = 64, .ffn = 4864, .seq = 128, .layers = 24};
+  cal_act_est_t a;
+  assert_int_equal(cal_act_model(&sh, 2, 0, &a), 0);
+  /* per layer: 128 x (3584 + 1792 + 256 + 19456) + 14 x 128^2 */
+  assert_double_equal(a.layer_elements, 3440640, 0);
+  assert_double_equal(a.full_bytes, 24 * 3440640.0 * 2, 0);
+  /* checkpointing: 24 layer inputs of 128 x 896, one layer recomputed */
+  assert_double_equal(a.checkpointed_bytes, (24 * 128 * 896 + 3440640.0) * 2,
+                      0);
+  /* inference: KV cache 24 x 2 x 128 x 128, one layer */
+  assert_double_equal(a.inference_bytes, (24 * 2 * 128 * 128 + 3440640.0) * 2,
+                      0);
+  assert_true(a.checkpointed_bytes < a.full_bytes);
+  /* LoRA rank 8: seq x 7 x 8 more a layer; 4,399,104 trainable params
+   * (24 x 8 x (7 x 896 + 2 x 896 + 2 x 128 + 3 x 4864)) */
+  assert_int_equal(cal_act_model(&sh, 2, 8, &a), 0);
+  assert_double_equal(a.layer_elements, 3440640 + 128 * 56, 0);
+  assert_double_equal(cal_lora_params(&sh, 8), 4399104, 0);
+  /* fp32 doubles it */
+  cal_act_est_t b;
+  assert_int_equal(cal_act_model(&sh, 4, 8, &b), 0);
+  assert_double_equal(b.full_bytes, 2 * a.full_bytes, 0);
+  /* bad shapes */
+  cal_act_shape_t bad = sh;
+  bad.kv_heads = 3; /* 14 heads in groups of 3 */
+  assert_int_equal(cal_act_model(&bad, 2, 0, &a), CAL_EINVAL);
+  assert_double_equal(cal_lora_params(&bad, 8), 0, 0);
+  bad = sh;
+  bad.layers = 0;
+  assert_int_equal(cal_act_model(&bad, 2, 0, &a), CAL_EINVAL);
+  assert_int_equal(cal_act_model(&sh, 0, 0, &a), CAL_EINVAL);
+  assert_int_equal(cal_act_model(&sh, 2, -1, &a), CAL_EINVAL);
+
+  /* the memory estimate takes them in place of the assumed fractions */
+  cal_mem_assume_t as;
+  cal_mem_need_t m;
+  cal_mem_assume_default(CAL_TRAIN_LORA, &as);
+  as.activation_bytes_per_example = 1e8;
+  as.lora_params = 4399104;
+  assert_int_equal(cal_plan_memory(5e8, CAL_DT_BF16, CAL_TRAIN_LORA, 4, &as,
+                                   &m), 0);
+  assert_double_equal(m.activations_bytes, 4e8, 0);
+  assert_double_equal(m.trainable_params, 4399104, 0);
+  assert_double_equal(m.optimizer_bytes, 4399104 * 8.0, 0);
+}
+
+/* A machine of the plan without a profile behind it. */
+static cal_plan_machine_t machine(const char *name, double thr, double avail) {
+  return (cal_plan_machine_t){.name = name, .path = name,
+                              .source = CAL_PLAN_SRC_CSV, .throughput = thr,
+                              .ci_low = NAN, .ci_high = NAN, .ci_level = NAN,
+                              .optimal_batch = 8, .available = avail,
+                              .price_per_hour = NAN};
+}
+
+static cal_plan_opts_t inference_opts(double params, cal_dtype_t dt) {
+  cal_plan_opts_t o = {.dtype = dt, .training = CAL_TRAIN_INFERENCE,
+                       .params = params};
+  cal_mem_assume_default(o.training, &o.assume);
+  return o;
+}
+
+static json_t *machine_at(json_t *plan, size_t i) {
+  return json_array_get(json_object_get(plan, "machines"), i);
+}
+
+static double num_at(json_t *o, const char *k) {
+  json_t *v = json_object_get(o, k);
+  assert_true(json_is_number(v));
+  return json_number_value(v);
+}
+
+/* Issue 15: with a 70B fp16 model the machine that cannot hold it still
+ * got 65% of the work.  It gets none now; a machine whose memory is
+ * unknown keeps its share; with no machine able to, nothing is split. */
+static void plan_no_fit_rule(void **state) {
+  (void)state;
+  char err[256];
+  /* 70e9 x 2 B = 140 GB of weights (+0.7 GB an example): 200 GB holds
+   * it (budget 180), 64 GB does not (57.6) */
+  cal_plan_machine_t ms[] = {machine("small", 1.86, 64e9),
+                             machine("big", 1.0, 200e9),
+                             machine("unknown", 1.0, 0)};
+  cal_plan_opts_t o = inference_opts(70e9, CAL_DT_FP16);
+  o.work = (cal_work_t){.unit = CAL_WORK_EXAMPLES, .examples = 1000};
+  o.examples = 1000;
+  json_t *p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  assert_non_null(p);
+  json_t *small = machine_at(p, 0), *big = machine_at(p, 1);
+  assert_false(json_is_true(json_object_get(small, "in_split")));
+  assert_double_equal(num_at(small, "share"), 0, 0);
+  assert_int_equal(json_integer_value(json_object_get(small, "examples")), 0);
+  assert_true(json_is_null(json_object_get(small, "finish_s")));
+  assert_true(json_is_null(json_object_get(small, "alone_s")));
+  assert_non_null(strstr(json_string_value(
+                             json_object_get(small, "left_out_reason")),
+                         "cannot hold the model"));
+  assert_true(json_is_true(json_object_get(big, "in_split")));
+  assert_double_equal(num_at(big, "share"), 1.0, 0);
+  assert_int_equal(json_integer_value(json_object_get(big, "examples")), 1000);
+  assert_double_equal(num_at(p, "makespan_s"), 1000.0, 1e-9);
+  assert_int_equal(json_integer_value(json_object_get(p, "machines_in_split")),
+                   1);
+  assert_string_equal(json_string_value(json_object_get(
+                          json_object_get(p, "placement"), "strategy")),
+                      "fits_some");
+  json_decref(p);
+
+  /* memory unknown: kept in the split beside the one that fits */
+  p = cal_plan_build(&o, ms, 3, err, sizeof err);
+  assert_non_null(p);
+  assert_true(json_is_true(json_object_get(machine_at(p, 2), "in_split")));
+  assert_double_equal(num_at(machine_at(p, 2), "share"), 0.5, 1e-12);
+  assert_double_equal(num_at(machine_at(p, 0), "share"), 0, 0);
+  json_decref(p);
+
+  /* full training of 70B (1.12 TB of state) fits neither: no split */
+  o.training = CAL_TRAIN_FULL;
+  cal_mem_assume_default(o.training, &o.assume);
+  p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  assert_non_null(p);
+  assert_int_equal(json_integer_value(json_object_get(p, "machines_in_split")),
+                   0);
+  assert_true(json_is_string(json_object_get(p, "split_note")));
+  assert_true(json_is_null(json_object_get(p, "makespan_s")));
+  for (size_t i = 0; i < 2; i++)
+    assert_double_equal(num_at(machine_at(p, i), "share"), 0, 0);
+  assert_false(json_is_true(json_object_get(p, "heterogeneous")));
+  json_decref(p);
+}
+
+/* Time per machine and for the split, and its cost, on given numbers. */
+static void plan_time_and_cost(void **state) {
+  (void)state;
+  char err[256];
+  cal_plan_machine_t ms[] = {machine("fast", 3.0, 0), machine("slow", 1.0, 0)};
+  cal_plan_opts_t o = {.dtype = CAL_DT_BF16, .priced = 1};
+  cal_mem_assume_default(CAL_TRAIN_FULL, &o.assume);
+  /* 100 steps of 36 examples = 3600: 2700 and 900, 900 s each */
+  o.work = (cal_work_t){.unit = CAL_WORK_STEPS, .steps = 100,
+                        .global_batch = 36};
+  assert_int_equal(cal_work_examples(&o.work, &o.examples), 0);
+  ms[0].price_per_hour = 2.0;
+  ms[1].price_per_hour = 1.0;
+  json_t *p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  assert_non_null(p);
+  json_t *w = json_object_get(p, "work");
+  assert_string_equal(json_string_value(json_object_get(w, "unit")), "steps");
+  assert_int_equal(json_integer_value(json_object_get(p, "examples")), 3600);
+  assert_double_equal(num_at(p, "makespan_s"), 900, 1e-9);
+  json_t *f = machine_at(p, 0), *s = machine_at(p, 1);
+  assert_int_equal(json_integer_value(json_object_get(f, "examples")), 2700);
+  assert_double_equal(num_at(f, "finish_s"), 900, 1e-9);
+  assert_double_equal(num_at(f, "alone_s"), 1200, 1e-9);
+  assert_double_equal(num_at(s, "alone_s"), 3600, 1e-9);
+  /* both held a quarter hour: 0.50 + 0.25 */
+  assert_double_equal(num_at(f, "cost_usd"), 0.5, 1e-12);
+  assert_double_equal(num_at(s, "cost_usd"), 0.25, 1e-12);
+  assert_double_equal(num_at(p, "cost_usd"), 0.75, 1e-12);
+  assert_double_equal(num_at(f, "alone_cost_usd"), 2.0 / 3, 1e-12);
+  assert_double_equal(num_at(s, "alone_cost_usd"), 1.0, 1e-12);
+  json_decref(p);
+
+  /* a machine in the split without a price, while others have one */
+  ms[1].price_per_hour = NAN;
+  err[0] = '\0';
+  assert_null(cal_plan_build(&o, ms, 2, err, sizeof err));
+  assert_non_null(strstr(err, "no price for slow"));
+  /* unpriced: no cost, times still there */
+  o.priced = 0;
+  p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  assert_non_null(p);
+  assert_true(json_is_null(json_object_get(p, "cost_usd")));
+  assert_true(json_is_null(json_object_get(machine_at(p, 1), "cost_usd")));
+  json_decref(p);
+}
+
+/* The CI-aware flags through the plan, with a note for the reader. */
+static void plan_ci_flags(void **state) {
+  (void)state;
+  char err[256];
+  cal_plan_machine_t ms[] = {machine("run1", 56.6, 0), machine("run2", 90.1, 0)};
+  ms[0].ci_low = 51.9, ms[0].ci_high = 60.7, ms[0].ci_level = 0.98;
+  ms[1].ci_low = 58.0, ms[1].ci_high = 99.0, ms[1].ci_level = 0.98;
+  cal_plan_opts_t o = {.dtype = CAL_DT_BF16};
+  cal_mem_assume_default(CAL_TRAIN_FULL, &o.assume);
+  json_t *p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  assert_non_null(p);
+  assert_false(json_is_true(json_object_get(p, "heterogeneous")));
+  assert_non_null(strstr(json_string_value(json_object_get(p,
+                             "heterogeneous_note")), "overlap"));
+  assert_int_equal(json_array_size(json_object_get(p, "stragglers")), 0);
+  assert_double_equal(num_at(machine_at(p, 0), "throughput_ci_low"), 51.9, 0);
+  json_decref(p);
+  ms[1].ci_low = 85.0;
+  p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  assert_true(json_is_true(json_object_get(p, "heterogeneous")));
+  json_decref(p);
+}
+
 /* ---- the command ---- */
 
 typedef struct edit {
@@ -490,6 +775,173 @@ static void cli_bad_input(void **state) {
   assert_int_equal(run_plan(huge3, 3), CAL_EXIT_USAGE);
 }
 
+/* A second run of the reference VM at 90.1 examples/s: the optimal
+ * point's samples spread from 58 to 99, so its interval overlaps the
+ * first run's (51.9 to 60.7). */
+static void second_run(json_t *root, void *arg) {
+  (void)arg;
+  static const double x[] = {58.0, 70.0, 88.0, 90.1, 92.0, 95.0, 99.0};
+  json_t *pts = json_object_get(
+      json_object_get(json_object_get(json_object_get(root, "batch_sweep"),
+                                      "modes"), "prefill"), "points");
+  size_t i;
+  json_t *pt;
+  json_array_foreach(pts, i, pt) {
+    if (json_integer_value(json_object_get(pt, "batch_size")) != 32)
+      continue;
+    json_t *s = json_array();
+    for (size_t k = 0; k < 7; k++)
+      json_array_append_new(s, json_real(x[k]));
+    cal_summary_t sum;
+    cal_summarize(x, 7, 0.95, &sum);
+    json_object_set_new(pt, "samples_examples_per_s", s);
+    json_object_set_new(pt, "examples_per_s", json_real(sum.median));
+    json_object_set_new(pt, "stats", cal_stats_json(&sum, 1));
+  }
+  json_object_set_new(root, "throughput", json_real(90.1));
+}
+
+#define REFERENCE CAL_TEST_DATA "/../../results/reference/kvm-xeon-2core-avx512.json"
+
+/* The two runs through the command: the CI read from the profiles, not
+ * heterogeneous, no straggler; the text says why. */
+static void cli_two_runs_of_one_vm(void **state) {
+  fixture_t *f = *state;
+  char *run2 = test_profile_variant(REFERENCE, f->dir, "run2.json",
+                                    second_run, NULL);
+  assert_non_null(run2);
+  char *args[] = {REFERENCE, run2, "--examples", "10000", "--format", "json",
+                  "-o", f->out};
+  assert_int_equal(run_plan(args, 8), CAL_EXIT_OK);
+  json_t *p = load_json(f->out);
+  assert_non_null(p);
+  json_t *m0 = machine_at(p, 0), *m1 = machine_at(p, 1);
+  assert_double_equal(num_at(m0, "throughput"), 56.6304175, 1e-9);
+  assert_double_equal(num_at(m0, "throughput_ci_low"), 51.89939088, 1e-9);
+  assert_double_equal(num_at(m0, "throughput_ci_high"), 60.66789256, 1e-9);
+  assert_double_equal(num_at(m1, "throughput_ci_low"), 58.0, 1e-9);
+  assert_string_equal(json_string_value(json_object_get(m0, "source")),
+                      "profile");
+  assert_true(num_at(p, "throughput_ratio") > 1.5);
+  assert_false(json_is_true(json_object_get(p, "heterogeneous")));
+  assert_int_equal(json_array_size(json_object_get(p, "stragglers")), 0);
+  json_decref(p);
+  char *md[] = {REFERENCE, run2, "--format", "md", "-o", f->out};
+  assert_int_equal(run_plan(md, 6), CAL_EXIT_OK);
+  char *text = test_read_file(f->out, NULL);
+  assert_non_null(strstr(text, "confidence intervals overlap"));
+  assert_null(strstr(text, "Heterogeneous set"));
+  free(text);
+  free(run2);
+}
+
+/* A curve CSV of two machines this tool cannot run on, next to a
+ * profile: three machines, the curves' peaks as their throughput. */
+static void cli_csv_and_profile(void **state) {
+  fixture_t *f = *state;
+  char *args[] = {CAL_TEST_DATA "/seed_curves.csv", REFERENCE,
+                  "--epochs", "2", "--dataset-examples", "50000",
+                  "--price-per-hour", "machine_a=4.0",
+                  "--price-per-hour", "0.5", "--memory-gb", "machine_a=80",
+                  "--model-params", "5e8", "--training", "lora",
+                  "--layers", "24", "--lora-rank", "8", "--checkpointing",
+                  "--format", "json", "-o", f->out};
+  assert_int_equal(run_plan(args, 25), CAL_EXIT_OK);
+  json_t *p = load_json(f->out);
+  assert_non_null(p);
+  assert_int_equal(json_array_size(json_object_get(p, "machines")), 3);
+  json_t *a = machine_at(p, 0), *b = machine_at(p, 1), *x = machine_at(p, 2);
+  assert_string_equal(json_string_value(json_object_get(a, "name")),
+                      "machine_a");
+  assert_string_equal(json_string_value(json_object_get(a, "source")),
+                      "curve_csv");
+  assert_double_equal(num_at(a, "throughput"), 776, 0);
+  assert_int_equal(json_integer_value(json_object_get(a, "optimal_batch_size")),
+                   32);
+  assert_double_equal(num_at(b, "throughput"), 278, 0);
+  assert_int_equal(json_integer_value(json_object_get(b, "optimal_batch_size")),
+                   4);
+  assert_string_equal(json_string_value(json_object_get(x, "source")),
+                      "profile");
+  /* 100000 examples over 776 + 278 + 56.63 examples/s */
+  assert_int_equal(json_integer_value(json_object_get(p, "examples")), 100000);
+  const double sum = 776 + 278 + 56.6304175;
+  assert_double_equal(num_at(a, "share"), 776 / sum, 1e-9);
+  assert_double_equal(num_at(p, "makespan_s"), 100000 / sum, 0.02);
+  /* prices: by name, then the default for the rest */
+  assert_double_equal(num_at(a, "price_per_hour_usd"), 4.0, 0);
+  assert_double_equal(num_at(b, "price_per_hour_usd"), 0.5, 0);
+  assert_double_equal(num_at(p, "cost_usd"),
+                      (4.0 + 0.5 + 0.5) * num_at(p, "makespan_s") / 3600,
+                      1e-9);
+  /* memory: given for machine_a, unknown for machine_b */
+  json_t *mem = json_object_get(a, "memory");
+  assert_double_equal(num_at(mem, "available_bytes"), 80e9, 0);
+  assert_true(json_is_true(json_object_get(mem, "fits")));
+  assert_true(json_is_null(
+      json_object_get(json_object_get(b, "memory"), "fits")));
+  /* the activation model from the profile's shapes, checkpointed */
+  json_t *am =
+      json_object_get(json_object_get(p, "model"), "activation_model");
+  assert_false(json_is_true(json_object_get(am, "measured")));
+  assert_int_equal(json_integer_value(json_object_get(am, "hidden")), 896);
+  assert_double_equal(num_at(am, "bytes_per_example"),
+                      (24 * 128 * 896 + 3440640.0 + 128 * 56) * 2, 0);
+  assert_double_equal(num_at(json_object_get(p, "model"), "trainable_params"),
+                      4399104, 0);
+  json_decref(p);
+}
+
+static void cli_bad_plan_inputs(void **state) {
+  fixture_t *f = *state;
+  char *csv = CAL_TEST_DATA "/seed_curves.csv";
+  char *unknown_name[] = {csv, "--examples", "10", "--price-per-hour",
+                          "gpu=3"};
+  assert_int_equal(run_plan(unknown_name, 5), CAL_EXIT_USAGE);
+  char *no_work[] = {csv, "--price-per-hour", "3"};
+  assert_int_equal(run_plan(no_work, 3), CAL_EXIT_USAGE);
+  char *bad_price[] = {csv, "--examples", "10", "--price-per-hour", "a=-1"};
+  assert_int_equal(run_plan(bad_price, 5), CAL_EXIT_USAGE);
+  char *half_priced[] = {csv, "--examples", "10", "--price-per-hour",
+                         "machine_a=1"};
+  assert_int_equal(run_plan(half_priced, 5), CAL_EXIT_USAGE);
+  char *two_units[] = {csv, "--examples", "10", "--steps", "5",
+                       "--global-batch", "2"};
+  assert_int_equal(run_plan(two_units, 7), CAL_EXIT_USAGE);
+  char *epochs_alone[] = {csv, "--epochs", "3"};
+  assert_int_equal(run_plan(epochs_alone, 3), CAL_EXIT_USAGE);
+  char *no_shapes[] = {csv, "--model-params", "5e8", "--layers", "24"};
+  assert_int_equal(run_plan(no_shapes, 5), CAL_EXIT_USAGE);
+  char *rank_full[] = {REFERENCE, "--model-params", "5e8", "--layers", "24",
+                       "--lora-rank", "8"};
+  assert_int_equal(run_plan(rank_full, 7), CAL_EXIT_USAGE);
+  char *ckpt_no_layers[] = {REFERENCE, "--model-params", "5e8",
+                            "--checkpointing"};
+  assert_int_equal(run_plan(ckpt_no_layers, 4), CAL_EXIT_USAGE);
+  char *mem_no_name[] = {csv, "--memory-gb", "80"};
+  assert_int_equal(run_plan(mem_no_name, 3), CAL_EXIT_USAGE);
+  /* files that are none of the three */
+  char *empty = test_path(f->dir, "empty.csv");
+  char *notcurve = test_path(f->dir, "junk.csv");
+  char *badpeak = test_path(f->dir, "peak.json");
+  FILE *w = fopen(empty, "w");
+  fclose(w);
+  w = fopen(notcurve, "w");
+  fputs("machine,batch_size,throughput\nx,abc,3\n", w);
+  fclose(w);
+  w = fopen(badpeak, "w");
+  fputs("{\"schema\": \"calibrate-peak/1\", \"curves\": [{\"machine\": 3}]}",
+        w);
+  fclose(w);
+  char *e1[] = {empty}, *e2[] = {notcurve}, *e3[] = {badpeak};
+  assert_int_equal(run_plan(e1, 1), CAL_EXIT_USAGE);
+  assert_int_equal(run_plan(e2, 1), CAL_EXIT_USAGE);
+  assert_int_equal(run_plan(e3, 1), CAL_EXIT_USAGE);
+  free(empty);
+  free(notcurve);
+  free(badpeak);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(split_guide_shares),
@@ -504,9 +956,18 @@ int main(void) {
       cmocka_unit_test(memory_7b_bf16),
       cmocka_unit_test(parse_names),
       cmocka_unit_test(shard_greedy),
+      cmocka_unit_test(split_ci_flags),
+      cmocka_unit_test(work_units_and_cost),
+      cmocka_unit_test(activation_model_qwen),
+      cmocka_unit_test(plan_no_fit_rule),
+      cmocka_unit_test(plan_time_and_cost),
+      cmocka_unit_test(plan_ci_flags),
       cmocka_unit_test_setup_teardown(cli_json_plan, setup, teardown),
       cmocka_unit_test_setup_teardown(cli_text_formats, setup, teardown),
       cmocka_unit_test_setup_teardown(cli_bad_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(cli_two_runs_of_one_vm, setup, teardown),
+      cmocka_unit_test_setup_teardown(cli_csv_and_profile, setup, teardown),
+      cmocka_unit_test_setup_teardown(cli_bad_plan_inputs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

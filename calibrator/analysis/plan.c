@@ -12,10 +12,59 @@
 
 #include "cal_err.h"
 
+const char *cal_plan_source_name(cal_plan_source_t s) {
+  switch (s) {
+  case CAL_PLAN_SRC_CSV: return "curve_csv";
+  case CAL_PLAN_SRC_PEAK: return "peak_json";
+  default: return "profile";
+  }
+}
+
+/* The batch sweep's point behind the top-level throughput: its mode is
+ * batch_source.mode, else prefill, else decode; NULL when none is found
+ * or its median is not the throughput (an edited or older profile). */
+static const json_t *throughput_point(const json_t *r, double thr,
+                                      int64_t batch) {
+  const json_t *modes =
+      json_object_get(json_object_get(r, "batch_sweep"), "modes");
+  const char *want = json_string_value(
+      json_object_get(json_object_get(r, "batch_source"), "mode"));
+  const char *const order[] = {want, "prefill", "decode"};
+  for (size_t k = 0; k < 3; k++) {
+    const json_t *pts =
+        order[k] ? json_object_get(json_object_get(modes, order[k]), "points")
+                 : NULL;
+    size_t i;
+    const json_t *pt;
+    json_array_foreach(pts, i, pt) {
+      const json_t *bs = json_object_get(pt, "batch_size");
+      if (!json_is_integer(bs) || json_integer_value(bs) != batch ||
+          strcmp(cal_json_str(pt, "status"), "ok") != 0)
+        continue;
+      double med = cal_json_num(pt, "examples_per_s", NAN);
+      if (fabs(med - thr) <= 1e-6 * fabs(thr))
+        return pt;
+    }
+    if (order[k] && k == 0)
+      break; /* the recorded mode decides */
+  }
+  return NULL;
+}
+
+static int64_t shape_int(const json_t *model, const char *k) {
+  const json_t *v = json_object_get(model, k);
+  return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
 void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
   const json_t *r = p->root;
+  memset(m, 0, sizeof *m);
   m->prof = p;
+  m->path = p->path;
+  m->source = CAL_PLAN_SRC_PROFILE;
   m->name = json_string_value(json_object_get(r, "device_name"));
+  if (!m->name)
+    m->name = p->path;
   const json_t *t = json_object_get(r, "throughput");
   m->throughput = json_is_number(t) ? json_number_value(t) : NAN;
   const json_t *b = json_object_get(r, "optimal_batch_size");
@@ -30,21 +79,57 @@ void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
     m->available = json_number_value(mgb) * 1e9;
   else
     m->available = 0;
+  m->price_per_hour = m->ci_low = m->ci_high = m->ci_level = NAN;
+  const json_t *pt = isfinite(m->throughput) && m->optimal_batch
+                         ? throughput_point(r, m->throughput, m->optimal_batch)
+                         : NULL;
+  const json_t *st = json_object_get(pt, "stats");
+  if (st) {
+    m->ci_low = cal_json_num(st, "ci_low", NAN);
+    m->ci_high = cal_json_num(st, "ci_high", NAN);
+    m->ci_level = cal_json_num(st, "ci_level", NAN);
+  }
+  const json_t *model =
+      json_object_get(json_object_get(r, "batch_sweep"), "model");
+  m->shape = (cal_act_shape_t){
+      .hidden = shape_int(model, "hidden"), .heads = shape_int(model, "heads"),
+      .kv_heads = shape_int(model, "kv_heads"),
+      .head_dim = shape_int(model, "head_dim"), .ffn = shape_int(model, "ffn"),
+      .seq = shape_int(model, "seq")};
+  if (m->shape.head_dim == 0 && m->shape.heads > 0 &&
+      m->shape.hidden % m->shape.heads == 0)
+    m->shape.head_dim = m->shape.hidden / m->shape.heads;
+  cal_act_shape_t probe = m->shape;
+  probe.layers = 1;
+  m->has_shape = cal_lora_params(&probe, 1) > 0;
 }
 
 /* The state of one build: inputs, the split, and what the machines add to
  * the placement. */
 typedef struct plan_build {
-  const cal_plan_opts_t *o;
+  cal_plan_opts_t o;       /* a copy: the activation model fills assume */
   const cal_plan_machine_t *ms;
   size_t n;
   cal_split_entry_t *ent;
+  cal_split_t sp;
+  size_t nsplit;           /* machines in the split */
   double *budget; /* bytes each machine may use, when the model is given */
-  size_t *use;    /* indices of the usable machines */
+  int64_t *maxb;  /* largest micro-batch each holds; -1 unknown, 0 none */
+  size_t *use;    /* indices of the machines with a throughput */
   size_t nu, nfit, nknown;
   cal_mem_need_t base; /* the model at micro-batch 1 */
-  json_t *strag, *fits_on; /* borrowed from root / owned */
+  cal_act_est_t act;   /* the activation model, when used */
+  size_t shape_from;   /* the machine whose shapes it used */
+  json_t *strag, *fits_on, *warnings; /* borrowed from root / owned */
 } plan_build_t;
+
+static json_t *num_or_null(double x) {
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+static int has_throughput(const cal_plan_machine_t *m) {
+  return isfinite(m->throughput) && m->throughput > 0;
+}
 
 static const char *batch_note(const cal_batch_plan_t *bp, int64_t b,
                               char *buf, size_t len) {
@@ -63,30 +148,123 @@ static const char *batch_note(const cal_batch_plan_t *bp, int64_t b,
   return buf;
 }
 
-/* The split's figures at the top of the plan. */
-static void split_json(json_t *root, const cal_plan_opts_t *o,
-                       const cal_split_t *sp, plan_build_t *b) {
+static json_t *work_json(const cal_plan_opts_t *o) {
+  static const char *const units[] = {NULL, "examples", "epochs", "steps"};
+  const cal_work_t *w = &o->work;
+  if (w->unit == CAL_WORK_NONE)
+    return json_null();
+  json_t *x = json_object();
+  json_object_set_new(x, "unit", json_string(units[w->unit]));
+  json_object_set_new(x, "examples", json_integer((json_int_t)o->examples));
+  json_object_set_new(x, "epochs", w->unit == CAL_WORK_EPOCHS
+                                       ? json_real(w->epochs)
+                                       : json_null());
+  json_object_set_new(x, "dataset_examples",
+                      w->unit == CAL_WORK_EPOCHS
+                          ? json_integer((json_int_t)w->dataset_examples)
+                          : json_null());
+  json_object_set_new(x, "steps", w->unit == CAL_WORK_STEPS
+                                      ? json_integer((json_int_t)w->steps)
+                                      : json_null());
+  json_object_set_new(x, "global_batch",
+                      w->unit == CAL_WORK_STEPS
+                          ? json_integer((json_int_t)w->global_batch)
+                          : json_null());
+  return x;
+}
+
+/* What the flags say when the points alone would say more. */
+static json_t *hetero_note(const cal_split_t *sp) {
+  char buf[240];
+  if (sp->heterogeneous)
+    snprintf(buf, sizeof buf,
+             "fastest/slowest %.2fx, confidence intervals apart", sp->ratio);
+  else if (sp->ratio_exceeded)
+    snprintf(buf, sizeof buf,
+             "fastest/slowest %.2fx, but the confidence intervals overlap: "
+             "the difference is within the measurements' noise", sp->ratio);
+  else
+    return json_null();
+  return json_string(buf);
+}
+
+/* The split's figures at the top of the plan (nulls with no split). */
+static void split_json(json_t *root, plan_build_t *b) {
+  const cal_plan_opts_t *o = &b->o;
+  const cal_split_t *sp = &b->sp;
+  const int ex = o->examples && b->nsplit, on = b->nsplit > 0;
   json_object_set_new(root, "schema", json_string(CAL_PLAN_SCHEMA));
   json_object_set_new(root, "examples", o->examples
                                             ? json_integer((json_int_t)o->examples)
                                             : json_null());
+  json_object_set_new(root, "work", work_json(o));
   json_object_set_new(root, "makespan_s",
-                      o->examples ? json_real(sp->makespan_s) : json_null());
+                      ex ? json_real(sp->makespan_s) : json_null());
   json_object_set_new(root, "even_split_makespan_s",
-                      o->examples ? json_real(sp->even_makespan_s) : json_null());
-  json_object_set_new(root, "speedup_vs_even_split", json_real(sp->speedup));
-  json_object_set_new(root, "sum_throughput", json_real(sp->sum_throughput));
-  json_object_set_new(root, "mean_throughput", json_real(sp->mean_throughput));
-  json_object_set_new(root, "throughput_ratio", json_real(sp->ratio));
+                      ex ? json_real(sp->even_makespan_s) : json_null());
+  json_object_set_new(root, "speedup_vs_even_split",
+                      on ? json_real(sp->speedup) : json_null());
+  json_object_set_new(root, "sum_throughput",
+                      on ? json_real(sp->sum_throughput) : json_null());
+  json_object_set_new(root, "mean_throughput",
+                      on ? json_real(sp->mean_throughput) : json_null());
+  json_object_set_new(root, "throughput_ratio",
+                      on ? json_real(sp->ratio) : json_null());
   json_object_set_new(root, "heterogeneous", json_boolean(sp->heterogeneous));
+  json_object_set_new(root, "heterogeneous_note", hetero_note(sp));
   b->strag = json_array();
   json_object_set_new(root, "stragglers", b->strag);
+  json_object_set_new(root, "machines_in_split", json_integer((json_int_t)b->nsplit));
+  json_object_set_new(
+      root, "split_note",
+      on ? json_null()
+         : json_string("no machine can hold the model alone: no share of "
+                       "the work is given (a sharded replica's throughput "
+                       "is not measured by these inputs)"));
   json_object_set_new(root, "target_effective_batch",
                       o->target ? json_integer(o->target) : json_null());
 }
 
+/* The "activation_model" object: modelled from the shapes, not measured. */
+static json_t *act_json(const plan_build_t *b) {
+  const cal_plan_opts_t *o = &b->o;
+  const cal_act_shape_t *s = &b->ms[b->shape_from].shape;
+  json_t *x = json_object();
+  json_object_set_new(x, "measured", json_false());
+  json_object_set_new(x, "source", json_string("analytic"));
+  json_object_set_new(x, "layers", json_integer(o->layers));
+  json_object_set_new(x, "seq", json_integer(o->seq ? o->seq : s->seq));
+  json_object_set_new(x, "hidden", json_integer(s->hidden));
+  json_object_set_new(x, "heads", json_integer(s->heads));
+  json_object_set_new(x, "kv_heads", json_integer(s->kv_heads));
+  json_object_set_new(x, "head_dim", json_integer(s->head_dim));
+  json_object_set_new(x, "ffn", json_integer(s->ffn));
+  json_object_set_new(x, "bytes_per_element",
+                      json_real(o->dtype == CAL_DT_FP32 ? 4 : 2));
+  json_object_set_new(x, "checkpointing", json_boolean(o->checkpointing));
+  json_object_set_new(x, "lora_rank",
+                      o->lora_rank ? json_integer(o->lora_rank) : json_null());
+  json_object_set_new(x, "bytes_per_example",
+                      json_real(o->assume.activation_bytes_per_example));
+  json_object_set_new(x, "without_checkpointing_bytes_per_example",
+                      json_real(b->act.full_bytes));
+  json_object_set_new(x, "with_checkpointing_bytes_per_example",
+                      json_real(b->act.checkpointed_bytes));
+  json_object_set_new(x, "shapes_from", json_string(b->ms[b->shape_from].path));
+  json_object_set_new(
+      x, "note",
+      json_string("modelled from the shapes, not measured: per layer "
+                  "seq x (4 hidden + 2 q + 2 kv + 4 ffn) + heads x seq^2 "
+                  "elements kept for the backward pass; LM head logits, "
+                  "embedding and framework workspace not counted"));
+  return x;
+}
+
 /* The "model" object: its memory at micro-batch 1 and the assumptions. */
-static json_t *model_json(const cal_plan_opts_t *o, const cal_mem_need_t *base) {
+static json_t *model_json(const plan_build_t *b) {
+  const cal_plan_opts_t *o = &b->o;
+  const cal_mem_need_t *base = &b->base;
+  const int act = o->assume.activation_bytes_per_example > 0;
   json_t *model = json_object();
   json_object_set_new(model, "params", json_real(o->params));
   json_object_set_new(model, "dtype", json_string(cal_dtype_name(o->dtype)));
@@ -101,10 +279,13 @@ static json_t *model_json(const cal_plan_opts_t *o, const cal_mem_need_t *base) 
                       json_real(base->trainable_params));
   json_object_set_new(model, "lora_fraction",
                       o->training == CAL_TRAIN_LORA
-                          ? json_real(o->assume.lora_fraction)
+                          ? json_real(base->trainable_params / o->params)
                           : json_null());
+  json_object_set_new(model, "lora_rank",
+                      o->lora_rank ? json_integer(o->lora_rank) : json_null());
   json_object_set_new(model, "activation_fraction",
-                      json_real(o->assume.activation_fraction));
+                      act ? json_null()
+                          : json_real(o->assume.activation_fraction));
   json_object_set_new(model, "headroom", json_real(o->assume.headroom));
   json_object_set_new(model, "weights_bytes", json_real(base->weights_bytes));
   json_object_set_new(model, "gradients_bytes",
@@ -115,6 +296,8 @@ static json_t *model_json(const cal_plan_opts_t *o, const cal_mem_need_t *base) 
                       json_real(base->master_bytes));
   json_object_set_new(model, "activations_bytes_per_example",
                       json_real(base->activations_bytes));
+  json_object_set_new(model, "activation_model",
+                      act ? act_json(b) : json_null());
   return model;
 }
 
@@ -122,7 +305,7 @@ static json_t *model_json(const cal_plan_opts_t *o, const cal_mem_need_t *base) 
 static json_t *excluded_json(const cal_plan_machine_t *m) {
   json_t *x = json_object();
   json_object_set_new(x, "name", json_string(m->name));
-  json_object_set_new(x, "profile", json_string(m->prof->path));
+  json_object_set_new(x, "profile", json_string(m->path));
   json_object_set_new(x, "reason",
                       json_string(isnan(m->throughput)
                                       ? "no measured throughput"
@@ -150,7 +333,7 @@ static void plan_batch(const cal_plan_opts_t *o, const cal_plan_machine_t *m,
 static int64_t max_batch_of(plan_build_t *b, size_t i, double state,
                             double per_ex) {
   const cal_plan_machine_t *m = &b->ms[i];
-  b->budget[i] = cal_plan_budget(m->available, b->o->assume.headroom);
+  b->budget[i] = cal_plan_budget(m->available, b->o.assume.headroom);
   if (!(m->available > 0))
     return -1;
   double room = b->budget[i] - state;
@@ -164,10 +347,10 @@ static int64_t max_batch_of(plan_build_t *b, size_t i, double state,
  * fit.  The model "fits" when its state and one example's activations do. */
 static json_t *memory_json(plan_build_t *b, size_t i, int64_t *micro,
                            cal_batch_plan_t *bp, char *note, size_t notelen) {
-  const cal_plan_opts_t *o = b->o;
+  const cal_plan_opts_t *o = &b->o;
   const cal_plan_machine_t *m = &b->ms[i];
   const double state = b->base.total_bytes - b->base.activations_bytes;
-  const int64_t max_batch = max_batch_of(b, i, state, b->base.activations_bytes);
+  const int64_t max_batch = b->maxb[i];
   if (max_batch >= 1 && *micro > max_batch) {
     if (o->target && cal_plan_batch(max_batch, o->target, bp) == 0) {
       size_t at = strlen(note);
@@ -193,37 +376,77 @@ static json_t *memory_json(plan_build_t *b, size_t i, int64_t *micro,
   json_object_set_new(mem, "need_bytes", json_real(need.total_bytes));
   json_object_set_new(mem, "max_batch_size",
                       max_batch >= 0 ? json_integer(max_batch) : json_null());
-  if (m->available > 0) {
-    int fits = max_batch >= 1;
-    b->nknown++;
-    b->nfit += (size_t)fits;
-    if (fits)
-      json_array_append_new(b->fits_on, json_string(m->name));
-    json_object_set_new(mem, "fits", json_boolean(fits));
-  } else {
-    json_object_set_new(mem, "fits", json_null());
-  }
+  json_object_set_new(mem, "fits", m->available > 0
+                                       ? json_boolean(max_batch >= 1)
+                                       : json_null());
   return mem;
 }
 
-/* A usable machine's entry: its share, batch and memory. */
-static json_t *machine_json(plan_build_t *b, size_t i) {
-  const cal_plan_opts_t *o = b->o;
+/* Why machine i has no share of the work, or NULL. */
+static const char *left_out_reason(const plan_build_t *b, size_t i,
+                                   char *buf, size_t len) {
+  if (b->ent[i].usable)
+    return NULL;
+  const double state = b->base.total_bytes - b->base.activations_bytes;
+  snprintf(buf, len,
+           "cannot hold the model: %.2f GB of state and one example's "
+           "%.2f GB of activations, %.2f GB budget",
+           state / 1e9, b->base.activations_bytes / 1e9, b->budget[i] / 1e9);
+  return buf;
+}
+
+/* Time and cost of machine i: its part of the split and the whole work
+ * alone. */
+static void time_cost_json(plan_build_t *b, size_t i, json_t *x) {
+  const cal_plan_opts_t *o = &b->o;
   const cal_plan_machine_t *m = &b->ms[i];
   const cal_split_entry_t *e = &b->ent[i];
+  /* a machine that cannot hold the model cannot do the work alone */
+  const int can = o->examples && b->maxb[i] != 0;
+  const double alone = (double)o->examples / m->throughput;
+  const double price = m->price_per_hour;
+  json_object_set_new(x, "finish_s", o->examples && e->usable
+                                         ? json_real(e->finish_s)
+                                         : json_null());
+  json_object_set_new(x, "alone_s", can ? json_real(alone) : json_null());
+  json_object_set_new(x, "price_per_hour_usd", num_or_null(price));
+  json_object_set_new(
+      x, "cost_usd",
+      o->examples && isfinite(price)
+          ? json_real(e->usable ? cal_plan_cost(price, b->sp.makespan_s) : 0)
+          : json_null());
+  json_object_set_new(x, "alone_cost_usd",
+                      can && isfinite(price)
+                          ? json_real(cal_plan_cost(price, alone))
+                          : json_null());
+}
+
+/* A machine's entry: its share, time, cost, batch and memory. */
+static json_t *machine_json(plan_build_t *b, size_t i) {
+  const cal_plan_opts_t *o = &b->o;
+  const cal_plan_machine_t *m = &b->ms[i];
+  const cal_split_entry_t *e = &b->ent[i];
+  char why[200];
+  const char *reason = left_out_reason(b, i, why, sizeof why);
   json_t *x = json_object();
   json_object_set_new(x, "name", json_string(m->name));
-  json_object_set_new(x, "profile", json_string(m->prof->path));
+  json_object_set_new(x, "profile", json_string(m->path));
+  json_object_set_new(x, "source", json_string(cal_plan_source_name(m->source)));
   json_object_set_new(x, "throughput", json_real(m->throughput));
+  json_object_set_new(x, "throughput_ci_low", num_or_null(m->ci_low));
+  json_object_set_new(x, "throughput_ci_high", num_or_null(m->ci_high));
+  json_object_set_new(x, "throughput_ci_level", num_or_null(m->ci_level));
   json_object_set_new(x, "optimal_batch_size",
                       m->optimal_batch ? json_integer(m->optimal_batch)
                                        : json_null());
+  json_object_set_new(x, "in_split", json_boolean(e->usable));
+  json_object_set_new(x, "left_out_reason",
+                      reason ? json_string(reason) : json_null());
   json_object_set_new(x, "share", json_real(e->share));
   json_object_set_new(x, "examples",
                       o->examples ? json_integer((json_int_t)e->count)
                                   : json_null());
-  json_object_set_new(x, "finish_s",
-                      o->examples ? json_real(e->finish_s) : json_null());
+  time_cost_json(b, i, x);
   json_object_set_new(x, "straggler", json_boolean(e->straggler));
   if (e->straggler)
     json_array_append_new(b->strag, json_string(m->name));
@@ -299,7 +522,7 @@ static int placement_json(plan_build_t *b, json_t *root) {
   } else if (b->nfit > 0) {
     strategy = "fits_some";
     note = "the model fits on some machines only: give them independent "
-           "batches; the others cannot hold it alone";
+           "batches; the others cannot hold it alone and get no share";
   } else if (shard_strategy(b, shard_need, group, &strategy, &note) < 0) {
     return CAL_ENOMEM;
   }
@@ -308,60 +531,176 @@ static int placement_json(plan_build_t *b, json_t *root) {
   return 0;
 }
 
-/* Split, model and machines into root; err filled on failure. */
-static int build_into(plan_build_t *b, json_t *root, char *err, size_t errlen) {
-  const cal_plan_opts_t *o = b->o;
-  json_t *machines = json_array(), *excluded = json_array();
-  double *thr = calloc(b->n, sizeof *thr);
-  cal_split_t sp;
+/* The activation model into b->o.assume when --layers was given: shapes
+ * from the first machine that records them.  err filled on failure. */
+static int activation_model(plan_build_t *b, char *err, size_t errlen) {
+  cal_plan_opts_t *o = &b->o;
+  if (o->layers <= 0)
+    return 0;
+  size_t k = 0;
+  while (k < b->n && !b->ms[k].has_shape)
+    k++;
+  if (k == b->n) {
+    snprintf(err, errlen,
+             "--layers needs the model's shapes (hidden, heads, kv_heads, "
+             "ffn, seq) from a profile's batch sweep; no input records them");
+    return CAL_EINVAL;
+  }
+  b->shape_from = k;
+  cal_act_shape_t s = b->ms[k].shape;
+  s.layers = o->layers;
+  if (o->seq)
+    s.seq = o->seq;
+  const double bpe = o->dtype == CAL_DT_FP32 ? 4 : 2;
+  if (cal_act_model(&s, bpe, o->lora_rank, &b->act) < 0) {
+    snprintf(err, errlen, "the shapes in %s cannot be modelled",
+             b->ms[k].path);
+    return CAL_EINVAL;
+  }
+  o->assume.activation_bytes_per_example =
+      o->training == CAL_TRAIN_INFERENCE ? b->act.inference_bytes
+      : o->checkpointing                 ? b->act.checkpointed_bytes
+                                         : b->act.full_bytes;
+  if (o->lora_rank)
+    o->assume.lora_params = cal_lora_params(&s, o->lora_rank);
+  for (size_t i = k + 1; i < b->n; i++) {
+    const cal_act_shape_t *t = &b->ms[i].shape;
+    const cal_act_shape_t *u = &b->ms[k].shape;
+    char w[400];
+    if (b->ms[i].has_shape &&
+        (t->hidden != u->hidden || t->heads != u->heads ||
+         t->kv_heads != u->kv_heads || t->ffn != u->ffn || t->seq != u->seq)) {
+      snprintf(w, sizeof w, "%s measured other shapes than %s; the "
+               "activation model uses those of %s", b->ms[i].path,
+               b->ms[k].path, b->ms[k].path);
+      json_array_append_new(b->warnings, json_string(w));
+    }
+  }
+  return 0;
+}
+
+/* Which machines can hold the model (b->maxb), then the split over those
+ * that can or whose memory is unknown.  err filled on failure. */
+static int fit_and_split(plan_build_t *b, char *err, size_t errlen) {
+  const cal_plan_opts_t *o = &b->o;
+  double *thr = calloc(b->n, sizeof *thr), *lo = calloc(b->n, sizeof *lo),
+         *hi = calloc(b->n, sizeof *hi);
   int rc = CAL_ENOMEM;
-  if (!thr || !machines || !excluded) {
+  if (!thr || !lo || !hi) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
-  for (size_t i = 0; i < b->n; i++)
-    thr[i] = b->ms[i].throughput;
-  if ((rc = cal_plan_split(thr, b->n, o->examples, b->ent, &sp)) < 0) {
+  const double state = b->base.total_bytes - b->base.activations_bytes;
+  for (size_t i = 0; i < b->n; i++) {
+    const cal_plan_machine_t *m = &b->ms[i];
+    b->maxb[i] = o->params > 0
+                     ? max_batch_of(b, i, state, b->base.activations_bytes)
+                     : -1;
+    if (!has_throughput(m))
+      continue;
+    b->use[b->nu++] = i;
+    if (b->maxb[i] >= 0)
+      b->nknown++;
+    if (b->maxb[i] >= 1) {
+      b->nfit++;
+      json_array_append_new(b->fits_on, json_string(m->name));
+    }
+    thr[i] = b->maxb[i] != 0 ? m->throughput : 0;
+    lo[i] = m->ci_low;
+    hi[i] = m->ci_high;
+  }
+  if (b->nu == 0) {
     snprintf(err, errlen,
-             "no usable machine: no profile has a measured throughput > 0 "
+             "no usable machine: no input has a measured throughput > 0 "
              "(run calibrate --sweep-batch)");
+    rc = CAL_EINVAL;
     goto out;
   }
-  split_json(root, o, &sp, b);
+  rc = cal_plan_split_ci(thr, lo, hi, b->n, o->examples, b->ent, &b->sp);
+  b->nsplit = rc < 0 ? 0 : b->sp.n_usable;
+  if (rc < 0) /* nothing can hold the model: no split, every share 0 */
+    memset(&b->sp, 0, sizeof b->sp);
+  rc = 0;
+out:
+  free(thr);
+  free(lo);
+  free(hi);
+  return rc;
+}
+
+/* Every machine in the split priced, or none: the total cost.  err
+ * filled when some are and one is not. */
+static int cost_json(plan_build_t *b, json_t *root, char *err, size_t errlen) {
+  double total = 0;
+  for (size_t k = 0; b->o.priced && k < b->nu; k++) {
+    const cal_plan_machine_t *m = &b->ms[b->use[k]];
+    if (!b->ent[b->use[k]].usable)
+      continue;
+    if (!isfinite(m->price_per_hour)) {
+      snprintf(err, errlen,
+               "no price for %s (%s): give --price-per-hour NAME=USD for it "
+               "or a default --price-per-hour USD", m->name, m->path);
+      return CAL_EINVAL;
+    }
+    total += cal_plan_cost(m->price_per_hour, b->sp.makespan_s);
+  }
+  json_object_set_new(root, "cost_usd",
+                      b->o.priced && b->o.examples && b->nsplit
+                          ? json_real(total)
+                          : json_null());
+  return 0;
+}
+
+/* Split, model and machines into root; err filled on failure. */
+static int build_into(plan_build_t *b, json_t *root, char *err, size_t errlen) {
+  cal_plan_opts_t *o = &b->o;
+  json_t *machines = json_array(), *excluded = json_array();
+  int rc = CAL_ENOMEM;
+  if (!machines || !excluded) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  if ((rc = activation_model(b, err, errlen)) < 0)
+    goto out;
   if (o->params > 0 && (rc = cal_plan_memory(o->params, o->dtype, o->training,
                                              1, &o->assume, &b->base)) < 0) {
     snprintf(err, errlen, "invalid model arguments");
     goto out;
   }
+  if ((rc = fit_and_split(b, err, errlen)) < 0)
+    goto out;
+  split_json(root, b);
+  if ((rc = cost_json(b, root, err, errlen)) < 0)
+    goto out;
   json_object_set_new(root, "model",
-                      o->params > 0 ? model_json(o, &b->base) : json_null());
-  for (size_t i = 0; i < b->n; i++) {
-    if (!b->ent[i].usable) {
-      json_array_append_new(excluded, excluded_json(&b->ms[i]));
-      continue;
-    }
-    b->use[b->nu++] = i;
-    json_array_append_new(machines, machine_json(b, i));
-  }
+                      o->params > 0 ? model_json(b) : json_null());
+  for (size_t i = 0; i < b->n; i++)
+    json_array_append_new(has_throughput(&b->ms[i]) ? machines : excluded,
+                          has_throughput(&b->ms[i])
+                              ? machine_json(b, i)
+                              : excluded_json(&b->ms[i]));
   json_object_set(root, "machines", machines);
   json_object_set(root, "excluded", excluded);
+  json_object_set(root, "warnings", b->warnings);
   rc = 0;
 out:
   json_decref(machines);
   json_decref(excluded);
-  free(thr);
   return rc;
 }
 
 json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
                        size_t n, char *err, size_t errlen) {
-  plan_build_t b = {.o = o, .ms = ms, .n = n};
+  plan_build_t b = {.o = *o, .ms = ms, .n = n};
   json_t *root = json_object();
-  b.ent = calloc(n, sizeof *b.ent);
-  b.budget = calloc(n, sizeof *b.budget);
-  b.use = calloc(n, sizeof *b.use);
+  b.ent = calloc(n ? n : 1, sizeof *b.ent);
+  b.budget = calloc(n ? n : 1, sizeof *b.budget);
+  b.maxb = calloc(n ? n : 1, sizeof *b.maxb);
+  b.use = calloc(n ? n : 1, sizeof *b.use);
   b.fits_on = json_array();
-  if (!root || !b.ent || !b.budget || !b.use || !b.fits_on) {
+  b.warnings = json_array();
+  if (!root || !b.ent || !b.budget || !b.maxb || !b.use || !b.fits_on ||
+      !b.warnings) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -381,8 +720,10 @@ fail:
   root = NULL;
 out:
   json_decref(b.fits_on);
+  json_decref(b.warnings);
   free(b.ent);
   free(b.budget);
+  free(b.maxb);
   free(b.use);
   return root;
 }

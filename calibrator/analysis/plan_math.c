@@ -12,8 +12,50 @@ static int faster(const double *t, size_t a, size_t b) {
   return a < b;
 }
 
+/* Machine i's interval: its CI when it holds the point, else the point. */
+static void interval(const double *t, const double *lo, const double *hi,
+                     size_t i, double *a, double *b) {
+  *a = *b = t[i];
+  if (lo && hi && isfinite(lo[i]) && isfinite(hi[i]) && lo[i] <= t[i] &&
+      t[i] <= hi[i]) {
+    *a = lo[i];
+    *b = hi[i];
+  }
+}
+
+/* The flags: heterogeneous when two machines' points are more than the
+ * ratio apart and their intervals do not overlap; straggler when the
+ * whole interval lies below the fraction of the mean. */
+static void flags(const double *t, const double *lo, const double *hi,
+                  size_t n, cal_split_entry_t *e, cal_split_t *out) {
+  for (size_t i = 0; i < n; i++) {
+    if (!e[i].usable)
+      continue;
+    double ai, bi;
+    interval(t, lo, hi, i, &ai, &bi);
+    const double cut = CAL_PLAN_STRAGGLER_FRAC * out->mean_throughput;
+    e[i].slow_point = t[i] < cut;
+    e[i].straggler = bi < cut;
+    out->n_stragglers += (size_t)e[i].straggler;
+    for (size_t j = 0; j < n; j++) {
+      double aj, bj;
+      if (j == i || !e[j].usable)
+        continue;
+      interval(t, lo, hi, j, &aj, &bj);
+      if (t[i] > CAL_PLAN_HETERO_RATIO * t[j] && ai > bj)
+        out->heterogeneous = 1;
+    }
+  }
+}
+
 int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
                    cal_split_entry_t *e, cal_split_t *out) {
+  return cal_plan_split_ci(throughput, NULL, NULL, n, examples, e, out);
+}
+
+int cal_plan_split_ci(const double *throughput, const double *ci_lo,
+                      const double *ci_hi, size_t n, uint64_t examples,
+                      cal_split_entry_t *e, cal_split_t *out) {
   memset(out, 0, sizeof *out);
   if (n == 0 || examples > (uint64_t)CAL_PLAN_MAX_EXAMPLES)
     return CAL_EINVAL;
@@ -35,15 +77,11 @@ int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
   const double sum = out->sum_throughput;
   out->mean_throughput = sum / (double)out->n_usable;
   out->ratio = out->max_throughput / out->min_throughput;
-  out->heterogeneous = out->ratio > CAL_PLAN_HETERO_RATIO;
-  for (size_t i = 0; i < n; i++) {
-    if (!e[i].usable)
-      continue;
-    e[i].share = throughput[i] / sum;
-    e[i].straggler =
-        throughput[i] < CAL_PLAN_STRAGGLER_FRAC * out->mean_throughput;
-    out->n_stragglers += (size_t)e[i].straggler;
-  }
+  out->ratio_exceeded = out->ratio > CAL_PLAN_HETERO_RATIO;
+  for (size_t i = 0; i < n; i++)
+    if (e[i].usable)
+      e[i].share = throughput[i] / sum;
+  flags(throughput, ci_lo, ci_hi, n, e, out);
 
   if (examples == 0) {
     /* time per example: proportional 1/sum; even 1/(k·min) */
@@ -126,6 +164,41 @@ int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
   return 0;
 }
 
+int cal_work_examples(const cal_work_t *w, uint64_t *examples) {
+  const double max = (double)CAL_PLAN_MAX_EXAMPLES;
+  double x;
+  *examples = 0;
+  switch (w->unit) {
+  case CAL_WORK_NONE: return 0;
+  case CAL_WORK_EXAMPLES:
+    if (w->examples < 1 || w->examples > (uint64_t)CAL_PLAN_MAX_EXAMPLES)
+      return CAL_EINVAL;
+    *examples = w->examples;
+    return 0;
+  case CAL_WORK_EPOCHS:
+    if (!(w->epochs > 0) || !isfinite(w->epochs) || w->dataset_examples < 1)
+      return CAL_EINVAL;
+    x = ceil(w->epochs * (double)w->dataset_examples);
+    break;
+  case CAL_WORK_STEPS:
+    if (w->steps < 1 || w->global_batch < 1)
+      return CAL_EINVAL;
+    if (w->steps > (uint64_t)CAL_PLAN_MAX_EXAMPLES / w->global_batch)
+      return CAL_EINVAL;
+    x = (double)(w->steps * w->global_batch);
+    break;
+  default: return CAL_EINVAL;
+  }
+  if (!(x >= 1) || x > max)
+    return CAL_EINVAL;
+  *examples = (uint64_t)x;
+  return 0;
+}
+
+double cal_plan_cost(double usd_per_hour, double seconds) {
+  return usd_per_hour * seconds / 3600.0;
+}
+
 int cal_plan_batch(int64_t b, int64_t target, cal_batch_plan_t *out) {
   if (b < 1 || target < 1)
     return CAL_EINVAL;
@@ -180,6 +253,7 @@ const char *cal_training_name(cal_training_t t) { return trainings[t]; }
 double cal_dtype_bytes(cal_dtype_t d) { return dtypes[d].bytes; }
 
 void cal_mem_assume_default(cal_training_t t, cal_mem_assume_t *out) {
+  memset(out, 0, sizeof *out);
   out->lora_fraction = CAL_PLAN_LORA_FRACTION;
   out->activation_fraction = t == CAL_TRAIN_INFERENCE
                                  ? CAL_PLAN_ACT_FRACTION_INFER
@@ -194,7 +268,10 @@ int cal_plan_memory(double params, cal_dtype_t dtype, cal_training_t training,
   if (!(params > 0) || !isfinite(params) || batch < 1 ||
       !(a->lora_fraction > 0 && a->lora_fraction <= 1) ||
       !(a->activation_fraction >= 0) || !isfinite(a->activation_fraction) ||
-      !(a->headroom >= 0 && a->headroom < 1))
+      !(a->headroom >= 0 && a->headroom < 1) ||
+      !(a->activation_bytes_per_example >= 0) ||
+      !isfinite(a->activation_bytes_per_example) || !(a->lora_params >= 0) ||
+      !isfinite(a->lora_params))
     return CAL_EINVAL;
   const double bytes = cal_dtype_bytes(dtype);
   out->weights_bytes = params * bytes;
@@ -203,11 +280,15 @@ int cal_plan_memory(double params, cal_dtype_t dtype, cal_training_t training,
   case CAL_TRAIN_LORA: out->trainable_params = params * a->lora_fraction; break;
   case CAL_TRAIN_INFERENCE: out->trainable_params = 0; break;
   }
+  if (training == CAL_TRAIN_LORA && a->lora_params > 0)
+    out->trainable_params = fmin(a->lora_params, params);
   out->gradients_bytes = out->trainable_params * bytes;
   out->optimizer_bytes = out->trainable_params * 2 * 4;
   out->master_bytes = bytes < 4 ? out->trainable_params * 4 : 0;
   out->activations_bytes =
-      (double)batch * a->activation_fraction * out->weights_bytes;
+      a->activation_bytes_per_example > 0
+          ? (double)batch * a->activation_bytes_per_example
+          : (double)batch * a->activation_fraction * out->weights_bytes;
   out->total_bytes = out->weights_bytes + out->gradients_bytes +
                      out->optimizer_bytes + out->master_bytes +
                      out->activations_bytes;
@@ -239,4 +320,36 @@ int cal_plan_shard(const double *budget, size_t n, double need,
       return 1;
   }
   return 0;
+}
+
+static int shape_ok(const cal_act_shape_t *s) {
+  return s->hidden >= 1 && s->heads >= 1 && s->kv_heads >= 1 &&
+         s->head_dim >= 1 && s->ffn >= 1 && s->seq >= 1 && s->layers >= 1 &&
+         s->heads % s->kv_heads == 0;
+}
+
+int cal_act_model(const cal_act_shape_t *s, double bpe, int64_t rank,
+                  cal_act_est_t *out) {
+  memset(out, 0, sizeof *out);
+  if (!shape_ok(s) || !(bpe > 0) || !isfinite(bpe) || rank < 0)
+    return CAL_EINVAL;
+  const double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
+               kv = (double)(s->kv_heads * s->head_dim), f = (double)s->ffn,
+               seq = (double)s->seq, L = (double)s->layers;
+  const double A = seq * (4 * h + 2 * q + 2 * kv + 4 * f) +
+                   (double)s->heads * seq * seq + seq * 7 * (double)rank;
+  out->layer_elements = A;
+  out->full_bytes = L * A * bpe;
+  out->checkpointed_bytes = (L * seq * h + A) * bpe;
+  out->inference_bytes = (L * 2 * seq * kv + A) * bpe;
+  return 0;
+}
+
+double cal_lora_params(const cal_act_shape_t *s, int64_t rank) {
+  if (!shape_ok(s) || rank < 1)
+    return 0;
+  const double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
+               kv = (double)(s->kv_heads * s->head_dim), f = (double)s->ffn;
+  return (double)s->layers * (double)rank *
+         (7 * h + 2 * q + 2 * kv + 3 * f);
 }

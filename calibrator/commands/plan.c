@@ -1,6 +1,7 @@
-/* `calibrate plan PROFILE... [options]`: parse the options, load the
- * profiles, build the plan (analysis/plan.c) and write it as a table,
- * markdown (report/plan_render.c) or JSON. */
+/* `calibrate plan INPUT... [options]`: parse the options, read the inputs
+ * (profiles and curves, analysis/plan_input.c), price them, build the plan
+ * (analysis/plan.c) and write it as a table, markdown
+ * (report/plan_render.c) or JSON. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -15,31 +16,76 @@
 #include "cal_exit.h"
 #include "compare.h"
 #include "plan.h"
+#include "plan_input.h"
 #include "plan_render.h"
 #include "profile.h"
 
 #define CMD "plan"
 
 static const char usage[] =
-    "usage: calibrate plan PROFILE... [options]\n"
+    "usage: calibrate plan INPUT... [options]\n"
     "\n"
     "Split work across machines in proportion to the throughput each\n"
-    "profile measured at its optimal batch, pick batch size and gradient\n"
-    "accumulation, and check whether a model fits in memory.\n"
+    "measured at its optimal batch, give the wall-clock time and cost of\n"
+    "the work, pick batch size and gradient accumulation, and check\n"
+    "whether a model fits in memory.  A machine that cannot hold the model\n"
+    "gets no share; heterogeneity and straggler flags count only\n"
+    "differences the throughputs' confidence intervals can tell apart.\n"
     "\n"
+    "INPUT is a profile, a `calibrate peak --format json` document, or a\n"
+    "curve CSV (batch_size, throughput, optionally machine) of a machine\n"
+    "this tool cannot run on; each curve is one machine, named by its\n"
+    "machine column, else by the file name without its extension.  \"-\"\n"
+    "reads standard input.\n"
+    "\n"
+    "Work (one of):\n"
     "  --examples N                  examples to split (integer counts)\n"
+    "  --epochs E --dataset-examples N   E passes over N examples\n"
+    "  --steps S --global-batch G    S optimizer steps of G examples (over\n"
+    "                                all machines)\n"
+    "Cost:\n"
+    "  --price-per-hour [NAME=]USD   price of a machine, matched by its name\n"
+    "                                or its input file; without NAME, of\n"
+    "                                every machine not priced by name.\n"
+    "                                Repeat per machine.  Each machine in\n"
+    "                                the split is billed for the split's\n"
+    "                                wall-clock time; alone = doing all the\n"
+    "                                work by itself\n"
+    "Batch and memory:\n"
     "  --target-effective-batch T    micro-batch x accumulation per machine\n"
     "  --model-params P              model parameters, e.g. 7e9\n"
     "  --dtype fp32|bf16|fp16|int8   weight dtype (default bf16)\n"
     "  --training full|lora|inference  (default full; Adam optimizer)\n"
     "  --lora-fraction F             trainable share under LoRA (default 0.01)\n"
-    "  --activation-fraction F       activation bytes per example as a\n"
-    "                                fraction of weight bytes (default 0.02\n"
-    "                                training, 0.005 inference)\n"
+    "  --layers L                    use the activation model: L layers of\n"
+    "                                the shapes a profile's batch sweep\n"
+    "                                records (modelled, not measured)\n"
+    "  --seq N                       its sequence length (default: the\n"
+    "                                profile's)\n"
+    "  --checkpointing               activation checkpointing (each layer's\n"
+    "                                input kept, one layer recomputed)\n"
+    "  --lora-rank R                 LoRA of rank R on all seven projections\n"
+    "                                (trainable params from the shapes;\n"
+    "                                with --training lora)\n"
+    "  --activation-fraction F       without --layers: activation bytes per\n"
+    "                                example as a fraction of weight bytes\n"
+    "                                (default 0.02 training, 0.005\n"
+    "                                inference)\n"
     "  --headroom F                  memory kept free (default 0.10)\n"
+    "  --memory-gb NAME=GB           memory of a machine (a curve has none)\n"
+    "Output:\n"
     "  --format table|md|json        output format (default table)\n"
     "  -o, --output FILE             write there instead of stdout\n"
-    "  -h, --help                    this text\n";
+    "  -h, --help                    this text\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad option or input (one line on stderr).\n";
+
+/* A NAME=VALUE option (NAME NULL when there was no '='). */
+typedef struct named_val {
+  const char *opt, *arg; /* as given, for messages */
+  char *name;            /* owned; NULL: every machine not named */
+  double val;
+} named_val_t;
 
 typedef struct plan_args {
   cal_plan_opts_t o;
@@ -47,20 +93,34 @@ typedef struct plan_args {
   int act_set;
   const char *format;
   const char *output;
+  named_val_t *named; /* prices and memories, in argument order */
+  size_t nnamed;
 } plan_args_t;
 
 enum {
   OPT_EXAMPLES = 256, OPT_TARGET, OPT_PARAMS, OPT_DTYPE, OPT_TRAINING,
-  OPT_LORA, OPT_ACT, OPT_HEADROOM, OPT_FORMAT,
+  OPT_LORA, OPT_ACT, OPT_HEADROOM, OPT_FORMAT, OPT_EPOCHS, OPT_DATASET,
+  OPT_STEPS, OPT_GLOBAL, OPT_PRICE, OPT_MEMORY, OPT_LAYERS, OPT_SEQ,
+  OPT_CKPT, OPT_RANK,
 };
 
 static const struct option long_opts[] = {
     {"examples", required_argument, NULL, OPT_EXAMPLES},
+    {"epochs", required_argument, NULL, OPT_EPOCHS},
+    {"dataset-examples", required_argument, NULL, OPT_DATASET},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"global-batch", required_argument, NULL, OPT_GLOBAL},
+    {"price-per-hour", required_argument, NULL, OPT_PRICE},
+    {"memory-gb", required_argument, NULL, OPT_MEMORY},
     {"target-effective-batch", required_argument, NULL, OPT_TARGET},
     {"model-params", required_argument, NULL, OPT_PARAMS},
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"training", required_argument, NULL, OPT_TRAINING},
     {"lora-fraction", required_argument, NULL, OPT_LORA},
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"seq", required_argument, NULL, OPT_SEQ},
+    {"checkpointing", no_argument, NULL, OPT_CKPT},
+    {"lora-rank", required_argument, NULL, OPT_RANK},
     {"activation-fraction", required_argument, NULL, OPT_ACT},
     {"headroom", required_argument, NULL, OPT_HEADROOM},
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -82,21 +142,73 @@ static int parse_count(const char *s, long hi, long *out) {
   return cal_parse_long(s, 1, hi, out);
 }
 
-/* One option; -1 to go on, else the exit code. */
-static int plan_option(int c, char **argv, plan_args_t *a) {
+/* [NAME=]NUMBER with the number in [lo, hi]; NAME required when
+ * need_name.  Appended to a->named. */
+static int parse_named(plan_args_t *a, const char *opt, const char *arg,
+                       double lo, double hi, int need_name) {
+  const char *eq = strrchr(arg, '=');
+  named_val_t *v = &a->named[a->nnamed];
+  *v = (named_val_t){.opt = opt, .arg = arg};
+  if ((!eq && need_name) || (eq && eq == arg))
+    return CAL_EINVAL;
+  if (cal_parse_double(eq ? eq + 1 : arg, lo, hi, &v->val) < 0)
+    return CAL_EINVAL;
+  if (eq && !(v->name = strndup(arg, (size_t)(eq - arg))))
+    return CAL_ENOMEM;
+  a->nnamed++;
+  return 0;
+}
+
+/* One option of the work; -1 to go on, else the exit code. */
+static int work_option(int c, plan_args_t *a) {
   long v;
+  cal_work_t *w = &a->o.work;
   switch (c) {
   case OPT_EXAMPLES:
     if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
       return bad("--examples needs an integer from 1 to 2^53 "
                  "(9007199254740992)", optarg);
-    a->o.examples = (uint64_t)v;
+    w->examples = (uint64_t)v;
     return -1;
-  case OPT_TARGET:
-    if (parse_count(optarg, INT32_MAX, &v) < 0)
-      return bad("--target-effective-batch needs a positive integer", optarg);
-    a->o.target = v;
+  case OPT_EPOCHS:
+    if (cal_parse_double(optarg, 0, 1e9, &w->epochs) < 0 || w->epochs == 0)
+      return bad("--epochs needs a positive number such as 3 or 0.5", optarg);
     return -1;
+  case OPT_DATASET:
+    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
+      return bad("--dataset-examples needs an integer from 1 to 2^53", optarg);
+    w->dataset_examples = (uint64_t)v;
+    return -1;
+  case OPT_STEPS:
+    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
+      return bad("--steps needs an integer from 1 to 2^53", optarg);
+    w->steps = (uint64_t)v;
+    return -1;
+  case OPT_GLOBAL:
+    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
+      return bad("--global-batch needs an integer from 1 to 2^53", optarg);
+    w->global_batch = (uint64_t)v;
+    return -1;
+  case OPT_PRICE:
+    if (parse_named(a, "--price-per-hour", optarg, 0, 1e6, 0) < 0)
+      return bad("--price-per-hour needs [NAME=]USD with USD a number from "
+                 "0 to 1e6, e.g. 2.50 or gpu-box=4.10", optarg);
+    a->o.priced = 1;
+    return -1;
+  case OPT_MEMORY:
+    if (parse_named(a, "--memory-gb", optarg, 0.001, 1e6, 1) < 0)
+      return bad("--memory-gb needs NAME=GB with GB a positive number, "
+                 "e.g. gpu-box=80", optarg);
+    return -1;
+  default: return -2;
+  }
+}
+
+/* One option of the model; -1 to go on, -2 not one of them, else the
+ * exit code. */
+static int model_option(int c, plan_args_t *a) {
+  long v;
+  switch (c) {
   case OPT_PARAMS:
     if (cal_parse_double(optarg, 1, 1e15, &a->o.params) < 0)
       return bad("--model-params needs a positive number such as 7e9", optarg);
@@ -113,6 +225,22 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
     if (cal_parse_double(optarg, 0, 1, &a->lora) < 0 || a->lora == 0)
       return bad("--lora-fraction must be in (0, 1]", optarg);
     return -1;
+  case OPT_LAYERS:
+    if (parse_count(optarg, 100000, &v) < 0)
+      return bad("--layers needs an integer from 1 to 100000", optarg);
+    a->o.layers = v;
+    return -1;
+  case OPT_SEQ:
+    if (parse_count(optarg, 1L << 24, &v) < 0)
+      return bad("--seq needs an integer from 1 to 16777216", optarg);
+    a->o.seq = v;
+    return -1;
+  case OPT_CKPT: a->o.checkpointing = 1; return -1;
+  case OPT_RANK:
+    if (parse_count(optarg, 65536, &v) < 0)
+      return bad("--lora-rank needs an integer from 1 to 65536", optarg);
+    a->o.lora_rank = v;
+    return -1;
   case OPT_ACT:
     if (cal_parse_double(optarg, 0, 100, &a->act) < 0)
       return bad("--activation-fraction must be a number >= 0", optarg);
@@ -122,6 +250,23 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
     if (cal_parse_double(optarg, 0, 0.99, &a->head) < 0)
       return bad("--headroom must be in [0, 0.99]", optarg);
     return -1;
+  default: return -2;
+  }
+}
+
+/* One option; -1 to go on, else the exit code. */
+static int plan_option(int c, char **argv, plan_args_t *a) {
+  int rc;
+  if ((rc = work_option(c, a)) != -2 || (rc = model_option(c, a)) != -2)
+    return rc;
+  switch (c) {
+  case OPT_TARGET: {
+    long v;
+    if (parse_count(optarg, INT32_MAX, &v) < 0)
+      return bad("--target-effective-batch needs a positive integer", optarg);
+    a->o.target = v;
+    return -1;
+  }
   case OPT_FORMAT:
     if (strcmp(optarg, "table") && strcmp(optarg, "md") && strcmp(optarg, "json"))
       return bad("--format must be table, md or json", optarg);
@@ -134,6 +279,52 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
   }
 }
 
+/* The work's unit from the options given; -1 to go on, else the exit
+ * code. */
+static int resolve_work(plan_args_t *a) {
+  cal_work_t *w = &a->o.work;
+  int n = (w->examples > 0) + (w->epochs > 0) + (w->steps > 0);
+  if (n > 1)
+    return bad("give the work once: --examples, --epochs or --steps", NULL);
+  if ((w->epochs > 0) != (w->dataset_examples > 0))
+    return bad("--epochs and --dataset-examples go together (E passes over "
+               "N examples)", NULL);
+  if ((w->steps > 0) != (w->global_batch > 0))
+    return bad("--steps and --global-batch go together (S steps of G "
+               "examples)", NULL);
+  w->unit = w->examples    ? CAL_WORK_EXAMPLES
+            : w->epochs > 0 ? CAL_WORK_EPOCHS
+            : w->steps     ? CAL_WORK_STEPS
+                           : CAL_WORK_NONE;
+  if (cal_work_examples(w, &a->o.examples) < 0)
+    return bad("the work comes to more than 2^53 examples", NULL);
+  if (a->o.priced && !a->o.examples)
+    return bad("--price-per-hour needs the work to cost: --examples, "
+               "--epochs or --steps", NULL);
+  return -1;
+}
+
+/* The options that only make sense together; -1 to go on. */
+static int check_combinations(const plan_args_t *a) {
+  const cal_plan_opts_t *o = &a->o;
+  if ((o->layers || o->seq || o->checkpointing || o->lora_rank) &&
+      !(o->params > 0))
+    return bad("--layers, --seq, --checkpointing and --lora-rank describe "
+               "the model: give --model-params too", NULL);
+  if ((o->seq || o->checkpointing || o->lora_rank) && !o->layers)
+    return bad("--seq, --checkpointing and --lora-rank need the activation "
+               "model: give --layers L", NULL);
+  if (o->lora_rank && o->training != CAL_TRAIN_LORA)
+    return bad("--lora-rank needs --training lora", NULL);
+  if (o->checkpointing && o->training == CAL_TRAIN_INFERENCE)
+    return bad("--checkpointing applies to training, not --training "
+               "inference", NULL);
+  if (o->layers && a->act_set)
+    return bad("--activation-fraction and --layers are two activation "
+               "models: give one", NULL);
+  return -1;
+}
+
 /* -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, plan_args_t *a) {
   int c, code;
@@ -141,18 +332,72 @@ static int parse_args(int argc, char **argv, plan_args_t *a) {
                      .lora = CAL_PLAN_LORA_FRACTION,
                      .head = CAL_PLAN_HEADROOM,
                      .format = "table"};
+  if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named))) {
+    fprintf(stderr, "calibrate plan: out of memory\n");
+    return CAL_EXIT_INTERNAL;
+  }
   optind = 0; /* full re-initialisation: tests call this more than once */
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1)
     if ((code = plan_option(c, argv, a)) >= 0)
       return code;
   if (optind >= argc)
-    return bad("give at least one profile (calibrate plan --help)", NULL);
+    return bad("give at least one profile or curve (calibrate plan --help)",
+               NULL);
+  if ((code = resolve_work(a)) >= 0 || (code = check_combinations(a)) >= 0)
+    return code;
   cal_mem_assume_default(a->o.training, &a->o.assume);
   a->o.assume.lora_fraction = a->lora;
   a->o.assume.headroom = a->head;
   if (a->act_set)
     a->o.assume.activation_fraction = a->act;
+  return -1;
+}
+
+static void free_args(plan_args_t *a) {
+  for (size_t i = 0; a->named && i < a->nnamed; i++)
+    free(a->named[i].name);
+  free(a->named);
+}
+
+/* Prices and memories onto the machines: by name or input file, later
+ * options over earlier ones, a price without a name for the machines no
+ * named price reached.  -1 to go on, else the exit code. */
+static int apply_named(const plan_args_t *a, cal_plan_machine_t *ms,
+                       size_t n) {
+  unsigned char *named_price = calloc(n ? n : 1, 1);
+  if (!named_price) {
+    fprintf(stderr, "calibrate plan: out of memory\n");
+    return CAL_EXIT_INTERNAL;
+  }
+  for (size_t k = 0; k < a->nnamed; k++) {
+    const named_val_t *v = &a->named[k];
+    const int price = strcmp(v->opt, "--price-per-hour") == 0;
+    size_t hits = 0;
+    for (size_t i = 0; v->name && i < n; i++) {
+      if (strcmp(ms[i].name, v->name) && strcmp(ms[i].path, v->name))
+        continue;
+      hits++;
+      if (price) {
+        ms[i].price_per_hour = v->val;
+        named_price[i] = 1;
+      } else {
+        ms[i].available = v->val * 1e9;
+      }
+    }
+    if (v->name && !hits) {
+      free(named_price);
+      fprintf(stderr, "calibrate plan: %s %s: no input machine is named "
+              "'%s' (names are device names, curve machine names or input "
+              "files)\n", v->opt, v->arg, v->name);
+      return CAL_EXIT_USAGE;
+    }
+  }
+  for (size_t k = 0; k < a->nnamed; k++)
+    for (size_t i = 0; !a->named[k].name && i < n; i++)
+      if (!named_price[i])
+        ms[i].price_per_hour = a->named[k].val;
+  free(named_price);
   return -1;
 }
 
@@ -165,7 +410,7 @@ static void warn_left_out(const cal_plan_machine_t *ms, size_t n) {
     if (!(ms[i].throughput > 0 && isfinite(ms[i].throughput)))
       fprintf(stderr,
               "calibrate plan: warning: %s (%s) has no measured throughput; "
-              "left out\n", ms[i].name, ms[i].prof->path);
+              "left out\n", ms[i].name, ms[i].path);
 }
 
 /* The plan as a table or markdown, rendered whole, then written through
@@ -196,38 +441,39 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
 
 int cal_cmd_plan(int argc, char **argv) {
   plan_args_t a;
-  int rc = parse_args(argc, argv, &a);
-  if (rc >= 0)
-    return rc;
-  size_t n = (size_t)(argc - optind);
-  cal_profile_t **profs = calloc(n, sizeof *profs);
-  cal_plan_machine_t *ms = calloc(n, sizeof *ms);
+  cal_plan_inputs_t in = {0};
   json_t *plan = NULL;
   char err[512];
-  rc = CAL_EXIT_USAGE;
-  if (!profs || !ms) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    rc = CAL_EXIT_INTERNAL;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0)
     goto out;
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (!(profs[i] = cal_cmd_load_profile(CMD, argv[optind + (int)i])))
+  rc = CAL_EXIT_USAGE;
+  for (int i = optind; i < argc; i++) {
+    int e = cal_plan_inputs_add(&in, argv[i], err, sizeof err);
+    if (e < 0) {
+      fprintf(stderr, "calibrate plan: %s\n", err);
+      rc = e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
       goto out;
-    cal_plan_read_machine(profs[i], &ms[i]);
+    }
   }
-  warn_left_out(ms, n);
-  if (!(plan = cal_plan_build(&a.o, ms, n, err, sizeof err))) {
+  if ((rc = apply_named(&a, in.ms, in.n)) >= 0)
+    goto out;
+  rc = CAL_EXIT_USAGE;
+  warn_left_out(in.ms, in.n);
+  if (!(plan = cal_plan_build(&a.o, in.ms, in.n, err, sizeof err))) {
     fprintf(stderr, "calibrate plan: %s\n", err);
     goto out;
   }
+  size_t i;
+  const json_t *w;
+  json_array_foreach(json_object_get(plan, "warnings"), i, w)
+      fprintf(stderr, "calibrate plan: warning: %s\n", json_string_value(w));
   rc = strcmp(a.format, "json") == 0
            ? cal_cmd_write_json(CMD, plan, a.output ? a.output : "-")
            : write_text(plan, &a);
 out:
   json_decref(plan);
-  for (size_t i = 0; profs && i < n; i++)
-    cal_profile_free(profs[i]);
-  free(profs);
-  free(ms);
+  cal_plan_inputs_free(&in);
+  free_args(&a);
   return rc;
 }

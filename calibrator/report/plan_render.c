@@ -51,62 +51,173 @@ static void name_list(FILE *f, const json_t *arr, const layout_t *l) {
   fprintf(f, "\n");
 }
 
+/* Seconds as people read them: "42.0 s", "12 min 05 s", "3 h 12 min",
+ * "2 d 04 h". */
+static const char *duration(char *buf, size_t len, double s) {
+  if (!isfinite(s))
+    snprintf(buf, len, "-");
+  else if (s < 60)
+    snprintf(buf, len, "%.1f s", s);
+  else if (s < 3600)
+    snprintf(buf, len, "%d min %02d s", (int)(s / 60), (int)fmod(s, 60));
+  else if (s < 86400)
+    snprintf(buf, len, "%d h %02d min", (int)(s / 3600),
+             (int)fmod(s / 60, 60));
+  else if (s < 1e9)
+    snprintf(buf, len, "%d d %02d h", (int)(s / 86400),
+             (int)fmod(s / 3600, 24));
+  else
+    snprintf(buf, len, "%.3g s", s);
+  return buf;
+}
+
+/* "lo-hi" of a machine's throughput CI, or "-". */
+static const char *ci_cell(char *buf, size_t len, const json_t *m) {
+  double lo = cal_json_num(m, "throughput_ci_low", NAN),
+         hi = cal_json_num(m, "throughput_ci_high", NAN);
+  if (isfinite(lo) && isfinite(hi))
+    snprintf(buf, len, "%.4g-%.4g", lo, hi);
+  else
+    snprintf(buf, len, "-");
+  return buf;
+}
+
 static void split_rows(FILE *f, const json_t *p, const layout_t *l) {
   const json_t *ex = json_object_get(p, "examples");
   size_t i;
   const json_t *m;
   fprintf(f, "%sWork split (proportional to throughput at each machine's "
              "optimal batch)\n\n", l->h);
-  fprintf(f, "%s%-24s%s%12s%s%7s%s%10s%s%10s%s%s%s\n", l->lead, "machine",
-          l->sep, "examples/s", l->sep, "share", l->sep, "examples", l->sep,
-          "finish s", l->sep, "flag", l->tail);
+  fprintf(f, "%s%-24s%s%12s%s%15s%s%7s%s%10s%s%14s%s%s%s\n", l->lead,
+          "machine", l->sep, "examples/s", l->sep, "CI", l->sep, "share",
+          l->sep, "examples", l->sep, "finish", l->sep, "flag", l->tail);
   if (l->md)
-    fprintf(f, "|---|---:|---:|---:|---:|---|\n");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---|\n");
   json_array_foreach(json_object_get(p, "machines"), i, m) {
-    char cnt[32] = "-", fin[32] = "-";
+    char cnt[32] = "-", fin[32] = "-", ci[48];
     if (json_is_integer(ex)) {
       snprintf(cnt, sizeof cnt, "%" JSON_INTEGER_FORMAT,
                json_integer_value(json_object_get(m, "examples")));
-      snprintf(fin, sizeof fin, "%.4g", cal_json_num(m, "finish_s", NAN));
+      duration(fin, sizeof fin, cal_json_num(m, "finish_s", NAN));
     }
-    fprintf(f, "%s%-24s%s%12.3f%s%6.2f%%%s%10s%s%10s%s%s%s\n", l->lead,
-            cell(l, cal_json_str(m, "name"), 0), l->sep, cal_json_num(m, "throughput", NAN), l->sep,
-            100 * cal_json_num(m, "share", NAN), l->sep, cnt, l->sep, fin, l->sep,
-            json_is_true(json_object_get(m, "straggler")) ? "straggler" : "",
-            l->tail);
+    const char *flag =
+        !json_is_true(json_object_get(m, "in_split")) ? "no share: no fit"
+        : json_is_true(json_object_get(m, "straggler")) ? "straggler"
+                                                        : "";
+    fprintf(f, "%s%-24s%s%12.3f%s%15s%s%6.2f%%%s%10s%s%14s%s%s%s\n", l->lead,
+            cell(l, cal_json_str(m, "name"), 0), l->sep,
+            cal_json_num(m, "throughput", NAN), l->sep,
+            ci_cell(ci, sizeof ci, m), l->sep,
+            100 * cal_json_num(m, "share", NAN), l->sep, cnt, l->sep, fin,
+            l->sep, flag, l->tail);
   }
+}
+
+/* What the work is, in the unit it was given. */
+static void work_words(FILE *f, const json_t *p) {
+  const json_t *w = json_object_get(p, "work");
+  const char *unit = cal_json_str(w, "unit");
+  fprintf(f, "%" JSON_INTEGER_FORMAT " examples",
+          json_integer_value(json_object_get(p, "examples")));
+  if (strcmp(unit, "epochs") == 0)
+    fprintf(f, " (%g epochs of %.0f)", cal_json_num(w, "epochs", NAN),
+            cal_json_num(w, "dataset_examples", NAN));
+  else if (strcmp(unit, "steps") == 0)
+    fprintf(f, " (%.0f steps of %.0f)", cal_json_num(w, "steps", NAN),
+            cal_json_num(w, "global_batch", NAN));
+}
+
+/* Time per machine alone and in the split, and what it costs. */
+static void time_cost_section(FILE *f, const json_t *p, const layout_t *l) {
+  size_t i;
+  const json_t *m;
+  char a[32], b[32];
+  const int priced = json_is_number(json_object_get(p, "cost_usd"));
+  fprintf(f, "\n%sTime%s\n\n", l->h, priced ? " and cost" : "");
+  fprintf(f, "%s%-24s%s%14s%s%14s", l->lead, "machine", l->sep,
+          "in the split", l->sep, "alone");
+  if (priced)
+    fprintf(f, "%s%8s%s%10s%s%10s", l->sep, "USD/h", l->sep, "split USD",
+            l->sep, "alone USD");
+  fprintf(f, "%s\n", l->tail);
+  if (l->md)
+    fprintf(f, priced ? "|---|---:|---:|---:|---:|---:|\n"
+                      : "|---|---:|---:|\n");
+  json_array_foreach(json_object_get(p, "machines"), i, m) {
+    fprintf(f, "%s%-24s%s%14s%s%14s", l->lead,
+            cell(l, cal_json_str(m, "name"), 0), l->sep,
+            duration(a, sizeof a, cal_json_num(m, "finish_s", NAN)), l->sep,
+            duration(b, sizeof b, cal_json_num(m, "alone_s", NAN)));
+    if (priced) {
+      double pr = cal_json_num(m, "price_per_hour_usd", NAN),
+             c = cal_json_num(m, "cost_usd", NAN),
+             ac = cal_json_num(m, "alone_cost_usd", NAN);
+      char pc[24] = "-", cc[24] = "-", acc[24] = "-";
+      if (isfinite(pr))
+        snprintf(pc, sizeof pc, "%.4g", pr);
+      if (isfinite(c))
+        snprintf(cc, sizeof cc, "%.4g", c);
+      if (isfinite(ac))
+        snprintf(acc, sizeof acc, "%.4g", ac);
+      fprintf(f, "%s%8s%s%10s%s%10s", l->sep, pc, l->sep, cc, l->sep, acc);
+    }
+    fprintf(f, "%s\n", l->tail);
+  }
+  fprintf(f, "\n");
+  if (priced)
+    fprintf(f, "Cost of the split: %.4g USD (every machine in the split "
+               "held for the split's wall-clock time %s).\n",
+            cal_json_num(p, "cost_usd", NAN),
+            duration(a, sizeof a, cal_json_num(p, "makespan_s", NAN)));
 }
 
 /* The work split: one row a machine, then what it means. */
 static void split_section(FILE *f, const json_t *p, const layout_t *l) {
   const json_t *ex = json_object_get(p, "examples");
+  const json_t *note = json_object_get(p, "split_note");
   size_t i;
   const json_t *m;
+  char d[32];
   split_rows(f, p, l);
   fprintf(f, "\n");
-  if (json_is_integer(ex))
-    fprintf(f, "%" JSON_INTEGER_FORMAT " examples finish in %.4g s; an even "
-               "split would take %.4g s: proportional split is %.2fx "
-               "faster.\n",
-            json_integer_value(ex), cal_json_num(p, "makespan_s", NAN),
-            cal_json_num(p, "even_split_makespan_s", NAN), cal_json_num(p, "speedup_vs_even_split", NAN));
-  else
-    fprintf(f, "Proportional split is %.2fx faster than an even split "
-               "(give --examples N for counts).\n",
+  if (json_is_string(note)) {
+    fprintf(f, "No split: %s.\n", json_string_value(note));
+  } else if (json_is_integer(ex)) {
+    work_words(f, p);
+    fprintf(f, " finish in %s (%.4g s); an even split would take %.4g s: "
+               "proportional split is %.2fx faster.\n",
+            duration(d, sizeof d, cal_json_num(p, "makespan_s", NAN)),
+            cal_json_num(p, "makespan_s", NAN),
+            cal_json_num(p, "even_split_makespan_s", NAN),
             cal_json_num(p, "speedup_vs_even_split", NAN));
+  } else {
+    fprintf(f, "Proportional split is %.2fx faster than an even split "
+               "(give --examples, --epochs or --steps for time).\n",
+            cal_json_num(p, "speedup_vs_even_split", NAN));
+  }
   if (json_is_true(json_object_get(p, "heterogeneous")))
     fprintf(f, "Heterogeneous set: fastest/slowest throughput = %.2fx "
-               "(more than 10%% apart).\n",
+               "(more than 10%% apart, confidence intervals apart).\n",
             cal_json_num(p, "throughput_ratio", NAN));
+  else if (json_is_string(json_object_get(p, "heterogeneous_note")))
+    fprintf(f, "Not heterogeneous: %s.\n",
+            cal_json_str(p, "heterogeneous_note"));
   const json_t *st = json_object_get(p, "stragglers");
   if (json_array_size(st)) {
-    fprintf(f, "Stragglers (more than 20%% below the mean %.3f examples/s):",
+    fprintf(f, "Stragglers (whole confidence interval more than 20%% below "
+               "the mean %.3f examples/s):",
             cal_json_num(p, "mean_throughput", NAN));
     name_list(f, st, l);
   }
+  json_array_foreach(json_object_get(p, "machines"), i, m)
+      if (json_is_string(json_object_get(m, "left_out_reason")))
+          fprintf(f, "No share: %s: %s.\n", cell(l, cal_json_str(m, "name"), 0),
+                  cal_json_str(m, "left_out_reason"));
   json_array_foreach(json_object_get(p, "excluded"), i, m)
       fprintf(f, "Left out: %s (%s): %s\n", cell(l, cal_json_str(m, "name"), 0), cell(l, cal_json_str(m, "profile"), 1),
               cal_json_str(m, "reason"));
+  if (json_is_integer(ex))
+    time_cost_section(f, p, l);
 }
 
 /* Micro-batch and accumulation per machine for the target batch. */
@@ -141,7 +252,12 @@ static void model_lines(FILE *f, const json_t *model, const layout_t *l) {
           strcmp(tr, "inference") ? " training with Adam" : "");
   fprintf(f, "%sweights        %9.2f GB = %.3g params x %g B\n", li,
           gb(cal_json_num(model, "weights_bytes", NAN)), params, bpp);
-  if (strcmp(tr, "lora") == 0)
+  if (strcmp(tr, "lora") == 0 &&
+      json_is_integer(json_object_get(model, "lora_rank")))
+    fprintf(f, "%strainable      %.3g params (LoRA rank %.0f on the seven "
+               "projections of every layer)\n", li, trainable,
+            cal_json_num(model, "lora_rank", NAN));
+  else if (strcmp(tr, "lora") == 0)
     fprintf(f, "%strainable      %.3g params (LoRA: assumed %g%% of "
                "params)\n", li, trainable, 100 * cal_json_num(model, "lora_fraction", NAN));
   fprintf(f, "%sgradients      %9.2f GB = %.3g trainable x %g B\n", li,
@@ -152,10 +268,34 @@ static void model_lines(FILE *f, const json_t *model, const layout_t *l) {
   fprintf(f, "%smaster weights %9.2f GB = %.3g trainable x 4 B (fp32 copy "
              "when dtype is narrower than fp32)\n", li,
           gb(cal_json_num(model, "master_weights_bytes", NAN)), trainable);
-  fprintf(f, "%sactivations    %9.2f GB per example = %g x weights "
-             "(assumed); times the micro-batch\n", li,
-          gb(cal_json_num(model, "activations_bytes_per_example", NAN)),
-          cal_json_num(model, "activation_fraction", NAN));
+  const json_t *am = json_object_get(model, "activation_model");
+  if (json_is_object(am)) {
+    fprintf(f, "%sactivations    %9.2f GB per example, modelled from the "
+               "shapes, not measured: %.0f layers x seq %.0f, hidden %.0f, "
+               "heads %.0f (kv %.0f), ffn %.0f, %g B per element%s; times "
+               "the micro-batch\n", li,
+            gb(cal_json_num(model, "activations_bytes_per_example", NAN)),
+            cal_json_num(am, "layers", NAN), cal_json_num(am, "seq", NAN),
+            cal_json_num(am, "hidden", NAN), cal_json_num(am, "heads", NAN),
+            cal_json_num(am, "kv_heads", NAN), cal_json_num(am, "ffn", NAN),
+            cal_json_num(am, "bytes_per_element", NAN),
+            strcmp(tr, "inference") == 0 ? " (KV cache and one layer)"
+            : json_is_true(json_object_get(am, "checkpointing"))
+                ? " (with activation checkpointing)"
+                : " (no activation checkpointing)");
+    if (strcmp(tr, "inference"))
+      fprintf(f, "%s               %9.2f GB per example without "
+                 "checkpointing, %.2f GB with\n", li,
+              gb(cal_json_num(am, "without_checkpointing_bytes_per_example",
+                              NAN)),
+              gb(cal_json_num(am, "with_checkpointing_bytes_per_example",
+                              NAN)));
+  } else {
+    fprintf(f, "%sactivations    %9.2f GB per example = %g x weights "
+               "(assumed); times the micro-batch\n", li,
+            gb(cal_json_num(model, "activations_bytes_per_example", NAN)),
+            cal_json_num(model, "activation_fraction", NAN));
+  }
   fprintf(f, "%sbudget         available memory less %g%% headroom\n\n",
           li, 100 * cal_json_num(model, "headroom", NAN));
 }

@@ -1,0 +1,36 @@
+/* The inputs of `calibrate plan`: each file is a profile
+ * ("calibrate-profile/1"), a `calibrate peak --format json` document
+ * ("calibrate-peak/1") or a curve CSV (curve_csv.h), told apart by their
+ * content.  A profile is one machine; each curve of the other two is one
+ * machine, named by its machine column or key, else by the file name
+ * without its extension.  A curve's throughput is the median at its
+ * optimal batch (the peak, as `calibrate peak` finds it with the default
+ * tolerance) with that point's confidence interval; its memory is
+ * unknown unless the command sets it. */
+#ifndef CAL_PLAN_INPUT_H
+#define CAL_PLAN_INPUT_H
+
+#include <stddef.h>
+
+#include "plan.h"
+
+typedef struct cal_plan_inputs {
+  cal_plan_machine_t *ms; /* n machines, in the order read */
+  size_t n, cap;
+  cal_profile_t **profs;  /* owned */
+  size_t nprof, capprof;
+  char **strs;            /* names and paths the curves' machines borrow */
+  size_t nstrs, capstrs;
+} cal_plan_inputs_t;
+
+/* Read path ("-" is standard input) and append its machines to in
+ * (zero-initialised before the first call).  CAL_EIO (cannot open or
+ * read), CAL_EPARSE / CAL_ESCHEMA (not a valid profile, peak document or
+ * curve CSV), CAL_ENOMEM, with one line naming the file in err. */
+int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
+                        size_t errlen);
+
+/* Everything the inputs hold; accepts a zeroed or NULL in. */
+void cal_plan_inputs_free(cal_plan_inputs_t *in);
+
+#endif

@@ -1,0 +1,83 @@
+#!/bin/sh
+# `calibrate plan` end to end on the committed inputs: a `calibrate peak`
+# JSON document and a curve CSV next to a profile, time and cost, the
+# no-fit rule, and bad inputs (exit 2, one line on stderr, no output file).
+# usage: e2e_plan.sh CALIBRATE SOURCE_DIR WORKDIR
+CAL=$1 SRC=$2 WORK=$3
+. "$(dirname "$0")/e2e_lib.sh"
+e2e_setup "$WORK"
+DATA=$SRC/tests/data
+CSV=$DATA/seed_curves.csv
+REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
+
+# the peak document of the CSV's curves, as a machine's owner would send it
+check "peak --format json" "$CAL" peak "$CSV" --format json -o "$TMP/peak.json"
+
+# curves from the peak document next to a profile: three machines, the
+# proportional shares 776 : 278 : 56.63 of 1000 steps of 64 examples
+if expect_match 0 "machine_a .* 69\.87% " "$CAL" plan "$TMP/peak.json" "$REF" \
+  --steps 1000 --global-batch 64 --price-per-hour machine_a=4.10 \
+  --price-per-hour 0.05; then
+  grep -q '^64000 examples (1000 steps of 64) finish in 57\.6 s' "$TMP/out" &&
+    ok || bad "plan: no wall-clock line for 64000 examples"
+  grep -q '^Cost of the split: 0\.06723 USD' "$TMP/out" && ok ||
+    bad "plan: cost of the split is not 0.06723 USD (4.20 USD/h for 57.63 s)"
+fi
+if expect_exit 0 "plan json" "$CAL" plan "$TMP/peak.json" "$CSV" "$REF" \
+  --examples 1000 --format json -o "$TMP/plan.json"; then
+  grep -q '"source": "peak_json"' "$TMP/plan.json" && ok ||
+    bad "plan json: no machine from the peak document"
+  grep -q '"source": "curve_csv"' "$TMP/plan.json" && ok ||
+    bad "plan json: no machine from the CSV"
+  [ "$(grep -c '"in_split": true' "$TMP/plan.json")" -eq 5 ] && ok ||
+    bad "plan json: not five machines in the split"
+fi
+
+# a CSV without a machine column is one machine named by its file
+printf 'batch_size,throughput\n8,900\n16,1500\n32,2100\n64,2050\n' \
+  >"$TMP/gpu-box.csv"
+if expect_match 0 "^gpu-box .* 97\.37% " "$CAL" plan "$TMP/gpu-box.csv" "$REF" \
+  --epochs 3 --dataset-examples 200000 --price-per-hour gpu-box=2.40 \
+  --price-per-hour 0.10; then
+  grep -q '^600000 examples (3 epochs of 200000) finish in 4 min 38 s' \
+    "$TMP/out" && ok || bad "plan: no wall-clock line for 3 epochs"
+  grep -q '^gpu-box .* 2\.4 .* 0\.1855 .* 0\.1905$' "$TMP/out" && ok ||
+    bad "plan: gpu-box's price, split and alone cost are not 2.4, 0.1855, 0.1905"
+fi
+
+# 70B in fp16 for inference (140 GB): machine_b's 16 GB cannot hold it and
+# gets no share; machine_a with 200 GB takes all the work
+if expect_match 0 "^No share: machine_b: cannot hold the model" "$CAL" plan \
+  "$DATA/profile_a.json" "$DATA/profile_b.json" --examples 1000 \
+  --model-params 7e10 --dtype fp16 --training inference \
+  --memory-gb machine_a=200; then
+  grep -q '^machine_b .*  0\.00% .*no share: no fit' "$TMP/out" && ok ||
+    bad "plan: machine_b still has a share"
+  grep -q '^machine_a .*100\.00% ' "$TMP/out" && ok ||
+    bad "plan: machine_a does not take all the work"
+fi
+
+# bad inputs: one line on stderr, exit 2, and no -o file
+out=$TMP/never.json
+for args in "--examples 10 --price-per-hour gpu=3" \
+  "--price-per-hour 3" \
+  "--examples 10 --price-per-hour machine_a=1" \
+  "--examples 10 --steps 5 --global-batch 2" \
+  "--epochs 2" \
+  "--steps 2" \
+  "--model-params 5e8 --layers 24" \
+  "--memory-gb 80" \
+  "--examples 10 --memory-gb nobody=80"; do
+  # shellcheck disable=SC2086
+  expect_usage "plan CSV $args" "$CAL" plan "$CSV" $args --format json -o "$out"
+  [ ! -e "$out" ] && ok || bad "plan CSV $args: left $out behind"
+done
+printf '' >"$TMP/empty.csv"
+printf 'machine,batch_size,throughput\nx,abc,3\n' >"$TMP/junk.csv"
+printf '{"schema": "calibrate-peak/1", "curves": []}' >"$TMP/nocurves.json"
+printf '{"schema": "calibrate-profile/1"}' >"$TMP/notprofile.json"
+for f in empty.csv junk.csv nocurves.json notprofile.json; do
+  expect_usage "plan $f" "$CAL" plan "$TMP/$f" "$REF" -o "$out"
+  [ ! -e "$out" ] && ok || bad "plan $f: left $out behind"
+done
+finish
