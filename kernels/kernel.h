@@ -37,6 +37,9 @@ typedef struct cal_params {
   /* kernels built of several library products (the layer): the engine
    * that runs them, "openblas" or "onednn"; NULL for the kernel's default */
   const char *engine;
+  /* the layer in decode: "gemv" (the one-team matrix-vector path) or
+   * "blas" (the engine's GEMM) forced; NULL for the default rule */
+  const char *path;
 } cal_params_t;
 
 typedef struct cal_kernel {

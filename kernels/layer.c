@@ -291,7 +291,11 @@ static int layer_setup(const cal_params_t *p, void **state, int bf16) {
     goto fail;
   if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
     goto fail;
-  if ((L->team = uses_team(s))) {
+  if (p->path && strcmp(p->path, "gemv") && strcmp(p->path, "blas"))
+    goto fail_inval;
+  if (p->path && strcmp(p->path, "gemv") == 0 && !s->decode)
+    goto fail_inval; /* the one-team path is a decode step */
+  if ((L->team = p->path ? strcmp(p->path, "gemv") == 0 : uses_team(s))) {
     L->nthreads = omp_get_max_threads();
     L->gemv = cal_gemv_for(L->variant);
     L->gemv16 = cal_gemv_bf16_for(L->variant);
@@ -333,6 +337,8 @@ static int layer_setup(const cal_params_t *p, void **state, int bf16) {
     goto fail;
   *state = L;
   return 0;
+fail_inval:
+  rc = CAL_EINVAL;
 fail:
   cal_free(tmp);
   layer_teardown(L);

@@ -63,11 +63,16 @@ double cal_layer_tokens(const cal_layer_shape_t *s);
  * Activations are not counted. */
 double cal_layer_read_bytes(const cal_layer_shape_t *s);
 
-/* Decode batches up to this size run the small-batch path: one OpenMP team
- * per step and our own matrix-vector products, each thread streaming its
- * columns of every weight matrix once (layer_gemv.h).  Larger decode
- * batches and prefill run the products on BLAS GEMM. */
+/* By default decode batches up to this size run the small-batch path: one
+ * OpenMP team per step and our own matrix-vector products, each thread
+ * streaming its columns of every weight matrix once (layer_gemv.h).
+ * Larger decode batches and prefill run the products on the engine's GEMM.
+ * cal_params_t.path forces either path for a decode step (the batch sweep
+ * measures both where either may win: which one does depends on the engine
+ * and the dtype). */
+#ifndef CAL_LAYER_GEMV_MAX_BATCH
 #define CAL_LAYER_GEMV_MAX_BATCH 16
+#endif
 /* Which path runs the shape's matrix products: "gemv" (the small-batch
  * decode path) or "blas"; static storage. */
 const char *cal_layer_matrix_path(const cal_layer_shape_t *s);

@@ -32,6 +32,12 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
       json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
       cal_point_watch_json(pt, o);
       json_object_set_new(o, "matrix_path", json_string(bp->matrix_path));
+      if (bp->alt_path)
+        json_object_set_new(
+            o, "other_path",
+            json_pack("{s:s, s:f, s:f}", "matrix_path", bp->alt_path,
+                      "examples_per_s", bp->alt_examples_per_s, "latency_ms",
+                      bp->alt_latency_ms));
       json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
                                                        ? "builtin"
                                                        : res->engine));

@@ -29,12 +29,12 @@ static void print_point(const cal_batch_point_t *bp, int decode,
     strcat(mark, b == pb ? ", knee" : " <- knee");
   if (b == ob && ob != pb && ob != kb)
     strcat(mark, " <- optimal");
-  char bw[32] = "";
+  char bw[48] = "";
   if (decode && isnan(bp->bw_efficiency))
-    snprintf(bw, sizeof bw, " %7.1f     -", bp->read_gbps);
+    snprintf(bw, sizeof bw, " %7.1f     - %-4s", bp->read_gbps, bp->matrix_path);
   else if (decode)
-    snprintf(bw, sizeof bw, " %7.1f %5.0f%%", bp->read_gbps,
-             100.0 * bp->bw_efficiency);
+    snprintf(bw, sizeof bw, " %7.1f %5.0f%% %-4s", bp->read_gbps,
+             100.0 * bp->bw_efficiency, bp->matrix_path);
   fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s%s\n", b, ex,
           bp->tokens.median, bp->pt.m.time.median * 1e3,
           peak > 0 ? 100.0 * ex / peak : 0.0, bw,
@@ -68,7 +68,7 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   const cal_curve_result_t *c = m->curve;
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
-          m->name, decode ? "    GB/s   %bw" : "");
+          m->name, decode ? "    GB/s   %bw path" : "");
   for (size_t i = 0; i < m->npoints; i++)
     print_point(&m->points[i], decode, c, peak, out);
   if (decode)

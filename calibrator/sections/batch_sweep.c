@@ -18,6 +18,11 @@
 /* the default list: powers of two from 1 to this, then extended while the
  * throughput still rises */
 #define SWEEP_DEFAULT_MAX 32
+/* decode batches up to this are measured on both paths (the one-team GEMV
+ * and the engine's GEMM) and keep the faster: which wins depends on the
+ * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
+ * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
+#define SWEEP_BOTH_PATHS_MAX 32
 
 /* One mode's sweep in progress. */
 typedef struct sweep {
@@ -315,6 +320,43 @@ static int extend(sweep_t *s, int64_t b) {
   return 0;
 }
 
+/* A decode point on both paths, the faster (by median step time) kept in
+ * *pt and the other's figures in bp.  A path that fails or is skipped
+ * leaves the other. */
+static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
+                      cal_point_t *pt) {
+  static const char *const paths[2] = {"gemv", "blas"};
+  cal_point_t two[2];
+  int rc = 0, i;
+  memset(two, 0, sizeof two);
+  for (i = 0; i < 2 && rc == 0; i++) {
+    p->path = paths[i];
+    rc = cal_run_point(s->r, NULL, s->k, p, &two[i]);
+  }
+  p->path = NULL;
+  if (rc < 0) {
+    cal_point_free(&two[0]);
+    cal_point_free(&two[1]);
+    return rc;
+  }
+  /* a wrong answer on either path is the point's, never hidden */
+  int ok0 = two[0].status == CAL_POINT_OK, ok1 = two[1].status == CAL_POINT_OK;
+  int keep = two[0].status == CAL_POINT_FAILED ? 0
+             : two[1].status == CAL_POINT_FAILED ? 1
+             : ok0 && ok1 ? two[1].m.time.median < two[0].m.time.median
+             : ok1;
+  if (ok0 && ok1) {
+    const cal_point_t *o = &two[1 - keep];
+    bp->alt_path = paths[1 - keep];
+    bp->alt_latency_ms = o->m.time.median * 1e3;
+    bp->alt_examples_per_s = (double)bp->batch / o->m.time.median;
+  }
+  bp->matrix_path = paths[keep];
+  *pt = two[keep];
+  cal_point_free(&two[1 - keep]);
+  return 0;
+}
+
 /* One batch after the other until the list ends, memory or time runs out
  * or a point fails; the rest of the list is then skipped. */
 static int sweep_sequential(sweep_t *s) {
@@ -349,7 +391,9 @@ static int sweep_sequential(sweep_t *s) {
     cal_params_t p;
     cal_point_t pt;
     shape_for(s, s->decode, b, &p);
-    if ((rc = cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
+    if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
+                  ? both_paths(s, bp, &p, &pt)
+                  : cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
         (rc = point_take(s, bp, &pt)) < 0)
       return rc;
     if (bp->status == CAL_POINT_FAILED) {

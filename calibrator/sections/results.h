@@ -220,7 +220,11 @@ typedef struct cal_batch_point {
   int measured;             /* 1: pt holds the harness point (status ok
                                points only; others keep status, reason) */
   cal_point_t pt;
-  const char *matrix_path;  /* "gemv" or "blas" (cal_layer_matrix_path) */
+  const char *matrix_path;  /* "gemv" or "blas": what ran the point */
+  /* decode batches where both paths were measured: the other one's
+   * figures (alt_path NULL when only one path ran) */
+  const char *alt_path;
+  double alt_examples_per_s, alt_latency_ms;
   /* decode points: bytes a step must read (cal_layer_read_bytes), those
    * bytes over the median step time, and that over the run's memory read
    * bandwidth (NAN when it is not known); 0, 0, NAN otherwise */
