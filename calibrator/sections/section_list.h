@@ -15,7 +15,7 @@
  *              the readable table (report/)
  *
  * CAL_SECTION(ID, key, full, quick, derived, measure, drop, write, print) */
-CAL_SECTION(GEMM, "gemm", 40.0, 7.0, 0, cal_gemm_measure, cal_gemm_drop,
+CAL_SECTION(GEMM, "gemm", 50.0, 7.0, 0, cal_gemm_measure, cal_gemm_drop,
             cal_gemm_write, cal_gemm_print)
 CAL_SECTION(SCALING, "scaling", 6.0, 1.5, 0, cal_scaling_measure,
             cal_scaling_drop, cal_scaling_write, cal_scaling_print)
