@@ -73,7 +73,7 @@ for threads, key, who in ((t, "gflops", "all_threads"), (1, "gflops_per_core", "
     assert abs(d[key] - pooled) < 1e-6 * pooled and abs(best["pooled_gflops"] - pooled) < 1e-6 * pooled
     # the confirmed size is the one whose median CI starts highest
     sizes = [p for p in pts if p["threads"] == threads and p["kernel"] == kernel
-             and not p["id"].endswith("/confirm")]
+             and not p["id"].endswith("/confirm") and "role_of" not in p]
     lead = max(sizes, key=lambda p: p["stats"]["ci_low"])
     assert best["n"] == lead["n"] and abs(sw["best_gflops_in_sweep"] - lead["gflops"]) < 1e-6
 assert all(p["pinned"] for p in pts), "threads were not pinned"
