@@ -181,18 +181,22 @@ static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
     w16[i] = cal_f32_to_bf16(tmp[i]);
 }
 
+const char *cal_layer_default_engine(int bf16) {
+  const char *why = NULL;
+  return bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) == 0 ? "onednn"
+                                                                 : "openblas";
+}
+
 /* The BLAS path's products on the chosen engine: "onednn" (one matmul
- * each, fp32 or bf16 inputs) or "openblas" (sgemm, or sbgemm in bf16).
- * NULL asks for oneDNN in bf16 where it runs natively (the BLAS this
- * project installs has no sbgemm), else OpenBLAS. */
+ * each, fp32 or bf16 inputs) or "openblas" (sgemm, or sbgemm in bf16);
+ * NULL: cal_layer_default_engine. */
 static int products_setup(cal_layer_t *L, const char *engine) {
   const cal_layer_shape_t *s = &L->s;
   const int64_t t = L->l.tokens, d = s->hidden, f = s->ffn;
   const int64_t hq = s->heads * L->l.hd, nqkv = L->l.nqkv;
-  const char *why = NULL;
   cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
   if (!engine)
-    engine = s->bf16 && cal_onednn_supported(dt, &why) == 0 ? "onednn" : "openblas";
+    engine = cal_layer_default_engine(s->bf16);
   if (strcmp(engine, "openblas") == 0) {
     L->engine = "openblas";
     if (s->bf16 && !(L->sbgemm = cal_openblas_sbgemm()))
@@ -497,20 +501,17 @@ static const char *layer_impl(const void *state) {
 }
 
 static int bf16_supported(const cal_params_t *p, const char **why) {
-  const char *e = p ? p->engine : NULL;
+  const char *asked = p ? p->engine : NULL;
+  const char *e = asked ? asked : cal_layer_default_engine(1);
   if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16))) {
     *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
     return CAL_EUNSUPP;
   }
-  if (!e || strcmp(e, "onednn") == 0) {
-    if (cal_onednn_supported(CAL_GEMM_BF16, why) == 0)
-      return 0;
-    if (e)
-      return CAL_EUNSUPP;
-  }
+  if (strcmp(e, "onednn") == 0)
+    return cal_onednn_supported(CAL_GEMM_BF16, why);
   if (!cal_openblas_sbgemm()) {
-    *why = e ? "BLAS library was built without bfloat16 (no cblas_sbgemm)"
-             : "neither oneDNN nor the BLAS library runs bf16 natively here";
+    *why = asked ? "BLAS library was built without bfloat16 (no cblas_sbgemm)"
+                 : "neither oneDNN nor the BLAS library runs bf16 natively here";
     return CAL_EUNSUPP;
   }
   return 0;

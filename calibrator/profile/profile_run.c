@@ -59,28 +59,14 @@ static void null_reason(json_t *root, const char *key, const char *why) {
   json_object_set_new(reasons, key, json_string(why));
 }
 
-/* How many points of the GEMM section were contaminated and the worst
- * share others took; 0 under --allow-busy (their figures stand). */
-static int gemm_contaminated(const cal_gemm_result_t *g, double *worst) {
-  int n = 0;
-  for (size_t i = 0; i < g->npoints; i++)
-    if (g->points[i].pt.status == CAL_POINT_CONTAMINATED) {
-      n++;
-      double sh = g->points[i].pt.load.others + g->points[i].pt.load.steal;
-      *worst = sh > *worst ? sh : *worst;
-    }
-  return n;
-}
-
-static int mode_contaminated(const cal_batch_mode_t *m, double *worst) {
-  int n = 0;
-  for (size_t i = 0; i < m->npoints; i++)
-    if (m->points[i].status == CAL_POINT_CONTAMINATED) {
-      n++;
-      double sh = m->points[i].pt.load.others + m->points[i].pt.load.steal;
-      *worst = sh > *worst ? sh : *worst;
-    }
-  return n;
+/* Count pt when contaminated (never under --allow-busy: its figures
+ * stand) and keep the largest share others took. */
+static void tally(const cal_point_t *pt, int *n, double *worst) {
+  if (pt->status != CAL_POINT_CONTAMINATED)
+    return;
+  double sh = pt->load.others + pt->load.steal;
+  (*n)++;
+  *worst = sh > *worst ? sh : *worst;
 }
 
 /* The GEMM headline: the best fp32 GEMM of the best verified engine and
@@ -101,7 +87,9 @@ static int top_gemm(const cal_run_t *r, json_t *root) {
     return 0;
   }
   double worst = 0;
-  int n = gemm_contaminated(g, &worst);
+  int n = 0;
+  for (size_t i = 0; i < g->npoints; i++)
+    tally(&g->points[i].pt, &n, &worst);
   if (n)
     snprintf(why, sizeof why, "%d GEMM point%s contaminated: others took up "
              "to %.0f%% of the usable cores", n, n == 1 ? "" : "s",
@@ -139,8 +127,12 @@ static int top_batch(const cal_run_t *r, json_t *root) {
     snprintf(why, sizeof why, "no mode of the batch sweep has an optimal "
              "batch (its points were skipped, failed or contaminated)");
   } else {
+    const cal_batch_mode_t *m = &b->modes[b->top_mode];
     double worst = 0;
-    int n = mode_contaminated(&b->modes[b->top_mode], &worst);
+    int n = 0;
+    for (size_t i = 0; i < m->npoints; i++)
+      if (m->points[i].measured) /* others keep no harness point */
+        tally(&m->points[i].pt, &n, &worst);
     if (n) {
       snprintf(why, sizeof why, "%d %s point%s of the batch sweep "
                "contaminated: others took up to %.0f%% of the usable cores",
@@ -212,13 +204,13 @@ const char *cal_profile_withheld(const json_t *root) {
   const char *st = json_string_value(json_object_get(root, "headline_status"));
   if (!st || strcmp(st, "withheld") != 0)
     return NULL;
-  const char *key;
-  json_t *why;
-  json_object_foreach(json_object_get(root, "headline_null_reasons"), key, why)
-    if (strstr(json_string_value(why), "contaminated") ||
-        strstr(json_string_value(why), "doubts"))
-      return json_string_value(why);
-  return "headline figures withheld";
+  /* withheld is the GEMM headline's or the batch's (top_gemm, top_batch):
+   * the first of the two keys that carries a reason says why */
+  json_t *reasons = json_object_get(root, "headline_null_reasons");
+  const char *why = json_string_value(json_object_get(reasons, "gflops"));
+  if (!why)
+    why = json_string_value(json_object_get(reasons, "optimal_batch_size"));
+  return why ? why : "headline figures withheld";
 }
 
 static json_t *share_json(const cal_load_share_t *l) {

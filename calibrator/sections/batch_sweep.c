@@ -9,7 +9,6 @@
 
 #include "cal_err.h"
 #include "curve.h"
-#include "gemm_onednn.h"
 #include "layer.h"
 #include "results.h"
 #include "run.h"
@@ -60,10 +59,16 @@ static void shape_for(const sweep_t *s, int decode, int64_t batch,
   p->engine = s->engine;
 }
 
+/* The layer shape of a point of this sweep (its dtype the kernel's). */
+static void layer_shape(const sweep_t *sw, const cal_params_t *p,
+                        cal_layer_shape_t *s) {
+  cal_layer_shape_from_params(p, s);
+  s->bf16 = strcmp(sw->k->dtype, "bf16") == 0;
+}
+
 static double mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
-  cal_layer_shape_from_params(p, &s);
-  s.bf16 = strcmp(sw->k->dtype, "bf16") == 0;
+  layer_shape(sw, p, &s);
   return cal_layer_mem_bytes(&s);
 }
 
@@ -99,17 +104,15 @@ static cal_batch_point_t *point_add(sweep_t *s, int64_t b) {
   cal_batch_point_t *bp = &s->m->points[s->m->npoints++];
   cal_params_t p;
   shape_for(s, s->decode, b, &p);
-  /* fp32 points keep the ids they had before there was a bf16 layer */
-  int bf16 = strcmp(s->k->dtype, "bf16") == 0;
-  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s/h%lld/s%lld/b%lld",
-           s->m->name, bf16 ? "bf16/" : "", o->preset, (long long)o->hidden,
-           (long long)o->seq, (long long)b);
-  bp->batch = b;
-  bp->memory_bytes = mem_of(s, &p);
-  bp->status = CAL_POINT_SKIPPED;
   cal_layer_shape_t shape;
-  cal_layer_shape_from_params(&p, &shape);
-  shape.bf16 = bf16;
+  layer_shape(s, &p, &shape);
+  /* fp32 points keep the ids they had before there was a bf16 layer */
+  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s/h%lld/s%lld/b%lld",
+           s->m->name, shape.bf16 ? "bf16/" : "", o->preset,
+           (long long)o->hidden, (long long)o->seq, (long long)b);
+  bp->batch = b;
+  bp->memory_bytes = cal_layer_mem_bytes(&shape);
+  bp->status = CAL_POINT_SKIPPED;
   bp->matrix_path = cal_layer_matrix_path(&shape);
   bp->read_bytes = s->decode ? cal_layer_read_bytes(&shape) : 0.0;
   bp->bw_efficiency = NAN;
@@ -487,11 +490,7 @@ static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
              strcmp(res->dtype, "int8") == 0 ? "GOPS" : "GFLOPS");
     return;
   }
-  const char *why = NULL;
-  res->engine = strcmp(res->dtype, "bf16") == 0 &&
-                        cal_onednn_supported(CAL_GEMM_BF16, &why) == 0
-                    ? "onednn"
-                    : "openblas";
+  res->engine = cal_layer_default_engine(strcmp(res->dtype, "bf16") == 0);
   snprintf(res->engine_why, sizeof res->engine_why,
            "no GEMM figure for %s in this run: the layer's default (oneDNN "
            "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
