@@ -72,8 +72,7 @@ static void tally(const cal_point_t *pt, int *n, double *worst) {
 /* The GEMM headline: the best fp32 GEMM of the best verified engine and
  * the same per dtype in gemm_best (only the GEMM sweep measures them; a
  * single-section run leaves them null rather than report a one-size
- * figure), withheld when a point of the section was contaminated or a
- * sanity check doubts it. */
+ * figure), withheld when a point of the section was contaminated. */
 static int top_gemm(const cal_run_t *r, json_t *root) {
   static const char *const keys[] = {"gflops", "gflops_per_core", "gemm_best"};
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
@@ -94,9 +93,6 @@ static int top_gemm(const cal_run_t *r, json_t *root) {
     snprintf(why, sizeof why, "%d GEMM point%s contaminated: others took up "
              "to %.0f%% of the usable cores", n, n == 1 ? "" : "s",
              100.0 * worst);
-  else if (q->gemm_doubtful && !r->opt->allow_busy)
-    snprintf(why, sizeof why, "a cross-section check doubts the fp32 GEMM "
-             "figures (quality.sanity)");
   if (why[0]) {
     for (size_t i = 0; i < 3; i++)
       null_reason(root, keys[i], why);

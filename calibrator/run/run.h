@@ -102,8 +102,6 @@ typedef struct cal_quality {
   int interrupted_section;  /* the section it stopped, -1: none */
   char **sanity;            /* cross-section findings, owned strings */
   size_t nsanity;
-  int gemm_doubtful;        /* a finding puts the fp32 GEMM headline in
-                               doubt (withheld unless --allow-busy) */
   char **warnings;          /* owned strings */
   size_t nwarnings;
   double section_s[CAL_NSECTIONS]; /* seconds, for sections that ran */
