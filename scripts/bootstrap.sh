@@ -18,7 +18,8 @@ mode=${1:-}
 packages=(build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev
           ocl-icd-opencl-dev libhwloc-dev libcpuid-dev libjansson-dev
           libcmocka-dev gnuplot-nox python3 python3-jsonschema util-linux
-          clang libfuzzer-14-dev libomp-dev)
+          clang libfuzzer-14-dev libomp-dev libopenmpi-dev openmpi-bin
+          chromium)
 
 install_missing() {
   local missing=()
