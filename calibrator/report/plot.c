@@ -74,8 +74,14 @@ static char *make_title(const plot_ctx_t *c, const char *what,
     char date[11] = "";
     if (cr)
       snprintf(date, sizeof date, "%s", cr);
-    at += (size_t)snprintf(t + at, len - at, "%s%s (%s)", first ? " - " : " vs ",
-                           c->label[i], date);
+    if (at > 140) { /* the title fits the chart: the rest are in the key */
+      at += (size_t)snprintf(t + at, len - at, " and others");
+      break;
+    }
+    const char *l = c->label[i];
+    at += (size_t)snprintf(t + at, len - at, "%s%.40s%s (%s)",
+                           first ? " - " : " vs ", l,
+                           strlen(l) > 40 ? "..." : "", date);
     first = 0;
   }
   return t;
@@ -135,9 +141,9 @@ out:
 
 /* ---- all charts ---- */
 
-static int plot_trees(const json_t *const *roots, const char *const *paths,
-                      size_t n, const cal_plot_opts_t *o, char *err,
-                      size_t errlen) {
+int cal_plot_trees(const json_t *const *roots, const char *const *paths,
+                   size_t n, const cal_plot_opts_t *o, char *err,
+                   size_t errlen) {
   plot_ctx_t c = {.in = {.roots = roots, .n = n}, .paths = paths, .o = o};
   int drawn[CAL_NCHARTS] = {0};
   int rc = 0;
@@ -192,7 +198,7 @@ int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
     roots[i] = profiles[i]->root;
     paths[i] = profiles[i]->path;
   }
-  rc = plot_trees(roots, paths, n, o, err, errlen);
+  rc = cal_plot_trees(roots, paths, n, o, err, errlen);
 out:
   free(roots);
   free(paths);
@@ -210,7 +216,7 @@ int cal_plot_tree(const json_t *root, const char *name, const char *dir,
     snprintf(err, errlen, "plot: no profile to draw");
     return CAL_EINVAL;
   }
-  return plot_trees(roots, paths, 1, &o, err, errlen);
+  return cal_plot_trees(roots, paths, 1, &o, err, errlen);
 }
 
 int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,

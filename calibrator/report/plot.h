@@ -45,6 +45,12 @@ typedef struct cal_plot_opts {
 int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
                  const cal_plot_opts_t *opts, char *err, size_t errlen);
 
+/* cal_plot_run on profile trees already in memory (borrowed); paths[i]
+ * names tree i in the scripts. */
+int cal_plot_trees(const json_t *const *roots, const char *const *paths,
+                   size_t n, const cal_plot_opts_t *opts, char *err,
+                   size_t errlen);
+
 /* Load the profiles at paths[0..n-1] and draw their charts into dir (NULL:
  * CAL_PLOT_DEFAULT_DIR) in format "png" or "svg" (NULL: png).  Reads the
  * profiles only: a missing gnuplot never touches them.  Notes go to
