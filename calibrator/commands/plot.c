@@ -25,7 +25,10 @@ static const char usage[] =
     "  --script-only      write scripts and data, do not run gnuplot\n"
     "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
     "                     the plots/ directory of the build)\n"
-    "  -h, --help         this text\n";
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit: 0 drawn; 2 usage or input error (a bad profile or directory,\n"
+    "gnuplot missing); 4 gnuplot failed or another internal error.\n";
 
 enum { OPT_FORMAT = 256, OPT_SCRIPT_ONLY, OPT_TEMPLATES };
 
@@ -102,7 +105,9 @@ int cal_cmd_plot(int argc, char **argv) {
                        sizeof err);
   if (r < 0) {
     fprintf(stderr, "calibrate plot: %s\n", err);
-    rc = r == CAL_EIO || r == CAL_EINVAL ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
+    /* a missing gnuplot is the user's to install (the hint says how) */
+    rc = r == CAL_EIO || r == CAL_EINVAL || r == CAL_ENOTFOUND
+             ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
   }
 out:
   for (size_t i = 0; i < n; i++)

@@ -274,10 +274,10 @@ static int copy_template(FILE *out, const cal_gp_chart_t *c, char *err,
 static void write_labels(FILE *f, const cal_gp_chart_t *c,
                          const cal_gp_set_t *set) {
   fprintf(f, "\nnseries = %zu\n", set->n);
-  if (!set->n)
-    return;
+  /* at least one: gnuplot parses a loop it never runs */
+  size_t a = set->n ? set->n : 1;
   fprintf(f, "array label[%zu]\narray series_lt[%zu]\narray series_pt[%zu]\n"
-             "array series_tag[%zu]\n", set->n, set->n, set->n, set->n);
+             "array series_tag[%zu]\nlabel[1] = ''\n", a, a, a, a);
   for (size_t i = 0; i < set->n; i++) {
     const cal_gp_series_t *s = &set->s[i];
     fprintf(f, "series_lt[%zu] = %d; series_pt[%zu] = %d; "
@@ -285,7 +285,10 @@ static void write_labels(FILE *f, const cal_gp_chart_t *c,
             i + 1, s->pt ? s->pt : 7, i + 1, s->tag);
   }
   for (size_t i = 0; i < set->n; i++) {
-    const char *pl = c->labels[set->s[i].profile], *key = set->s[i].key;
+    /* one profile: the title names it, the key says what the series is */
+    const char *pl = c->n == 1 && set->s[i].key[0] ? ""
+                     : c->labels[set->s[i].profile],
+               *key = set->s[i].key;
     size_t ll = strlen(pl) + strlen(key) + 2;
     char *l = malloc(ll);
     if (!l)
@@ -297,7 +300,7 @@ static void write_labels(FILE *f, const cal_gp_chart_t *c,
     if ((int)strlen(pl) > room)
       snprintf(l, ll, "%.*s...%s%s", room - 3, pl, key[0] ? " " : "", key);
     else
-      snprintf(l, ll, "%s%s%s", pl, key[0] ? " " : "", key);
+      snprintf(l, ll, "%s%s%s", pl, key[0] && pl[0] ? " " : "", key);
     if (strlen(l) > LABEL_MAX + 8)
       memcpy(l + LABEL_MAX + 5, "...", 4);
     fprintf(f, "label[%zu] = ", i + 1);

@@ -113,7 +113,8 @@ static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
       .dir = c->o->dir, .name = ch->name, .format = c->o->format,
       .templates = c->tdir, .n = c->in.n, .paths = c->paths,
       .labels = c->in.labels, .cols = ch->cols, .ncols = ch->ncols,
-      .with_text = ch->with_text, .header = ch->header, .header_arg = &c->in};
+      .with_text = ch->with_text, .header = ch->header, .header_arg = &c->in,
+      .width = ch->width, .height = ch->height};
   char *title = NULL;
   int rc = cal_chart_collect(ch, &c->in, &set);
   if (rc < 0) {
@@ -124,7 +125,12 @@ static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
     goto out;
   if ((rc = cal_gp_write_dat(&gc, &set, err, errlen)) < 0)
     goto out;
-  if (!(title = make_title(c, ch->what, ch->section))) {
+  char what[200];
+  if (ch->what_fn)
+    ch->what_fn(&c->in, what, sizeof what);
+  else
+    snprintf(what, sizeof what, "%s", ch->what);
+  if (!(title = make_title(c, what, ch->section))) {
     snprintf(err, errlen, "out of memory");
     rc = CAL_ENOMEM;
     goto out;
