@@ -90,7 +90,7 @@ static const char page_css[] =
     "vertical-align:top}th{background:#eef3f8}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".regressed{color:#b00000;font-weight:bold}.improved{color:#0060a0;"
-    "font-weight:bold}.note{color:#555}.warn{color:#8a4b00}"
+    "font-weight:bold}td.v{white-space:nowrap}.note{color:#555}.warn{color:#8a4b00}"
     "figure{margin:1em 0;page-break-inside:avoid;break-inside:avoid}"
     "figure svg{width:100%;height:auto;border:1px solid #ddd}"
     ".head td.n{font-size:1.15em;font-weight:bold}"
@@ -135,7 +135,7 @@ static void machine_table(FILE *f, const json_t *const *roots,
       {"cores", {"machine", "topology", "cores"}},
       {"hardware threads", {"machine", "topology", "hardware_threads"}},
       {"usable cores", {"machine", "usable_cores"}},
-      {"memory (bytes)", {"machine", "memory", "total_bytes"}},
+      {"memory (GiB)", {"machine", "memory", "total_bytes"}},
       {"BLAS", {"blas", "config"}},
       {"BLAS core type", {"blas", "coretype"}},
       {"threads", {"settings", "threads"}},
@@ -153,6 +153,8 @@ static void machine_table(FILE *f, const json_t *const *roots,
         v = json_object_get(v, rows[r].path[k]);
       if (json_is_string(v))
         text_cell(f, json_string_value(v));
+      else if (json_is_integer(v) && strstr(rows[r].label, "GiB"))
+        num_cell(f, (double)json_integer_value(v) / (1 << 30), "");
       else if (json_is_integer(v))
         fprintf(f, "<td class=\"n\">%" JSON_INTEGER_FORMAT "</td>",
                 json_integer_value(v));
@@ -541,8 +543,11 @@ static int compare_chart(const json_t *rep, const char *dir,
   }
   char title[240];
   const char *b = str(rep, "base"), *nw = str(rep, "new");
-  snprintf(title, sizeof title, "new / base per point: %.60s%s vs %.60s%s",
-           nw, strlen(nw) > 60 ? "..." : "", b, strlen(b) > 60 ? "..." : "");
+  const char *bs = strrchr(b, '/'), *ns = strrchr(nw, '/');
+  b = bs && bs[1] ? bs + 1 : b; /* the file names: the title must fit */
+  nw = ns && ns[1] ? ns + 1 : nw;
+  snprintf(title, sizeof title, "Ratio new / base per point: %.36s%s vs %.36s%s",
+           nw, strlen(nw) > 36 ? "..." : "", b, strlen(b) > 36 ? "..." : "");
   const char *labels[1] = {""}, *paths[1] = {""};
   static const char *const cols[] = {"row", "ratio", "ci_low", "ci_high",
                                      "id"};
@@ -567,7 +572,7 @@ out:
   return rc;
 }
 
-static void compare_tables(FILE *f, const json_t *rep) {
+static void compare_summary(FILE *f, const json_t *rep) {
   const json_t *sm = json_object_get(rep, "summary");
   fputs("<p>", f);
   ESC(f, str(rep, "new"));
@@ -594,7 +599,11 @@ static void compare_tables(FILE *f, const json_t *rep) {
     }
     fputs("</p>\n", f);
   }
-  fputs("<details open><summary>Points</summary>\n<table>\n<tr><th>point"
+}
+
+static void compare_points(FILE *f, const json_t *rep) {
+  fputs("<details><summary>Every point compared (regressions first)"
+        "</summary>\n<table>\n<tr><th>point"
         "</th><th>base</th><th>new</th><th>ratio</th><th>interval</th>"
         "<th>verdict</th><th>why</th></tr>\n", f);
   size_t i;
@@ -610,7 +619,9 @@ static void compare_tables(FILE *f, const json_t *rep) {
     num_cell(f, cal_json_num(pt, "ratio", NAN), "");
     fprintf(f, "<td class=\"n\">%.4g &ndash; %.4g</td>",
             cal_json_num(pt, "ci_low", NAN), cal_json_num(pt, "ci_high", NAN));
-    text_cell(f, v);
+    fputs("<td class=\"v\">", f);
+    ESC(f, v);
+    fputs("</td>", f);
     text_cell(f, str(pt, "reason"));
     fputs("</tr>\n", f);
   }
@@ -627,12 +638,13 @@ static int compare_section(FILE *f, const json_t *rep, const char *dir,
                          errlen);
   if (rc < 0)
     return rc;
-  compare_tables(f, rep);
+  compare_summary(f, rep);
   if (name[0])
     inline_svg(f, dir, name,
                "Ratio new / base per point with its confidence interval; the "
                "band is the threshold; regressions in red (filled circles), "
                "improvements in blue (squares).");
+  compare_points(f, rep);
   return 0;
 }
 
