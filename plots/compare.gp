@@ -17,7 +17,7 @@ set arrow 1 from 1, graph 0 to 1, graph 1 nohead lc rgb '#444444' dt 1
 set bmargin 6
 set lmargin 48
 plot for [i=1:nseries] datafile index (i-1) using 2:1:3:4:ytic(5) \
-       with xerrorbars lt series_lt[i] pt series_pt[i] ps 1.1 lw 1.5 \
+       with xerrorbars lt series_lt[i] dt 1 pt series_pt[i] ps 1.1 lw 1.5 \
        title label[i], \
      NaN with boxes fillcolor rgb '#e8e8e8' fillstyle solid 1.0 noborder \
        title sprintf('threshold band +-%g%%', 100 * threshold)

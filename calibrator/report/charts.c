@@ -510,7 +510,8 @@ static void roof_profile(const cal_chart_in_t *in, size_t p, roof_walk_t *w) {
       fprintf(w->f,
               "compute_gflops[%zu] = %.10g; compute_lt[%zu] = %d; "
               "compute_dram[%zu] = %.10g\ncompute_label[%zu] = ",
-              w->ncomp + 1, g, w->ncomp + 1, dtype_lt(key), w->ncomp + 1,
+              w->ncomp + 1, g, w->ncomp + 1,
+              in->n > 1 ? (int)p + 1 : dtype_lt(key), w->ncomp + 1,
               dram > 0 ? dram : 1e30, w->ncomp + 1);
       cal_gp_quote(w->f, l);
       fputc('\n', w->f);
@@ -616,7 +617,8 @@ static void gemm_header(FILE *f, const void *arg) {
                  "", in->n > 1 ? in->labels[p] : "", in->n > 1 ? " " : "",
                  key, cal_json_num(roof, "threads", 0), g);
         fprintf(f, "peak_gflops[%zu] = %.10g; peak_lt[%zu] = %d\n"
-                   "peak_label[%zu] = ", n, g, n, dtype_lt(key), n);
+                   "peak_label[%zu] = ", n, g, n,
+                in->n > 1 ? (int)p + 1 : dtype_lt(key), n);
         cal_gp_quote(f, l);
         fputc('\n', f);
       }

@@ -280,9 +280,12 @@ static void write_labels(FILE *f, const cal_gp_chart_t *c,
              "array series_tag[%zu]\nlabel[1] = ''\n", a, a, a, a);
   for (size_t i = 0; i < set->n; i++) {
     const cal_gp_series_t *s = &set->s[i];
+    /* several profiles: the colour tells the profile (the marker and the
+     * key still say what the series is) */
+    int lt = c->n > 1 ? (int)s->profile + 1 : s->lt ? s->lt : (int)i + 1;
     fprintf(f, "series_lt[%zu] = %d; series_pt[%zu] = %d; "
-               "series_tag[%zu] = %d\n", i + 1, s->lt ? s->lt : (int)i + 1,
-            i + 1, s->pt ? s->pt : 7, i + 1, s->tag);
+               "series_tag[%zu] = %d\n", i + 1, lt, i + 1, s->pt ? s->pt : 7,
+            i + 1, s->tag);
   }
   for (size_t i = 0; i < set->n; i++) {
     /* one profile: the title names it, the key says what the series is */

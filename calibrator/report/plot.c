@@ -136,6 +136,11 @@ static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
     goto out;
   }
   gc.title = title;
+  /* a long key (overlays) gets room below the chart, not from it */
+  if (set.n > 6) {
+    int h = ch->height ? ch->height : 640;
+    gc.height = h + 24 * (int)(set.n - 6) * (ch->header ? 2 : 1);
+  }
   if ((rc = cal_gp_write_script(&gc, &set, err, errlen)) < 0)
     goto out;
   *drawn = 1;
