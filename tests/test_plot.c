@@ -141,7 +141,8 @@ static void scripts_and_data(void **state) {
   gp = read_out(f, "roofline.gp");
   assert_contains(gp, "nmemory = 2\n");
   assert_contains(gp, "memory_gbps[2] = 12\nmemory_peak[2] = 260\n");
-  assert_contains(gp, "compute_gflops[1] = 130; compute_lt[1] = 2; "
+  /* two profiles overlaid: the colour (linetype) is the profile's */
+  assert_contains(gp, "compute_gflops[1] = 130; compute_lt[1] = 1; "
                       "compute_dram[1] = 12\n");
   free(gp);
   dat = read_out(f, "roofline.dat");
