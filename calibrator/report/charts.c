@@ -380,7 +380,7 @@ static void human_bytes(double b, char *buf, size_t len) {
     b /= 1024;
     u++;
   }
-  snprintf(buf, len, "%g %s", b, unit[u]);
+  snprintf(buf, len, "%.3g %s", b, unit[u]);
 }
 
 static void level_name(const json_t *lv, char *buf, size_t len) {
@@ -432,6 +432,84 @@ static size_t cache_marks(const cal_chart_in_t *in, double *size,
   return n;
 }
 
+typedef struct ws_pt {
+  double ws, gbps;
+} ws_pt_t;
+
+static int ws_cmp(const void *a, const void *b) {
+  double x = ((const ws_pt_t *)a)->ws, y = ((const ws_pt_t *)b)->ws;
+  return (x > y) - (x < y);
+}
+
+/* Where the measured bandwidth falls: between two neighbouring sizes of
+ * the one-thread staircase of a kernel where it drops by more than a
+ * quarter.  A cache's reported size can differ from where it ends in
+ * practice (a VM reports the host's L3), so the chart shows both. */
+#define DROP_MAX 16
+static size_t measured_drops(const cal_chart_in_t *in, double *at,
+                             cache_name_t *name) {
+  size_t n = 0;
+  for (size_t p = 0; p < in->n && n < DROP_MAX; p++) {
+    const json_t *pts =
+        json_object_get(json_object_get(in->roots[p], "bandwidth"), "points");
+    ws_pt_t w[128];
+    size_t nw = 0, i;
+    const json_t *pt;
+    const char *kernel = NULL;
+    json_array_foreach(pts, i, pt) {
+      const char *k = json_string_value(json_object_get(pt, "kernel"));
+      if (!point_ok(pt) || json_object_get(pt, "level") || !k ||
+          cal_json_num(pt, "threads", 1) != 1 || nw >= 128)
+        continue;
+      if (!kernel)
+        kernel = k; /* the first staircase kernel */
+      if (strcmp(k, kernel) != 0)
+        continue;
+      w[nw].ws = cal_json_num(pt, "working_set_bytes", NAN);
+      w[nw].gbps = cal_json_num(pt, "gbps", NAN);
+      if (w[nw].ws > 0 && w[nw].gbps > 0)
+        nw++;
+    }
+    qsort(w, nw, sizeof *w, ws_cmp);
+    /* a fall over neighbouring steps is one */
+    size_t last = (size_t)-1, from = 0;
+    for (i = 1; i < nw && n < DROP_MAX; i++) {
+      if (!(w[i].gbps < 0.75 * w[i - 1].gbps))
+        continue;
+      if (last == i - 1)
+        n--; /* this profile's previous drop, extended */
+      else
+        from = i - 1;
+      last = i;
+      char a[32], b[32];
+      human_bytes(w[from].ws, a, sizeof a);
+      human_bytes(w[i].ws, b, sizeof b);
+      at[n] = sqrt(w[from].ws * w[i].ws);
+      if (in->n > 1)
+        snprintf(name[n], sizeof name[n], "measured drop %s-%s (%.30s)", a, b,
+                 in->labels[p]);
+      else
+        snprintf(name[n], sizeof name[n], "measured drop %s-%s", a, b);
+      n++;
+    }
+  }
+  return n;
+}
+
+static void bandwidth_drops(FILE *f, const cal_chart_in_t *in) {
+  double at[DROP_MAX];
+  cache_name_t name[DROP_MAX];
+  size_t n = measured_drops(in, at, name);
+  fprintf(f, "ndrops = %zu\narray drop_bytes[%zu]\narray drop_label[%zu]\n"
+             "drop_label[1] = ''\n", n, n ? n : 1, n ? n : 1);
+  for (size_t j = 0; j < n; j++) {
+    fprintf(f, "drop_bytes[%zu] = %.10g\ndrop_label[%zu] = ", j + 1, at[j],
+            j + 1);
+    cal_gp_quote(f, name[j]);
+    fputc('\n', f);
+  }
+}
+
 static void bandwidth_header(FILE *f, const void *arg) {
   const cal_chart_in_t *in = arg;
   size_t cap = 0, n = 0;
@@ -453,6 +531,7 @@ static void bandwidth_header(FILE *f, const void *arg) {
   }
   free(size);
   free(name);
+  bandwidth_drops(f, in);
 }
 
 /* ---- roofline: compute and memory ceilings ---- */
