@@ -742,6 +742,11 @@ static int render(const json_t *const *roots, const char *const *paths,
   }
   page_end(f);
 out:
+  /* the charts' directory is gone: the hint must not point into it */
+  if (rc == CAL_ENOTFOUND)
+    snprintf(err, errlen, "gnuplot not found: install it with `apt-get "
+                          "install gnuplot-nox` (the report's charts are "
+                          "drawn by it)");
   remove_dir(dir);
   free(dir);
   free(names);
