@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_info.h"
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "cal_out.h"
@@ -124,6 +125,13 @@ int cal_bad_option(const char *cmd, int c, char **argv) {
 
 int cal_check_writable(const char *path, char *why, size_t whylen) {
   return cal_out_check(path, why, whylen) < 0 ? CAL_EINVAL : 0;
+}
+
+int cal_print_version(void) {
+  printf("calibrate %s (%s)\n"
+         "License: %s (the LICENSE file of the sources)\n",
+         cal_version, cal_git, cal_license);
+  return CAL_EXIT_OK;
 }
 
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }

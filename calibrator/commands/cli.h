@@ -46,6 +46,10 @@ struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
  * CAL_EXIT_USAGE when the path cannot be written. */
 int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path);
 
+/* Print the version and licence on stdout (every command's --version);
+ * returns CAL_EXIT_OK. */
+int cal_print_version(void);
+
 /* Whether progress output should go to stderr (it is a terminal). */
 int cal_stderr_is_tty(void);
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "hwinfo.h"
 
@@ -28,8 +29,7 @@ int main(int argc, char **argv) {
       return CAL_EXIT_OK;
     }
     if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-      printf("calibrate %s (%s)\n", cal_version, cal_git);
-      return CAL_EXIT_OK;
+      return cal_print_version();
     }
     for (const cal_command_t *c = cal_commands; c->name; c++)
       if (strcmp(a, c->name) == 0)
