@@ -137,12 +137,7 @@ int cal_print_version(void) {
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
 int cal_cmd_getopt_error(const char *cmd, int c, char **argv) {
-  if (c == ':')
-    fprintf(stderr, "calibrate %s: %s needs a value\n", cmd, argv[optind - 1]);
-  else
-    fprintf(stderr, "calibrate %s: unknown option %s (see --help)\n", cmd,
-            argv[optind - 1]);
-  return CAL_EXIT_USAGE;
+  return cal_bad_option(cmd, c, argv);
 }
 
 cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {

@@ -23,7 +23,7 @@
 #define CMD "plan"
 
 static const char usage[] =
-    "usage: calibrate plan INPUT... [options]\n"
+    "Usage: calibrate plan INPUT... [options]\n"
     "\n"
     "Split work across machines in proportion to the throughput each\n"
     "measured at its optimal batch, give the wall-clock time and cost of\n"
@@ -75,10 +75,15 @@ static const char usage[] =
     "  --memory-gb NAME=GB           memory of a machine (a curve has none)\n"
     "Output:\n"
     "  --format table|md|json        output format (default table)\n"
-    "  -o, --output FILE             write there instead of stdout\n"
+    "  -o, --output FILE             write there instead of stdout ('-':\n"
+    "                                stdout)\n"
     "  -h, --help                    this text\n"
+    "  -V, --version                 show the version\n"
     "\n"
-    "Exit status: 0 ok, 2 bad option or input (one line on stderr).\n";
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  the model fits on no machine alone (sharding needed, or it fits\n"
+    "     nowhere); the plan is written all the same\n" CAL_HELP_EXIT_COMMON;
 
 /* A NAME=VALUE option (NAME NULL when there was no '='). */
 typedef struct named_val {
@@ -126,13 +131,12 @@ static const struct option long_opts[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
 
 static int bad(const char *msg, const char *arg) {
-  fprintf(stderr, "calibrate plan: %s%s%s\n", msg, arg ? ": " : "",
-          arg ? arg : "");
-  return CAL_EXIT_USAGE;
+  return cal_usage(CMD, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
 }
 
 /* A count in [1, hi] written with digits only (no sign, no space). */
@@ -274,6 +278,7 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
     return -1;
   case 'o': a->output = optarg; return -1;
   case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
+  case 'V': return cal_print_version();
   case ':': return bad("option needs a value", argv[optind - 1]);
   default: return bad("unknown option", argv[optind - 1]);
   }
@@ -439,6 +444,14 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
   return rc;
 }
 
+/* Whether a model was given and fits on no machine alone (placement
+ * strategy sharded, does_not_fit or unknown). */
+static int fits_nowhere(const json_t *plan) {
+  const char *s = json_string_value(
+      json_object_get(json_object_get(plan, "placement"), "strategy"));
+  return s && strcmp(s, "data_parallel") != 0 && strcmp(s, "fits_some") != 0;
+}
+
 int cal_cmd_plan(int argc, char **argv) {
   plan_args_t a;
   cal_plan_inputs_t in = {0};
@@ -471,6 +484,8 @@ int cal_cmd_plan(int argc, char **argv) {
   rc = strcmp(a.format, "json") == 0
            ? cal_cmd_write_json(CMD, plan, a.output ? a.output : "-")
            : write_text(plan, &a);
+  if (rc == CAL_EXIT_OK && fits_nowhere(plan))
+    rc = CAL_EXIT_NOFIT;
 out:
   json_decref(plan);
   cal_plan_inputs_free(&in);
