@@ -12,10 +12,19 @@ static void usage(FILE *out) {
                "a calibrated profile (JSON).  With no command, runs `run`.\n\n"
                "Commands:\n");
   for (const cal_command_t *c = cal_commands; c->name; c++)
-    fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "  %-10s  %s\n", c->name, c->summary);
   fprintf(out, "\n'calibrate COMMAND --help' describes a command's options.\n"
                "  -h, --help     show this help\n"
-               "  -V, --version  show the version\n");
+               "  -V, --version  show the version\n\n"
+               "Exit status (every command; each --help lists its own):\n"
+               "  0  success\n"
+               "  1  compare: a regression; plan: the model fits on no\n"
+               "     machine alone\n"
+               "  2  usage or input error (one line on standard error)\n"
+               "  3  a result failed verification\n"
+               "  4  internal error\n"
+               "  5  the machine was busy\n"
+               "  128+N  a measuring run stopped by signal N (--partial)\n");
 }
 
 int main(int argc, char **argv) {

@@ -444,6 +444,61 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
   return rc;
 }
 
+/* The input file's name without its folder and extension, malloc'd. */
+static char *file_stem(const char *path) {
+  const char *b = strrchr(path, '/');
+  char *s = strdup(b ? b + 1 : path);
+  char *dot = s ? strrchr(s, '.') : NULL;
+  if (dot && dot != s)
+    *dot = '\0';
+  return s;
+}
+
+/* Machines are told apart by file, never by a name two of them share (a
+ * profile's device_name is the CPU's brand string: two machines of one
+ * model have the same): a shared name becomes the input file's name, or
+ * its path when those clash too.  The new names are kept in *owned
+ * (*nowned of them; free each and the array).  0 or CAL_ENOMEM. */
+static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned,
+                          size_t *nowned) {
+  *owned = calloc(n ? n : 1, sizeof **owned);
+  *nowned = 0;
+  if (!*owned)
+    return CAL_ENOMEM;
+  const char **was = calloc(n ? n : 1, sizeof *was);
+  if (!was)
+    return CAL_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    was[i] = ms[i].name;
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    int clash = 0, stem_clash = 0;
+    char *stem = file_stem(ms[i].path);
+    if (!stem) {
+      rc = CAL_ENOMEM;
+      break;
+    }
+    for (size_t j = 0; j < n; j++) {
+      if (j == i)
+        continue;
+      clash |= strcmp(was[i], was[j]) == 0;
+      char *other = file_stem(ms[j].path);
+      stem_clash |= !other || strcmp(stem, other) == 0;
+      free(other);
+    }
+    if (!clash || strcmp(ms[i].path, "-") == 0) {
+      free(stem);
+    } else if (!stem_clash) {
+      ms[i].name = (*owned)[(*nowned)++] = stem;
+    } else {
+      free(stem);
+      ms[i].name = ms[i].path;
+    }
+  }
+  free(was);
+  return rc;
+}
+
 /* Whether a model was given and fits on no machine alone (placement
  * strategy sharded, does_not_fit or unknown). */
 static int fits_nowhere(const json_t *plan) {
@@ -456,7 +511,8 @@ int cal_cmd_plan(int argc, char **argv) {
   plan_args_t a;
   cal_plan_inputs_t in = {0};
   json_t *plan = NULL;
-  char err[512];
+  char err[512], **names = NULL;
+  size_t nnames = 0;
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0)
     goto out;
@@ -468,6 +524,11 @@ int cal_cmd_plan(int argc, char **argv) {
       rc = e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
       goto out;
     }
+  }
+  if (distinct_names(in.ms, in.n, &names, &nnames) < 0) {
+    fprintf(stderr, "calibrate plan: out of memory\n");
+    rc = CAL_EXIT_INTERNAL;
+    goto out;
   }
   if ((rc = apply_named(&a, in.ms, in.n)) >= 0)
     goto out;
@@ -488,6 +549,9 @@ int cal_cmd_plan(int argc, char **argv) {
     rc = CAL_EXIT_NOFIT;
 out:
   json_decref(plan);
+  for (size_t k = 0; k < nnames; k++)
+    free(names[k]);
+  free(names);
   cal_plan_inputs_free(&in);
   free_args(&a);
   return rc;

@@ -13,8 +13,8 @@
 #include "plot.h"
 
 static const char usage[] =
-    "Usage: calibrate plot PROFILE... [-o DIR] [--format png|svg]\n"
-    "  [--script-only] [--templates DIR]\n"
+    "Usage: calibrate plot PROFILE... [-o DIR] [--format png|svg] "
+    "[--script-only] [--templates DIR]\n"
     "\n"
     "Draw gnuplot charts of one or more profiles (several overlay):\n"
     "throughput vs batch size, GEMM GFLOPS vs size, thread scaling,\n"
