@@ -347,7 +347,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a) {
     if ((code = plan_option(c, argv, a)) >= 0)
       return code;
   if (optind >= argc)
-    return bad("give at least one profile or curve (calibrate plan --help)",
+    return bad("give at least one profile or curve",
                NULL);
   if ((code = resolve_work(a)) >= 0 || (code = check_combinations(a)) >= 0)
     return code;
