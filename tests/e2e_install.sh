@@ -45,9 +45,24 @@ done
   bad "bash completion not installed"
 [ -s "$PREFIX/share/zsh/vendor-completions/_calibrate" ] && ok ||
   bad "zsh completion not installed"
-if command -v bash >/dev/null 2>&1; then
-  bash -n "$PREFIX/share/bash-completion/completions/calibrate" && ok ||
-    bad "the bash completion does not parse"
+# the completions parse, and bash's completes commands and options
+BC=/usr/share/bash-completion/bash_completion
+if [ -r "$BC" ] && command -v bash >/dev/null 2>&1; then
+  got=$(PATH=$PREFIX/bin:$PATH bash -c '. "$1"; . "$2"
+    COMP_WORDS=(calibrate pl); COMP_CWORD=1; COMP_LINE="calibrate pl"
+    COMP_POINT=${#COMP_LINE}; _calibrate; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(calibrate plan --model-p); COMP_CWORD=2
+    COMP_LINE="calibrate plan --model-p"; COMP_POINT=${#COMP_LINE}
+    _calibrate; echo "${COMPREPLY[*]}"' sh "$BC" \
+    "$PREFIX/share/bash-completion/completions/calibrate" 2>&1)
+  [ "$got" = "plan plot
+--model-params" ] && ok || bad "bash completion: got '$got'"
+else
+  echo "bash-completion is not installed: the bash completion not run"
+fi
+if command -v zsh >/dev/null 2>&1; then
+  zsh -n "$PREFIX/share/zsh/vendor-completions/_calibrate" && ok ||
+    bad "the zsh completion does not parse"
 fi
 
 # man pages: calibrate(1) and one per command --help lists, no warnings
