@@ -9,6 +9,7 @@
 #include "subcommands.h"
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_paths.h"
 #include "cli.h"
 #include "plot.h"
 
@@ -84,6 +85,11 @@ static int parse(int argc, char **argv, cal_plot_opts_t *o) {
   }
   if (optind >= argc)
     return bad("give at least one profile");
+  const char *env = getenv("CALIBRATE_PLOTS_DIR");
+  char dir[4096], err[256];
+  if (!o->templates && !(env && *env) &&
+      cal_data_path(CAL_DATA_PLOTS, dir, sizeof dir, err, sizeof err) < 0)
+    return bad("%s", err);
   return -1;
 }
 
