@@ -70,13 +70,15 @@ static void resolve(void) {
       snprintf(data, sizeof data, "%s", real);
   }
   const char *rd = getenv("CALIBRATE_RESULTS_DIR");
-  if (rd && *rd)
+  if (rd && *rd) {
     snprintf(results, sizeof results, "%s", rd);
-  else if (source[0] && snprintf(results, sizeof results, "%s/results",
-                                 source) < (int)sizeof results &&
-           is_dir(results))
-    ;
-  else
+  } else if (source[0]) {
+    if ((size_t)snprintf(results, sizeof results, "%s/results", source) >=
+            sizeof results ||
+        !is_dir(results))
+      results[0] = '\0';
+  }
+  if (!results[0])
     snprintf(results, sizeof results, ".");
 }
 
