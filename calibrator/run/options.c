@@ -13,6 +13,7 @@
 #include "build_info.h"
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_paths.h"
 #include "cli.h"
 #include "curve.h"
 #include "kernel.h"
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, NULL, O_NOPROG},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {"sweep-batch", no_argument, NULL, O_SWEEP},
     {"ci", no_argument, NULL, O_CI},
     {"plots", required_argument, NULL, O_PLOTS},
@@ -335,9 +337,9 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
   *action = CAL_OPTS_RUN;
   opterr = 0;
   optind = 0;
-  while ((c = getopt_long(argc, argv, ":o:qt:vh", long_opts, NULL)) != -1) {
-    if (c == 'h') {
-      *action = CAL_OPTS_HELP;
+  while ((c = getopt_long(argc, argv, ":o:qt:vhV", long_opts, NULL)) != -1) {
+    if (c == 'h' || c == 'V') {
+      *action = c == 'h' ? CAL_OPTS_HELP : CAL_OPTS_VERSION;
       return 0;
     }
     if (c == O_PRESET && strcmp(optarg, "list") == 0) {
@@ -362,12 +364,7 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
 }
 
 static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {
-  const char *dir = getenv("CALIBRATE_RESULTS_DIR");
-  struct stat st;
-  if (!dir || !*dir)
-    dir = (stat(cal_results_dir, &st) == 0 && S_ISDIR(st.st_mode))
-              ? cal_results_dir
-              : ".";
+  const char *dir = cal_results_default_dir();
   char host[64];
   size_t j = 0;
   for (size_t i = 0; hw->hostname[i] && j < sizeof host - 1; i++) {
@@ -465,7 +462,11 @@ int cal_opts_resolve(cal_opts_t *o, const cal_hwinfo_t *hw) {
     o->hcfg.cv_threshold = o->cv_asked;
   /* leave a tenth of available memory to the rest of the system */
   o->hcfg.mem_avail_bytes = 0.9 * (double)hw->mem_available_bytes;
-  o->progress = !o->no_progress && cal_stderr_is_tty();
+  /* a live line on a terminal; elsewhere (CI logs, pipes) a line per
+   * finished section, so a long job is not silent */
+  o->progress = o->no_progress         ? CAL_PROGRESS_OFF
+                : cal_stderr_is_tty() ? CAL_PROGRESS_LINE
+                                      : CAL_PROGRESS_SECTIONS;
   return sweep_dtype(o);
 }
 
