@@ -65,8 +65,13 @@ check "header declares every export" \
 
 cp -R "$SRC/examples/planner" "$TMP/planner"
 rm -f "$TMP/planner/planner"
+# a library built with the sanitizers needs their run-time in the program
+san=
+if readelf -d "$LIB" | grep -q 'libasan'; then
+  san="-fsanitize=address,undefined"
+fi
 if ! PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig make -s -C "$TMP/planner" \
-       CFLAGS="-O2 -Wall -Wextra -Werror" >"$TMP/make.log" 2>&1; then
+       CFLAGS="-O2 -Wall -Wextra -Werror $san" >"$TMP/make.log" 2>&1; then
   cat "$TMP/make.log"
   bad "the example does not build against the installed library"
   finish
