@@ -214,5 +214,8 @@ expect_usage "a bad profile is one line and exit 2" \
 check "the line names the file" grep -q "bad.json" "$TMP/err"
 expect_usage "a missing profile is one line and exit 2" \
   "$PLANNER" "$TMP/absent.json"
+expect_usage "no profile is one line and exit 2" "$PLANNER"
+expect_usage "a bad --examples is one line and exit 2" \
+  "$PLANNER" --examples many "$SRC/tests/data/profile_a.json"
 
 finish
