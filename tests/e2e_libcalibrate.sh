@@ -25,10 +25,11 @@ PROFILES="$SRC/results/reference/kvm-xeon-2core-avx512.json
 $SRC/tests/data/profile_a.json $SRC/tests/data/profile_b.json"
 
 # -- install and build the example -------------------------------------
+CMAKE=${CMAKE:-cmake}
 check "install the library component" \
-  cmake --install "$BUILD" --prefix "$PREFIX" --component libcalibrate
+  "$CMAKE" --install "$BUILD" --prefix "$PREFIX" --component libcalibrate
 check "install the development component" \
-  cmake --install "$BUILD" --prefix "$PREFIX" --component libcalibrate-dev
+  "$CMAKE" --install "$BUILD" --prefix "$PREFIX" --component libcalibrate-dev
 LIB=$PREFIX/lib/libcalibrate.so
 check "header installed" test -f "$PREFIX/include/calibrate/calibrate.h"
 check "calibrate.pc installed" test -f "$PREFIX/lib/pkgconfig/calibrate.pc"
