@@ -17,6 +17,7 @@
 #include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"
+#include "lm_head.h"
 
 /* a small ragged shape: GQA 2, head dim 16, seq not a tile multiple */
 static cal_layer_shape_t small(int64_t batch, int bf16) {
@@ -225,6 +226,41 @@ static void kernel_rows(void **state) {
   assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
 }
 
+/* The LM head: a vocabulary of two chunks and a ragged end; the step's
+ * verification passes, and catches a wrong dh and a wrong gradient row. */
+static void lm_head(void **state) {
+  (void)state;
+  cal_lm_head_t *H = NULL;
+  assert_int_equal(cal_lm_head_create(16, 32, CAL_LM_HEAD_CHUNK + 77, 3, &H), 0);
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* loss of uniform-ish logits: near log(vocab) */
+  /* logits of variance 1/3: the loss near log(vocab) + 1/6 */
+  assert_true(fabs(H->loss - log((double)H->vocab)) < 1.0);
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  H->dh[3] += 0.01f;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  H->dh[3] -= 0.01f;
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the first target's row: its moment (so its gradient) off */
+  size_t row = (size_t)H->target[0] * (size_t)H->d;
+  H->m[H->cur][row + 1] += 1e-3f;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  cal_lm_head_free(H);
+  const cal_kernel_t *k = cal_kernel_find("lm_head_train");
+  assert_non_null(k);
+  cal_params_t p = {0};
+  p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  k->teardown(st);
+  assert_true(fabs(k->flops(&p) - 6.0 * 10 * 300 * 32) < 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fp32_gradients),
@@ -233,6 +269,7 @@ int main(void) {
       cmocka_unit_test(verify_rejects),
       cmocka_unit_test(bf16_gradients),
       cmocka_unit_test(kernel_rows),
+      cmocka_unit_test(lm_head),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
