@@ -43,6 +43,14 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
                                                        : res->engine));
       if (pt->impl[0])
         json_object_set_new(o, "impl", json_string(pt->impl));
+      if (bp->step_ms > 0) {
+        /* train: the model's step; "gflops" above is the layer's alone */
+        json_object_set_new(o, "step_ms", json_real(bp->step_ms));
+        json_object_set_new(o, "layer_step_ms", json_real(bp->layer_ms));
+        json_object_set_new(o, "lm_head_step_ms", json_real(bp->head_ms));
+        json_object_set_new(o, "flops_per_step", json_real(bp->step_flops));
+        json_object_set_new(o, "step_gflops", json_real(bp->step_gflops));
+      }
       if (decode) {
         json_object_set_new(o, "read_bytes_per_step", json_real(bp->read_bytes));
         json_object_set_new(o, "read_gbps", json_real(bp->read_gbps));
@@ -55,6 +63,14 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
   if (o) {
     json_object_set_new(o, "batch_size", json_integer(bp->batch));
     json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
+    if (bp->model_bytes > 0) {
+      json_object_set_new(o, "activation_bytes_layer", json_real(bp->act_layer_bytes));
+      json_object_set_new(o, "activation_bytes", json_real(bp->act_bytes));
+      json_object_set_new(o, "activation_bytes_checkpointed",
+                          json_real(bp->act_ckpt_bytes));
+      json_object_set_new(o, "model_memory_bytes", json_real(bp->model_bytes));
+      json_object_set_new(o, "model_fits_memory", json_boolean(bp->model_fits));
+    }
   }
   return o;
 }
@@ -98,6 +114,54 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
          json_object_set_new(jm, "bandwidth_note", json_string(note));
 }
 
+/* Train: what its figures are (the model built of one measured layer and
+ * the measured LM head), the FLOP convention and the memory model. */
+static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
+                      json_t *jm) {
+  char note[640];
+  snprintf(note, sizeof note,
+           "one optimizer step of the model: %lld decoder layers, each "
+           "timed as the one layer measured (forward, backward, AdamW), "
+           "plus the LM head measured (vocabulary %lld: logits, "
+           "cross-entropy, backward, AdamW); examples/s = batch / (layers "
+           "x layer step + LM head step); the embedding lookup and its "
+           "gradient (tokens x hidden adds) not timed",
+           (long long)res->layers, (long long)res->vocab);
+  const char *flops =
+      "forward (matrix products and attention) + backward counted as 2 x "
+      "forward = 3 x forward, per layer and for the LM head; the attention "
+      "scores and LM-head logits the backward recomputes are not counted, "
+      "nor elementwise work and AdamW";
+  const char *mem =
+      "activation_bytes_layer: the bytes one measured layer step keeps for "
+      "backward, counted from its buffers (inputs, normalised rows and "
+      "their inverse RMS, qkv, attention output and log-sum-exp, x1, "
+      "gate|up, SwiGLU output); activation_bytes = layers x that + the LM "
+      "head's rows and one chunk of logits; activation_bytes_checkpointed: "
+      "each layer keeps its input rows (batch x seq x hidden x 4 bytes) and "
+      "one layer's are recomputed at a time; model_memory_bytes = "
+      "model_state_bytes + activation_bytes";
+  (void)r;
+  return json_object_set_new(jm, "workload", json_string(note)) |
+         json_object_set_new(jm, "layers", json_integer(res->layers)) |
+         json_object_set_new(jm, "layers_measured", json_integer(1)) |
+         json_object_set_new(jm, "scaled_from_layers", json_integer(1)) |
+         json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
+         json_object_set_new(jm, "lm_head_dtype", json_string("fp32")) |
+         json_object_set_new(jm, "model_params", json_real(res->model_params)) |
+         json_object_set_new(jm, "model_state_bytes",
+                             json_real(res->model_state_bytes)) |
+         json_object_set_new(jm, "model_state_fits_memory",
+                             json_boolean(res->model_state_bytes <=
+                                          res->memory_budget_bytes)) |
+         json_object_set_new(jm, "flops_convention", json_string(flops)) |
+         json_object_set_new(jm, "memory_note", json_string(mem)) |
+         json_object_set_new(jm, "optimizer",
+                             json_string("AdamW (lr 1e-3, betas 0.9/0.999, "
+                                         "eps 1e-8, weight decay 0.01), fp32 "
+                                         "masters and moments"));
+}
+
 /* A mode: its points, status, and when measured why the sweep ended, the
  * analysis, batch-1 latency and time.  NULL when out of memory. */
 static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
@@ -109,6 +173,8 @@ static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
   for (size_t i = 0; i < m->npoints; i++)
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
+  if (mi == 2 && train_json(r, res, jm) < 0)
+    goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;
   json_object_set_new(jm, "status", json_string(m->status));
@@ -158,7 +224,7 @@ json_t *cal_batch_write(const cal_run_t *r, const void *result) {
                       json_string("matrix products and attention; elementwise "
                                   "work (norms, SiLU, residuals) not counted"));
   json_t *modes = json_object_get(sec, "modes");
-  for (int m = 0; m < 2; m++) {
+  for (int m = 0; m < 3; m++) {
     if (!res->ran[m])
       continue;
     json_t *jm = mode_json(r, res, m);

@@ -100,7 +100,7 @@ void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
           res->dtype, threads, threads == 1 ? "" : "s");
   fprintf(out, "  dtype %s (%s); products on %s (%s)\n", res->dtype,
           o->dtype_why, res->engine, res->engine_why);
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < 3; m++)
     if (res->ran[m])
       print_mode(res, m, out);
 }
