@@ -22,7 +22,10 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
                         &bp->examples, pt->m.unstable, &pt->m);
     if (o) {
       json_object_set_new(o, "tokens_per_s", json_real(bp->tokens.median));
-      json_object_set_new(o, "latency_ms", json_real(pt->m.time.median * 1e3));
+      /* train: the model's step, the layer's alone in layer_step_ms */
+      json_object_set_new(o, "latency_ms", json_real(bp->step_ms > 0
+                                                         ? bp->step_ms
+                                                         : pt->m.time.median * 1e3));
       json_object_set_new(o, "gflops", json_real(pt->gflops_sum.median));
       json_object_set_new(o, "variant", json_string(pt->variant));
       json_object_set_new(o, "threads", json_integer(r->opt->threads));

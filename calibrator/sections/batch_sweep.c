@@ -556,7 +556,8 @@ static int analyze(sweep_t *s) {
     m->have_rec = 1;
   for (size_t j = 0; j < m->npoints; j++)
     if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK)
-      m->latency_ms_batch_1 = m->points[j].pt.m.time.median * 1e3;
+      m->latency_ms_batch_1 = s->train ? m->points[j].step_ms
+                                       : m->points[j].pt.m.time.median * 1e3;
   m->time_s = cal_now() - s->t0;
   return 0;
 }
