@@ -121,16 +121,30 @@ void cal_train_free(cal_train_t *T) {
 static float *falloc(size_t n) { return cal_alloc(4 * (n ? n : 1)); }
 static uint16_t *halloc(size_t n) { return cal_alloc(2 * (n ? n : 1)); }
 
+/* a (rows×cols) transposed into at (cols×rows), in 32×32 tiles so that
+ * both sides are read and written a cache line at a time */
+static void transpose16(const uint16_t *a, uint16_t *at, int64_t rows,
+                        int64_t cols) {
+  enum { TB = 32 };
+#pragma omp parallel for schedule(static) collapse(2)
+  for (int64_t r0 = 0; r0 < rows; r0 += TB)
+    for (int64_t c0 = 0; c0 < cols; c0 += TB) {
+      int64_t r1 = r0 + TB < rows ? r0 + TB : rows;
+      int64_t c1 = c0 + TB < cols ? c0 + TB : cols;
+      for (int64_t c = c0; c < c1; c++)
+        for (int64_t r = r0; r < r1; r++)
+          at[c * rows + r] = a[r * cols + c];
+    }
+}
+
 /* w (k×n) rounded to bf16 into w16 and, transposed, w16t (n×k) */
 static void round_weights(const float *w, uint16_t *w16, uint16_t *w16t,
                           int64_t k, int64_t n) {
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < k; r++)
-    for (int64_t c = 0; c < n; c++) {
-      uint16_t h = cal_f32_to_bf16(w[r * n + c]);
-      w16[r * n + c] = h;
-      w16t[c * k + r] = h;
-    }
+  for (int64_t i = 0; i < k * n; i++)
+    w16[i] = cal_f32_to_bf16(w[i]);
+  if (w16t)
+    transpose16(w16, w16t, k, n);
 }
 
 /* the product i's pointers: input rows (fp32), output (forward), the
@@ -279,7 +293,8 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
     for (int i = 0; i < 4; i++) {
       int64_t k, n;
       prod_dims(T, i, &k, &n);
-      round_weights(T->p[0] + T->off[i], T->w16[i], T->w16t[i], k, n);
+      round_weights(T->p[0] + T->off[i], T->w16[i], T->mm[0] ? T->w16t[i] : NULL,
+                    k, n);
     }
   *out = T;
   return 0;
@@ -440,10 +455,7 @@ static void to_bf16(const float *in, uint16_t *out, int64_t n) {
 static void to_bf16_both(const float *in, uint16_t *out, uint16_t *outt,
                          int64_t rows, int64_t k) {
   to_bf16(in, out, rows * k);
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < k; c++)
-    for (int64_t r = 0; r < rows; r++)
-      outt[c * rows + r] = out[r * k + c];
+  transpose16(out, outt, rows, k);
 }
 
 static void sg(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m,
@@ -599,7 +611,8 @@ int cal_train_step(cal_train_t *T) {
     for (int i = 0; i < 4; i++) {
       int64_t k, n;
       prod_dims(T, i, &k, &n);
-      round_weights(T->p[nx] + T->off[i], T->w16[i], T->w16t[i], k, n);
+      round_weights(T->p[nx] + T->off[i], T->w16[i],
+                    T->mm[0] ? T->w16t[i] : NULL, k, n);
     }
   return 0;
 }

@@ -18,8 +18,15 @@ static int64_t chunk_of(int64_t v) {
   return v < CAL_LM_HEAD_CHUNK ? v : CAL_LM_HEAD_CHUNK;
 }
 
+/* whether a step keeps every chunk's logits for the second pass (else it
+ * recomputes them) */
+static int keeps_logits(int64_t t, int64_t v) {
+  return (double)t * (double)v * 4.0 <= CAL_LM_HEAD_KEEP_BYTES;
+}
+
 double cal_lm_head_mem_bytes(int64_t t, int64_t d, int64_t v) {
-  double c = (double)chunk_of(v), T = (double)t, D = (double)d;
+  double c = keeps_logits(t, v) ? (double)v : (double)chunk_of(v);
+  double T = (double)t, D = (double)d;
   /* masters and moments twice; h, dh; a chunk's logits and gradient;
    * three per-token figures and the target */
   return 4.0 * (6.0 * (double)v * D + 2.0 * T * D + T * c + c * D + 4.0 * T) +
@@ -54,6 +61,7 @@ int cal_lm_head_create(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
     return CAL_ENOMEM;
   memset(H, 0, sizeof *H);
   H->t = t, H->d = d, H->vocab = vocab, H->chunk = chunk_of(vocab);
+  H->keep = keeps_logits(t, vocab);
   H->opt = cal_train_adamw_default;
   size_t nw = (size_t)(vocab * d);
   int ok = 1;
@@ -62,7 +70,7 @@ int cal_lm_head_create(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
          (H->v[i] = cal_alloc(4 * nw));
   ok = ok && (H->h = cal_alloc(4 * (size_t)(t * d))) &&
        (H->dh = cal_alloc(4 * (size_t)(t * d))) &&
-       (H->logits = cal_alloc(4 * (size_t)(t * H->chunk))) &&
+       (H->logits = cal_alloc(4 * (size_t)(t * (H->keep ? vocab : H->chunk)))) &&
        (H->gw = cal_alloc(4 * (size_t)(H->chunk * d))) &&
        (H->lse = cal_alloc(4 * 3 * (size_t)t)) &&
        (H->target = cal_alloc(4 * (size_t)t));
@@ -103,11 +111,11 @@ int cal_lm_head_step(cal_lm_head_t *H) {
   /* pass 1: each token's log-sum-exp over the chunks, online */
   for (int64_t r0 = 0; r0 < V; r0 += C) {
     int64_t n = V - r0 < C ? V - r0 : C;
-    sg(CblasNoTrans, CblasTrans, t, n, d, H->h, d, W + r0 * d, d, 0.0f,
-       H->logits, n);
+    float *lg = H->logits + (H->keep ? r0 * t : 0);
+    sg(CblasNoTrans, CblasTrans, t, n, d, H->h, d, W + r0 * d, d, 0.0f, lg, n);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < t; i++) {
-      const float *l = H->logits + i * n;
+      const float *l = lg + i * n;
       float m = mx[i];
       for (int64_t j = 0; j < n; j++)
         m = l[j] > m ? l[j] : m;
@@ -135,21 +143,22 @@ int cal_lm_head_step(cal_lm_head_t *H) {
   const float inv_t = 1.0f / (float)t;
   for (int64_t r0 = 0; r0 < V; r0 += C) {
     int64_t n = V - r0 < C ? V - r0 : C;
-    sg(CblasNoTrans, CblasTrans, t, n, d, H->h, d, W + r0 * d, d, 0.0f,
-       H->logits, n);
+    float *lg = H->logits + (H->keep ? r0 * t : 0);
+    if (!H->keep)
+      sg(CblasNoTrans, CblasTrans, t, n, d, H->h, d, W + r0 * d, d, 0.0f, lg,
+         n);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < t; i++) {
-      float *l = H->logits + i * n;
+      float *l = lg + i * n;
       for (int64_t j = 0; j < n; j++)
         l[j] = expf(l[j] - mx[i]) * inv_t;
       int64_t tg = H->target[i];
       if (tg >= r0 && tg < r0 + n)
         l[tg - r0] -= inv_t;
     }
-    sg(CblasNoTrans, CblasNoTrans, t, d, n, H->logits, n, W + r0 * d, d, 1.0f,
-       H->dh, d);
-    sg(CblasTrans, CblasNoTrans, n, d, t, H->logits, n, H->h, d, 0.0f, H->gw,
+    sg(CblasNoTrans, CblasNoTrans, t, d, n, lg, n, W + r0 * d, d, 1.0f, H->dh,
        d);
+    sg(CblasTrans, CblasNoTrans, n, d, t, lg, n, H->h, d, 0.0f, H->gw, d);
     size_t o = (size_t)(r0 * d);
     cal_train_adamw(&H->opt, H->step, W + o, H->m[H->cur] + o,
                     H->v[H->cur] + o, H->gw, H->w[nx] + o, H->m[nx] + o,

@@ -5,9 +5,11 @@
  *   one target per token; backward: dlogits = (softmax - onehot)/tokens,
  *   dh = dlogits·W, dW = dlogitsᵀ·h; AdamW on W.
  *
- * The vocabulary is done in chunks (CAL_LM_HEAD_CHUNK rows of W), so the
- * logits of a batch are never held whole: a first pass takes each row's
- * log-sum-exp over the chunks, a second recomputes each chunk's logits,
+ * The vocabulary is done in chunks (CAL_LM_HEAD_CHUNK rows of W): a first
+ * pass takes each row's log-sum-exp over the chunks, a second takes each
+ * chunk's logits again (kept from the first pass while all of them fit
+ * CAL_LM_HEAD_KEEP_BYTES, else recomputed, so large batches never hold
+ * them whole),
  * its softmax gradient, dh (accumulated), dW for the chunk's rows and
  * their AdamW update at once (the gradient of W is never held whole
  * either).  Masters and moments are double-buffered (read one set, write
@@ -16,7 +18,7 @@
  *
  * The kernel (lm_head_train, family "lm_head") reads hidden, seq, batch
  * and the vocabulary from cal_params_t.n.  FLOPs: 3 × 2·tokens·vocab·hidden
- * (forward, dh, dW); the logits the second pass recomputes, the softmax
+ * (forward, dh, dW); logits the second pass recomputes, the softmax
  * and AdamW are not counted. */
 #ifndef CAL_LM_HEAD_H
 #define CAL_LM_HEAD_H
@@ -30,11 +32,17 @@
 #ifndef CAL_LM_HEAD_CHUNK
 #define CAL_LM_HEAD_CHUNK 4096
 #endif
+/* a step keeps all the logits (no recomputation) when they take at most
+ * this many bytes */
+#ifndef CAL_LM_HEAD_KEEP_BYTES
+#define CAL_LM_HEAD_KEEP_BYTES (256.0 * 1048576.0)
+#endif
 
 typedef struct cal_lm_head {
   int64_t t, d, vocab, chunk;
   int64_t step;
   int cur;
+  int keep;                   /* 1: logits kept whole [chunks][t][chunk] */
   cal_adamw_t opt;
   float *w[2], *m[2], *v[2];  /* [vocab][d], double-buffered */
   float *h, *dh, *logits, *gw, *lse;

@@ -244,6 +244,11 @@ static void lm_head(void **state) {
   assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
   H->dh[3] -= 0.01f;
   assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the path large batches take: logits recomputed in the second pass */
+  assert_int_equal(H->keep, 1);
+  H->keep = 0;
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
   /* the first target's row: its moment (so its gradient) off */
   size_t row = (size_t)H->target[0] * (size_t)H->d;
   H->m[H->cur][row + 1] += 1e-3f;
