@@ -92,6 +92,24 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
   return run + ref;
 }
 
+double cal_train_buffer_bytes(const cal_train_t *T) {
+  double t = (double)T->t, d = (double)T->s.hidden, f = (double)T->s.ffn;
+  double n = 7.0 * (double)T->np; /* masters, moments twice; gradients */
+  /* x, dy, h1, r1, qkv, lse, ao, x1, h2, r2, gu, a, y */
+  n += t * (d + d + d + 1 + (double)T->nqkv + (double)T->s.heads +
+            (double)T->hq + d + d + 1 + 2 * f + f + d);
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
+    n += (double)T->dact_n[i];
+  n += (double)T->nthr * (double)T->s.seq;
+  double b16 = 0;
+  for (int i = 0; T->s.bf16 && i < 4; i++) {
+    int64_t k, nn;
+    prod_dims(T, i, &k, &nn);
+    b16 += 2.0 * (double)(k * nn) + 2.0 * t * (double)k + t * (double)nn;
+  }
+  return 4.0 * n + 2.0 * b16;
+}
+
 void cal_train_free(cal_train_t *T) {
   if (!T)
     return;

@@ -122,6 +122,10 @@ double cal_train_rel_err(const float *a, const double *r, size_t n);
  * the update.  0, CAL_EVERIFY, CAL_ENOMEM. */
 int cal_train_verify(const cal_train_t *T);
 
+/* Bytes of T's buffers (what a step touches; the verification's are
+ * apart), counted from the sizes setup allocated. */
+double cal_train_buffer_bytes(const cal_train_t *T);
+
 /* Analytic FLOPs of a step (3 × forward) and bytes setup allocates. */
 double cal_train_flops(const cal_layer_shape_t *s);
 double cal_train_mem_bytes(const cal_layer_shape_t *s);

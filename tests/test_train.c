@@ -9,7 +9,9 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cal_err.h"
@@ -266,8 +268,48 @@ static void lm_head(void **state) {
   assert_true(fabs(k->flops(&p) - 6.0 * 10 * 300 * 32) < 1);
 }
 
+/* Resident bytes of this process (/proc/self/statm); -1 where unknown. */
+static double resident(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long size = 0, rss = -1;
+  if (!f)
+    return -1;
+  if (fscanf(f, "%ld %ld", &size, &rss) != 2)
+    rss = -1;
+  fclose(f);
+  return rss < 0 ? -1 : (double)rss * (double)sysconf(_SC_PAGESIZE);
+}
+
+/* The memory a step holds, measured (the resident bytes it added, setup
+ * and one step) against the bytes counted from its buffers, within 10% and
+ * 2 MiB (the allocator's rounding and headers, the BLAS's own buffers);
+ * the activations it keeps double with the batch. */
+static void memory_measured(void **state) {
+  (void)state;
+  if (resident() < 0) {
+    print_message("skipped: no /proc/self/statm\n");
+    skip();
+  }
+  cal_layer_shape_t s = {256, 4, 2, 512, 64, 16, 0, 0};
+  cal_train_t *T = NULL;
+  double before = resident();
+  assert_int_equal(cal_train_create(&s, 9, NULL, &T), 0);
+  assert_int_equal(cal_train_step(T), 0);
+  double grew = resident() - before, counted = cal_train_buffer_bytes(T);
+  print_message("resident bytes added %.0f, counted %.0f\n", grew, counted);
+  if (!(fabs(grew - counted) <= 0.10 * counted + 2.0 * 1048576.0))
+    fail_msg("a step added %.0f resident bytes, its buffers count %.0f",
+             grew, counted);
+  cal_train_free(T);
+  cal_layer_shape_t s8 = s;
+  s8.batch = 8;
+  assert_true(fabs(cal_train_saved_bytes(&s) - 2 * cal_train_saved_bytes(&s8)) < 1);
+  assert_true(cal_train_saved_bytes(&s) < counted);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(memory_measured),
       cmocka_unit_test(fp32_gradients),
       cmocka_unit_test(finite_differences),
       cmocka_unit_test(adamw_by_hand),
