@@ -41,8 +41,13 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
             json_pack("{s:s, s:f, s:f}", "matrix_path", bp->alt_path,
                       "examples_per_s", bp->alt_examples_per_s, "latency_ms",
                       bp->alt_latency_ms));
+      /* train in fp32 runs its products on OpenBLAS's sgemm (transposes
+       * as flags) whatever the section's engine: its impl says which */
       json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
                                                        ? "builtin"
+                                                   : bp->step_ms > 0
+                                                       ? (strncmp(pt->impl, "onednn", 6) == 0
+                                                              ? "onednn" : "openblas")
                                                        : res->engine));
       if (pt->impl[0])
         json_object_set_new(o, "impl", json_string(pt->impl));
