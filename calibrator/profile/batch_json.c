@@ -150,8 +150,21 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
       "each layer keeps its input rows (batch x seq x hidden x 4 bytes) and "
       "one layer's are recomputed at a time; model_memory_bytes = "
       "model_state_bytes + activation_bytes";
+  /* per example: the activations are linear in the batch (the points'
+   * activation_bytes over their batch_size) */
+  double per = NAN, per_ck = NAN;
+  const cal_batch_mode_t *m = &res->modes[2];
+  for (size_t i = 0; i < m->npoints && isnan(per); i++)
+    if (m->points[i].model_bytes > 0) {
+      per = m->points[i].act_bytes / (double)m->points[i].batch;
+      per_ck = m->points[i].act_ckpt_bytes / (double)m->points[i].batch;
+    }
   (void)r;
-  return json_object_set_new(jm, "workload", json_string(note)) |
+  return json_object_set_new(jm, "activation_bytes_per_example",
+                             isnan(per) ? json_null() : json_real(per)) |
+         json_object_set_new(jm, "activation_bytes_per_example_checkpointed",
+                             isnan(per_ck) ? json_null() : json_real(per_ck)) |
+         json_object_set_new(jm, "workload", json_string(note)) |
          json_object_set_new(jm, "layers", json_integer(res->layers)) |
          json_object_set_new(jm, "layers_measured", json_integer(1)) |
          json_object_set_new(jm, "scaled_from_layers", json_integer(1)) |
