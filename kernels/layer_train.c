@@ -65,6 +65,27 @@ double cal_train_saved_bytes(const cal_layer_shape_t *s) {
   return 4.0 * saved_f(s);
 }
 
+/* verification: the reference's doubles (parameters, gradients, y,
+ * every activation and its gradient, twice for the scratch) */
+static double ref_bytes(const cal_layer_shape_t *s, const cal_train_t *T) {
+  double dact = 0;
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
+    dact += (double)T->dact_n[i];
+  return 8.0 * (2.0 * (double)T->np + (double)T->t * (double)s->hidden +
+                2.0 * (saved_f(s) + dact));
+}
+
+double cal_train_mem_bytes(const cal_layer_shape_t *s);
+
+double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers) {
+  cal_train_t T;
+  memset(&T, 0, sizeof T);
+  T.s = *s;
+  layout(&T);
+  double one = cal_train_mem_bytes(s), ref = ref_bytes(s, &T);
+  return (double)(layers > 1 ? layers : 1) * (one - ref) + ref;
+}
+
 double cal_train_mem_bytes(const cal_layer_shape_t *s) {
   cal_train_t T;
   memset(&T, 0, sizeof T);
@@ -86,10 +107,7 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
     }
     run += 2.0 * (2.0 * (np - 2 * d) + io);
   }
-  /* verification: the reference's doubles (parameters, gradients, y,
-   * every activation and its gradient, twice for the scratch) */
-  double ref = 8.0 * (2.0 * np + t * d + 2.0 * (saved_f(s) + dact));
-  return run + ref;
+  return run + ref_bytes(s, &T);
 }
 
 double cal_train_buffer_bytes(const cal_train_t *T) {
@@ -120,7 +138,11 @@ void cal_train_free(cal_train_t *T) {
     cal_free(T->m[i]);
     cal_free(T->v[i]);
   }
-  float *f[] = {T->scratch, T->g, T->x, T->dy, T->h1, T->r1, T->qkv, T->lse, T->ao,
+  if (!T->alias_x)
+    cal_free(T->x);
+  if (!T->alias_dy)
+    cal_free(T->dy);
+  float *f[] = {T->scratch, T->g, T->h1, T->r1, T->qkv, T->lse, T->ao,
                 T->x1, T->h2, T->r2, T->gu, T->a, T->y};
   for (size_t i = 0; i < sizeof f / sizeof *f; i++)
     cal_free(f[i]);
@@ -558,12 +580,11 @@ void cal_train_adamw(const cal_adamw_t *h, int64_t step, const float *p,
   }
 }
 
-int cal_train_step(cal_train_t *T) {
+int cal_train_forward(cal_train_t *T) {
   const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
   const float *P = T->p[T->cur];
   const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
   int rc;
-  /* forward */
   rmsnorm_fwd(T->x, g1, T->h1, T->r1, t, d);
   if ((rc = fwd(T, 0)) < 0)
     return rc;
@@ -591,7 +612,15 @@ int cal_train_step(cal_train_t *T) {
     loss += (double)T->y[i] * T->dy[i];
   }
   T->loss = loss;
-  /* backward: dy reaches x1 directly (residual) and through the MLP */
+  return 0;
+}
+
+int cal_train_backward(cal_train_t *T) {
+  const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
+  const float *P = T->p[T->cur];
+  const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
+  int rc;
+  /* dy reaches x1 directly (residual) and through the MLP */
   if ((rc = bwd(T, 3)) < 0)
     return rc;
   float *da = T->dact[CAL_TRAIN_DA], *dgu = T->dact[CAL_TRAIN_DGU];
@@ -619,6 +648,10 @@ int cal_train_step(cal_train_t *T) {
   memcpy(dx, dx1, 4 * (size_t)(t * d));
   rmsnorm_bwd(T->x, g1, T->r1, T->dact[CAL_TRAIN_DH1], dx, 1,
               T->g + T->off[CAL_TRAIN_G1], t, d);
+  return 0;
+}
+
+void cal_train_update(cal_train_t *T) {
   /* AdamW into the other set; a bf16 step rounds the new masters */
   int nx = 1 - T->cur;
   T->step++;
@@ -632,7 +665,82 @@ int cal_train_step(cal_train_t *T) {
       round_weights(T->p[nx] + T->off[i], T->w16[i],
                     T->mm[0] ? T->w16t[i] : NULL, k, n);
     }
+}
+
+int cal_train_step(cal_train_t *T) {
+  int rc = cal_train_forward(T);
+  if (rc == 0)
+    rc = cal_train_backward(T);
+  if (rc == 0)
+    cal_train_update(T);
+  return rc;
+}
+
+/* ---- a stack */
+
+void cal_train_stack_free(cal_train_stack_t *S) {
+  if (!S)
+    return;
+  for (int l = 0; S->T && l < S->n; l++)
+    cal_train_free(S->T[l]);
+  cal_free(S->T);
+  cal_free(S);
+}
+
+int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
+                           uint64_t seed, const char *engine,
+                           cal_train_stack_t **out) {
+  *out = NULL;
+  if (layers < 1 || layers > 4096)
+    return CAL_EINVAL;
+  cal_train_stack_t *S = cal_alloc(sizeof *S);
+  if (!S)
+    return CAL_ENOMEM;
+  memset(S, 0, sizeof *S);
+  if (!(S->T = cal_alloc(sizeof *S->T * (size_t)layers))) {
+    cal_free(S);
+    return CAL_ENOMEM;
+  }
+  memset(S->T, 0, sizeof *S->T * (size_t)layers);
+  int rc = 0;
+  for (int l = 0; l < layers && rc == 0; l++) {
+    /* each layer its own weights (layer l > 0 reads layer l - 1's output
+     * instead of its own input rows) */
+    rc = cal_train_create(s, seed + 0x9e37ULL * (uint64_t)l, engine, &S->T[l]);
+    S->n = l + (rc == 0);
+  }
+  if (rc < 0) {
+    cal_train_stack_free(S);
+    return rc;
+  }
+  for (int l = 1; l < layers; l++) {
+    cal_free(S->T[l]->x);
+    S->T[l]->x = S->T[l - 1]->y;
+    S->T[l]->alias_x = 1;
+    cal_free(S->T[l - 1]->dy);
+    S->T[l - 1]->dy = S->T[l]->dact[CAL_TRAIN_DX];
+    S->T[l - 1]->alias_dy = 1;
+  }
+  *out = S;
   return 0;
+}
+
+int cal_train_stack_step(cal_train_stack_t *S) {
+  int rc = 0;
+  for (int l = 0; l < S->n && rc == 0; l++)
+    rc = cal_train_forward(S->T[l]);
+  for (int l = S->n - 1; l >= 0 && rc == 0; l--)
+    rc = cal_train_backward(S->T[l]);
+  for (int l = 0; l < S->n && rc == 0; l++)
+    cal_train_update(S->T[l]);
+  return rc;
+}
+
+int cal_train_stack_verify(const cal_train_stack_t *S) {
+  int rc = 0;
+  for (int l = 0; l < S->n && rc == 0; l++)
+    rc = cal_train_verify(S->T[l]);
+  return rc;
 }
 
 /* ---- the kernel-table entries */
@@ -643,10 +751,14 @@ static void shape_of(const cal_params_t *p, int bf16, cal_layer_shape_t *s) {
   s->bf16 = bf16;
 }
 
+static int layers_of(const cal_params_t *p) {
+  return p->layers > 1 ? (int)p->layers : 1;
+}
+
 static double train_flops(const cal_params_t *p) {
   cal_layer_shape_t s;
   shape_of(p, 0, &s);
-  return cal_train_flops(&s);
+  return (double)layers_of(p) * cal_train_flops(&s);
 }
 
 /* the weights, masters and moments read and written once, the saved
@@ -654,8 +766,9 @@ static double train_flops(const cal_params_t *p) {
 static double bytes_of(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   shape_of(p, bf16, &s);
-  return cal_layer_weight_bytes(&s) * (bf16 ? 2.0 : 1.0) * 8.0 +
-         2.0 * cal_train_saved_bytes(&s);
+  return (double)layers_of(p) *
+         (cal_layer_weight_bytes(&s) * (bf16 ? 2.0 : 1.0) * 8.0 +
+          2.0 * cal_train_saved_bytes(&s));
 }
 
 static double train_bytes(const cal_params_t *p) { return bytes_of(p, 0); }
@@ -664,7 +777,7 @@ static double train_bytes16(const cal_params_t *p) { return bytes_of(p, 1); }
 static double mem_of(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   shape_of(p, bf16, &s);
-  return cal_train_mem_bytes(&s);
+  return cal_train_stack_mem_bytes(&s, layers_of(p));
 }
 static double train_mem(const cal_params_t *p) { return mem_of(p, 0); }
 static double train_mem16(const cal_params_t *p) { return mem_of(p, 1); }
@@ -672,15 +785,18 @@ static double train_mem16(const cal_params_t *p) { return mem_of(p, 1); }
 static int setup_as(const cal_params_t *p, void **st, int bf16) {
   cal_layer_shape_t s;
   shape_of(p, bf16, &s);
-  return cal_train_create(&s, p->seed, p->engine, (cal_train_t **)st);
+  if (p->layers < 0 || p->layers > 4096)
+    return CAL_EINVAL;
+  return cal_train_stack_create(&s, layers_of(p), p->seed, p->engine,
+                                (cal_train_stack_t **)st);
 }
 static int train_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0); }
 static int train_setup16(const cal_params_t *p, void **st) { return setup_as(p, st, 1); }
-static int train_run(void *st) { return cal_train_step(st); }
-static int train_verify(void *st) { return cal_train_verify(st); }
-static void train_teardown(void *st) { cal_train_free(st); }
+static int train_run(void *st) { return cal_train_stack_step(st); }
+static int train_verify(void *st) { return cal_train_stack_verify(st); }
+static void train_teardown(void *st) { cal_train_stack_free(st); }
 static const char *train_impl(const void *st) {
-  return ((const cal_train_t *)st)->impl;
+  return ((const cal_train_stack_t *)st)->T[0]->impl;
 }
 
 static int bf16_supported(const cal_params_t *p, const char **why) {

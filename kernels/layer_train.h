@@ -74,8 +74,11 @@ typedef struct cal_train {
   float *x, *dy, *h1, *r1, *qkv, *lse, *ao, *x1, *h2, *r2, *gu, *a, *y;
   float *dact[CAL_TRAIN_NDACT];
   float *scratch;                   /* attention: [nthr][seq] */
+  int alias_x, alias_dy;            /* x, dy belong to a stack neighbour */
   int nthr;
-  double loss;
+  double loss;                      /* sum(y ⊙ dy) at the forward (a
+                                       stack's lower layers get their dy
+                                       later: no loss of theirs) */
   /* bf16: per product i (CAL_TRAIN_WQKV..WD): the weights and their
    * transpose, the input rows and their transpose, the output gradient */
   uint16_t *w16[4], *w16t[4], *in16[4], *in16t[4], *dout16[4];
@@ -91,8 +94,13 @@ typedef struct cal_train {
 int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
                      const char *engine, cal_train_t **out);
 void cal_train_free(cal_train_t *T);
-/* One step (forward, backward, AdamW). */
+/* One step (forward, backward, AdamW), or its three parts (a stack runs
+ * every layer's forward, then every backward from the top, then every
+ * update). */
 int cal_train_step(cal_train_t *T);
+int cal_train_forward(cal_train_t *T);
+int cal_train_backward(cal_train_t *T);
+void cal_train_update(cal_train_t *T);
 /* The masters the last step read (its inputs), and wrote. */
 const float *cal_train_params_before(const cal_train_t *T);
 const float *cal_train_params_after(const cal_train_t *T);
@@ -125,6 +133,28 @@ int cal_train_verify(const cal_train_t *T);
 /* Bytes of T's buffers (what a step touches; the verification's are
  * apart), counted from the sizes setup allocated. */
 double cal_train_buffer_bytes(const cal_train_t *T);
+
+/* A stack of layers trained as a model's body: layer l's input rows are
+ * layer l - 1's output (the same buffer), its upstream gradient layer
+ * l + 1's dx; the top layer's dy and the bottom's x as a single layer's.
+ * A step runs every forward, every backward from the top, then every
+ * update; verification checks each layer against the double composition
+ * from its own inputs (so the chain is checked link by link).  The
+ * kernels layer_train and layer_train_bf16 are a stack of
+ * cal_params_t.layers layers (0 or 1: one). */
+typedef struct cal_train_stack {
+  int n;
+  cal_train_t **T;
+} cal_train_stack_t;
+
+int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
+                           uint64_t seed, const char *engine,
+                           cal_train_stack_t **out);
+void cal_train_stack_free(cal_train_stack_t *S);
+int cal_train_stack_step(cal_train_stack_t *S);
+int cal_train_stack_verify(const cal_train_stack_t *S);
+/* Bytes a stack of `layers` allocates (the verification's once). */
+double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers);
 
 /* Analytic FLOPs of a step (3 × forward) and bytes setup allocates. */
 double cal_train_flops(const cal_layer_shape_t *s);
