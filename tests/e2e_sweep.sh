@@ -168,7 +168,9 @@ d = json.load(open(sys.argv[1]))
 bs = d["batch_sweep"]
 m, mod = bs["modes"]["train"], bs["model"]
 assert set(bs["modes"]) == {"train"}, bs["modes"].keys()
-assert m["layers"] == 3 and m["scaled_from_layers"] == 1 and m["vocab"] == 1000
+# --layers 3 fits: the whole stack measured, nothing scaled
+assert m["layers"] == 3 and m["layers_measured"] == 3 and m["vocab"] == 1000
+assert "scaled_from_layers" not in m
 assert "3 x forward" in m["flops_convention"]
 ok = [p for p in m["points"] if p["status"] == "ok"]
 assert len(ok) == 3, [p["status"] for p in m["points"]]
@@ -176,9 +178,9 @@ for p in ok:
     assert p["kernel"] == "layer_train" and p["dtype"] == "fp32"
     t = p["batch_size"] * mod["seq"]
     head = 6.0 * t * m["vocab"] * mod["hidden"]
-    assert abs(p["flops_per_step"] - (3 * p["flops_per_run"] + head)) <= 1e-9 * p["flops_per_step"]
-    # the model's step is at least the layers' and the head's fastest parts
-    assert p["step_ms"] > 3 * p["layer_step_ms"] * 0.5 and p["step_ms"] > p["lm_head_step_ms"]
+    assert p["layers_measured"] == 3
+    assert abs(p["flops_per_step"] - (p["flops_per_run"] + head)) <= 1e-9 * p["flops_per_step"]
+    assert p["step_ms"] > p["layer_step_ms"] * 0.5 and p["step_ms"] > p["lm_head_step_ms"]
     assert p["latency_ms"] == p["step_ms"]
     assert abs(p["activation_bytes"] - (3 * p["activation_bytes_layer"] + 4.0 * t * (mod["hidden"] + 1000))) < 1
     assert p["activation_bytes_checkpointed"] < p["activation_bytes"]
@@ -197,6 +199,8 @@ $PY - "$TMP/trainmem.json" <<'PY' && ok || bad "train memory limit"
 import json, sys
 m = json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["train"]
 assert m["stop_reason"] == "memory limit", m["stop_reason"]
+# no --layers: one layer measured, the preset's two scaled from it
+assert m["layers"] == 2 and m["scaled_from_layers"] == 1 and m["layers_measured"] == 1
 p = [p for p in m["points"] if p["batch_size"] == 64][0]
 assert p["status"] == "skipped" and "memory budget" in p["reason"], p
 PY

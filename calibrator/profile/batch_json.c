@@ -72,6 +72,8 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
     json_object_set_new(o, "batch_size", json_integer(bp->batch));
     json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
     if (bp->model_bytes > 0) {
+      if (bp->measured)
+        json_object_set_new(o, "layers_measured", json_integer(bp->layers_measured));
       json_object_set_new(o, "activation_bytes_layer", json_real(bp->act_layer_bytes));
       json_object_set_new(o, "activation_bytes", json_real(bp->act_bytes));
       json_object_set_new(o, "activation_bytes_checkpointed",
@@ -126,15 +128,27 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
  * the measured LM head), the FLOP convention and the memory model. */
 static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
                       json_t *jm) {
+  /* the fewest layers a measured point ran: the figures are scaled from
+   * them when that is fewer than the model's */
+  int64_t fewest = 0;
+  for (size_t i = 0; i < res->modes[2].npoints; i++) {
+    const cal_batch_point_t *bp = &res->modes[2].points[i];
+    if (bp->measured && (!fewest || bp->layers_measured < fewest))
+      fewest = bp->layers_measured;
+  }
   char note[640];
   snprintf(note, sizeof note,
-           "one optimizer step of the model: %lld decoder layers, each "
-           "timed as the one layer measured (forward, backward, AdamW), "
-           "plus the LM head measured (vocabulary %lld: logits, "
-           "cross-entropy, backward, AdamW); examples/s = batch / (layers "
-           "x layer step + LM head step); the embedding lookup and its "
+           "one optimizer step of the model: %lld decoder layers (%s; "
+           "forward, backward, AdamW), plus the LM head measured "
+           "(vocabulary %lld: logits, "
+           "cross-entropy, backward, AdamW); examples/s = batch / (layers / layers measured "
+           "x the measured stack's step + LM head step); the embedding lookup and its "
            "gradient (tokens x hidden adds) not timed",
-           (long long)res->layers, (long long)res->vocab);
+           (long long)res->layers,
+           fewest && fewest < res->layers
+               ? "timed as the measured layers scaled to the model's"
+               : "the whole stack measured",
+           (long long)res->vocab);
   const char *flops =
       "forward (matrix products and attention) + backward counted as 2 x "
       "forward = 3 x forward, per layer and for the LM head; the attention "
@@ -166,8 +180,11 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
                              isnan(per_ck) ? json_null() : json_real(per_ck)) |
          json_object_set_new(jm, "workload", json_string(note)) |
          json_object_set_new(jm, "layers", json_integer(res->layers)) |
-         json_object_set_new(jm, "layers_measured", json_integer(1)) |
-         json_object_set_new(jm, "scaled_from_layers", json_integer(1)) |
+         json_object_set_new(jm, "layers_measured",
+                             fewest ? json_integer(fewest) : json_null()) |
+         (fewest && fewest < res->layers
+              ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
+              : 0) |
          json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
          json_object_set_new(jm, "lm_head_dtype", json_string("fp32")) |
          json_object_set_new(jm, "model_params", json_real(res->model_params)) |

@@ -75,15 +75,22 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
           m->name, decode ? "    GB/s   %bw path"
-                   : mi == 2 ? "  layer ms   head ms  GFLOPS  act MiB fits" : "");
+                   : mi == 2 ? " layers ms   head ms  GFLOPS  act MiB fits" : "");
+  int64_t fewest = 0;
+  for (size_t i = 0; mi == 2 && i < m->npoints; i++)
+    if (m->points[i].measured &&
+        (!fewest || m->points[i].layers_measured < fewest))
+      fewest = m->points[i].layers_measured;
   if (mi == 2)
-    fprintf(out, "    the model's step: %lld layers x the measured layer step "
-                 "+ the measured LM head (vocab %lld, fp32); GFLOPS at 3 x "
+    fprintf(out, "    the model's step: %lld layers (%s) + the measured LM "
+                 "head (vocab %lld, fp32); GFLOPS at 3 x "
                  "forward; act MiB: the model's activations without "
                  "checkpointing; fits: training state (%.0f MiB) and "
                  "activations within the memory budget\n",
-            (long long)res->layers, (long long)res->vocab,
-            res->model_state_bytes / 1048576.0);
+            (long long)res->layers,
+            fewest && fewest < res->layers ? "the measured layer step, scaled"
+                                           : "the whole stack measured",
+            (long long)res->vocab, res->model_state_bytes / 1048576.0);
   for (size_t i = 0; i < m->npoints; i++)
     print_point(&m->points[i], decode, c, peak, out);
   if (decode)

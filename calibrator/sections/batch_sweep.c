@@ -71,6 +71,18 @@ static void shape_for(const sweep_t *s, int decode, int64_t batch,
   p->seed = r->opt->seed + 1000;
   p->variant = -1;
   p->engine = s->engine;
+  if (s->train) {
+    /* the whole stack where --layers asked for it and it fits the memory
+     * budget; else one layer, its figures scaled */
+    cal_layer_shape_t sh;
+    cal_layer_shape_from_params(p, &sh);
+    sh.bf16 = strcmp(s->k->dtype, "bf16") == 0;
+    int64_t L = s->res->layers;
+    p->layers = o->layers_given && L > 1 &&
+                        cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
+                    ? L
+                    : 1;
+  }
 }
 
 /* The layer shape of a point of this sweep (its dtype the kernel's). */
@@ -93,14 +105,14 @@ static void head_params(const sweep_t *sw, const cal_params_t *p,
   hp->variant = -1;
 }
 
-/* What a point needs to run: train runs the layer's step, then the LM
+/* What a point needs to run: train runs the layers' step, then the LM
  * head's, one after the other. */
 static double mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
   layer_shape(sw, p, &s);
   if (!sw->train)
     return cal_layer_mem_bytes(&s);
-  double layer = cal_train_mem_bytes(&s);
+  double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
                                       sw->res->vocab);
   return layer > head ? layer : head;
@@ -203,7 +215,10 @@ static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
   /* train: sample j of the model's step is layers × the layer's sample j
    * plus the LM head's sample j (as many as both have) */
   const cal_measurement_t *hm = s->train && head ? &head->m : NULL;
-  double L = s->train ? (double)s->res->layers : 1.0;
+  double L = s->train ? (double)s->res->layers /
+                           (double)(pt->params.layers > 1 ? pt->params.layers : 1)
+                     : 1.0;
+  bp->layers_measured = pt->params.layers > 1 ? pt->params.layers : 1;
   if (hm && hm->n < n)
     n = hm->n;
   bp->examples_per_s = malloc((n ? n : 1) * sizeof *bp->examples_per_s);

@@ -238,6 +238,7 @@ typedef struct cal_batch_point {
   double layer_ms, head_ms, step_ms, step_flops, step_gflops;
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
+  int64_t layers_measured;  /* train: layers the measured stack ran */
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
