@@ -30,9 +30,11 @@
  * default and with --quick, times --budget-scale */
 #define SWEEP_TRAIN_S 60.0
 #define SWEEP_TRAIN_QUICK_S 15.0
-/* train points take at most this many samples (a step of a real preset
- * lasts seconds; the layer and the LM head are each timed) */
+/* train points take at most this many samples, --quick fewer (a step of
+ * a real preset lasts seconds; the layers and the LM head are each
+ * timed) */
 #define SWEEP_TRAIN_SAMPLES 5
+#define SWEEP_TRAIN_QUICK_SAMPLES 3
 
 /* One mode's sweep in progress. */
 typedef struct sweep {
@@ -450,8 +452,9 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
  * measured while others held the cores makes the point contaminated. */
 static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   cal_harness_cfg_t h = s->r->opt->hcfg;
-  if (h.samples > SWEEP_TRAIN_SAMPLES)
-    h.samples = SWEEP_TRAIN_SAMPLES;
+  int most = s->r->opt->quick ? SWEEP_TRAIN_QUICK_SAMPLES : SWEEP_TRAIN_SAMPLES;
+  if (h.samples > most)
+    h.samples = most;
   cal_point_t pt, hpt;
   memset(&hpt, 0, sizeof hpt);
   int rc = cal_run_point(s->r, &h, s->k, p, &pt);
@@ -488,7 +491,7 @@ static int sweep_sequential(sweep_t *s) {
   cal_run_t *r = s->r;
   cal_batch_mode_t *m = s->m;
   int blocked = 0, rc;
-  double last_step = 0;
+  double last_step = 0, last_wall = 0, wall0 = 0;
   int64_t last_batch = 0;
   for (size_t i = 0; i < s->nlist; i++) {
     int64_t b = s->list[i];
@@ -519,8 +522,12 @@ static int sweep_sequential(sweep_t *s) {
     }
     /* the next point would take about as long per example as the last */
     double est = last_batch ? last_step * (double)b / (double)last_batch : 0;
-    if (last_batch &&
-        cal_now() - s->t0 + point_cost(&r->opt->hcfg, est) > s->budget) {
+    /* train: the last point's whole cost (two setups, the LM head's
+     * state, two verifications) scaled, which its step time understates */
+    double cost = s->train && last_wall > 0
+                      ? last_wall * (double)b / (double)last_batch
+                      : point_cost(&r->opt->hcfg, est);
+    if (last_batch && cal_now() - s->t0 + cost > s->budget) {
       m->stop = "time budget";
       point_skip(bp, m->stop);
       blocked = 1;
@@ -530,6 +537,7 @@ static int sweep_sequential(sweep_t *s) {
     cal_params_t p;
     cal_point_t pt;
     shape_for(s, s->decode, b, &p);
+    wall0 = cal_now();
     if (s->train) {
       if ((rc = train_point(s, bp, &p)) < 0)
         return rc;
@@ -546,6 +554,7 @@ static int sweep_sequential(sweep_t *s) {
       last_step = s->train ? bp->layer_ms * 1e-3 + bp->head_ms * 1e-3
                            : bp->pt.m.time.median;
       last_batch = b;
+      last_wall = cal_now() - wall0;
     }
     if (i + 1 == s->nlist && !blocked && r->opt->sweep.extend &&
         (rc = extend(s, b)) < 0)
