@@ -17,7 +17,11 @@
 typedef struct cal_sweep_opts {
   char preset[32];          /* layer preset name, "custom" when overridden */
   int64_t hidden, heads, kv_heads, ffn, seq;
-  int modes;                /* bit 0 prefill, bit 1 decode */
+  int modes;                /* bit 0 prefill, bit 1 decode, bit 2 train */
+  /* the whole model (train): decoder layers (--layers, else the preset's)
+   * and vocabulary (the preset's) */
+  int64_t layers, vocab;
+  int layers_given;
   int64_t *batches;         /* user list (owned) or NULL for the default */
   size_t nbatches;
   int extend;               /* extend while still rising */
