@@ -223,8 +223,8 @@ static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
   bp->layers_measured = pt->params.layers > 1 ? pt->params.layers : 1;
   if (hm && hm->n < n)
     n = hm->n;
-  bp->examples_per_s = malloc((n ? n : 1) * sizeof *bp->examples_per_s);
-  tok = malloc((n ? n : 1) * sizeof *tok);
+  bp->examples_per_s = calloc(n ? n : 1, sizeof *bp->examples_per_s);
+  tok = calloc(n ? n : 1, sizeof *tok);
   if (!bp->examples_per_s || !tok) {
     rc = CAL_ENOMEM;
     goto out;
