@@ -26,6 +26,8 @@ typedef struct cal_params {
    * above apply too, head_dim = hidden / heads */
   int64_t hidden, ffn, seq;
   int decode;
+  /* the layer's training step: decoder layers of the stack (0 or 1: one) */
+  int64_t layers;
   /* stream kernels / generic working-set size in bytes */
   int64_t bytes;
   /* threads the kernel may use (the harness sets the runtime to this) */

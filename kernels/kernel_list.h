@@ -16,6 +16,9 @@
   X(layer_decode)                                                            \
   X(layer_prefill_bf16)                                                      \
   X(layer_decode_bf16)                                                       \
+  X(layer_train)                                                             \
+  X(layer_train_bf16)                                                        \
+  X(lm_head_train)                                                           \
   X(fma_f64)                                                                 \
   X(fma_f32)                                                                 \
   X(dp_bf16)                                                                 \

@@ -34,6 +34,7 @@ typedef struct cal_layer_preset {
   const char *name;
   const char *description;
   int64_t hidden, heads, kv_heads, ffn, seq;
+  int64_t layers, vocab; /* the model's depth and vocabulary */
 } cal_layer_preset_t;
 
 /* The preset table; entries belong to the library.  NULL past the end. */

@@ -19,7 +19,7 @@ packages=(build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev
           ocl-icd-opencl-dev libhwloc-dev libcpuid-dev libjansson-dev
           libcmocka-dev gnuplot-nox python3 python3-jsonschema util-linux
           clang libfuzzer-14-dev libomp-dev libopenmpi-dev openmpi-bin
-          chromium)
+          chromium help2man man-db groff-base bash-completion)
 
 install_missing() {
   local missing=()

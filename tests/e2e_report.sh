@@ -83,7 +83,7 @@ grep -q "see 'calibrate report --help'" "$TMP/err" && ok ||
 [ ! -e "$TMP/x.html" ] && ok || bad "a bad input left x.html"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary files left: $(ls "$TMP")" || ok
 if expect_exit 0 "report --help" "$CAL" report --help; then
-  grep -q '^Exit: ' "$TMP/out" && ok || bad "--help does not list exit codes"
+  grep -q '^Exit status' "$TMP/out" && ok || bad "--help does not list exit codes"
 fi
 expect_match 0 '^calibrate ' "$CAL" report --version
 finish

@@ -153,10 +153,66 @@ PY
 grep -q "%bw: share of the memory read bandwidth" "$TMP/out" \
   && ok || bad "the decode table does not name its bandwidth"
 
+# train: the model's step per batch (3 layers of the tiny shape and its LM
+# head), its keys, and the top level taken from it.  Its own 15 s with
+# --quick (not a share of the sweep's); --allow-busy: a contaminated point
+# here would hide the keys this checks, not test them
+TRAIN=(--quick --no-progress --preset tiny --sections batch --allow-busy)
+expect_exit 0 "train sweep" "$CAL" --sweep-batch "${TRAIN[@]}" --mode train --dtype fp32 --layers 3 --batches 1,2,4 --no-extend -o "$TMP/train.json"
+grep -q "train    batch" "$TMP/out" && ok || bad "no train table"
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/train.json" batch_sweep \
+  && ok || bad "train profile does not validate"
+$PY - "$TMP/train.json" <<'PY' && ok || bad "train content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+m, mod = bs["modes"]["train"], bs["model"]
+assert set(bs["modes"]) == {"train"}, bs["modes"].keys()
+# --layers 3 fits: the whole stack measured, nothing scaled
+assert m["layers"] == 3 and m["layers_measured"] == 3 and m["vocab"] == 1000
+assert "scaled_from_layers" not in m
+assert "3 x forward" in m["flops_convention"]
+ok = [p for p in m["points"] if p["status"] == "ok"]
+assert len(ok) == 3, [p["status"] for p in m["points"]]
+for p in ok:
+    assert p["kernel"] == "layer_train" and p["dtype"] == "fp32"
+    t = p["batch_size"] * mod["seq"]
+    head = 6.0 * t * m["vocab"] * mod["hidden"]
+    assert p["layers_measured"] == 3
+    assert abs(p["flops_per_step"] - (p["flops_per_run"] + head)) <= 1e-9 * p["flops_per_step"]
+    assert p["step_ms"] > p["layer_step_ms"] * 0.5 and p["step_ms"] > p["lm_head_step_ms"]
+    assert p["latency_ms"] == p["step_ms"]
+    assert abs(p["activation_bytes"] - (3 * p["activation_bytes_layer"] + 4.0 * t * (mod["hidden"] + 1000))) < 1
+    assert p["activation_bytes_checkpointed"] < p["activation_bytes"]
+    assert p["model_memory_bytes"] == m["model_state_bytes"] + p["activation_bytes"]
+# activations grow with the batch
+acts = [p["activation_bytes_layer"] / p["batch_size"] for p in ok]
+assert max(acts) - min(acts) < 1e-6 * max(acts)
+assert d["batch_source"]["mode"] == "train"
+assert d["optimal_batch_size"] == m["optimal_batch_size"]
+opt = [p for p in ok if p["batch_size"] == d["optimal_batch_size"]][0]
+assert d["throughput"] == opt["examples_per_s"]
+PY
+# the curve stops at the memory limit
+expect_exit 0 "train memory limit" "$CAL" --sweep-batch "${TRAIN[@]}" --mode train --dtype fp32 --batches 1,64 --no-extend --memory-budget 24M -o "$TMP/trainmem.json"
+$PY - "$TMP/trainmem.json" <<'PY' && ok || bad "train memory limit"
+import json, sys
+m = json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["train"]
+assert m["stop_reason"] == "memory limit", m["stop_reason"]
+# no --layers: one layer measured, the preset's two scaled from it
+assert m["layers"] == 2 and m["scaled_from_layers"] == 1 and m["layers_measured"] == 1
+p = [p for p in m["points"] if p["batch_size"] == 64][0]
+assert p["status"] == "skipped" and "memory budget" in p["reason"], p
+PY
+
 # bad sweep options
 expect_usage "--batches 0" "$CAL" --sweep-batch --batches 0 -o "$TMP/x.json"
 expect_usage "--batches descending" "$CAL" --sweep-batch --batches 64-8*2 -o "$TMP/x.json"
 expect_usage "--mode" "$CAL" --sweep-batch --mode sideways -o "$TMP/x.json"
+expect_usage "--mode list" "$CAL" --sweep-batch --mode train,sideways -o "$TMP/x.json"
+expect_usage "--mode empty item" "$CAL" --sweep-batch --mode train, -o "$TMP/x.json"
+expect_usage "--layers 0" "$CAL" --sweep-batch --mode train --layers 0 -o "$TMP/x.json"
+expect_usage "--layers word" "$CAL" --sweep-batch --mode train --layers many -o "$TMP/x.json"
 expect_usage "--preset" "$CAL" --sweep-batch --preset gpt-17 -o "$TMP/x.json"
 expect_usage "--heads not dividing hidden" "$CAL" --sweep-batch --preset tiny --heads 5 -o "$TMP/x.json"
 expect_usage "--kv-heads not dividing heads" "$CAL" --sweep-batch --preset tiny --kv-heads 3 -o "$TMP/x.json"

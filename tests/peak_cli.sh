@@ -6,6 +6,9 @@ DATA=$2
 . "$(dirname "$0")/e2e_lib.sh"
 e2e_setup "$3"
 WORK=$TMP
+# the table's marks are glyphs under a UTF-8 locale (ASCII under C)
+LC_ALL=C.UTF-8
+export LC_ALL
 SEED=$DATA/seed_curves.csv
 # the system Python's json module when present, else grep
 PY=
@@ -116,7 +119,7 @@ if run 0 peak "$SEED" --optimize knee --tolerance 25%; then
   knee_is machine_a 16 32 25%
   knee_is machine_b 4 4 25%
 fi
-run 0 peak --help && grep -q 'usage: calibrate peak' "$WORK/out" ||
+run 0 peak --help && grep -q 'Usage: calibrate peak' "$WORK/out" ||
   bad "--help text"
 
 # malformed input: exit 2, one line "calibrate peak: FILE:LINE: ..."

@@ -278,8 +278,16 @@ static void presets_are_valid(void **state) {
     cal_layer_shape_t s = {p->hidden, p->heads, p->kv_heads, p->ffn, p->seq, 1, 0, 0};
     assert_int_equal(cal_layer_check_shape(&s, NULL, 0), 0);
     assert_ptr_equal(cal_layer_preset_find(p->name), p);
+    assert_true(p->layers >= 1 && p->vocab >= 2);
   }
   assert_true(n >= 3);
+  /* the real models' depth and vocabulary (their published configs) */
+  const cal_layer_preset_t *q = cal_layer_preset_find("qwen2-0.5b");
+  assert_int_equal(q->layers, 24);
+  assert_int_equal(q->vocab, 151936);
+  q = cal_layer_preset_find("llama3-8b");
+  assert_int_equal(q->layers, 32);
+  assert_int_equal(q->vocab, 128256);
   assert_non_null(cal_layer_preset_find("tiny"));
   assert_null(cal_layer_preset_find("nope"));
 }

@@ -33,8 +33,11 @@ static void attention_help(void) {
       "      --with-reference  also time the reference kernel\n"
       "      --variant V     force the SIMD variant: scalar, avx2, avx512\n"
       "                      (default: the best the CPU runs)\n\n"
-      "Run options: -o FILE, --quick, --threads N, --samples N, --min-time S,\n"
-      "--seed N, --no-progress, --verbose (see calibrate run --help).\n",
+      "Run options: -o FILE ('-': standard output), --quick, --threads N,\n"
+      "--samples N, --min-time S, --seed N, --no-progress, --verbose,\n"
+      "--allow-busy, --no-wait, --partial (see calibrate run --help).\n"
+      "  -h, --help     show this help\n"
+      "  -V, --version  show the version\n\n" CAL_HELP_EXIT_MEASURE,
       CAL_ATTN_MAX_HEAD_DIM);
 }
 

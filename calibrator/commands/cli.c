@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_info.h"
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "cal_out.h"
@@ -126,15 +127,17 @@ int cal_check_writable(const char *path, char *why, size_t whylen) {
   return cal_out_check(path, why, whylen) < 0 ? CAL_EINVAL : 0;
 }
 
+int cal_print_version(void) {
+  printf("calibrate %s (%s)\n"
+         "License: %s (the LICENSE file of the sources)\n",
+         cal_version, cal_git, cal_license);
+  return CAL_EXIT_OK;
+}
+
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
 int cal_cmd_getopt_error(const char *cmd, int c, char **argv) {
-  if (c == ':')
-    fprintf(stderr, "calibrate %s: %s needs a value\n", cmd, argv[optind - 1]);
-  else
-    fprintf(stderr, "calibrate %s: unknown option %s (see --help)\n", cmd,
-            argv[optind - 1]);
-  return CAL_EXIT_USAGE;
+  return cal_bad_option(cmd, c, argv);
 }
 
 cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {

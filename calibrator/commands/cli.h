@@ -36,8 +36,7 @@ int cal_check_writable(const char *path, char *why, size_t whylen);
 
 /* Helpers the commands that read profiles share (commands/cli.c).
  * Each prints one line "calibrate CMD: ..." on stderr when it fails. */
-/* After getopt_long returned ':' or '?': "X needs a value" or "unknown
- * option X (see --help)"; returns CAL_EXIT_USAGE. */
+/* After getopt_long returned ':' or '?': cal_bad_option. */
 int cal_cmd_getopt_error(const char *cmd, int c, char **argv);
 /* Load a profile; NULL (message printed) when it cannot be read.  Free
  * with cal_profile_free(). */
@@ -45,6 +44,16 @@ struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
 /* Write JSON atomically to path ("-": stdout): CAL_EXIT_OK, or
  * CAL_EXIT_USAGE when the path cannot be written. */
 int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path);
+
+/* The exit-status paragraph of a command's --help, one line per code:
+ * the lines every command shares after the command's own. */
+#define CAL_HELP_EXIT_COMMON                                                   \
+  "  2  usage or input error (one line on standard error)\n"                 \
+  "  4  internal error (out of memory, a system call failed)\n"
+
+/* Print the version and licence on stdout (every command's --version);
+ * returns CAL_EXIT_OK. */
+int cal_print_version(void);
 
 /* Whether progress output should go to stderr (it is a terminal). */
 int cal_stderr_is_tty(void);

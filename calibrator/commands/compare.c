@@ -23,8 +23,8 @@
 
 static void compare_usage(FILE *f) {
   fprintf(f,
-          "usage: calibrate compare [options] BASE NEW\n"
-          "       calibrate compare [options] --base A1 [A2...] --new B1 [B2...]\n"
+          "Usage: calibrate compare [options] BASE NEW\n"
+          "  or:  calibrate compare [options] --base A1 [A2...] --new B1 [B2...]\n\n"
           "Compare two sides point by point.  A side is one or more profiles\n"
           "or directories of profiles (every *.json in it); '-' reads one\n"
           "profile from stdin.  With several runs a side, each point is tested\n"
@@ -43,11 +43,15 @@ static void compare_usage(FILE *f) {
           "  --format F      table (default), md, json or html (one\n"
           "                  self-contained page with the ratio chart; needs\n"
           "                  gnuplot)\n"
-          "  -o FILE         write the report to FILE atomically (default stdout)\n"
+          "  -o, --output FILE  write the report to FILE atomically ('-' or\n"
+          "                  no -o: standard output)\n"
           "  --warn-only     report regressions but exit 0\n"
           "  --allow-different-machines  compare profiles of different machines\n"
           "  -h, --help      this help\n"
-          "Exit: 0 no regression, 1 a regression, 2 usage or input error.\n",
+          "  -V, --version   show the version\n\n"
+          "Exit status:\n"
+          "  0  no regression\n"
+          "  1  a regression (exit 0 with --warn-only)\n" CAL_HELP_EXIT_COMMON,
           100 * CAL_COMPARE_RUN_ALLOWANCE);
 }
 
@@ -74,6 +78,7 @@ static const struct option longopts[] = {
     {"warn-only", no_argument, NULL, 'w'},
     {"allow-different-machines", no_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
 
@@ -120,6 +125,7 @@ static int compare_option(int c, char **argv, compare_args_t *a) {
   case 'w': a->warn_only = 1; return -1;
   case 'M': a->allow_diff = 1; return -1;
   case 'h': compare_usage(stdout); return CAL_EXIT_OK;
+  case 'V': return cal_print_version();
   default: return cal_cmd_getopt_error(CMD, c, argv);
   }
 }
@@ -174,7 +180,7 @@ static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
     return code;
   optind = 0; /* glibc: full re-initialisation, also for repeated calls */
   opterr = 0;
-  while ((c = getopt_long(nrest, rest, ":ho:", longopts, NULL)) != -1)
+  while ((c = getopt_long(nrest, rest, ":hVo:", longopts, NULL)) != -1)
     if ((code = compare_option(c, rest, a)) >= 0)
       return code;
   int npos = nrest - optind, lists = a->npaths[0] || a->npaths[1];

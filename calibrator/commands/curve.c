@@ -20,7 +20,7 @@
 #define PROG "calibrate peak"
 
 static const char usage_text[] =
-    "usage: calibrate peak FILE.csv [options]\n"
+    "Usage: calibrate peak FILE.csv [options]\n"
     "\n"
     "Find the peak, the knee and the shape of throughput-versus-batch-size\n"
     "curves.  FILE is CSV with a header naming batch_size and throughput\n"
@@ -29,7 +29,7 @@ static const char usage_text[] =
     "repeating a (machine, batch_size) are samples of one point.  '#' lines\n"
     "are comments.  FILE \"-\" reads standard input.\n"
     "\n"
-    "options:\n"
+    "Options:\n"
     "  --format table|json          output format (default table)\n"
     "  --tolerance P                percent, e.g. 3 or 3% (default 3%): the\n"
     "                               knee is the smallest batch within P of\n"
@@ -40,13 +40,16 @@ static const char usage_text[] =
     "  --target-effective-batch N   recommend batch b and accumulation steps\n"
     "                               N / b\n"
     "  -o, --output FILE            write there (atomically) instead of\n"
-    "                               standard output\n"
+    "                               standard output ('-': standard output)\n"
     "  -h, --help                   this text\n"
+    "  -V, --version                show the version\n"
     "\n"
     "Shapes: rising (still rising at the largest batch: sweep further),\n"
     "plateau (flat within the tolerance past the peak), peaked (drops by\n"
     "more than the tolerance past the peak), single (one point).\n"
-    "Exit status: 0 ok, 2 bad option or malformed input.\n";
+    "\n"
+    "Exit status:\n"
+    "  0  success\n" CAL_HELP_EXIT_COMMON;
 
 typedef struct peak_args {
   const char *file;
@@ -64,7 +67,7 @@ static int usage_error(const char *fmt, ...) {
   va_start(ap, fmt);
   fprintf(stderr, PROG ": ");
   vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (see calibrate peak --help)\n");
+  fprintf(stderr, " (see '" PROG " --help')\n");
   va_end(ap);
   return CAL_EXIT_USAGE;
 }
@@ -192,6 +195,8 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
     } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
       fputs(usage_text, stdout);
       return CAL_EXIT_OK;
+    } else if (strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
+      return cal_print_version();
     } else if ((code = parse_option(argc, argv, &i, a)) >= 0) {
       return code;
     }

@@ -16,8 +16,8 @@
 
 static void export_usage(FILE *f) {
   fprintf(f,
-          "usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
-          "[-o FILE]\n"
+          "Usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
+          "[-o FILE]\n\n"
           "Write a profile's points for continuous-benchmarking services:\n"
           "  bmf          Bencher Metric Format: {point id: {metric: {value,\n"
           "               lower_value, upper_value}}}, median and its CI\n"
@@ -25,7 +25,12 @@ static void export_usage(FILE *f) {
           "               the points where higher is better\n"
           "  gab-smaller  github-action-benchmark, tool customSmallerIsBetter:\n"
           "               the points where lower is better (times)\n"
-          "  -o FILE      write there atomically (default stdout)\n");
+          "  -o, --output FILE  write there atomically ('-' or no -o:\n"
+          "               standard output)\n"
+          "  -h, --help   show this help\n"
+          "  -V, --version  show the version\n\n"
+          "Exit status:\n"
+          "  0  success\n" CAL_HELP_EXIT_COMMON);
 }
 
 /* The formats: kind -1 is BMF, else cal_export_gab's `bigger`. */
@@ -38,6 +43,7 @@ static const struct option longopts[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
 
@@ -59,25 +65,22 @@ int cal_cmd_export(int argc, char **argv) {
 
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":hVf:o:", longopts, NULL)) != -1) {
     switch (c) {
     case 'f': format = optarg; break;
     case 'o': out_path = optarg; break;
     case 'h': export_usage(stdout); return CAL_EXIT_OK;
+    case 'V': return cal_print_version();
     default: return cal_cmd_getopt_error(CMD, c, argv);
     }
   }
   int kind = format_kind(format);
-  if (kind < -1) {
-    fprintf(stderr, "calibrate export: %s%s: use --format bmf, gab or "
-                    "gab-smaller\n",
-            format ? "--format " : "no --format given", format ? format : "");
-    return CAL_EXIT_USAGE;
-  }
-  if (argc - optind != 1) {
-    fprintf(stderr, "calibrate export: need one profile (see --help)\n");
-    return CAL_EXIT_USAGE;
-  }
+  if (kind < -1)
+    return cal_usage(CMD, "%s%s: use --format bmf, gab or gab-smaller",
+                     format ? "--format " : "no --format given",
+                     format ? format : "");
+  if (argc - optind != 1)
+    return cal_usage(CMD, "need one profile");
   if (!(p = cal_cmd_load_profile(CMD, argv[optind])))
     goto out;
   code = CAL_EXIT_INTERNAL;

@@ -15,23 +15,29 @@ static void info_help(void) {
          "Print what this machine is: CPU, ISA features, topology, caches,\n"
          "memory, BLAS library, clocks, and the cores this process may use\n"
          "(affinity mask and cgroup CPU quota).\n\n"
-         "  --json      print the same as JSON (the profile's machine and blas)\n"
-         "  -h, --help  show this help\n");
+         "      --json     print the same as JSON (the profile's machine and\n"
+         "                 blas) on standard output\n"
+         "  -h, --help     show this help\n"
+         "  -V, --version  show the version\n\n"
+         "Exit status:\n"
+         "  0  success\n" CAL_HELP_EXIT_COMMON);
 }
 
 int cal_cmd_info(int argc, char **argv) {
   static const struct option opts[] = {
       {"json", no_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
   int json = 0, c;
   opterr = 0;
   optind = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
     switch (c) {
     case 'j': json = 1; break;
     case 'h': info_help(); return CAL_EXIT_OK;
+    case 'V': return cal_print_version();
     default: return cal_bad_option("info", c, argv);
     }
   }

@@ -6,8 +6,11 @@
 #include "subcommands.h"
 
 static const char run_options[] =
-    "Options: -o FILE, --quick, --threads N, --samples N, --min-time S,\n"
-    "--rounds N, --seed N, --no-progress, --verbose (see calibrate run --help).\n";
+    "Options: -o FILE ('-': standard output), --quick, --threads N,\n"
+    "--samples N, --min-time S, --rounds N, --seed N, --no-progress,\n"
+    "--verbose, --allow-busy, --no-wait, --partial (see calibrate run --help).\n"
+    "  -h, --help     show this help\n"
+    "  -V, --version  show the version\n\n" CAL_HELP_EXIT_MEASURE;
 
 static void peak_help(void) {
   printf("Usage: calibrate peak-flops [options]\n\n"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "hwinfo.h"
 
@@ -11,10 +12,19 @@ static void usage(FILE *out) {
                "a calibrated profile (JSON).  With no command, runs `run`.\n\n"
                "Commands:\n");
   for (const cal_command_t *c = cal_commands; c->name; c++)
-    fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "  %-10s  %s\n", c->name, c->summary);
   fprintf(out, "\n'calibrate COMMAND --help' describes a command's options.\n"
                "  -h, --help     show this help\n"
-               "  -V, --version  show the version\n");
+               "  -V, --version  show the version\n\n"
+               "Exit status (every command; each --help lists its own):\n"
+               "  0  success\n"
+               "  1  compare: a regression; plan: the model fits on no\n"
+               "     machine alone\n"
+               "  2  usage or input error (one line on standard error)\n"
+               "  3  a result failed verification\n"
+               "  4  internal error\n"
+               "  5  the machine was busy\n"
+               "  128+N  a measuring run stopped by signal N (--partial)\n");
 }
 
 int main(int argc, char **argv) {
@@ -28,8 +38,7 @@ int main(int argc, char **argv) {
       return CAL_EXIT_OK;
     }
     if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-      printf("calibrate %s (%s)\n", cal_version, cal_git);
-      return CAL_EXIT_OK;
+      return cal_print_version();
     }
     for (const cal_command_t *c = cal_commands; c->name; c++)
       if (strcmp(a, c->name) == 0)

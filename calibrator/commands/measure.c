@@ -19,6 +19,10 @@ int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
     mc->help();
     goto out;
   }
+  if (action == CAL_OPTS_VERSION) {
+    rc = cal_print_version();
+    goto out;
+  }
   if (action == CAL_OPTS_LIST_PRESETS) {
     if (mc->list_presets)
       cal_presets_print(stdout);

@@ -15,6 +15,17 @@ typedef struct cal_measure_cmd {
   int (*prepare)(cal_opts_t *o, void *arg);
 } cal_measure_cmd_t;
 
+/* The exit-status paragraph of every measuring command's --help. */
+#define CAL_HELP_EXIT_MEASURE                                                  \
+  "Exit status:\n"                                                           \
+  "  0  success\n"                                                           \
+  "  2  usage or input error (one line on standard error)\n"                 \
+  "  3  a result failed verification\n"                                      \
+  "  4  internal error\n"                                                    \
+  "  5  the machine was busy (headline figures withheld, or --no-wait\n"     \
+  "     and another run holds the machine)\n"                               \
+  "  128+N  interrupted by signal N with --partial\n"
+
 /* Returns the exit code. */
 int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
                      void *arg);

@@ -23,7 +23,7 @@
 #define CMD "plan"
 
 static const char usage[] =
-    "usage: calibrate plan INPUT... [options]\n"
+    "Usage: calibrate plan INPUT... [options]\n"
     "\n"
     "Split work across machines in proportion to the throughput each\n"
     "measured at its optimal batch, give the wall-clock time and cost of\n"
@@ -75,10 +75,15 @@ static const char usage[] =
     "  --memory-gb NAME=GB           memory of a machine (a curve has none)\n"
     "Output:\n"
     "  --format table|md|json        output format (default table)\n"
-    "  -o, --output FILE             write there instead of stdout\n"
+    "  -o, --output FILE             write there instead of stdout ('-':\n"
+    "                                stdout)\n"
     "  -h, --help                    this text\n"
+    "  -V, --version                 show the version\n"
     "\n"
-    "Exit status: 0 ok, 2 bad option or input (one line on stderr).\n";
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  the model fits on no machine alone (sharding needed, or it fits\n"
+    "     nowhere); the plan is written all the same\n" CAL_HELP_EXIT_COMMON;
 
 /* A NAME=VALUE option (NAME NULL when there was no '='). */
 typedef struct named_val {
@@ -126,13 +131,12 @@ static const struct option long_opts[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
 
 static int bad(const char *msg, const char *arg) {
-  fprintf(stderr, "calibrate plan: %s%s%s\n", msg, arg ? ": " : "",
-          arg ? arg : "");
-  return CAL_EXIT_USAGE;
+  return cal_usage(CMD, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
 }
 
 /* A count in [1, hi] written with digits only (no sign, no space). */
@@ -274,6 +278,7 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
     return -1;
   case 'o': a->output = optarg; return -1;
   case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
+  case 'V': return cal_print_version();
   case ':': return bad("option needs a value", argv[optind - 1]);
   default: return bad("unknown option", argv[optind - 1]);
   }
@@ -342,7 +347,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a) {
     if ((code = plan_option(c, argv, a)) >= 0)
       return code;
   if (optind >= argc)
-    return bad("give at least one profile or curve (calibrate plan --help)",
+    return bad("give at least one profile or curve",
                NULL);
   if ((code = resolve_work(a)) >= 0 || (code = check_combinations(a)) >= 0)
     return code;
@@ -439,11 +444,75 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
   return rc;
 }
 
+/* The input file's name without its folder and extension, malloc'd. */
+static char *file_stem(const char *path) {
+  const char *b = strrchr(path, '/');
+  char *s = strdup(b ? b + 1 : path);
+  char *dot = s ? strrchr(s, '.') : NULL;
+  if (dot && dot != s)
+    *dot = '\0';
+  return s;
+}
+
+/* Machines are told apart by file, never by a name two of them share (a
+ * profile's device_name is the CPU's brand string: two machines of one
+ * model have the same): a shared name becomes the input file's name, or
+ * its path when those clash too.  The new names are kept in *owned
+ * (*nowned of them; free each and the array).  0 or CAL_ENOMEM. */
+static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned,
+                          size_t *nowned) {
+  *owned = calloc(n ? n : 1, sizeof **owned);
+  *nowned = 0;
+  if (!*owned)
+    return CAL_ENOMEM;
+  const char **was = calloc(n ? n : 1, sizeof *was);
+  if (!was)
+    return CAL_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    was[i] = ms[i].name;
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    int clash = 0, stem_clash = 0;
+    char *stem = file_stem(ms[i].path);
+    if (!stem) {
+      rc = CAL_ENOMEM;
+      break;
+    }
+    for (size_t j = 0; j < n; j++) {
+      if (j == i)
+        continue;
+      clash |= strcmp(was[i], was[j]) == 0;
+      char *other = file_stem(ms[j].path);
+      stem_clash |= !other || strcmp(stem, other) == 0;
+      free(other);
+    }
+    if (!clash || strcmp(ms[i].path, "-") == 0) {
+      free(stem);
+    } else if (!stem_clash) {
+      ms[i].name = (*owned)[(*nowned)++] = stem;
+    } else {
+      free(stem);
+      ms[i].name = ms[i].path;
+    }
+  }
+  free(was);
+  return rc;
+}
+
+/* Whether a model was given and fits on no machine alone (placement
+ * strategy sharded, does_not_fit or unknown). */
+static int fits_nowhere(const json_t *plan) {
+  const char *s = json_string_value(
+      json_object_get(json_object_get(plan, "placement"), "strategy"));
+  return s && strcmp(s, "data_parallel") != 0 && strcmp(s, "fits_some") != 0;
+}
+
 int cal_cmd_plan(int argc, char **argv) {
   plan_args_t a;
   cal_plan_inputs_t in = {0};
   json_t *plan = NULL;
-  char err[512];
+  char err[512], **names = NULL;
+  size_t nnames = 0;
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0)
     goto out;
@@ -455,6 +524,11 @@ int cal_cmd_plan(int argc, char **argv) {
       rc = e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
       goto out;
     }
+  }
+  if (distinct_names(in.ms, in.n, &names, &nnames) < 0) {
+    fprintf(stderr, "calibrate plan: out of memory\n");
+    rc = CAL_EXIT_INTERNAL;
+    goto out;
   }
   if ((rc = apply_named(&a, in.ms, in.n)) >= 0)
     goto out;
@@ -471,8 +545,13 @@ int cal_cmd_plan(int argc, char **argv) {
   rc = strcmp(a.format, "json") == 0
            ? cal_cmd_write_json(CMD, plan, a.output ? a.output : "-")
            : write_text(plan, &a);
+  if (rc == CAL_EXIT_OK && fits_nowhere(plan))
+    rc = CAL_EXIT_NOFIT;
 out:
   json_decref(plan);
+  for (size_t k = 0; k < nnames; k++)
+    free(names[k]);
+  free(names);
   cal_plan_inputs_free(&in);
   free_args(&a);
   return rc;

@@ -9,11 +9,13 @@
 #include "subcommands.h"
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_paths.h"
+#include "cli.h"
 #include "plot.h"
 
 static const char usage[] =
-    "usage: calibrate plot PROFILE... [-o DIR] [--format png|svg]\n"
-    "                      [--script-only] [--templates DIR]\n"
+    "Usage: calibrate plot PROFILE... [-o DIR] [--format png|svg] "
+    "[--script-only] [--templates DIR]\n"
     "\n"
     "Draw gnuplot charts of one or more profiles (several overlay):\n"
     "batch sweep (prefill, decode, latency), GEMM GFLOPS vs size, thread\n"
@@ -22,15 +24,18 @@ static const char usage[] =
     "data (.dat) are kept in DIR beside the images so they can be edited\n"
     "and re-run.  One self-contained HTML page: calibrate report.\n"
     "\n"
-    "  -o, --output DIR   where to write (default " CAL_PLOT_DEFAULT_DIR ")\n"
+    "  -o, --output DIR   where to write (default " CAL_PLOT_DEFAULT_DIR "; a\n"
+    "                     directory of files, so not '-')\n"
     "  --format png|svg   image format (default png)\n"
     "  --script-only      write scripts and data, do not run gnuplot\n"
-    "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
-    "                     the plots/ directory of the build)\n"
+    "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR,\n"
+    "                     else plots/ of the data directory:\n"
+    "                     $CALIBRATE_DATA_DIR or share/calibrate)\n"
     "  -h, --help         this text\n"
+    "  -V, --version      show the version\n"
     "\n"
-    "Exit: 0 drawn; 2 usage or input error (a bad profile or directory,\n"
-    "gnuplot missing); 4 gnuplot failed or another internal error.\n";
+    "Exit status:\n"
+    "  0  success\n" CAL_HELP_EXIT_COMMON;
 
 enum { OPT_FORMAT = 256, OPT_SCRIPT_ONLY, OPT_TEMPLATES };
 
@@ -40,6 +45,7 @@ static const struct option long_opts[] = {
     {"script-only", no_argument, NULL, OPT_SCRIPT_ONLY},
     {"templates", required_argument, NULL, OPT_TEMPLATES},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
 
@@ -49,7 +55,7 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...) {
   va_start(ap, fmt);
   fputs("calibrate plot: ", stderr);
   vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  fputs(" (see 'calibrate plot --help')\n", stderr);
   va_end(ap);
   return CAL_EXIT_USAGE;
 }
@@ -60,11 +66,11 @@ static int parse(int argc, char **argv, cal_plot_opts_t *o) {
   int c;
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:hV", long_opts, NULL)) != -1) {
     switch (c) {
     case 'o':
-      if (!*optarg)
-        return bad("-o needs a directory");
+      if (!*optarg || strcmp(optarg, "-") == 0)
+        return bad("-o needs a directory: the charts are several files");
       o->dir = optarg;
       break;
     case OPT_FORMAT:
@@ -75,12 +81,17 @@ static int parse(int argc, char **argv, cal_plot_opts_t *o) {
     case OPT_SCRIPT_ONLY: o->script_only = 1; break;
     case OPT_TEMPLATES: o->templates = optarg; break;
     case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
-    case ':': return bad("option needs a value: %s", argv[optind - 1]);
-    default: return bad("unknown option: %s", argv[optind - 1]);
+    case 'V': return cal_print_version();
+    default: return cal_bad_option("plot", c, argv);
     }
   }
   if (optind >= argc)
-    return bad("give at least one profile (calibrate plot --help)");
+    return bad("give at least one profile");
+  const char *env = getenv("CALIBRATE_PLOTS_DIR");
+  char dir[4096], err[256];
+  if (!o->templates && !(env && *env) &&
+      cal_data_path(CAL_DATA_PLOTS, dir, sizeof dir, err, sizeof err) < 0)
+    return bad("%s", err);
   return -1;
 }
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build_info.h"
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "cli.h"
@@ -16,7 +15,8 @@
 #define CMD "report"
 
 static const char usage[] =
-    "usage: calibrate report PROFILE... -o FILE [--templates DIR]\n"
+    "Usage: calibrate report PROFILE... -o FILE [--threshold T] "
+    "[--templates DIR]\n"
     "\n"
     "Write one self-contained HTML page of one or more profiles: the\n"
     "machine, the headline figures, the tables, every chart (inline SVG\n"
@@ -25,15 +25,17 @@ static const char usage[] =
     "outside itself (no scripts, fonts, images or network), so it can be\n"
     "attached to a CI run or mailed.  Needs gnuplot (gnuplot-nox).\n"
     "\n"
-    "  -o, --output FILE  where to write ('-': standard output); required\n"
+    "  -o, --output FILE  where to write atomically ('-': standard output);\n"
+    "                     required\n"
     "  --threshold T      comparison: change that matters (default 5%)\n"
     "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
     "                     the plots/ directory of the build)\n"
     "  -h, --help         this text\n"
-    "  -V, --version      the version\n"
+    "  -V, --version      show the version\n"
     "\n"
-    "Exit: 0 written; 2 usage or input error (a bad profile, an output that\n"
-    "cannot be written, gnuplot missing); 4 internal error.\n";
+    "Exit status:\n"
+    "  0  success\n" CAL_HELP_EXIT_COMMON
+    "     (gnuplot missing is 2: the message says how to install it)\n";
 
 enum { OPT_TEMPLATES = 256, OPT_THRESHOLD };
 
@@ -67,8 +69,7 @@ int cal_cmd_report(int argc, char **argv) {
                          optarg);
       break;
     case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
-    case 'V': printf("calibrate %s (%s)\n", cal_version, cal_git);
-      return CAL_EXIT_OK;
+    case 'V': return cal_print_version();
     default: return cal_cmd_getopt_error(CMD, c, argv);
     }
   }

@@ -22,7 +22,10 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
                         &bp->examples, pt->m.unstable, &pt->m);
     if (o) {
       json_object_set_new(o, "tokens_per_s", json_real(bp->tokens.median));
-      json_object_set_new(o, "latency_ms", json_real(pt->m.time.median * 1e3));
+      /* train: the model's step, the layer's alone in layer_step_ms */
+      json_object_set_new(o, "latency_ms", json_real(bp->step_ms > 0
+                                                         ? bp->step_ms
+                                                         : pt->m.time.median * 1e3));
       json_object_set_new(o, "gflops", json_real(pt->gflops_sum.median));
       json_object_set_new(o, "variant", json_string(pt->variant));
       json_object_set_new(o, "threads", json_integer(r->opt->threads));
@@ -38,11 +41,24 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
             json_pack("{s:s, s:f, s:f}", "matrix_path", bp->alt_path,
                       "examples_per_s", bp->alt_examples_per_s, "latency_ms",
                       bp->alt_latency_ms));
+      /* train in fp32 runs its products on OpenBLAS's sgemm (transposes
+       * as flags) whatever the section's engine: its impl says which */
       json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
                                                        ? "builtin"
+                                                   : bp->step_ms > 0
+                                                       ? (strncmp(pt->impl, "onednn", 6) == 0
+                                                              ? "onednn" : "openblas")
                                                        : res->engine));
       if (pt->impl[0])
         json_object_set_new(o, "impl", json_string(pt->impl));
+      if (bp->step_ms > 0) {
+        /* train: the model's step; "gflops" above is the layer's alone */
+        json_object_set_new(o, "step_ms", json_real(bp->step_ms));
+        json_object_set_new(o, "layer_step_ms", json_real(bp->layer_ms));
+        json_object_set_new(o, "lm_head_step_ms", json_real(bp->head_ms));
+        json_object_set_new(o, "flops_per_step", json_real(bp->step_flops));
+        json_object_set_new(o, "step_gflops", json_real(bp->step_gflops));
+      }
       if (decode) {
         json_object_set_new(o, "read_bytes_per_step", json_real(bp->read_bytes));
         json_object_set_new(o, "read_gbps", json_real(bp->read_gbps));
@@ -55,6 +71,16 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
   if (o) {
     json_object_set_new(o, "batch_size", json_integer(bp->batch));
     json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
+    if (bp->model_bytes > 0) {
+      if (bp->measured)
+        json_object_set_new(o, "layers_measured", json_integer(bp->layers_measured));
+      json_object_set_new(o, "activation_bytes_layer", json_real(bp->act_layer_bytes));
+      json_object_set_new(o, "activation_bytes", json_real(bp->act_bytes));
+      json_object_set_new(o, "activation_bytes_checkpointed",
+                          json_real(bp->act_ckpt_bytes));
+      json_object_set_new(o, "model_memory_bytes", json_real(bp->model_bytes));
+      json_object_set_new(o, "model_fits_memory", json_boolean(bp->model_fits));
+    }
   }
   return o;
 }
@@ -98,6 +124,83 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
          json_object_set_new(jm, "bandwidth_note", json_string(note));
 }
 
+/* Train: what its figures are (the model built of one measured layer and
+ * the measured LM head), the FLOP convention and the memory model. */
+static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
+                      json_t *jm) {
+  /* the fewest layers a measured point ran: the figures are scaled from
+   * them when that is fewer than the model's */
+  int64_t fewest = 0;
+  for (size_t i = 0; i < res->modes[2].npoints; i++) {
+    const cal_batch_point_t *bp = &res->modes[2].points[i];
+    if (bp->measured && (!fewest || bp->layers_measured < fewest))
+      fewest = bp->layers_measured;
+  }
+  char note[640];
+  snprintf(note, sizeof note,
+           "one optimizer step of the model: %lld decoder layers (%s; "
+           "forward, backward, AdamW), plus the LM head measured "
+           "(vocabulary %lld: logits, "
+           "cross-entropy, backward, AdamW); examples/s = batch / (layers / layers measured "
+           "x the measured stack's step + LM head step); the embedding lookup and its "
+           "gradient (tokens x hidden adds) not timed",
+           (long long)res->layers,
+           fewest && fewest < res->layers
+               ? "timed as the measured layers scaled to the model's"
+               : "the whole stack measured",
+           (long long)res->vocab);
+  const char *flops =
+      "forward (matrix products and attention) + backward counted as 2 x "
+      "forward = 3 x forward, per layer and for the LM head; the attention "
+      "scores and LM-head logits the backward recomputes are not counted, "
+      "nor elementwise work and AdamW";
+  const char *mem =
+      "activation_bytes_layer: the bytes one measured layer step keeps for "
+      "backward, counted from its buffers (inputs, normalised rows and "
+      "their inverse RMS, qkv, attention output and log-sum-exp, x1, "
+      "gate|up, SwiGLU output; test_train holds such counts to the "
+      "resident bytes a step adds, within 10%); activation_bytes = layers x that + the LM "
+      "head's rows and one chunk of logits; activation_bytes_checkpointed: "
+      "each layer keeps its input rows (batch x seq x hidden x 4 bytes) and "
+      "one layer's are recomputed at a time; model_memory_bytes = "
+      "model_state_bytes + activation_bytes";
+  /* per example: the activations are linear in the batch (the points'
+   * activation_bytes over their batch_size) */
+  double per = NAN, per_ck = NAN;
+  const cal_batch_mode_t *m = &res->modes[2];
+  for (size_t i = 0; i < m->npoints && isnan(per); i++)
+    if (m->points[i].model_bytes > 0) {
+      per = m->points[i].act_bytes / (double)m->points[i].batch;
+      per_ck = m->points[i].act_ckpt_bytes / (double)m->points[i].batch;
+    }
+  (void)r;
+  return json_object_set_new(jm, "activation_bytes_per_example",
+                             isnan(per) ? json_null() : json_real(per)) |
+         json_object_set_new(jm, "activation_bytes_per_example_checkpointed",
+                             isnan(per_ck) ? json_null() : json_real(per_ck)) |
+         json_object_set_new(jm, "workload", json_string(note)) |
+         json_object_set_new(jm, "layers", json_integer(res->layers)) |
+         json_object_set_new(jm, "layers_measured",
+                             fewest ? json_integer(fewest) : json_null()) |
+         (fewest && fewest < res->layers
+              ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
+              : 0) |
+         json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
+         json_object_set_new(jm, "lm_head_dtype", json_string("fp32")) |
+         json_object_set_new(jm, "model_params", json_real(res->model_params)) |
+         json_object_set_new(jm, "model_state_bytes",
+                             json_real(res->model_state_bytes)) |
+         json_object_set_new(jm, "model_state_fits_memory",
+                             json_boolean(res->model_state_bytes <=
+                                          res->memory_budget_bytes)) |
+         json_object_set_new(jm, "flops_convention", json_string(flops)) |
+         json_object_set_new(jm, "memory_note", json_string(mem)) |
+         json_object_set_new(jm, "optimizer",
+                             json_string("AdamW (lr 1e-3, betas 0.9/0.999, "
+                                         "eps 1e-8, weight decay 0.01), fp32 "
+                                         "masters and moments"));
+}
+
 /* A mode: its points, status, and when measured why the sweep ended, the
  * analysis, batch-1 latency and time.  NULL when out of memory. */
 static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
@@ -109,6 +212,8 @@ static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
   for (size_t i = 0; i < m->npoints; i++)
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
+  if (mi == 2 && train_json(r, res, jm) < 0)
+    goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;
   json_object_set_new(jm, "status", json_string(m->status));
@@ -158,7 +263,7 @@ json_t *cal_batch_write(const cal_run_t *r, const void *result) {
                       json_string("matrix products and attention; elementwise "
                                   "work (norms, SiLU, residuals) not counted"));
   json_t *modes = json_object_get(sec, "modes");
-  for (int m = 0; m < 2; m++) {
+  for (int m = 0; m < 3; m++) {
     if (!res->ran[m])
       continue;
     json_t *jm = mode_json(r, res, m);

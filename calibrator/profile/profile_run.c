@@ -159,7 +159,9 @@ static int top_batch(const cal_run_t *r, json_t *root) {
       "{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name, "dtype",
       b->dtype, "engine", b->engine, "preset", o->preset, "hidden",
       (json_int_t)o->hidden, "seq", (json_int_t)o->seq, "workload",
-      "one decoder layer, forward pass");
+      b->top_mode == 2 ? "a training step of the model (its layers and LM "
+                         "head, see batch_sweep.modes.train.workload)"
+                       : "one decoder layer, forward pass");
   if (src && b->top_mode == 1 && b->ran[0])
     json_object_set_new(src, "note",
                         json_string("prefill has no optimal batch (its points "

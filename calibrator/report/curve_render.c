@@ -4,12 +4,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cal_glyph.h"
+
 #define BAR_CELLS 24
 
-/* A bar of pct/100 * BAR_CELLS cells in eighths; pad: fill to BAR_CELLS. */
+/* A bar of pct/100 * BAR_CELLS cells in eighths (in ASCII: '#' a cell,
+ * '+' a part of one); pad: fill to BAR_CELLS. */
 static void put_bar(FILE *f, double pct, int pad) {
   static const char *const eighths[] = {"",   "▏", "▎", "▍",
                                         "▌", "▋", "▊", "▉"};
+  const int utf8 = cal_utf8();
   if (!isfinite(pct) || pct < 0)
     pct = 0;
   if (pct > 100)
@@ -17,9 +21,9 @@ static void put_bar(FILE *f, double pct, int pad) {
   int units = (int)lround(pct / 100.0 * BAR_CELLS * 8);
   int cells = 0;
   for (; units >= 8; units -= 8, cells++)
-    fputs("█", f);
+    fputs(utf8 ? "█" : "#", f);
   if (units > 0) {
-    fputs(eighths[units], f);
+    fputs(utf8 ? eighths[units] : "+", f);
     cells++;
   }
   for (; pad && cells < BAR_CELLS; cells++)
@@ -63,9 +67,9 @@ static void point_marks(const cal_curve_result_t *r, const cal_curve_row_t *p,
   size_t ml = 0;
   marks[0] = '\0';
   if (p->is_peak)
-    ml += (size_t)snprintf(marks + ml, len - ml, "◀ peak");
+    ml += (size_t)snprintf(marks + ml, len - ml, "%s peak", cal_glyph("◀", "<"));
   else if (p->tied)
-    ml += (size_t)snprintf(marks + ml, len - ml, "≈ tied with peak");
+    ml += (size_t)snprintf(marks + ml, len - ml, "%s tied with peak", cal_glyph("≈", "~"));
   if (p->is_knee)
     ml += (size_t)snprintf(marks + ml, len - ml, "%sknee", ml ? ", " : "");
   if (p->is_optimal && !(p->is_peak && r->policy == CAL_OPTIMIZE_THROUGHPUT))

@@ -14,10 +14,8 @@
 #include "cal_err.h"
 #include "cal_file.h"
 #include "cal_out.h"
+#include "cal_paths.h"
 #include "cal_vec.h"
-
-/* Template directory configured at build time (build_info.c). */
-extern const char cal_plots_dir[];
 
 /* ---- series ---- */
 
@@ -152,9 +150,12 @@ const char *cal_gp_template_dir(const char *templates) {
   const char *t = templates;
   if (!t || !*t)
     t = getenv("CALIBRATE_PLOTS_DIR");
-  if (!t || !*t)
-    t = cal_plots_dir;
-  return t;
+  static char dir[4096];
+  char err[256];
+  if ((!t || !*t) && cal_data_path(CAL_DATA_PLOTS, dir, sizeof dir, err,
+                                   sizeof err) == 0)
+    t = dir;
+  return t && *t ? t : "plots";
 }
 
 /* ---- the data file ---- */

@@ -91,7 +91,7 @@ int cal_gp_check_template(const char *templates, const char *name, char *err,
 /* mkdir -p dir; CAL_EIO when it cannot be made or is not a directory. */
 int cal_gp_make_dirs(const char *dir, char *err, size_t errlen);
 /* The template directory: templates when set, else $CALIBRATE_PLOTS_DIR,
- * else the one configured at build time.  Not to be freed. */
+ * else plots/ of the data directory (cal_data_path).  Not to be freed. */
 const char *cal_gp_template_dir(const char *templates);
 
 /* Write s as a gnuplot double-quoted string: letters, digits, space and

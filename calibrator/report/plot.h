@@ -36,7 +36,7 @@ typedef struct cal_plot_opts {
   const char *dir;       /* output directory, created when missing */
   const char *format;    /* "png" or "svg" */
   const char *templates; /* template directory; NULL: $CALIBRATE_PLOTS_DIR,
-                            else the one configured at build time */
+                            else plots/ of the data directory (cal_paths.h) */
   int script_only;       /* write .gp and .dat only; never run gnuplot */
   FILE *notes;           /* notes (skipped charts, files written); NULL */
 } cal_plot_opts_t;

@@ -35,9 +35,15 @@ static void print_point(const cal_batch_point_t *bp, int decode,
   else if (decode)
     snprintf(bw, sizeof bw, " %7.1f %5.0f%% %-4s", bp->read_gbps,
              100.0 * bp->bw_efficiency, bp->matrix_path);
-  fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s%s\n", b, ex,
-          bp->tokens.median, bp->pt.m.time.median * 1e3,
-          peak > 0 ? 100.0 * ex / peak : 0.0, bw,
+  char tr[96] = "";
+  if (bp->step_ms > 0)
+    snprintf(tr, sizeof tr, " %9.2f %9.2f %7.1f %8.0f %-3s", bp->layer_ms,
+             bp->head_ms, bp->step_gflops, bp->act_bytes / 1048576.0,
+             bp->model_fits ? "yes" : "no");
+  fprintf(out, "  %12lld %12.2f %13.1f %9.2f %5.0f%%%s%s%s%s\n", b, ex,
+          bp->tokens.median,
+          bp->step_ms > 0 ? bp->step_ms : bp->pt.m.time.median * 1e3,
+          peak > 0 ? 100.0 * ex / peak : 0.0, bw, tr,
           cal_table_unstable_mark(&bp->pt), mark);
 }
 
@@ -68,7 +74,23 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   const cal_curve_result_t *c = m->curve;
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
-          m->name, decode ? "    GB/s   %bw path" : "");
+          m->name, decode ? "    GB/s   %bw path"
+                   : mi == 2 ? " layers ms   head ms  GFLOPS  act MiB fits" : "");
+  int64_t fewest = 0;
+  for (size_t i = 0; mi == 2 && i < m->npoints; i++)
+    if (m->points[i].measured &&
+        (!fewest || m->points[i].layers_measured < fewest))
+      fewest = m->points[i].layers_measured;
+  if (mi == 2)
+    fprintf(out, "    the model's step: %lld layers (%s) + the measured LM "
+                 "head (vocab %lld, fp32); GFLOPS at 3 x "
+                 "forward; act MiB: the model's activations without "
+                 "checkpointing; fits: training state (%.0f MiB) and "
+                 "activations within the memory budget\n",
+            (long long)res->layers,
+            fewest && fewest < res->layers ? "the measured layer step, scaled"
+                                           : "the whole stack measured",
+            (long long)res->vocab, res->model_state_bytes / 1048576.0);
   for (size_t i = 0; i < m->npoints; i++)
     print_point(&m->points[i], decode, c, peak, out);
   if (decode)
@@ -100,7 +122,7 @@ void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
           res->dtype, threads, threads == 1 ? "" : "s");
   fprintf(out, "  dtype %s (%s); products on %s (%s)\n", res->dtype,
           o->dtype_why, res->engine, res->engine_why);
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < 3; m++)
     if (res->ran[m])
       print_mode(res, m, out);
 }

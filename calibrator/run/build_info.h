@@ -6,8 +6,8 @@
 extern const char cal_version[];
 /* git describe of the build, "unknown" outside a checkout. */
 extern const char cal_git[];
-/* Where the default run writes profiles, and the chart templates. */
-extern const char cal_results_dir[];
-extern const char cal_plots_dir[];
+/* The licence's SPDX identifier (the text is the LICENSE file). */
+extern const char cal_license[];
+/* Where data and default profiles live: common/cal_paths.h. */
 
 #endif

@@ -13,6 +13,7 @@
 #include "build_info.h"
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_paths.h"
 #include "cli.h"
 #include "curve.h"
 #include "kernel.h"
@@ -22,7 +23,7 @@
 enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
        O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
        O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_DTYPE, O_CI,
-       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE, O_ALLOW_BUSY, O_PARTIAL, O_NO_WAIT, O_SECTIONS };
+       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE, O_ALLOW_BUSY, O_PARTIAL, O_NO_WAIT, O_SECTIONS, O_LAYERS };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, NULL, O_NOPROG},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {"sweep-batch", no_argument, NULL, O_SWEEP},
     {"ci", no_argument, NULL, O_CI},
     {"plots", required_argument, NULL, O_PLOTS},
@@ -52,6 +54,7 @@ static const struct option long_opts[] = {
     {"ffn", required_argument, NULL, O_FFN},
     {"seq", required_argument, NULL, O_SEQ},
     {"mode", required_argument, NULL, O_MODE},
+    {"layers", required_argument, NULL, O_LAYERS},
     {"batches", required_argument, NULL, O_BATCHES},
     {"no-extend", no_argument, NULL, O_NOEXT},
     {"max-batch", required_argument, NULL, O_MAXB},
@@ -208,6 +211,30 @@ static int count_flag(const char *cmd, const char *name, const char *arg,
   return 0;
 }
 
+/* --mode: prefill, decode, train, both (prefill and decode) or all, or
+ * a comma-separated list of them. */
+static int mode_flag(const char *cmd, const char *arg, int *modes) {
+  static const struct { const char *name; int bits; } names[] = {
+      {"prefill", 1}, {"decode", 2}, {"train", 4}, {"both", 3}, {"all", 7}};
+  int set = 0;
+  const char *p = arg;
+  while (1) {
+    size_t n = strcspn(p, ","), i;
+    for (i = 0; i < sizeof names / sizeof *names; i++)
+      if (strlen(names[i].name) == n && strncmp(p, names[i].name, n) == 0)
+        break;
+    if (n == 0 || i == sizeof names / sizeof *names)
+      return cal_usage(cmd, "--mode is prefill, decode, train, both or all "
+                            "(or a comma-separated list), not '%s'", arg);
+    set |= names[i].bits;
+    if (!p[n])
+      break;
+    p += n + 1;
+  }
+  *modes = set;
+  return 0;
+}
+
 /* What a batch sweep measures at most: batch sizes (a layer at batch
  * 65536 needs tens of GB even for the smallest preset) and points. */
 #define CAL_SWEEP_MAX_BATCH 65536
@@ -233,10 +260,12 @@ static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
     return count_flag(cmd, names[c - O_HIDDEN], arg, 1L << 22,
                       &shape[c - O_HIDDEN]);
   case O_MODE:
-    if (strcmp(arg, "prefill") == 0) sw->modes = 1;
-    else if (strcmp(arg, "decode") == 0) sw->modes = 2;
-    else if (strcmp(arg, "both") == 0) sw->modes = 3;
-    else return cal_usage(cmd, "--mode is prefill, decode or both, not '%s'", arg);
+    return mode_flag(cmd, arg, &sw->modes);
+  case O_LAYERS:
+    if (count_flag(cmd, "--layers", arg, 4096, &v))
+      return CAL_EXIT_USAGE;
+    sw->layers = v;
+    sw->layers_given = 1;
     return 0;
   case O_BATCHES:
     free(sw->batches);
@@ -319,6 +348,10 @@ static int layer_shape(cal_opts_t *o, const char *preset, const long shape[5]) {
   o->seq_given = shape[4] != 0;
   if (shape[0] || shape[1] || shape[2] || shape[3])
     snprintf(sw->preset, sizeof sw->preset, "custom");
+  /* a custom shape keeps its base preset's depth and vocabulary */
+  if (!sw->layers_given)
+    sw->layers = ps->layers;
+  sw->vocab = ps->vocab;
   cal_layer_shape_t ls = {sw->hidden, sw->heads, sw->kv_heads, sw->ffn, sw->seq,
                           1, 0, 0};
   if (cal_layer_check_shape(&ls, err, sizeof err) < 0)
@@ -335,9 +368,9 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
   *action = CAL_OPTS_RUN;
   opterr = 0;
   optind = 0;
-  while ((c = getopt_long(argc, argv, ":o:qt:vh", long_opts, NULL)) != -1) {
-    if (c == 'h') {
-      *action = CAL_OPTS_HELP;
+  while ((c = getopt_long(argc, argv, ":o:qt:vhV", long_opts, NULL)) != -1) {
+    if (c == 'h' || c == 'V') {
+      *action = c == 'h' ? CAL_OPTS_HELP : CAL_OPTS_VERSION;
       return 0;
     }
     if (c == O_PRESET && strcmp(optarg, "list") == 0) {
@@ -362,12 +395,7 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
 }
 
 static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {
-  const char *dir = getenv("CALIBRATE_RESULTS_DIR");
-  struct stat st;
-  if (!dir || !*dir)
-    dir = (stat(cal_results_dir, &st) == 0 && S_ISDIR(st.st_mode))
-              ? cal_results_dir
-              : ".";
+  const char *dir = cal_results_default_dir();
   char host[64];
   size_t j = 0;
   for (size_t i = 0; hw->hostname[i] && j < sizeof host - 1; i++) {
@@ -465,7 +493,11 @@ int cal_opts_resolve(cal_opts_t *o, const cal_hwinfo_t *hw) {
     o->hcfg.cv_threshold = o->cv_asked;
   /* leave a tenth of available memory to the rest of the system */
   o->hcfg.mem_avail_bytes = 0.9 * (double)hw->mem_available_bytes;
-  o->progress = !o->no_progress && cal_stderr_is_tty();
+  /* a live line on a terminal; elsewhere (CI logs, pipes) a line per
+   * finished section, so a long job is not silent */
+  o->progress = o->no_progress         ? CAL_PROGRESS_OFF
+                : cal_stderr_is_tty() ? CAL_PROGRESS_LINE
+                                      : CAL_PROGRESS_SECTIONS;
   return sweep_dtype(o);
 }
 
@@ -475,11 +507,12 @@ void cal_opts_free(cal_opts_t *o) {
 }
 
 void cal_presets_print(FILE *out) {
-  fprintf(out, "%-14s %7s %6s %9s %7s %5s  %s\n", "preset", "hidden", "heads",
-          "kv-heads", "ffn", "seq", "");
+  fprintf(out, "%-14s %7s %6s %9s %7s %5s %6s %7s  %s\n", "preset", "hidden",
+          "heads", "kv-heads", "ffn", "seq", "layers", "vocab", "");
   const cal_layer_preset_t *p;
   for (size_t i = 0; (p = cal_layer_preset_at(i)); i++)
-    fprintf(out, "%-14s %7lld %6lld %9lld %7lld %5lld  %s\n", p->name,
-            (long long)p->hidden, (long long)p->heads, (long long)p->kv_heads,
-            (long long)p->ffn, (long long)p->seq, p->description);
+    fprintf(out, "%-14s %7lld %6lld %9lld %7lld %5lld %6lld %7lld  %s\n",
+            p->name, (long long)p->hidden, (long long)p->heads,
+            (long long)p->kv_heads, (long long)p->ffn, (long long)p->seq,
+            (long long)p->layers, (long long)p->vocab, p->description);
 }

@@ -17,7 +17,11 @@
 typedef struct cal_sweep_opts {
   char preset[32];          /* layer preset name, "custom" when overridden */
   int64_t hidden, heads, kv_heads, ffn, seq;
-  int modes;                /* bit 0 prefill, bit 1 decode */
+  int modes;                /* bit 0 prefill, bit 1 decode, bit 2 train */
+  /* the whole model (train): decoder layers (--layers, else the preset's)
+   * and vocabulary (the preset's) */
+  int64_t layers, vocab;
+  int layers_given;
   int64_t *batches;         /* user list (owned) or NULL for the default */
   size_t nbatches;
   int extend;               /* extend while still rising */
@@ -43,7 +47,8 @@ typedef struct cal_attn_opts {
 typedef struct cal_opts {
   const char *cmd;          /* subcommand name for messages ("run", ...) */
   char out_path[4096];      /* profile destination, "-" for stdout */
-  int quick, verbose, progress;
+  int quick, verbose;
+  int progress;             /* cal_progress_mode_t */
   int threads;              /* the "all threads" count (<= usable) */
   uint64_t seed;
   unsigned sections;        /* CAL_SEC_* to run */
@@ -69,11 +74,20 @@ typedef struct cal_opts {
   int no_progress, seq_given, gemm_engine_given;
 } cal_opts_t;
 
+/* Progress on stderr: off (--no-progress), a live line with an ETA on a
+ * terminal, else one line per finished section. */
+typedef enum cal_progress_mode {
+  CAL_PROGRESS_OFF = 0,
+  CAL_PROGRESS_LINE,
+  CAL_PROGRESS_SECTIONS,
+} cal_progress_mode_t;
+
 /* What the command line asked for besides a run. */
 typedef enum cal_opts_action {
   CAL_OPTS_RUN = 0,
   CAL_OPTS_HELP,            /* --help */
   CAL_OPTS_LIST_PRESETS,    /* --preset list */
+  CAL_OPTS_VERSION,         /* --version */
 } cal_opts_action_t;
 
 /* Parse the options shared by measuring commands (argv[0] is the

@@ -151,6 +151,10 @@ static void section_end(cal_run_t *r) {
     }
     if (!cal_sections[id].derived)
       watch_clock(r, id);
+    if (c->progress == CAL_PROGRESS_SECTIONS)
+      fprintf(stderr, "calibrate: [%4.0fs] %s done (%.1f s)\n",
+              cal_now() - c->t_start, cal_sections[id].key,
+              r->res->quality.section_s[id]);
   }
   c->sec_current = -1;
 }
@@ -170,7 +174,7 @@ static void section_begin(cal_run_t *r, int id) {
 
 void cal_progress(const cal_run_t *r, const char *fmt, ...) {
   const cal_ctx_t *c = r->ctx;
-  if (!c->progress)
+  if (c->progress != CAL_PROGRESS_LINE)
     return;
   double now = cal_now();
   double in_sec = now - c->sec_start;
@@ -185,7 +189,7 @@ void cal_progress(const cal_run_t *r, const char *fmt, ...) {
 }
 
 void cal_progress_done(const cal_run_t *r) {
-  if (r->ctx->progress) {
+  if (r->ctx->progress == CAL_PROGRESS_LINE) {
     fprintf(stderr, "\r\033[K");
     fflush(stderr);
   }

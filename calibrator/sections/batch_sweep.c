@@ -1,5 +1,7 @@
 /* The batch sweep: throughput versus batch size of the model-shaped layer,
- * prefill and decode, with noise-aware peak detection.  Leaves a
+ * prefill and decode, and of the model's training step (train: one layer's
+ * step and the LM head's measured, the model's step built of them), with
+ * noise-aware peak detection.  Leaves a
  * cal_batch_result_t (results.h); profile/batch_json.c writes its profile
  * object and report/table_batch.c its part of the table. */
 #include <math.h>
@@ -10,6 +12,8 @@
 #include "cal_err.h"
 #include "curve.h"
 #include "layer.h"
+#include "layer_train.h"
+#include "lm_head.h"
 #include "results.h"
 #include "run.h"
 #include "timer.h"
@@ -22,18 +26,30 @@
  * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
  * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
 #define SWEEP_BOTH_PATHS_MAX 32
+/* train's own time (it is added to the sweep's, not shared): seconds by
+ * default and with --quick, times --budget-scale */
+#define SWEEP_TRAIN_S 60.0
+#define SWEEP_TRAIN_QUICK_S 15.0
+/* train points take at most this many samples, --quick fewer (a step of
+ * a real preset lasts seconds; the layers and the LM head are each
+ * timed) */
+#define SWEEP_TRAIN_SAMPLES 5
+#define SWEEP_TRAIN_QUICK_SAMPLES 3
 
 /* One mode's sweep in progress. */
 typedef struct sweep {
   cal_run_t *r;
   const cal_kernel_t *k;
   int decode;
+  int train;                /* the training step (layer and LM head) */
+  const cal_batch_result_t *res;
   cal_batch_mode_t *m;      /* the result being filled */
   int64_t *list;            /* batches to measure (owned), room for cap */
   size_t nlist, cap;
   double t0, budget, mem_budget;
   double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
   const char *engine;       /* the products' engine (cal_params_t.engine) */
+  const cal_kernel_t *head; /* train: the LM head's step */
 } sweep_t;
 
 static double mem_budget(const cal_run_t *r) {
@@ -57,6 +73,18 @@ static void shape_for(const sweep_t *s, int decode, int64_t batch,
   p->seed = r->opt->seed + 1000;
   p->variant = -1;
   p->engine = s->engine;
+  if (s->train) {
+    /* the whole stack where --layers asked for it and it fits the memory
+     * budget; else one layer, its figures scaled */
+    cal_layer_shape_t sh;
+    cal_layer_shape_from_params(p, &sh);
+    sh.bf16 = strcmp(s->k->dtype, "bf16") == 0;
+    int64_t L = s->res->layers;
+    p->layers = o->layers_given && L > 1 &&
+                        cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
+                    ? L
+                    : 1;
+  }
 }
 
 /* The layer shape of a point of this sweep (its dtype the kernel's). */
@@ -66,10 +94,48 @@ static void layer_shape(const sweep_t *sw, const cal_params_t *p,
   s->bf16 = strcmp(sw->k->dtype, "bf16") == 0;
 }
 
+/* The LM head's kernel point beside a train point p. */
+static void head_params(const sweep_t *sw, const cal_params_t *p,
+                        cal_params_t *hp) {
+  memset(hp, 0, sizeof *hp);
+  hp->hidden = p->hidden;
+  hp->seq = p->seq;
+  hp->batch = p->batch;
+  hp->n = sw->res->vocab;
+  hp->threads = p->threads;
+  hp->seed = p->seed;
+  hp->variant = -1;
+}
+
+/* What a point needs to run: train runs the layers' step, then the LM
+ * head's, one after the other. */
 static double mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
   layer_shape(sw, p, &s);
-  return cal_layer_mem_bytes(&s);
+  if (!sw->train)
+    return cal_layer_mem_bytes(&s);
+  double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
+  double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
+                                      sw->res->vocab);
+  return layer > head ? layer : head;
+}
+
+/* The model's activations at batch b (bytes): each layer keeps what the
+ * measured step keeps (cal_train_saved_bytes); with checkpointing each
+ * layer keeps its input rows and one layer's are recomputed at a time.
+ * The LM head adds its rows and a chunk of logits either way. */
+static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
+                         cal_batch_point_t *bp) {
+  const cal_batch_result_t *res = sw->res;
+  double t = (double)s->batch * (double)s->seq, L = (double)res->layers;
+  double per = cal_train_saved_bytes(s);
+  double v = (double)res->vocab, c = v < CAL_LM_HEAD_CHUNK ? v : CAL_LM_HEAD_CHUNK;
+  double head = 4.0 * t * ((double)s->hidden + c);
+  bp->act_layer_bytes = per;
+  bp->act_bytes = L * per + head;
+  bp->act_ckpt_bytes = L * 4.0 * t * (double)s->hidden + per + head;
+  bp->model_bytes = res->model_state_bytes + bp->act_bytes;
+  bp->model_fits = bp->model_bytes <= sw->mem_budget;
 }
 
 /* Estimated seconds of one point whose run takes run_s. */
@@ -111,7 +177,9 @@ static cal_batch_point_t *point_add(sweep_t *s, int64_t b) {
            s->m->name, shape.bf16 ? "bf16/" : "", o->preset,
            (long long)o->hidden, (long long)o->seq, (long long)b);
   bp->batch = b;
-  bp->memory_bytes = cal_layer_mem_bytes(&shape);
+  bp->memory_bytes = mem_of(s, &p);
+  if (s->train)
+    model_memory(s, &shape, bp);
   bp->status = CAL_POINT_SKIPPED;
   bp->matrix_path = cal_layer_matrix_path(&shape);
   bp->read_bytes = s->decode ? cal_layer_read_bytes(&shape) : 0.0;
@@ -134,7 +202,8 @@ static void point_over_budget(const sweep_t *s, cal_batch_point_t *bp) {
 /* Take the harness point *pt into bp (pt is emptied in every case): a
  * measured point keeps it with its examples/s and tokens/s samples, any
  * other keeps only its status and reason.  CAL_ENOMEM. */
-static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt) {
+static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
+                      const cal_point_t *head) {
   double *tok = NULL;
   int rc = 0;
   bp->status = pt->status;
@@ -145,19 +214,36 @@ static int point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt) 
   double lq = s->decode ? 1.0 : (double)s->r->opt->sweep.seq;
   double b = (double)bp->batch, level = s->r->opt->hcfg.ci_level;
   size_t n = pt->m.n;
-  bp->examples_per_s = malloc((n ? n : 1) * sizeof *bp->examples_per_s);
-  tok = malloc((n ? n : 1) * sizeof *tok);
+  /* train: sample j of the model's step is layers × the layer's sample j
+   * plus the LM head's sample j (as many as both have) */
+  const cal_measurement_t *hm = s->train && head ? &head->m : NULL;
+  double L = s->train ? (double)s->res->layers /
+                           (double)(pt->params.layers > 1 ? pt->params.layers : 1)
+                     : 1.0;
+  bp->layers_measured = pt->params.layers > 1 ? pt->params.layers : 1;
+  if (hm && hm->n < n)
+    n = hm->n;
+  bp->examples_per_s = calloc(n ? n : 1, sizeof *bp->examples_per_s);
+  tok = calloc(n ? n : 1, sizeof *tok);
   if (!bp->examples_per_s || !tok) {
     rc = CAL_ENOMEM;
     goto out;
   }
   bp->n = n;
   for (size_t j = 0; j < n; j++) {
-    bp->examples_per_s[j] = b / pt->m.samples_s[j];
-    tok[j] = b * lq / pt->m.samples_s[j];
+    double step = L * pt->m.samples_s[j] + (hm ? hm->samples_s[j] : 0.0);
+    bp->examples_per_s[j] = b / step;
+    tok[j] = b * lq / step;
   }
   cal_summarize(bp->examples_per_s, n, level, &bp->examples);
   cal_summarize(tok, n, level, &bp->tokens);
+  if (hm) {
+    bp->layer_ms = pt->m.time.median * 1e3;
+    bp->head_ms = hm->time.median * 1e3;
+    bp->step_ms = b / bp->examples.median * 1e3;
+    bp->step_flops = L * pt->flops + head->flops;
+    bp->step_gflops = bp->step_flops / (bp->step_ms * 1e-3) * 1e-9;
+  }
   if (s->decode && pt->m.time.median > 0) {
     bp->read_gbps = bp->read_bytes / pt->m.time.median * 1e-9;
     if (s->mem_read_gbps > 0)
@@ -283,7 +369,7 @@ static int sweep_ci(sweep_t *s) {
   for (size_t i = 0, j = 0; i < n; i++) {
     cal_batch_point_t *bp = point_add(s, s->list[i]);
     if (j < nj && at[j] == i) {
-      if ((rc = point_take(s, bp, &cps[j++])) < 0)
+      if ((rc = point_take(s, bp, &cps[j++], NULL)) < 0)
         goto out;
     } else {
       point_over_budget(s, bp);
@@ -360,13 +446,52 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
   return 0;
 }
 
+/* A train point: the layer's step, then (when it was measured) the LM
+ * head's at the same batch; the point takes both (point_take).  A head
+ * that could not be measured or failed is the point's status; a head
+ * measured while others held the cores makes the point contaminated. */
+static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
+  cal_harness_cfg_t h = s->r->opt->hcfg;
+  int most = s->r->opt->quick ? SWEEP_TRAIN_QUICK_SAMPLES : SWEEP_TRAIN_SAMPLES;
+  if (h.samples > most)
+    h.samples = most;
+  cal_point_t pt, hpt;
+  memset(&hpt, 0, sizeof hpt);
+  int rc = cal_run_point(s->r, &h, s->k, p, &pt);
+  if (rc < 0)
+    return rc;
+  if (CAL_POINT_HAS_SAMPLES(&pt)) {
+    cal_params_t hp;
+    head_params(s, p, &hp);
+    if ((rc = cal_run_point(s->r, &h, s->head, &hp, &hpt)) < 0) {
+      cal_point_free(&pt);
+      return rc;
+    }
+    if (!CAL_POINT_HAS_SAMPLES(&hpt)) {
+      cal_point_free(&pt);
+      bp->status = hpt.status;
+      snprintf(bp->reason, sizeof bp->reason, "LM head: %.150s", hpt.reason);
+      cal_point_free(&hpt);
+      return 0;
+    }
+  }
+  rc = point_take(s, bp, &pt, CAL_POINT_HAS_SAMPLES(&hpt) ? &hpt : NULL);
+  if (rc == 0 && bp->measured && hpt.status == CAL_POINT_CONTAMINATED &&
+      bp->status == CAL_POINT_OK) {
+    bp->status = CAL_POINT_CONTAMINATED;
+    snprintf(bp->reason, sizeof bp->reason, "LM head: %.150s", hpt.reason);
+  }
+  cal_point_free(&hpt);
+  return rc;
+}
+
 /* One batch after the other until the list ends, memory or time runs out
  * or a point fails; the rest of the list is then skipped. */
 static int sweep_sequential(sweep_t *s) {
   cal_run_t *r = s->r;
   cal_batch_mode_t *m = s->m;
   int blocked = 0, rc;
-  double last_step = 0;
+  double last_step = 0, last_wall = 0, wall0 = 0;
   int64_t last_batch = 0;
   for (size_t i = 0; i < s->nlist; i++) {
     int64_t b = s->list[i];
@@ -381,10 +506,28 @@ static int sweep_sequential(sweep_t *s) {
       blocked = 1;
       continue;
     }
+    /* train: where the model's training state fits, the curve ends where
+     * its activations no longer do; where even the state does not, the
+     * figures are the measured layer scaled, each point saying so */
+    if (s->train && !bp->model_fits &&
+        s->res->model_state_bytes <= s->mem_budget) {
+      snprintf(bp->reason, sizeof bp->reason,
+               "the whole model needs %.0f MiB (training state and "
+               "activations without checkpointing), more than the %.0f MiB "
+               "memory budget", bp->model_bytes / 1048576.0,
+               s->mem_budget / 1048576.0);
+      m->stop = "memory limit";
+      blocked = 1;
+      continue;
+    }
     /* the next point would take about as long per example as the last */
     double est = last_batch ? last_step * (double)b / (double)last_batch : 0;
-    if (last_batch &&
-        cal_now() - s->t0 + point_cost(&r->opt->hcfg, est) > s->budget) {
+    /* train: the last point's whole cost (two setups, the LM head's
+     * state, two verifications) scaled, which its step time understates */
+    double cost = s->train && last_wall > 0
+                      ? last_wall * (double)b / (double)last_batch
+                      : point_cost(&r->opt->hcfg, est);
+    if (last_batch && cal_now() - s->t0 + cost > s->budget) {
       m->stop = "time budget";
       point_skip(bp, m->stop);
       blocked = 1;
@@ -394,17 +537,24 @@ static int sweep_sequential(sweep_t *s) {
     cal_params_t p;
     cal_point_t pt;
     shape_for(s, s->decode, b, &p);
-    if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
-                  ? both_paths(s, bp, &p, &pt)
-                  : cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
-        (rc = point_take(s, bp, &pt)) < 0)
+    wall0 = cal_now();
+    if (s->train) {
+      if ((rc = train_point(s, bp, &p)) < 0)
+        return rc;
+    } else if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
+                         ? both_paths(s, bp, &p, &pt)
+                         : cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
+               (rc = point_take(s, bp, &pt, NULL)) < 0) {
       return rc;
+    }
     if (bp->status == CAL_POINT_FAILED) {
       m->stop = "verification failed";
       blocked = 1;
     } else if (bp->status == CAL_POINT_OK) {
-      last_step = bp->pt.m.time.median;
+      last_step = s->train ? bp->layer_ms * 1e-3 + bp->head_ms * 1e-3
+                           : bp->pt.m.time.median;
       last_batch = b;
+      last_wall = cal_now() - wall0;
     }
     if (i + 1 == s->nlist && !blocked && r->opt->sweep.extend &&
         (rc = extend(s, b)) < 0)
@@ -430,28 +580,35 @@ static int analyze(sweep_t *s) {
     m->have_rec = 1;
   for (size_t j = 0; j < m->npoints; j++)
     if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK)
-      m->latency_ms_batch_1 = m->points[j].pt.m.time.median * 1e3;
+      m->latency_ms_batch_1 = s->train ? m->points[j].step_ms
+                                       : m->points[j].pt.m.time.median * 1e3;
   m->time_s = cal_now() - s->t0;
   return 0;
 }
 
-static int sweep_mode(cal_run_t *r, int decode, double budget,
+/* Mode mi: 0 prefill, 1 decode, 2 train. */
+static int sweep_mode(cal_run_t *r, int mi, double budget,
                       const cal_batch_result_t *res, cal_batch_mode_t *m) {
-  static const char *const names[2][2] = {{"layer_prefill", "layer_decode"},
-                                          {"layer_prefill_bf16",
-                                           "layer_decode_bf16"}};
+  static const char *const names[2][3] = {
+      {"layer_prefill", "layer_decode", "layer_train"},
+      {"layer_prefill_bf16", "layer_decode_bf16", "layer_train_bf16"}};
+  static const char *const modes[3] = {"prefill", "decode", "train"};
   int bf16 = strcmp(res->dtype, "bf16") == 0;
-  sweep_t s = {r, cal_kernel_find(names[bf16][decode]), decode, m, NULL, 0, 0,
-               cal_now(), budget, mem_budget(r), res->mem_read_gbps,
-               res->engine};
-  m->name = decode ? "decode" : "prefill";
+  sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
+               NULL, 0, 0, cal_now(), budget, mem_budget(r),
+               res->mem_read_gbps, res->engine, cal_kernel_find("lm_head_train")};
+  m->name = modes[mi];
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;
   int rc = batch_list(&s);
-  if (rc == 0)
+  /* train: its points' verification is the check (a separate step at
+   * batch 1 would cost the time of a point of a real preset) */
+  if (rc == 0 && s.train)
+    m->status = "measured";
+  else if (rc == 0)
     rc = verify_layer(&s);
   if (rc == 0)
-    rc = r->opt->rounds > 1 ? sweep_ci(&s) : sweep_sequential(&s);
+    rc = r->opt->rounds > 1 && !s.train ? sweep_ci(&s) : sweep_sequential(&s);
   if (rc == 0)
     rc = analyze(&s);
   free(s.list);
@@ -472,7 +629,7 @@ void cal_batch_drop(void *result) {
   cal_batch_result_t *res = result;
   if (!res)
     return;
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < 3; m++)
     mode_free(&res->modes[m]);
   free(res);
 }
@@ -496,6 +653,23 @@ static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
            "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
 }
 
+/* The whole model's parameters and training state: the layers, the
+ * embedding and the LM head (counted as two matrices, as in an untied
+ * model) and the final norm; per parameter an fp32 master, gradient and
+ * two moments, and in bf16 a bf16 copy. */
+static void model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
+  cal_layer_shape_t s = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1,
+                         0, 0};
+  res->layers = o->layers > 0 ? o->layers : 1;
+  res->vocab = o->vocab > 1 ? o->vocab : 2;
+  double layer = cal_layer_weight_bytes(&s) / 4.0; /* fp32: 4 bytes each */
+  res->model_params = (double)res->layers * layer +
+                      2.0 * (double)res->vocab * (double)o->hidden +
+                      (double)o->hidden;
+  res->model_state_bytes =
+      res->model_params * (16.0 + (strcmp(res->dtype, "bf16") == 0 ? 2.0 : 0.0));
+}
+
 int cal_batch_measure(cal_run_t *r) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   double start = cal_now();
@@ -515,24 +689,32 @@ int cal_batch_measure(cal_run_t *r) {
   res->mem_read_gbps = cal_bandwidth_memory_read(
       cal_results_get(r->res, CAL_SEC_ID_BANDWIDTH), res->mem_read_threads,
       res->mem_read_why, sizeof res->mem_read_why);
+  model_state(o, res);
   int nmodes = (o->modes & 1) + ((o->modes >> 1) & 1);
-  for (int m = 0; m < 2; m++) {
+  for (int m = 0; m < 3; m++) {
     if (!(o->modes & (1 << m)))
       continue;
-    /* prefill gets its share; decode what is left */
+    /* prefill gets its share; decode what is left; train its own time,
+     * added to the sweep's */
     double b = m == 0 && nmodes == 2 ? res->time_budget_s * 0.5 : res->time_budget_s;
     if (m == 1 && nmodes == 2)
       b = res->time_budget_s - (cal_now() - start);
+    if (m == 2)
+      b = (r->opt->quick ? SWEEP_TRAIN_QUICK_S : SWEEP_TRAIN_S) *
+          (r->opt->budget_scale > 0 ? r->opt->budget_scale : 1.0);
     res->ran[m] = 1;
     if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
       goto out;
   }
-  /* top level: the training-like mode (prefill) when it has an optimal
-   * batch, else decode */
-  for (int m = 0; m < 2 && res->top_mode < 0; m++)
+  /* top level: the training step when it has an optimal batch, else the
+   * training-like forward mode (prefill), else decode */
+  static const int order[3] = {2, 0, 1};
+  for (int i = 0; i < 3 && res->top_mode < 0; i++) {
+    int m = order[i];
     if (res->ran[m] && res->modes[m].curve &&
         res->modes[m].curve->optimal_batch_size > 0)
       res->top_mode = m;
+  }
   r->res->sec[CAL_SEC_ID_BATCH] = res;
   res = NULL;
 out:

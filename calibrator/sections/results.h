@@ -229,10 +229,20 @@ typedef struct cal_batch_point {
    * bytes over the median step time, and that over the run's memory read
    * bandwidth (NAN when it is not known); 0, 0, NAN otherwise */
   double read_bytes, read_gbps, bw_efficiency;
+  /* train points (0 otherwise): the measured median step of one layer and
+   * of the LM head (ms), the model's step built of them (layers × layer +
+   * head) and its FLOPs and rate; the activation bytes the measured layer
+   * step keeps for backward (its saved buffers), the model's activations
+   * without and with checkpointing, its whole training memory (state and
+   * activations) and whether that fits the memory budget */
+  double layer_ms, head_ms, step_ms, step_flops, step_gflops;
+  double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
+  int model_fits;
+  int64_t layers_measured;  /* train: layers the measured stack ran */
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
-  const char *name;         /* "prefill", "decode" */
+  const char *name;         /* "prefill", "decode", "train" */
   const char *status;       /* "measured", "skipped", "failed" */
   char reason[256];
   cal_batch_point_t *points;
@@ -246,13 +256,13 @@ typedef struct cal_batch_mode {
 } cal_batch_mode_t;
 
 typedef struct cal_batch_result {
-  cal_batch_mode_t modes[2]; /* [0] prefill, [1] decode */
+  cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
   const char *dtype;        /* the layer's: "fp32" or "bf16"; static */
   /* the engine of the layer's BLAS-path products ("openblas", "onednn")
    * and why it was chosen */
   const char *engine;
   char engine_why[192];
-  int ran[2];
+  int ran[3];
   double weights_bytes, memory_budget_bytes, time_budget_s;
   /* the mode whose optimal batch is the profile's top level, -1: none */
   int top_mode;
@@ -262,6 +272,10 @@ typedef struct cal_batch_result {
   double mem_read_gbps;
   int mem_read_threads;
   char mem_read_why[256];
+  /* train: the model's decoder layers and vocabulary, its parameters and
+   * training state (masters, gradients, moments; bf16: and the bf16 copy) */
+  int64_t layers, vocab;
+  double model_params, model_state_bytes;
 } cal_batch_result_t;
 
 #endif
