@@ -12,6 +12,7 @@ set xtics 1
 set grid
 set key outside bottom center horizontal maxcols 2 font ',10'
 set offsets 0.5, 0.5, 0, 0
+set bmargin 6
 plot for [i=1:nseries] datafile index (i-1) using 1:2:5:6 \
        with yerrorlines lt series_lt[i] dt 1 title label[i], \
      for [i=1:nseries] datafile index (i-1) using 1:3 \
