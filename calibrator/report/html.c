@@ -94,6 +94,7 @@ static const char page_css[] =
     "figure{margin:1em 0;page-break-inside:avoid;break-inside:avoid}"
     "figure svg{width:100%;height:auto;border:1px solid #ddd}"
     ".head td.n{font-size:1.15em;font-weight:bold}"
+    "ul.pts{columns:2 26em;font-size:.88em}"
     "@media print{body{max-width:none;margin:0;font-size:10pt}"
     "h2{page-break-after:avoid;break-after:avoid}"
     "table,figure{page-break-inside:avoid;break-inside:avoid}"
@@ -406,16 +407,17 @@ static void quality_notes(FILE *f, const json_t *root) {
     fputs("</ul>\n", f);
   }
   qual_t q = {.f = f};
-  fputs("<details><summary>Points that were unstable (coefficient of "
-        "variation above the threshold), contaminated, failed or skipped"
-        "</summary>\n<ul>\n", f);
+  /* a plain list, not a collapsed one: it must print */
+  fputs("<p>Points that were unstable (coefficient of variation above the "
+        "threshold), contaminated, failed or skipped:</p>\n"
+        "<ul class=\"pts\">\n", f);
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)root, k, v) if (strcmp(k, "quality"))
       quality_walk(&q, v);
   if (!q.unstable && !q.bad)
     fputs("<li>none</li>\n", f);
-  fputs("</ul>\n</details>\n", f);
+  fputs("</ul>\n", f);
 }
 
 /* ---- charts ---- */
