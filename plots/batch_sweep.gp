@@ -1,5 +1,6 @@
-# The batch sweep in three panels: prefill throughput (examples/s) and
-# decode throughput (tokens/s) against batch size, each on its own axis,
+# The batch sweep in three panels: prefill and train throughput
+# (examples/s) and decode throughput (tokens/s) against batch size, each
+# on its own axis,
 # with the median's confidence interval, the peak (filled) and the knee
 # (open ring); and latency per step against batch size for both modes.
 # Both axes logarithmic.  Variables: datafile, title, nseries, label[],
@@ -13,14 +14,23 @@ set xlabel 'batch size'
 set grid
 set key outside bottom center vertical font ',10'
 set bmargin 9
-on(i, t, v) = series_tag[i] == t ? v : NaN
+# panel 1: examples/s (prefill, tag 1; train, tag 3); panel 2: decode
+panel(i) = series_tag[i] == 2 ? 2 : 1
+on(i, t, v) = panel(i) == t ? v : NaN
+have_prefill = 0; have_train = 0
+do for [i=1:nseries] {
+  if (series_tag[i] == 1) { have_prefill = 1 }
+  if (series_tag[i] == 3) { have_train = 1 }
+}
+first_panel = have_prefill && have_train ? 'prefill and train' : \
+              have_train ? 'train' : 'prefill'
 do for [t=1:2] {
-  set title (t == 1 ? 'prefill' : 'decode')
+  set title (t == 1 ? first_panel : 'decode')
   set ylabel (t == 1 ? 'throughput (examples/s)' : 'throughput (tokens/s)')
   plot for [i=1:nseries] datafile index (i-1) \
          using 1:(on(i, t, $2)):(on(i, t, $3)):(on(i, t, $4)) \
          with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
-         title (series_tag[i] == t ? label[i] : ''), \
+         title (panel(i) == t ? label[i] : ''), \
        for [i=1:nseries] datafile index (i-1) \
          using 1:(on(i, t, $5 > 0 ? $2 : NaN)) with points pt 7 ps 2.2 \
          lc rgb '#000000' title (i == 1 ? 'peak' : ''), \

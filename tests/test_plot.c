@@ -103,7 +103,8 @@ static void scripts_and_data(void **state) {
   char *gp = read_out(f, "batch_sweep.gp");
   assert_contains(gp, "datafile = 'batch_sweep.dat'\n");
   assert_contains(gp, "outfile = 'batch_sweep.png'\n");
-  assert_contains(gp, "title = \"Batch sweep: prefill and decode - machine_a "
+  assert_contains(gp, "title = \"Batch sweep: prefill (one layer), decode "
+                      "(one layer) - machine_a "
                       "(2025-01-15) vs Bob\\047s \\042box\\042 "
                       "(2025-01-16)\"\n");
   assert_contains(gp, "nseries = 3\n");
@@ -402,8 +403,8 @@ static void reference_charts(void **state) {
   }
   /* the batch sweep names what was measured */
   char *gp = read_out(f, "batch_sweep.gp");
-  assert_contains(gp, "Batch sweep: qwen2-0.5b, seq 128, one layer, prefill "
-                      "and decode, fp32");
+  assert_contains(gp, "Batch sweep: qwen2-0.5b, seq 128, prefill (one "
+                      "layer), decode (one layer), fp32");
   free(gp);
   char *two[] = {"--format", "svg", "-o", f->plots, REFERENCE, evil};
   assert_int_equal(run_plot(two, 6), CAL_EXIT_OK);

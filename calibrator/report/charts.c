@@ -133,8 +133,10 @@ static int batch_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   r->v[5] = cal_json_num(p->pt, "latency_ms",
                          cal_json_num(p->pt, "time_ms", NAN));
   /* prefill and decode count different things: separate panels */
-  r->tag = strcmp(p->group_key, "decode") == 0 ? 2 : 1;
-  r->pt = r->tag == 2 ? 5 : 7;
+  /* examples/s (prefill, train) and tokens/s (decode): two panels */
+  r->tag = strcmp(p->group_key, "decode") == 0  ? 2
+           : strcmp(p->group_key, "train") == 0 ? 3 : 1;
+  r->pt = r->tag == 2 ? 5 : r->tag == 3 ? 9 : 7;
   snprintf(key, keylen, "%s", p->group_key);
   return 1;
 }
@@ -715,25 +717,31 @@ static void batch_what(const cal_chart_in_t *in, char *buf, size_t len) {
     const json_t *m = json_object_get(bs, "model");
     const char *preset = json_string_value(json_object_get(m, "preset"));
     double seq = cal_json_num(m, "seq", NAN);
-    double layers = cal_json_num(m, "layers", NAN);
     size_t at = (size_t)snprintf(buf, len, "Batch sweep:");
     if (preset)
       at += (size_t)snprintf(buf + at, len - at, " %.24s,", preset);
     if (seq > 0)
       at += (size_t)snprintf(buf + at, len - at, " seq %g,", seq);
-    if (layers > 1)
-      at += (size_t)snprintf(buf + at, len - at, " model of %g layers,",
-                             layers);
-    else if (json_is_object(m))
-      at += (size_t)snprintf(buf + at, len - at, " one layer,");
-    /* the modes and the dtype of their points */
+    /* the modes, each with what it ran (train: the model's layers,
+     * measured or scaled from fewer; the others one layer), and the
+     * dtype of their points */
     const char *dtype = NULL, *mk;
     json_t *mode;
     int first = 1;
     json_object_foreach(json_object_get(bs, "modes"), mk, mode) {
+      double layers = cal_json_num(mode, "layers", NAN);
+      double from = cal_json_num(mode, "scaled_from_layers", NAN);
+      char what[80];
+      if (layers > 1 && from > 0)
+        snprintf(what, sizeof what, " (%g layers, scaled from %g)", layers,
+                 from);
+      else if (layers > 1)
+        snprintf(what, sizeof what, " (%g layers)", layers);
+      else
+        snprintf(what, sizeof what, " (one layer)");
       if (at < len)
-        at += (size_t)snprintf(buf + at, len - at, "%s%.20s",
-                               first ? " " : " and ", mk);
+        at += (size_t)snprintf(buf + at, len - at, "%s%.20s%s",
+                               first ? " " : ", ", mk, what);
       first = 0;
       const json_t *pt = json_array_get(json_object_get(mode, "points"), 0);
       if (!dtype)
