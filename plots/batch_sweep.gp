@@ -1,19 +1,46 @@
-# Throughput versus batch size, one curve per profile and mode, with the
-# median's confidence interval as error bars, peak (filled) and knee (open)
-# marked; both axes logarithmic.  Variables from the generated header: datafile, title, nseries,
-# label[1..nseries].  Data columns: batch_size examples_per_s ci_low
-# ci_high is_peak is_knee.
-set title title
+# The batch sweep in three panels: prefill and train throughput
+# (examples/s) and decode throughput (tokens/s) against batch size, each
+# on its own axis,
+# with the median's confidence interval, the peak (filled) and the knee
+# (open ring); and latency per step against batch size for both modes.
+# Both axes logarithmic.  Variables: datafile, title, nseries, label[],
+# series_lt[], series_pt[], series_tag[] (1 prefill, 2 decode).  Data
+# columns: batch_size examples_per_s ci_low ci_high is_peak is_knee
+# latency_ms.
+set multiplot layout 1,3 title title
 set logscale x 2
-set xlabel 'batch size'
-set ylabel 'throughput (examples/s)'
-# log y: prefill and decode curves differ by orders of magnitude
 set logscale y
+set xlabel 'batch size'
 set grid
-set key outside bottom center horizontal maxrows 4
-plot for [i=1:nseries] datafile index (i-1) using 1:2:3:4 \
-       with yerrorlines lw 2 pt 7 ps 0.8 lc i title label[i], \
-     for [i=1:nseries] datafile index (i-1) using 1:($5 > 0 ? $2 : NaN) \
-       with points pt 7 ps 2.5 lc rgb 'red' title (i == 1 ? 'peak' : ''), \
-     for [i=1:nseries] datafile index (i-1) using 1:($6 > 0 ? $2 : NaN) \
-       with points pt 6 ps 3 lw 2 lc rgb 'black' title (i == 1 ? 'knee' : '')
+set key outside bottom center vertical font ',10'
+set bmargin 9
+# panel 1: examples/s (prefill, tag 1; train, tag 3); panel 2: decode
+panel(i) = series_tag[i] == 2 ? 2 : 1
+on(i, t, v) = panel(i) == t ? v : NaN
+have_prefill = 0; have_train = 0
+do for [i=1:nseries] {
+  if (series_tag[i] == 1) { have_prefill = 1 }
+  if (series_tag[i] == 3) { have_train = 1 }
+}
+first_panel = have_prefill && have_train ? 'prefill and train' : \
+              have_train ? 'train' : 'prefill'
+do for [t=1:2] {
+  set title (t == 1 ? first_panel : 'decode')
+  set ylabel (t == 1 ? 'throughput (examples/s)' : 'throughput (tokens/s)')
+  plot for [i=1:nseries] datafile index (i-1) \
+         using 1:(on(i, t, $2)):(on(i, t, $3)):(on(i, t, $4)) \
+         with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
+         title (panel(i) == t ? label[i] : ''), \
+       for [i=1:nseries] datafile index (i-1) \
+         using 1:(on(i, t, $5 > 0 ? $2 : NaN)) with points pt 7 ps 2.2 \
+         lc rgb '#000000' title (i == 1 ? 'peak' : ''), \
+       for [i=1:nseries] datafile index (i-1) \
+         using 1:(on(i, t, $6 > 0 ? $2 : NaN)) with points pt 6 ps 3 lw 2 \
+         lc rgb '#000000' title (i == 1 ? 'knee' : '')
+}
+set title 'latency per step'
+set ylabel 'latency (ms)'
+plot for [i=1:nseries] datafile index (i-1) using 1:7 \
+       with linespoints lt series_lt[i] pt series_pt[i] ps 0.8 \
+       title label[i]
+unset multiplot

@@ -31,7 +31,8 @@ peak|$DATA/seed_curves.csv|stdout
 compare|$DATA/profile_a.json $DATA/profile_a.json|stdout
 export|--format bmf $DATA/profile_a.json|stdout
 plan|$DATA/profile_a.json $DATA/profile_b.json --examples 100|stdout
-plot|$DATA/profile_a.json --script-only|refused"
+plot|$DATA/profile_a.json --script-only|refused
+report|$REF|stdout"
 
 ascii_only() { # FILE DESC
   if LC_ALL=C grep -q '[^[:print:][:space:]]' "$1"; then

@@ -17,6 +17,7 @@
 
 #define PROFILE_A CAL_TEST_DATA "/profile_a.json"
 #define PROFILE_B CAL_TEST_DATA "/profile_b.json"
+#define REFERENCE CAL_TEST_DATA "/../../results/reference/kvm-xeon-2core-avx512.json"
 
 typedef struct fixture {
   char *dir;     /* scratch, with a space in its name */
@@ -102,7 +103,8 @@ static void scripts_and_data(void **state) {
   char *gp = read_out(f, "batch_sweep.gp");
   assert_contains(gp, "datafile = 'batch_sweep.dat'\n");
   assert_contains(gp, "outfile = 'batch_sweep.png'\n");
-  assert_contains(gp, "title = \"Throughput vs batch size - machine_a "
+  assert_contains(gp, "title = \"Batch sweep: prefill (one layer), decode "
+                      "(one layer) - machine_a "
                       "(2025-01-15) vs Bob\\047s \\042box\\042 "
                       "(2025-01-16)\"\n");
   assert_contains(gp, "nseries = 3\n");
@@ -112,35 +114,42 @@ static void scripts_and_data(void **state) {
   free(gp);
   char *dat = read_out(f, "batch_sweep.dat");
   /* prefill: peak 32 and knee 16 flagged; ci from stats */
-  assert_contains(dat, "\n16 620 607.6 626.2 0 1\n32 776 760.48 783.76 1 0\n");
+  assert_contains(dat, "\n16 620 607.6 626.2 0 1 25.806452\n"
+                       "32 776 760.48 783.76 1 0 41.237113\n");
   assert_contains(dat, "# series 3: Bob's \"box\" decode\n1 180");
-  assert_contains(dat, "\n4 278 272.44 280.78 1 1\n");
+  assert_contains(dat, "\n4 278 272.44 280.78 1 1 14.388489\n");
   free(dat);
 
   dat = read_out(f, "gemm.dat");
-  assert_contains(dat, "\n1024 1024 1024 1024 120\n");
-  assert_contains(dat, "# series 2: machine_a bf16\n256 256 256 256 80\n");
+  /* the median's interval after the rate */
+  assert_contains(dat, "\n1024 1024 1024 1024 120 117.6 121.2\n");
+  assert_contains(dat, "# series 2: machine_a bf16\n256 256 256 256 80 78.4 80.8\n");
   free(dat);
   dat = read_out(f, "scaling.dat");
-  assert_contains(dat, "1 68 68 1\n2 130 136 0.956\n");
+  assert_contains(dat, "1 68 68 1 66.64 68.68\n2 130 136 0.956 127.4 131.3\n");
   free(dat);
   gp = read_out(f, "bandwidth.gp");
-  assert_contains(gp, "title = \"Memory bandwidth vs working set - "
+  assert_contains(gp, "title = \"Memory bandwidth vs working set per core - "
                       "machine_a (2025-01-15)\"\n");
   assert_contains(gp, "ncaches = 3\n");
   assert_contains(gp, "cache_bytes[2] = 2097152\n");
   assert_contains(gp, "cache_label[2] = \"L2 2 MiB (machine_a)\"\n");
   free(gp);
   dat = read_out(f, "bandwidth.dat");
-  assert_contains(dat, "# series 3: machine_a triad staircase\n16384 144\n");
+  /* per core: the 2-thread staircase point of 16 KiB in all */
+  assert_contains(dat, "# series 3: machine_a triad staircase\n8192 144 141.12 145.44\n");
   free(dat);
   gp = read_out(f, "roofline.gp");
   assert_contains(gp, "nmemory = 2\n");
   assert_contains(gp, "memory_gbps[2] = 12\nmemory_peak[2] = 260\n");
-  assert_contains(gp, "compute_gflops[1] = 130\n");
+  /* two profiles overlaid: the colour (linetype) is the profile's */
+  assert_contains(gp, "compute_gflops[1] = 130; compute_lt[1] = 1; "
+                      "compute_dram[1] = 12\n");
   free(gp);
   dat = read_out(f, "roofline.dat");
-  assert_contains(dat, "0.083 0.8 \"stream_triad\"\n85.3 120 \"sgemm\"\n");
+  /* one series per kernel family, dtype and threads: no labels */
+  assert_contains(dat, "# series 1: machine_a GEMM fp32, 1 thread\n85.3 120 \"sgemm\"\n");
+  assert_contains(dat, "# series 2: machine_a stream fp32, 1 thread\n0.083 0.8 \"stream_triad\"\n");
   free(dat);
   /* script-only draws nothing */
   char *png = test_path(f->plots, "gemm.png");
@@ -187,6 +196,9 @@ static void missing_gnuplot_keeps_profile(void **state) {
   assert_int_equal(cal_plot_profiles(paths, 1, f->plots, "png", err, sizeof err),
                    CAL_ENOTFOUND);
   assert_contains(err, "apt-get install gnuplot-nox");
+  /* the command: exit 2 (the user installs it), not an internal error */
+  char *draw[] = {"-o", f->plots, f->quoted};
+  assert_int_equal(run_plot(draw, 3), CAL_EXIT_USAGE);
   char *gp = read_out(f, "batch_sweep.gp");
   assert_non_null(gp); /* scripts still written */
   free(gp);
@@ -244,7 +256,8 @@ static void images(void **state) {
     skip();
   }
   static const char *const charts[] = {"batch_sweep", "gemm", "scaling",
-                                       "bandwidth", "roofline"};
+                                       "bandwidth", "roofline", "attention",
+                                       "peak"};
   char err[512] = "";
   const char *paths[] = {PROFILE_A, f->quoted};
   int rc = cal_plot_profiles(paths, 2, f->plots, "png", err, sizeof err);
@@ -345,6 +358,77 @@ static void planted_links_not_followed(void **state) {
   free(victim);
 }
 
+/* Names hostile to gnuplot and to the charts' layout. */
+static void hostile(json_t *root, void *arg) {
+  (void)arg;
+  char longname[400];
+  memset(longname, 'W', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  char name[600];
+  snprintf(name, sizeof name, "<script>\"x\"</script> & 'q' \\ `id` @x\n%s",
+           longname);
+  json_object_set_new(root, "device_name", json_string(name));
+  json_t *bs = json_object_get(json_object_get(root, "batch_sweep"), "model");
+  json_object_set_new(bs, "preset", json_string("pre\"set' `x` \\"));
+  /* a matrix-engine peak point, as a CPU with AMX writes one */
+  json_t *pts = json_object_get(json_object_get(root, "peak"), "points");
+  json_t *amx = json_deep_copy(json_array_get(pts, 2));
+  json_object_set_new(amx, "id", json_string("peak/amx_bf16/amx/t1"));
+  json_object_set_new(amx, "kernel", json_string("amx_bf16"));
+  json_object_set_new(amx, "variant", json_string("amx"));
+  json_object_set_new(amx, "efficiency", json_real(0.6));
+  json_array_append_new(pts, amx);
+}
+
+/* Issue 18: every chart of the reference profile, and of a copy with
+ * hostile names overlaid on it, drawn as PNG and SVG. */
+static void reference_charts(void **state) {
+  fixture_t *f = *state;
+  if (!gnuplot_available()) {
+    print_message("gnuplot not installed: images not checked\n");
+    skip();
+  }
+  static const char *const charts[] = {"batch_sweep", "gemm", "scaling",
+                                       "bandwidth", "roofline", "attention",
+                                       "peak"};
+  char *evil = test_profile_variant(REFERENCE, f->dir, "evil.json", hostile,
+                                    NULL);
+  assert_non_null(evil);
+  char *one[] = {"-o", f->plots, REFERENCE};
+  assert_int_equal(run_plot(one, 3), CAL_EXIT_OK);
+  char name[64];
+  for (size_t i = 0; i < 7; i++) {
+    snprintf(name, sizeof name, "%s.png", charts[i]);
+    check_image(f, name, 1);
+  }
+  /* the batch sweep names what was measured */
+  char *gp = read_out(f, "batch_sweep.gp");
+  assert_contains(gp, "Batch sweep: qwen2-0.5b, seq 128, prefill (one "
+                      "layer), decode (one layer), fp32");
+  free(gp);
+  char *two[] = {"--format", "svg", "-o", f->plots, REFERENCE, evil};
+  assert_int_equal(run_plot(two, 6), CAL_EXIT_OK);
+  for (size_t i = 0; i < 7; i++) {
+    snprintf(name, sizeof name, "%s.svg", charts[i]);
+    check_image(f, name, 0);
+    char *svg = read_out(f, name);
+    /* gnuplot escapes text in SVG: no markup from a name gets through */
+    if (strstr(svg, "<script"))
+      fail_msg("%s carries <script", name);
+    free(svg);
+  }
+  /* the matrix engine is measured against its own theoretical peak */
+  char *dat = read_out(f, "peak.dat");
+  assert_contains(dat, " 60 85.51409588 142.5234931 \"bf16 amx_bf16 amx\"\n");
+  free(dat);
+  /* titles and keys are cut to fit: no 400-character name in them */
+  gp = read_out(f, "gemm.gp");
+  if (strstr(gp, "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW"))
+    fail_msg("a long name was not cut in gemm.gp");
+  free(gp);
+  free(evil);
+}
+
 /* Issue 14: --templates /nonexistent exited 2 but left .dat and .gp
  * files. */
 static void missing_templates_write_nothing(void **state) {
@@ -370,6 +454,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(missing_templates_write_nothing, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(reference_charts, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

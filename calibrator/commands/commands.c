@@ -22,5 +22,7 @@ const cal_command_t cal_commands[] = {
     {"plan", "split work across machines by measured throughput; batch and "
              "memory fit", cal_cmd_plan},
     {"plot", "draw gnuplot charts of one or more profiles", cal_cmd_plot},
+    {"report", "one self-contained HTML page of one or more profiles",
+     cal_cmd_report},
     {NULL, NULL, NULL},
 };

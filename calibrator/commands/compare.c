@@ -15,6 +15,7 @@
 #include "cal_exit.h"
 #include "compare.h"
 #include "compare_render.h"
+#include "html.h"
 #include "profile.h"
 
 #define CMD "compare"
@@ -39,7 +40,9 @@ static void compare_usage(FILE *f) {
           "  --filter GLOBS  compare only ids matching one of the comma-separated\n"
           "                  globs, e.g. 'gemm/*/best/*,attention/*'\n"
           "  --only-changed  list only regressed and improved points\n"
-          "  --format F      table (default), md or json\n"
+          "  --format F      table (default), md, json or html (one\n"
+          "                  self-contained page with the ratio chart; needs\n"
+          "                  gnuplot)\n"
           "  -o, --output FILE  write the report to FILE atomically ('-' or\n"
           "                  no -o: standard output)\n"
           "  --warn-only     report regressions but exit 0\n"
@@ -57,6 +60,7 @@ typedef struct compare_args {
   cal_report_format_t fmt;
   const char *out_path;
   int warn_only, allow_diff, only_changed;
+  int html; /* --format html: the report page (report/html.c) */
   const char *paths[2][MAX_RUNS]; /* [0] base, [1] new, as given */
   size_t npaths[2];
 } compare_args_t;
@@ -106,12 +110,17 @@ static int compare_option(int c, char **argv, compare_args_t *a) {
     return -1;
   case O_ONLY_CHANGED: a->only_changed = 1; return -1;
   case 'f':
+    a->html = strcmp(optarg, "html") == 0;
+    if (a->html) {
+      a->fmt = CAL_REPORT_TABLE;
+      return -1;
+    }
     for (size_t k = 0; k < sizeof format_names / sizeof format_names[0]; k++)
       if (strcmp(optarg, format_names[k]) == 0) {
         a->fmt = (cal_report_format_t)k;
         return -1;
       }
-    return cal_usage(CMD, "--format %s: use table, md or json", optarg);
+    return cal_usage(CMD, "--format %s: use table, md, json or html", optarg);
   case 'o': a->out_path = optarg; return -1;
   case 'w': a->warn_only = 1; return -1;
   case 'M': a->allow_diff = 1; return -1;
@@ -295,6 +304,26 @@ static void stderr_diff(FILE *f, const char *key, const char *x, const char *y) 
   fprintf(f, "  %s: %s in base, %s in new\n", key, x, y);
 }
 
+/* The report as one HTML page (calibrate report's), written: an exit
+ * code; a missing gnuplot is exit 2 with the install hint. */
+static int write_html(const json_t *rep, const compare_args_t *a) {
+  char *buf = NULL, err[512];
+  size_t len = 0;
+  cal_html_opts_t ho = {0};
+  int rc = cal_html_render_compare(rep, &ho, &buf, &len, err, sizeof err);
+  int code = CAL_EXIT_OK;
+  if (rc < 0) {
+    fprintf(stderr, "calibrate compare: %s\n", err);
+    code = rc == CAL_ENOMEM || rc == CAL_ESYS ? CAL_EXIT_INTERNAL
+                                              : CAL_EXIT_USAGE;
+  } else if (cal_write_atomic(a->out_path, buf, len, err, sizeof err) < 0) {
+    fprintf(stderr, "calibrate compare: %s\n", err);
+    code = CAL_EXIT_USAGE;
+  }
+  free(buf);
+  return code;
+}
+
 /* Render a table or markdown report and write it: an exit code. */
 static int write_text(const json_t *rep, const compare_args_t *a) {
   char *buf = NULL, err[512];
@@ -370,8 +399,9 @@ int cal_cmd_compare(int argc, char **argv) {
     goto out;
   }
   json_object_set_new(rep, "only_changed", json_boolean(a.only_changed));
-  code = a.fmt == CAL_REPORT_JSON ? cal_cmd_write_json(CMD, rep, a.out_path)
-                                  : write_text(rep, &a);
+  code = a.html                    ? write_html(rep, &a)
+         : a.fmt == CAL_REPORT_JSON ? cal_cmd_write_json(CMD, rep, a.out_path)
+                                    : write_text(rep, &a);
   if (code != CAL_EXIT_OK)
     goto out;
   int regressed = json_is_true(

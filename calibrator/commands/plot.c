@@ -18,9 +18,11 @@ static const char usage[] =
     "[--script-only] [--templates DIR]\n"
     "\n"
     "Draw gnuplot charts of one or more profiles (several overlay):\n"
-    "throughput vs batch size, GEMM GFLOPS vs size, thread scaling,\n"
-    "bandwidth vs working set, roofline.  Scripts (.gp) and data (.dat)\n"
-    "are kept in DIR beside the images so they can be edited and re-run.\n"
+    "batch sweep (prefill, decode, latency), GEMM GFLOPS vs size, thread\n"
+    "scaling and efficiency, bandwidth vs working set per core, roofline,\n"
+    "attention per shape, compute peak vs theoretical.  Scripts (.gp) and\n"
+    "data (.dat) are kept in DIR beside the images so they can be edited\n"
+    "and re-run.  One self-contained HTML page: calibrate report.\n"
     "\n"
     "  -o, --output DIR   where to write (default " CAL_PLOT_DEFAULT_DIR "; a\n"
     "                     directory of files, so not '-')\n"
@@ -116,7 +118,9 @@ int cal_cmd_plot(int argc, char **argv) {
                        sizeof err);
   if (r < 0) {
     fprintf(stderr, "calibrate plot: %s\n", err);
-    rc = r == CAL_EIO || r == CAL_EINVAL ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
+    /* a missing gnuplot is the user's to install (the hint says how) */
+    rc = r == CAL_EIO || r == CAL_EINVAL || r == CAL_ENOTFOUND
+             ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
   }
 out:
   for (size_t i = 0; i < n; i++)

@@ -36,6 +36,9 @@ typedef struct cal_chart {
   const char *name;    /* file and template name */
   const char *section; /* profile section it reads */
   const char *what;    /* start of the title */
+  /* the start of the title from the profiles; NULL: what */
+  void (*what_fn)(const cal_chart_in_t *in, char *buf, size_t len);
+  int width, height;   /* image size; 0: the default */
   const char *groups;  /* NULL, or the object of the section whose members
                           each hold points (named by the member's key) */
   const char *points;  /* the array of points in the section or group */
@@ -48,7 +51,7 @@ typedef struct cal_chart {
   const char *cols[CAL_GP_NCOL + 1];
 } cal_chart_t;
 
-#define CAL_NCHARTS 5
+#define CAL_NCHARTS 7
 /* The charts in drawing order. */
 extern const cal_chart_t cal_charts[CAL_NCHARTS];
 

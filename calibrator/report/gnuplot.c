@@ -38,6 +38,11 @@ int cal_gp_set_add(cal_gp_set_t *set, size_t profile, const char *key,
   cal_gp_series_t *s = set_get(set, profile, key);
   if (!s || cal_grow(&s->rows, s->n, &s->cap, sizeof *s->rows, 16) < 0)
     return CAL_ENOMEM;
+  if (s->n == 0) {
+    s->lt = r->lt;
+    s->pt = r->pt;
+    s->tag = r->tag;
+  }
   s->rows[s->n++] = *r;
   return 0;
 }
@@ -253,7 +258,9 @@ int cal_gp_check_template(const char *templates, const char *name, char *err,
 static int copy_template(FILE *out, const cal_gp_chart_t *c, char *err,
                          size_t errlen) {
   size_t len;
-  char *text = read_template(c->templates, c->name, &len, err, errlen);
+  char *text = read_template(c->templates,
+                             c->template_name ? c->template_name : c->name,
+                             &len, err, errlen);
   if (!text)
     return CAL_EIO;
   fwrite(text, 1, len, out);
@@ -261,20 +268,45 @@ static int copy_template(FILE *out, const cal_gp_chart_t *c, char *err,
   return 0;
 }
 
-/* label[i] = 'PROFILE KEY' for every series */
+/* Legend entries longer than this are cut with "..." so the key fits. */
+#define LABEL_MAX 44
+
+/* label[i] = 'PROFILE KEY' for every series, and its style */
 static void write_labels(FILE *f, const cal_gp_chart_t *c,
                          const cal_gp_set_t *set) {
   fprintf(f, "\nnseries = %zu\n", set->n);
-  if (!set->n)
-    return;
-  fprintf(f, "array label[%zu]\n", set->n);
+  /* at least one: gnuplot parses a loop it never runs */
+  size_t a = set->n ? set->n : 1;
+  fprintf(f, "array label[%zu]\narray series_lt[%zu]\narray series_pt[%zu]\n"
+             "array series_tag[%zu]\nlabel[1] = ''\n", a, a, a, a);
   for (size_t i = 0; i < set->n; i++) {
-    const char *pl = c->labels[set->s[i].profile], *key = set->s[i].key;
+    const cal_gp_series_t *s = &set->s[i];
+    /* several profiles: the colour tells the profile (the marker and the
+     * key still say what the series is) */
+    int lt = c->n > 1 ? (int)s->profile + 1 : s->lt ? s->lt : (int)i + 1;
+    fprintf(f, "series_lt[%zu] = %d; series_pt[%zu] = %d; "
+               "series_tag[%zu] = %d\n", i + 1, lt, i + 1, s->pt ? s->pt : 7,
+            i + 1, s->tag);
+  }
+  for (size_t i = 0; i < set->n; i++) {
+    /* one profile: the title names it, the key says what the series is */
+    const char *pl = c->n == 1 && set->s[i].key[0] ? ""
+                     : c->labels[set->s[i].profile],
+               *key = set->s[i].key;
     size_t ll = strlen(pl) + strlen(key) + 2;
     char *l = malloc(ll);
     if (!l)
       continue;
-    snprintf(l, ll, "%s%s%s", pl, key[0] ? " " : "", key);
+    /* the profile's part is cut first: the key says what the series is */
+    int room = LABEL_MAX - (int)strlen(key) - 1;
+    if (room < 12)
+      room = 12;
+    if ((int)strlen(pl) > room)
+      snprintf(l, ll, "%.*s...%s%s", room - 3, pl, key[0] ? " " : "", key);
+    else
+      snprintf(l, ll, "%s%s%s", pl, key[0] && pl[0] ? " " : "", key);
+    if (strlen(l) > LABEL_MAX + 8)
+      memcpy(l + LABEL_MAX + 5, "...", 4);
     fprintf(f, "label[%zu] = ", i + 1);
     cal_gp_quote(f, l);
     fputc('\n', f);
@@ -300,20 +332,41 @@ static void write_header(FILE *f, const cal_gp_chart_t *c,
   write_labels(f, c, set);
   if (c->header)
     c->header(f, c->header_arg);
+  if (c->extra)
+    fputs(c->extra, f);
+  int w = c->width > 0 ? c->width : 1000, h = c->height > 0 ? c->height : 640;
   /* the terminal: pngcairo where built in, else libgd png; or svg */
-  fputs("if (fmt eq 'svg') {\n"
-        "  set terminal svg noenhanced size 1000,640 dynamic\n"
-        "} else {\n"
-        "  if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-        "    set terminal pngcairo noenhanced size 1000,640\n"
-        "  } else {\n"
-        "    set terminal png noenhanced size 1000,640\n"
-        "  }\n"
-        "}\n"
-        "# calibrate runs gnuplot with the image on its standard output\n"
-        "if (!exists('calibrate_stdout')) set output outfile\n",
+  fprintf(f, "if (fmt eq 'svg') {\n"
+             "  set terminal svg noenhanced size %d,%d dynamic "
+             "font 'sans,12'\n"
+             "} else {\n"
+             "  if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+             "    set terminal pngcairo noenhanced size %d,%d font 'sans,11'\n"
+             "  } else {\n"
+             "    set terminal png noenhanced size %d,%d\n"
+             "  }\n"
+             "}\n"
+             "# calibrate runs gnuplot with the image on its standard output\n"
+             "if (!exists('calibrate_stdout')) set output outfile\n",
+          w, h, w, h, w, h);
+  /* One palette for every chart of the tool: the Okabe-Ito colours (told
+   * apart with the common colour blindnesses), each with its own dash
+   * pattern and point shape so the series survive greyscale printing. */
+  fputs("set linetype 1 lc rgb '#0072B2' lw 2 dt 1 pt 7 ps 1.2\n"
+        "set linetype 2 lc rgb '#D55E00' lw 2 dt 2 pt 5 ps 1.2\n"
+        "set linetype 3 lc rgb '#009E73' lw 2 dt 3 pt 9 ps 1.3\n"
+        "set linetype 4 lc rgb '#CC79A7' lw 2 dt 4 pt 13 ps 1.4\n"
+        "set linetype 5 lc rgb '#E69F00' lw 2 dt 5 pt 11 ps 1.3\n"
+        "set linetype 6 lc rgb '#56B4E9' lw 2 dt (8,4,2,4) pt 3 ps 1.2\n"
+        "set linetype 7 lc rgb '#000000' lw 2 dt (2,3) pt 2 ps 1.2\n"
+        "set linetype 8 lc rgb '#888888' lw 2 dt (12,4) pt 6 ps 1.2\n"
+        "set linetype cycle 8\n"
+        "set border lc rgb '#444444'\n"
+        "set grid lc rgb '#dddddd' lw 1 dt 1\n"
+        "set key box lc rgb '#bbbbbb' opaque\n",
         f);
-  fprintf(f, "# ---- template %s.gp ----\n", c->name);
+  fprintf(f, "# ---- template %s.gp ----\n",
+          c->template_name ? c->template_name : c->name);
 }
 
 static int script_body(FILE *f, const cal_gp_chart_t *c,

@@ -17,11 +17,15 @@ typedef struct cal_gp_row {
   double x;
   double v[CAL_GP_NCOL];
   char text[96]; /* a string column (roofline point names) */
+  int lt, pt, tag; /* the style of the series the row starts (0: none) */
 } cal_gp_row_t;
 
 typedef struct cal_gp_series {
   char key[96];   /* legend after the profile label ("" for none) */
   size_t profile; /* index of the profile it came from */
+  int lt, pt, tag; /* series_lt[], series_pt[], series_tag[] of the script:
+                      linetype (palette entry), point type, a chart's own
+                      mark (which panel); 0: the template's default */
   cal_gp_row_t *rows;
   size_t n, cap;
 } cal_gp_series_t;
@@ -58,6 +62,9 @@ typedef struct cal_gp_chart {
   int with_text;             /* the last column is rows[].text */
   cal_gp_header_fn header;   /* NULL: none */
   const void *header_arg;
+  const char *extra;         /* more header lines; NULL: none */
+  const char *template_name; /* the template; NULL: name */
+  int width, height;         /* image size; 0: 1000 x 640 */
 } cal_gp_chart_t;
 
 /* Chart files (NAME.dat, NAME.gp, the image) are rendered whole, then

@@ -74,8 +74,14 @@ static char *make_title(const plot_ctx_t *c, const char *what,
     char date[11] = "";
     if (cr)
       snprintf(date, sizeof date, "%s", cr);
-    at += (size_t)snprintf(t + at, len - at, "%s%s (%s)", first ? " - " : " vs ",
-                           c->label[i], date);
+    if (at > 140) { /* the title fits the chart: the rest are in the key */
+      at += (size_t)snprintf(t + at, len - at, " and others");
+      break;
+    }
+    const char *l = c->label[i];
+    at += (size_t)snprintf(t + at, len - at, "%s%.40s%s (%s)",
+                           first ? " - " : " vs ", l,
+                           strlen(l) > 40 ? "..." : "", date);
     first = 0;
   }
   return t;
@@ -107,7 +113,8 @@ static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
       .dir = c->o->dir, .name = ch->name, .format = c->o->format,
       .templates = c->tdir, .n = c->in.n, .paths = c->paths,
       .labels = c->in.labels, .cols = ch->cols, .ncols = ch->ncols,
-      .with_text = ch->with_text, .header = ch->header, .header_arg = &c->in};
+      .with_text = ch->with_text, .header = ch->header, .header_arg = &c->in,
+      .width = ch->width, .height = ch->height};
   char *title = NULL;
   int rc = cal_chart_collect(ch, &c->in, &set);
   if (rc < 0) {
@@ -118,12 +125,22 @@ static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
     goto out;
   if ((rc = cal_gp_write_dat(&gc, &set, err, errlen)) < 0)
     goto out;
-  if (!(title = make_title(c, ch->what, ch->section))) {
+  char what[200];
+  if (ch->what_fn)
+    ch->what_fn(&c->in, what, sizeof what);
+  else
+    snprintf(what, sizeof what, "%s", ch->what);
+  if (!(title = make_title(c, what, ch->section))) {
     snprintf(err, errlen, "out of memory");
     rc = CAL_ENOMEM;
     goto out;
   }
   gc.title = title;
+  /* a long key (overlays) gets room below the chart, not from it */
+  if (set.n > 6) {
+    int h = ch->height ? ch->height : 640;
+    gc.height = h + 24 * (int)(set.n - 6) * (ch->header ? 2 : 1);
+  }
   if ((rc = cal_gp_write_script(&gc, &set, err, errlen)) < 0)
     goto out;
   *drawn = 1;
@@ -135,9 +152,9 @@ out:
 
 /* ---- all charts ---- */
 
-static int plot_trees(const json_t *const *roots, const char *const *paths,
-                      size_t n, const cal_plot_opts_t *o, char *err,
-                      size_t errlen) {
+int cal_plot_trees(const json_t *const *roots, const char *const *paths,
+                   size_t n, const cal_plot_opts_t *o, char *err,
+                   size_t errlen) {
   plot_ctx_t c = {.in = {.roots = roots, .n = n}, .paths = paths, .o = o};
   int drawn[CAL_NCHARTS] = {0};
   int rc = 0;
@@ -192,7 +209,7 @@ int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
     roots[i] = profiles[i]->root;
     paths[i] = profiles[i]->path;
   }
-  rc = plot_trees(roots, paths, n, o, err, errlen);
+  rc = cal_plot_trees(roots, paths, n, o, err, errlen);
 out:
   free(roots);
   free(paths);
@@ -210,7 +227,7 @@ int cal_plot_tree(const json_t *root, const char *name, const char *dir,
     snprintf(err, errlen, "plot: no profile to draw");
     return CAL_EINVAL;
   }
-  return plot_trees(roots, paths, 1, &o, err, errlen);
+  return cal_plot_trees(roots, paths, 1, &o, err, errlen);
 }
 
 int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,

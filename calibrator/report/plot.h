@@ -7,11 +7,18 @@
  * (fork + execvp, no shell) to draw NAME.png or NAME.svg.  A user can edit
  * and re-run a script with `cd DIR && gnuplot NAME.gp`.  Charts (the table
  * is in charts.c, file writing and gnuplot in gnuplot.c):
- *   batch_sweep  throughput vs batch size (log2 x), peak and knee marked
- *   gemm         GFLOPS vs GEMM size (cube root of m·n·k) per dtype
- *   scaling      GFLOPS vs threads, with ideal linear scaling
- *   bandwidth    GB/s vs working-set bytes, cache sizes marked
- *   roofline     compute and memory ceilings, kernel points
+ *   batch_sweep  prefill and decode throughput vs batch size (log2 x),
+ *                peak and knee marked, and latency vs batch size
+ *   gemm         GFLOPS vs GEMM size (cube root of m·n·k) per dtype and
+ *                threads, intervals, measured peaks
+ *   scaling      GFLOPS vs threads against ideal; parallel efficiency
+ *   bandwidth    GB/s vs working set per core, cache sizes (reported)
+ *                and drops (measured) marked
+ *   roofline     a roof per dtype with its ridge, kernels by family
+ *   attention    GFLOPS and fraction of GEMM per shape
+ *   peak         measured compute peak as a share of the theoretical
+ * One palette (gnuplot.c) for all: Okabe-Ito colours with dashes and
+ * markers.
  * A chart whose section no profile has is skipped with a note.  Profiles
  * and trees passed in are borrowed and never modified. */
 #ifndef CAL_PLOT_H
@@ -44,6 +51,12 @@ typedef struct cal_plot_opts {
  * with one line in err. */
 int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
                  const cal_plot_opts_t *opts, char *err, size_t errlen);
+
+/* cal_plot_run on profile trees already in memory (borrowed); paths[i]
+ * names tree i in the scripts. */
+int cal_plot_trees(const json_t *const *roots, const char *const *paths,
+                   size_t n, const cal_plot_opts_t *opts, char *err,
+                   size_t errlen);
 
 /* Load the profiles at paths[0..n-1] and draw their charts into dir (NULL:
  * CAL_PLOT_DEFAULT_DIR) in format "png" or "svg" (NULL: png).  Reads the
