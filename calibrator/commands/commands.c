@@ -22,5 +22,7 @@ const cal_command_t cal_commands[] = {
     {"plan", "split work across machines by measured throughput; batch and "
              "memory fit", cal_cmd_plan},
     {"plot", "draw gnuplot charts of one or more profiles", cal_cmd_plot},
+    {"fleet", "under mpirun: every node, the links between them, one fleet "
+              "profile", cal_cmd_fleet},
     {NULL, NULL, NULL},
 };

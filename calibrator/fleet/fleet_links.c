@@ -1,0 +1,333 @@
+/* The links of the fleet: point-to-point ping-pong between every ordered
+ * pair of endpoints and the all-reduce curve, each a median of timed
+ * samples (fleet_json.h states the conventions). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cal_err.h"
+#include "fleet_mpi.h"
+
+enum { TAG_ITERS = 11, TAG_PING = 12 };
+
+void cal_fleet_wait(MPI_Request *rq, double timeout_s, const char *what) {
+  double t0 = MPI_Wtime();
+  long ns = 100000; /* 0.1 ms, doubling to 10 ms */
+  for (;;) {
+    int done = 0;
+    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return;
+    if (MPI_Wtime() - t0 > timeout_s) {
+      int me = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &me);
+      fprintf(stderr,
+              "calibrate fleet: rank %d waited %.0f s for the other ranks "
+              "(%s): a rank died or hangs; ending the job (--timeout)\n",
+              me, timeout_s, what);
+      fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    if (ns < 10000000)
+      ns *= 2;
+  }
+}
+
+void cal_fleet_barrier(double timeout_s, const char *what) {
+  MPI_Request rq;
+  MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, timeout_s, what);
+}
+
+/* Message sizes from lo by factor up to max, max itself the last. */
+static size_t sizes(uint64_t lo, uint64_t factor, uint64_t max, uint64_t *out,
+                    size_t cap) {
+  size_t n = 0;
+  for (uint64_t s = lo; s < max && n < cap - 1; s *= factor)
+    out[n++] = s;
+  out[n++] = max;
+  return n;
+}
+
+/* Operations per sample so that one lasts min_time, from one timed op. */
+static long iters_for(double t1, double min_time) {
+  if (!(t1 > 0))
+    return 1;
+  double k = ceil(min_time / t1);
+  return k < 1 ? 1 : k > 1e6 ? 1000000 : (long)k;
+}
+
+/* Rank a's side of one size: iterations announced to b before each
+ * sample (outside the timing); a 0 ends the size. */
+static void ping_a(char *buf, int bytes, int b, long iters) {
+  long k = iters;
+  MPI_Send(&k, 1, MPI_LONG, b, TAG_ITERS, MPI_COMM_WORLD);
+}
+
+static double pingpong_a(char *buf, int bytes, int b, long iters) {
+  ping_a(buf, bytes, b, iters);
+  double t = MPI_Wtime();
+  for (long i = 0; i < iters; i++) {
+    MPI_Send(buf, bytes, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD);
+    MPI_Recv(buf, bytes, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+  }
+  return MPI_Wtime() - t;
+}
+
+/* Rank b echoes until a says 0. */
+static void pingpong_b(char *buf, int bytes, int a) {
+  for (;;) {
+    long iters = 0;
+    MPI_Recv(&iters, 1, MPI_LONG, a, TAG_ITERS, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (iters == 0)
+      return;
+    for (long i = 0; i < iters; i++) {
+      MPI_Recv(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      MPI_Send(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD);
+    }
+  }
+}
+
+/* One size from a's side: warm-up, iterations from one timed op, the
+ * samples (one-way microseconds) into t_us; returns the iterations. */
+static long measure_size_a(const cal_fleet_plan_t *pl, char *buf, int bytes,
+                           int b, double *t_us) {
+  pingpong_a(buf, bytes, b, 2); /* warm-up */
+  long iters = iters_for(pingpong_a(buf, bytes, b, 1), pl->min_time_s);
+  for (int s = 0; s < pl->samples; s++)
+    t_us[s] = pingpong_a(buf, bytes, b, iters) / (2.0 * iters) * 1e6;
+  ping_a(buf, bytes, b, 0);
+  return iters;
+}
+
+int cal_fleet_p2p(const cal_fleet_plan_t *pl, const int *endpoints, int n,
+                  const int *host_of, cal_fleet_t *f) {
+  int me;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  uint64_t sz[32];
+  size_t ns = sizes(8, 8, pl->p2p_max, sz, 32);
+  size_t npairs = (size_t)n * (size_t)(n - 1);
+  int S = pl->samples;
+  size_t per = ns * (size_t)(1 + S); /* iters + samples per size */
+  double *res = malloc(per * sizeof *res);
+  char *buf = calloc(1, pl->p2p_max);
+  f->links = calloc(npairs, sizeof *f->links);
+  if (!res || !buf || !f->links) {
+    free(res);
+    free(buf);
+    return CAL_ENOMEM;
+  }
+  int rc = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      if (i == j)
+        continue;
+      int a = endpoints[i], b = endpoints[j];
+      if (me == a)
+        for (size_t k = 0; k < ns; k++)
+          res[k * (1 + S)] = (double)measure_size_a(
+              pl, buf, (int)sz[k], b, &res[k * (1 + S) + 1]);
+      else if (me == b)
+        for (size_t k = 0; k < ns; k++)
+          pingpong_b(buf, (int)sz[k], a);
+      /* everyone learns a's figures; the ranks not in the pair sleep */
+      MPI_Request rq;
+      MPI_Ibcast(res, (int)per, MPI_DOUBLE, a, MPI_COMM_WORLD, &rq);
+      cal_fleet_wait(&rq, pl->timeout_s, "point-to-point measurements");
+      cal_fleet_link_t *L = &f->links[f->nlinks++];
+      L->from_rank = a;
+      L->to_rank = b;
+      L->from_host = host_of[a];
+      L->to_host = host_of[b];
+      L->pts = calloc(ns, sizeof *L->pts);
+      if (!L->pts) {
+        rc = CAL_ENOMEM;
+        continue;
+      }
+      L->npts = ns;
+      for (size_t k = 0; k < ns; k++) {
+        cal_fleet_point_t *p = &L->pts[k];
+        p->bytes = sz[k];
+        p->iters = (long)res[k * (1 + S)];
+        p->n = (size_t)S;
+        if (!(p->t_us = malloc((size_t)S * sizeof *p->t_us))) {
+          rc = CAL_ENOMEM;
+          continue;
+        }
+        memcpy(p->t_us, &res[k * (1 + S) + 1], (size_t)S * sizeof *p->t_us);
+        if (rc == 0)
+          rc = cal_fleet_point_summarize(p, 0);
+      }
+    }
+  free(res);
+  free(buf);
+  return rc;
+}
+
+/* The input of rank r at index i: small integers, so every sum of up to
+ * thousands of ranks is exact in fp32. */
+static float ar_value(int r, size_t i) {
+  return (float)((i * 13u + (unsigned)r * 7u) % 97u);
+}
+
+/* Time of `iters` all-reduces on the slowest rank (all ranks get it). */
+static double ar_time(const float *in, float *out, int count, long iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t = MPI_Wtime();
+  for (long i = 0; i < iters; i++)
+    MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  t = MPI_Wtime() - t;
+  double worst = 0;
+  MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+int cal_fleet_allreduce(const cal_fleet_plan_t *pl, cal_fleet_t *f,
+                        uint64_t *bad_bytes) {
+  int me, n;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  *bad_bytes = 0;
+  uint64_t sz[32];
+  size_t ns = sizes(1024, 4, pl->ar_max, sz, 32);
+  size_t maxc = pl->ar_max / sizeof(float);
+  float *in = malloc(maxc * sizeof *in), *out = malloc(maxc * sizeof *out);
+  f->ar = calloc(ns, sizeof *f->ar);
+  if (!in || !out || !f->ar) {
+    free(in);
+    free(out);
+    return CAL_ENOMEM;
+  }
+  for (size_t i = 0; i < maxc; i++)
+    in[i] = ar_value(me, i);
+  if (me == pl->fail_rank) /* test hook: a wrong input on this rank */
+    in[0] += 1.0f;
+  int rc = 0;
+  double factor = 2.0 * (n - 1) / n;
+  for (size_t k = 0; k < ns && rc == 0; k++) {
+    int count = (int)(sz[k] / sizeof(float));
+    cal_fleet_point_t *p = &f->ar[f->nar++];
+    p->bytes = sz[k];
+    p->n = (size_t)pl->samples;
+    if (!(p->t_us = malloc(p->n * sizeof *p->t_us))) {
+      rc = CAL_ENOMEM;
+      break;
+    }
+    memset(out, 0xff, (size_t)count * sizeof *out); /* NaN until written */
+    ar_time(in, out, count, 1); /* warm-up */
+    p->iters = iters_for(ar_time(in, out, count, 1), pl->min_time_s);
+    for (size_t s = 0; s < p->n; s++)
+      p->t_us[s] = ar_time(in, out, count, p->iters) / p->iters * 1e6;
+    /* the result of the timed calls, element by element */
+    for (size_t i = 0; i < (size_t)count; i++) {
+      float want = 0;
+      for (int r = 0; r < n; r++)
+        want += ar_value(r, i);
+      if (out[i] != want) {
+        if (!*bad_bytes)
+          *bad_bytes = sz[k];
+        break;
+      }
+    }
+    f->ar_checked_values += (uint64_t)count;
+    rc = cal_fleet_point_summarize(p, factor);
+  }
+  free(in);
+  free(out);
+  return rc;
+}
+
+/* Median of the bare loop's samples, one-way microseconds. */
+static double plain_p2p(const cal_fleet_plan_t *pl, char *buf, int bytes,
+                        int a, int b, long iters, int me) {
+  double t[64];
+  int S = pl->samples < 64 ? pl->samples : 64;
+  for (int s = 0; s < S; s++) {
+    if (me == a) {
+      double t0 = MPI_Wtime();
+      for (long i = 0; i < iters; i++)
+        MPI_Sendrecv_replace(buf, bytes, MPI_BYTE, b, TAG_PING, b, TAG_PING,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      t[s] = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
+    } else if (me == b) {
+      for (long i = 0; i < iters; i++) {
+        MPI_Recv(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Send(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD);
+      }
+    }
+  }
+  return me == a ? cal_median(t, (size_t)S) : 0;
+}
+
+int cal_fleet_compare_plain(const cal_fleet_plan_t *pl, int a, int b,
+                            cal_fleet_t *f) {
+  int me;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  /* the link a -> b as measured above: same iterations, same samples */
+  const cal_fleet_link_t *L = NULL;
+  for (size_t l = 0; l < f->nlinks; l++)
+    if (f->links[l].from_rank == a && f->links[l].to_rank == b)
+      L = &f->links[l];
+  if (!L || L->npts == 0 || f->nar == 0)
+    return 0;
+  char *buf = calloc(1, pl->p2p_max);
+  if (!buf)
+    return CAL_ENOMEM;
+  const cal_fleet_point_t *small = &L->pts[0], *big = &L->pts[L->npts - 1];
+  double v[2] = {0, 0};
+  v[0] = plain_p2p(pl, buf, (int)small->bytes, a, b, small->iters, me);
+  v[1] = plain_p2p(pl, buf, (int)big->bytes, a, b, big->iters, me);
+  free(buf);
+  MPI_Request rq;
+  MPI_Ibcast(v, 2, MPI_DOUBLE, a, MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, pl->timeout_s, "the plain loop");
+  f->plain[0] = (cal_fleet_plain_t){"p2p_latency", small->bytes,
+                                    small->time_us.median, v[0], "us"};
+  f->plain[1] = (cal_fleet_plain_t){"p2p_bandwidth", big->bytes,
+                                    big->gbps.median,
+                                    (double)big->bytes / (v[1] * 1e3), "GB/s"};
+  f->nplain = 2;
+  /* all-reduce at 64 MiB (or the largest size below it) */
+  const cal_fleet_point_t *ap = &f->ar[0];
+  for (size_t k = 0; k < f->nar; k++)
+    if (f->ar[k].bytes <= (64u << 20))
+      ap = &f->ar[k];
+  int count = (int)(ap->bytes / sizeof(float));
+  float *in = calloc((size_t)count, sizeof *in),
+        *out = malloc((size_t)count * sizeof *out);
+  if (!in || !out) {
+    free(in);
+    free(out);
+    return CAL_ENOMEM;
+  }
+  double t[64];
+  int S = pl->samples < 64 ? pl->samples : 64;
+  for (int s = 0; s < S; s++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < ap->iters; i++)
+      MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double dt = MPI_Wtime() - t0, worst;
+    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    t[s] = worst / ap->iters * 1e6;
+  }
+  free(in);
+  free(out);
+  int n;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  double plain_bus = (double)ap->bytes / (cal_median(t, (size_t)S) * 1e3) *
+                     2.0 * (n - 1) / n;
+  f->plain[2] = (cal_fleet_plain_t){"allreduce_busbw", ap->bytes,
+                                    ap->busbw_gbps.median, plain_bus, "GB/s"};
+  f->nplain = 3;
+  return 0;
+}
