@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,14 @@ static void host_id(char *id, char *name, size_t nlen, char *boot, size_t blen) 
     fclose(f);
   }
   snprintf(id, ID_LEN, "%s\n%s", name, boot);
+}
+
+/* CPU seconds this process has used (user and system). */
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 /* Measure this node through the measuring path into an anonymous memory
@@ -106,6 +115,7 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   char *ids = NULL;
   int *host_of = NULL, *endpoints = NULL;
   long long *meta = NULL;
+  double *waits = NULL;
   int *counts = NULL, *displs = NULL;
   char *all = NULL;
   json_t *root = NULL;
@@ -176,15 +186,31 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   /* each host measured by one rank; the others sleep until it is done */
   size_t len = 0;
   long long my[2] = {0, 0};
+  double w0 = MPI_Wtime(), c0 = cpu_s();
   if (leader) {
     my[0] = measure_node(a, &prof, &len);
     my[1] = (long long)len;
   }
-  if (!(meta = malloc(2 * (size_t)n * sizeof *meta)))
+  if (!(meta = malloc(2 * (size_t)n * sizeof *meta)) ||
+      !(waits = malloc(2 * (size_t)n * sizeof *waits)))
     goto nomem;
   MPI_Iallgather(my, 2, MPI_LONG_LONG, meta, 2, MPI_LONG_LONG, MPI_COMM_WORLD,
                  &rq);
   cal_fleet_wait(&rq, a->node_timeout_s, "the nodes' measuring runs");
+  /* what waiting cost the ranks that did not measure */
+  double mw[2] = {leader ? 0 : MPI_Wtime() - w0, leader ? 0 : cpu_s() - c0};
+  MPI_Iallgather(mw, 2, MPI_DOUBLE, waits, 2, MPI_DOUBLE, MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, a->timeout_s, "the nodes' measuring runs");
+  for (int h = 0; h < f.nhosts; h++) {
+    cal_fleet_host_t *H = &f.hosts[h];
+    if (!(H->wait_s = calloc((size_t)H->nranks, sizeof *H->wait_s)) ||
+        !(H->wait_cpu_s = calloc((size_t)H->nranks, sizeof *H->wait_cpu_s)))
+      goto nomem;
+    for (int k = 0; k < H->nranks; k++) {
+      H->wait_s[k] = waits[2 * H->ranks[k]];
+      H->wait_cpu_s[k] = waits[2 * H->ranks[k] + 1];
+    }
+  }
   for (int h = 0; h < f.nhosts; h++) {
     int r = f.hosts[h].measuring_rank;
     f.hosts[h].exit_code = (int)meta[2 * r];
@@ -257,9 +283,9 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
     if (vs[2 * r] && rc != CAL_EXIT_VERIFY) {
       rc = CAL_EXIT_VERIFY;
       if (me == 0)
-        fprintf(stderr, "calibrate fleet: the all-reduce sum was wrong on rank "
-                        "%d at %lld bytes: a result failed verification; no "
-                        "fleet profile\n", r, vs[2 * r]);
+        fprintf(stderr, "calibrate fleet: the all-reduce sum at %lld bytes was "
+                        "wrong (first seen on rank %d): a result failed "
+                        "verification; no fleet profile\n", vs[2 * r], r);
     } else if (vs[2 * r + 1] && !fatal_code(rc)) {
       rc = CAL_EXIT_INTERNAL;
       if (me == 0)
@@ -304,6 +330,7 @@ out:
   free(host_of);
   free(endpoints);
   free(meta);
+  free(waits);
   free(counts);
   free(displs);
   free(all);

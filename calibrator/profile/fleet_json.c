@@ -59,9 +59,14 @@ static json_t *hosts_json(const cal_fleet_t *f, char *err, size_t errlen) {
   json_t *a = json_array();
   for (int h = 0; a && h < f->nhosts; h++) {
     const cal_fleet_host_t *H = &f->hosts[h];
-    json_t *ranks = json_array();
+    json_t *ranks = json_array(), *waits = json_array();
     for (int r = 0; ranks && r < H->nranks; r++)
       json_array_append_new(ranks, json_integer(H->ranks[r]));
+    for (int r = 0; waits && H->wait_s && r < H->nranks; r++)
+      if (H->ranks[r] != H->measuring_rank)
+        json_array_append_new(
+            waits, json_pack("{s:i, s:f, s:f}", "rank", H->ranks[r], "wait_s",
+                             H->wait_s[r], "cpu_s", H->wait_cpu_s[r]));
     json_t *prof = json_null();
     if (H->profile) {
       json_error_t je;
@@ -71,15 +76,16 @@ static json_t *hosts_json(const cal_fleet_t *f, char *err, size_t errlen) {
         snprintf(err, errlen, "the profile of host %s does not parse: %s",
                  H->name, je.text);
         json_decref(ranks);
+        json_decref(waits);
         json_decref(a);
         return NULL;
       }
     }
     json_array_append_new(
-        a, json_pack("{s:s, s:s, s:o, s:i, s:i, s:o}", "host", H->name,
+        a, json_pack("{s:s, s:s, s:o, s:i, s:o, s:i, s:o}", "host", H->name,
                      "boot_id", H->boot_id, "ranks", ranks, "measuring_rank",
-                     H->measuring_rank, "exit_code", H->exit_code, "profile",
-                     prof));
+                     H->measuring_rank, "waiting_ranks", waits, "exit_code",
+                     H->exit_code, "profile", prof));
   }
   return a;
 }
@@ -154,6 +160,8 @@ void cal_fleet_free(cal_fleet_t *f) {
   for (int h = 0; f->hosts && h < f->nhosts; h++) {
     free(f->hosts[h].ranks);
     free(f->hosts[h].profile);
+    free(f->hosts[h].wait_s);
+    free(f->hosts[h].wait_cpu_s);
   }
   free(f->hosts);
   for (size_t l = 0; l < f->nlinks; l++) {

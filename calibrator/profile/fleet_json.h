@@ -50,6 +50,9 @@ typedef struct cal_fleet_host {
   int exit_code;           /* its measuring run's exit code */
   char *profile;           /* its profile JSON text, owned; NULL: none */
   size_t profile_len;
+  /* the other ranks while it measured: seconds waited and CPU seconds
+   * spent waiting (sleeping between polls: a small fraction) */
+  double *wait_s, *wait_cpu_s; /* nranks each, owned; the measuring rank 0 */
 } cal_fleet_host_t;
 
 /* --compare-plain: the same operation in a bare MPI loop of our own,
