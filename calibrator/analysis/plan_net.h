@@ -40,6 +40,14 @@ typedef struct cal_net_curve {
 int cal_net_allreduce_s(const cal_net_curve_t *c, double bytes, double *t,
                         int *extrapolated);
 
+/* The network of a fleet profile as the plan reads it. */
+typedef struct cal_plan_net {
+  cal_net_curve_t curve;   /* all-reduce time per call by size */
+  int ranks, hosts;        /* what the curve was measured over */
+  int intra_host;          /* one host: shared memory, not a network */
+  const char *source;      /* the fleet profile's path */
+} cal_plan_net_t;
+
 #define CAL_NET_AR_FRACTION 0.10 /* all-reduce at most 10% of a step */
 #define CAL_NET_MAX_ACCUM 4096
 
