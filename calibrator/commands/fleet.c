@@ -55,8 +55,10 @@ static void fleet_help(void) {
       "5 no fleet profile is written.\n"
       "mpirun needs --allow-run-as-root to run as root (CI containers only)\n"
       "and --oversubscribe for more ranks than cores.\n"
-      "Test hook: CALIBRATE_FLEET_FAIL_RANK=R makes rank R's all-reduce input\n"
-      "wrong, so the job must end with exit 3 and no fleet profile.\n");
+      "Test hooks: CALIBRATE_FLEET_FAIL_RANK=R makes rank R's all-reduce input\n"
+      "wrong, so the job must end with exit 3 and no fleet profile;\n"
+      "CALIBRATE_FLEET_DIE_RANK=R makes rank R exit before measuring, so the\n"
+      "job must end non-zero with no fleet profile.\n");
 }
 
 #ifdef CAL_HAVE_MPI

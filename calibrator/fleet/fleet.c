@@ -182,6 +182,11 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
     host_of[r] = h;
   }
   int mine = host_of[me], leader = f.hosts[mine].measuring_rank == me;
+  /* test hook: this rank dies without a word (the launcher must end the
+   * job; the others never write a fleet profile) */
+  const char *die = getenv("CALIBRATE_FLEET_DIE_RANK");
+  if (die && *die && atoi(die) == me)
+    _exit(CAL_EXIT_INTERNAL);
 
   /* each host measured by one rank; the others sleep until it is done */
   size_t len = 0;
