@@ -71,10 +71,11 @@ static void ping_a(char *buf, int bytes, int b, long iters) {
 
 static double pingpong_a(char *buf, int bytes, int b, long iters) {
   ping_a(buf, bytes, b, iters);
+  char *rbuf = buf + bytes; /* send and receive buffers apart, as OSU */
   double t = MPI_Wtime();
   for (long i = 0; i < iters; i++) {
     MPI_Send(buf, bytes, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD);
-    MPI_Recv(buf, bytes, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD,
+    MPI_Recv(rbuf, bytes, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
   }
   return MPI_Wtime() - t;
@@ -89,7 +90,7 @@ static void pingpong_b(char *buf, int bytes, int a) {
     if (iters == 0)
       return;
     for (long i = 0; i < iters; i++) {
-      MPI_Recv(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD,
+      MPI_Recv(buf + bytes, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
       MPI_Send(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD);
     }
@@ -118,13 +119,14 @@ int cal_fleet_p2p(const cal_fleet_plan_t *pl, const int *endpoints, int n,
   int S = pl->samples;
   size_t per = ns * (size_t)(1 + S); /* iters + samples per size */
   double *res = malloc(per * sizeof *res);
-  char *buf = calloc(1, pl->p2p_max);
+  char *buf = malloc(2 * pl->p2p_max); /* send, then receive buffer */
   f->links = calloc(npairs, sizeof *f->links);
   if (!res || !buf || !f->links) {
     free(res);
     free(buf);
     return CAL_ENOMEM;
   }
+  memset(buf, 1, 2 * pl->p2p_max); /* pages touched before any timing */
   int rc = 0;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
@@ -245,56 +247,90 @@ int cal_fleet_allreduce(const cal_fleet_plan_t *pl, cal_fleet_t *f,
   return rc;
 }
 
-/* Median of the bare loop's samples, one-way microseconds. */
-static double plain_p2p(const cal_fleet_plan_t *pl, char *buf, int bytes,
-                        int a, int b, long iters, int me) {
-  double t[64];
-  int S = pl->samples < 64 ? pl->samples : 64;
-  for (int s = 0; s < S; s++) {
-    if (me == a) {
-      double t0 = MPI_Wtime();
-      for (long i = 0; i < iters; i++)
-        MPI_Sendrecv_replace(buf, bytes, MPI_BYTE, b, TAG_PING, b, TAG_PING,
-                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      t[s] = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
-    } else if (me == b) {
-      for (long i = 0; i < iters; i++) {
-        MPI_Recv(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        MPI_Send(buf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD);
-      }
+/* One sample of the bare loop, one-way microseconds on a: a sends with
+ * MPI_Sendrecv from sbuf into rbuf, b echoes. */
+static double plain_p2p(char *sbuf, char *rbuf, int bytes, int a, int b,
+                        long iters, int me) {
+  double t0 = MPI_Wtime();
+  if (me == a)
+    for (long i = 0; i < iters; i++)
+      MPI_Sendrecv(sbuf, bytes, MPI_BYTE, b, TAG_PING, rbuf, bytes, MPI_BYTE,
+                   b, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else if (me == b)
+    for (long i = 0; i < iters; i++) {
+      MPI_Recv(rbuf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      MPI_Send(rbuf, bytes, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD);
     }
+  return (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
+}
+
+/* One sample of the measured path (pingpong_a / pingpong_b). */
+static double ours_p2p(char *buf, int bytes, int a, int b, long iters, int me) {
+  double t = 0;
+  if (me == a) {
+    t = pingpong_a(buf, bytes, b, iters) / (2.0 * iters) * 1e6;
+    ping_a(buf, bytes, b, 0);
+  } else if (me == b) {
+    pingpong_b(buf, bytes, a);
   }
-  return me == a ? cal_median(t, (size_t)S) : 0;
+  return t;
+}
+
+/* Our path and the bare loop, sample by sample in turn (so both see the
+ * same machine), after a warm-up of each: the two medians on a. */
+static void p2p_pair(const cal_fleet_plan_t *pl, char *ours, char *sbuf,
+                     char *rbuf, int bytes, int a, int b, long iters, int me,
+                     double med[2]) {
+  double to[64], tp[64];
+  int S = pl->samples < 64 ? pl->samples : 64;
+  ours_p2p(ours, bytes, a, b, 1, me);
+  plain_p2p(sbuf, rbuf, bytes, a, b, 1, me);
+  for (int s = 0; s < S; s++) {
+    to[s] = ours_p2p(ours, bytes, a, b, iters, me);
+    tp[s] = plain_p2p(sbuf, rbuf, bytes, a, b, iters, me);
+  }
+  med[0] = cal_median(to, (size_t)S);
+  med[1] = cal_median(tp, (size_t)S);
 }
 
 int cal_fleet_compare_plain(const cal_fleet_plan_t *pl, int a, int b,
                             cal_fleet_t *f) {
-  int me;
+  int me, n;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  /* the link a -> b as measured above: same iterations, same samples */
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  /* the link a -> b as measured above: its iterations per sample */
   const cal_fleet_link_t *L = NULL;
   for (size_t l = 0; l < f->nlinks; l++)
     if (f->links[l].from_rank == a && f->links[l].to_rank == b)
       L = &f->links[l];
   if (!L || L->npts == 0 || f->nar == 0)
     return 0;
-  char *buf = calloc(1, pl->p2p_max);
-  if (!buf)
+  size_t m = pl->p2p_max;
+  char *ours = malloc(2 * m), *sbuf = malloc(m), *rbuf = malloc(m);
+  if (!ours || !sbuf || !rbuf) {
+    free(ours);
+    free(sbuf);
+    free(rbuf);
     return CAL_ENOMEM;
+  }
+  memset(ours, 1, 2 * m); /* pages touched before any timing */
+  memset(sbuf, 1, m);
+  memset(rbuf, 2, m);
   const cal_fleet_point_t *small = &L->pts[0], *big = &L->pts[L->npts - 1];
-  double v[2] = {0, 0};
-  v[0] = plain_p2p(pl, buf, (int)small->bytes, a, b, small->iters, me);
-  v[1] = plain_p2p(pl, buf, (int)big->bytes, a, b, big->iters, me);
-  free(buf);
+  double v[4] = {0, 0, 0, 0};
+  p2p_pair(pl, ours, sbuf, rbuf, (int)small->bytes, a, b, small->iters, me, v);
+  p2p_pair(pl, ours, sbuf, rbuf, (int)big->bytes, a, b, big->iters, me, v + 2);
+  free(ours);
+  free(sbuf);
+  free(rbuf);
   MPI_Request rq;
-  MPI_Ibcast(v, 2, MPI_DOUBLE, a, MPI_COMM_WORLD, &rq);
+  MPI_Ibcast(v, 4, MPI_DOUBLE, a, MPI_COMM_WORLD, &rq);
   cal_fleet_wait(&rq, pl->timeout_s, "the plain loop");
-  f->plain[0] = (cal_fleet_plain_t){"p2p_latency", small->bytes,
-                                    small->time_us.median, v[0], "us"};
+  f->plain[0] = (cal_fleet_plain_t){"p2p_latency", small->bytes, v[0], v[1], "us"};
   f->plain[1] = (cal_fleet_plain_t){"p2p_bandwidth", big->bytes,
-                                    big->gbps.median,
-                                    (double)big->bytes / (v[1] * 1e3), "GB/s"};
+                                    (double)big->bytes / (v[2] * 1e3),
+                                    (double)big->bytes / (v[3] * 1e3), "GB/s"};
   f->nplain = 2;
   /* all-reduce at 64 MiB (or the largest size below it) */
   const cal_fleet_point_t *ap = &f->ar[0];
@@ -302,32 +338,35 @@ int cal_fleet_compare_plain(const cal_fleet_plan_t *pl, int a, int b,
     if (f->ar[k].bytes <= (64u << 20))
       ap = &f->ar[k];
   int count = (int)(ap->bytes / sizeof(float));
-  float *in = calloc((size_t)count, sizeof *in),
+  float *in = malloc((size_t)count * sizeof *in),
         *out = malloc((size_t)count * sizeof *out);
   if (!in || !out) {
     free(in);
     free(out);
     return CAL_ENOMEM;
   }
-  double t[64];
+  for (int i = 0; i < count; i++)
+    in[i] = ar_value(me, (size_t)i);
+  memset(out, 0, (size_t)count * sizeof *out);
+  double to[64], tp[64];
   int S = pl->samples < 64 ? pl->samples : 64;
+  ar_time(in, out, count, 1); /* warm-up */
   for (int s = 0; s < S; s++) {
+    to[s] = ar_time(in, out, count, ap->iters) / ap->iters * 1e6;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (long i = 0; i < ap->iters; i++)
       MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     double dt = MPI_Wtime() - t0, worst;
     MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    t[s] = worst / ap->iters * 1e6;
+    tp[s] = worst / ap->iters * 1e6;
   }
   free(in);
   free(out);
-  int n;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  double plain_bus = (double)ap->bytes / (cal_median(t, (size_t)S) * 1e3) *
-                     2.0 * (n - 1) / n;
+  double bus = 2.0 * (n - 1) / n * (double)ap->bytes / 1e3;
   f->plain[2] = (cal_fleet_plain_t){"allreduce_busbw", ap->bytes,
-                                    ap->busbw_gbps.median, plain_bus, "GB/s"};
+                                    bus / cal_median(to, (size_t)S),
+                                    bus / cal_median(tp, (size_t)S), "GB/s"};
   f->nplain = 3;
   return 0;
 }

@@ -71,7 +71,7 @@ void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
     size_str(p->bytes, s, sizeof s);
     fprintf(out, "%s  %-16s %-8s ours %.3f %s, plain MPI loop %.3f %s (%.0f%%)\n",
             i ? "" : "\nCompared with a plain MPI loop (same iterations and "
-                     "samples):\n",
+                     "samples, in turn):\n",
             p->what, s, p->ours, p->unit, p->plain, p->unit,
             p->plain > 0 ? 100 * (p->unit[0] == 'u' ? p->plain / p->ours
                                                      : p->ours / p->plain)
