@@ -3,6 +3,7 @@
 #include "fleet.h"
 
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,19 @@ static double cpu_s(void) {
   getrusage(RUSAGE_SELF, &ru);
   return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* A measuring rank bound to fewer cores than the host has measures only
+ * those: say so (Open MPI binds each rank to one core by default). */
+static void warn_bound(int me) {
+  cpu_set_t set;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && online > 0 &&
+      CPU_COUNT(&set) < online)
+    fprintf(stderr, "calibrate fleet: warning: rank %d is bound to %d of the "
+                    "host's %ld cores and measures only those (mpirun "
+                    "--bind-to none lets it measure the whole host)\n",
+            me, CPU_COUNT(&set), online);
 }
 
 /* Measure this node through the measuring path into an anonymous memory
@@ -193,6 +207,7 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   long long my[2] = {0, 0};
   double w0 = MPI_Wtime(), c0 = cpu_s();
   if (leader) {
+    warn_bound(me);
     my[0] = measure_node(a, &prof, &len);
     my[1] = (long long)len;
   }
