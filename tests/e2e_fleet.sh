@@ -75,6 +75,13 @@ rc=$?
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && ok || bad "fleet: a dead rank: exit $rc"
 ls "$TMP"/dead.json* >/dev/null 2>&1 && bad "fleet: a file after a rank died" || ok
 
+# a rank that stops answering: the others give up at their deadline
+# (--node-timeout) with one line on stderr, exit 4, no file
+CALIBRATE_FLEET_HANG_RANK=1 expect_match 4 "waited 3 s for the other ranks" \
+  timeout 120 "${MPI[@]}" -x CALIBRATE_FLEET_HANG_RANK -np 2 "$CAL" fleet \
+  "${NODE[@]}" --node-timeout 3 -o "$TMP/hang.json"
+ls "$TMP"/hang.json* >/dev/null 2>&1 && bad "fleet: a file after a hang" || ok
+
 # bad options: one line, exit 2, before MPI starts
 expect_usage "fleet --timeout x" "$CAL" fleet --timeout x
 expect_usage "fleet --allreduce-max 1" "$CAL" fleet --allreduce-max 1

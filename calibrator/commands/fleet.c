@@ -57,8 +57,9 @@ static void fleet_help(void) {
       "and --oversubscribe for more ranks than cores.\n"
       "Test hooks: CALIBRATE_FLEET_FAIL_RANK=R makes rank R's all-reduce input\n"
       "wrong, so the job must end with exit 3 and no fleet profile;\n"
-      "CALIBRATE_FLEET_DIE_RANK=R makes rank R exit before measuring, so the\n"
-      "job must end non-zero with no fleet profile.\n");
+      "CALIBRATE_FLEET_DIE_RANK=R makes rank R exit before measuring, and\n"
+      "CALIBRATE_FLEET_HANG_RANK=R makes it stop answering, so the job must\n"
+      "end non-zero with no fleet profile (the hang at the others' deadline).\n");
 }
 
 #ifdef CAL_HAVE_MPI

@@ -201,6 +201,12 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   const char *die = getenv("CALIBRATE_FLEET_DIE_RANK");
   if (die && *die && atoi(die) == me)
     _exit(CAL_EXIT_INTERNAL);
+  /* test hook: this rank stops answering (the others must give up at
+   * their deadline, not hang) */
+  const char *hang = getenv("CALIBRATE_FLEET_HANG_RANK");
+  if (hang && *hang && atoi(hang) == me)
+    for (;;)
+      pause();
 
   /* each host measured by one rank; the others sleep until it is done */
   size_t len = 0;

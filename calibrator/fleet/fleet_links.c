@@ -26,7 +26,8 @@ void cal_fleet_wait(MPI_Request *rq, double timeout_s, const char *what) {
       MPI_Comm_rank(MPI_COMM_WORLD, &me);
       fprintf(stderr,
               "calibrate fleet: rank %d waited %.0f s for the other ranks "
-              "(%s): a rank died or hangs; ending the job (--timeout)\n",
+              "(%s): a rank died or hangs; ending the job (--timeout, "
+              "--node-timeout)\n",
               me, timeout_s, what);
       fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 4);
