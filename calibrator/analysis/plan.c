@@ -849,7 +849,7 @@ json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
     json_object_set_new(root, "placement", json_null());
   }
   if (o->net && o->params > 0 && o->training != CAL_TRAIN_INFERENCE &&
-      b.nsplit > 0) {
+      b.nsplit > 0 && o->net->curve.n > 0) {
     json_t *net = network_json(&b, err, errlen);
     if (!net)
       goto fail;
@@ -858,7 +858,10 @@ json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
     json_object_set_new(root, "network", json_null());
     json_array_append_new(
         json_object_get(root, "warnings"),
-        json_string(!(o->params > 0)
+        json_string(o->net->curve.n == 0
+                        ? "the fleet profile has no all-reduce curve (a job "
+                          "of one rank): no network estimate"
+                    : !(o->params > 0)
                         ? "the fleet's all-reduce curve enters the plan with "
                           "a model to train: give --model-params (and --dtype)"
                     : o->training == CAL_TRAIN_INFERENCE

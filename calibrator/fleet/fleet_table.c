@@ -33,6 +33,9 @@ void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
     fprintf(out, "  %-24s %-8d %-10s %12s %14s\n", H->name, H->nranks, ms, gs, ts);
     json_decref(p);
   }
+  if (f->nranks < 2)
+    fprintf(out, "\nNo links: a job of one rank (start it with mpirun -np N, "
+                 "N >= 2).\n");
   if (f->nlinks) {
     fprintf(out, "\nPoint to point (ping-pong, one-way; %s):\n",
             f->intra_host ? "one host: between its ranks, shared memory"

@@ -132,9 +132,11 @@ json_t *cal_fleet_json(const cal_fleet_t *f, char *err, size_t errlen) {
       cal_version, "git", cal_git, "created", created, "ranks", f->nranks,
       "host_count", f->nhosts, "hosts", hosts,
       "links", "intra_host", f->intra_host, "note",
-      f->intra_host ? "one host: the links are between its ranks (shared "
-                      "memory), not a network"
-                    : "one measuring rank per host; every ordered pair of hosts",
+      f->nranks < 2  ? "one rank: no links to measure"
+      : f->intra_host ? "one host: the links are between its ranks (shared "
+                        "memory), not a network"
+                      : "one measuring rank per host; every ordered pair of "
+                        "hosts",
       "convention",
       "ping-pong (IMB PingPong, OSU osu_latency): one-way time = round trip "
       "/ 2; bandwidth_gbps = bytes / one-way time / 1e9; from_rank sends first",
