@@ -86,6 +86,9 @@ ls "$TMP"/hang.json* >/dev/null 2>&1 && bad "fleet: a file after a hang" || ok
 expect_usage "fleet --timeout x" "$CAL" fleet --timeout x
 expect_usage "fleet --allreduce-max 1" "$CAL" fleet --allreduce-max 1
 expect_match 0 "Exit status" "$CAL" fleet --help
+# a bad run option on a job of one rank (no mpirun): the run's one line
+expect_usage "fleet --threads 0" "$CAL" fleet --threads 0 -o "$TMP/one.json"
+ls "$TMP"/one.json* >/dev/null 2>&1 && bad "fleet: a file after a bad option" || ok
 # a bad run option under mpirun: exit 2, no file
 expect_match 2 "calibrate fleet: " "${MPI[@]}" -np 2 "$CAL" fleet --threads 0 \
   -o "$TMP/opt.json"

@@ -244,10 +244,12 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
       rc = f.hosts[h].exit_code;
     else if (f.hosts[h].exit_code == CAL_EXIT_OK && meta[2 * r + 1] == 0)
       rc = CAL_EXIT_INTERNAL; /* measured, yet no profile */
-    if (me == 0 && rc != CAL_EXIT_OK && rc != CAL_EXIT_BUSY) {
-      fprintf(stderr, "calibrate fleet: host %s (rank %d) could not be "
+    if (fatal_code(rc)) {
+      /* a usage error was said on one line by the run itself */
+      if (me == 0 && rc != CAL_EXIT_USAGE)
+        fprintf(stderr, "calibrate fleet: host %s (rank %d) could not be "
                       "calibrated (its run exited %d): no fleet profile\n",
-              f.hosts[h].name, r, f.hosts[h].exit_code);
+                f.hosts[h].name, r, f.hosts[h].exit_code);
       break;
     }
   }
