@@ -85,6 +85,15 @@ CALIBRATE_FLEET_HANG_RANK=1 expect_match 4 "waited 3 s for the other ranks" \
   "${NODE[@]}" --node-timeout 3 -o "$TMP/hang.json"
 ls "$TMP"/hang.json* >/dev/null 2>&1 && bad "fleet: a file after a hang" || ok
 
+# ... and one that stops before the all-reduce: the others' watchdog
+# (--timeout) ends the job inside the blocking collective
+CALIBRATE_FLEET_HANG_RANK=1 CALIBRATE_FLEET_HANG_AT=links expect_match 4 \
+  "spent over 3 s on one step of the all-reduce" timeout 120 "${MPI[@]}" \
+  -x CALIBRATE_FLEET_HANG_RANK -x CALIBRATE_FLEET_HANG_AT -np 2 "$CAL" fleet \
+  "${NODE[@]}" --timeout 3 --p2p-max 64K --allreduce-max 64K \
+  -o "$TMP/hang2.json"
+ls "$TMP"/hang2.json* >/dev/null 2>&1 && bad "fleet: a file after a hang" || ok
+
 # bad options: one line, exit 2, before MPI starts
 expect_usage "fleet --timeout x" "$CAL" fleet --timeout x
 expect_usage "fleet --allreduce-max 1" "$CAL" fleet --allreduce-max 1

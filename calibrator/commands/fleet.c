@@ -59,7 +59,8 @@ static void fleet_help(void) {
       "wrong, so the job must end with exit 3 and no fleet profile;\n"
       "CALIBRATE_FLEET_DIE_RANK=R makes rank R exit before measuring, and\n"
       "CALIBRATE_FLEET_HANG_RANK=R makes it stop answering, so the job must\n"
-      "end non-zero with no fleet profile (the hang at the others' deadline).\n");
+      "end non-zero with no fleet profile (the hang at the others' deadline;\n"
+      "CALIBRATE_FLEET_HANG_AT=links: it stops before the all-reduce).\n");
 }
 
 #ifdef CAL_HAVE_MPI

@@ -204,7 +204,9 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   /* test hook: this rank stops answering (the others must give up at
    * their deadline, not hang) */
   const char *hang = getenv("CALIBRATE_FLEET_HANG_RANK");
-  if (hang && *hang && atoi(hang) == me)
+  const char *at = getenv("CALIBRATE_FLEET_HANG_AT");
+  int hang_links = at && strcmp(at, "links") == 0;
+  if (hang && *hang && atoi(hang) == me && !hang_links)
     for (;;)
       pause();
 
@@ -296,11 +298,16 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   if (n > 1) {
     if (ne > 1)
       lrc = cal_fleet_p2p(&pl, endpoints, ne, host_of, &f);
+    cal_fleet_watchdog(0, NULL);
+    if (hang_links && atoi(hang) == me) /* test hook, as above */
+      for (;;)
+        pause();
     if (lrc == 0)
       lrc = cal_fleet_allreduce(&pl, &f, &bad);
     if (lrc == 0 && a->compare_plain && ne > 1)
       lrc = cal_fleet_compare_plain(&pl, endpoints[0], endpoints[1], &f);
   }
+  cal_fleet_watchdog(0, NULL);
   /* every rank's verdict: a wrong sum anywhere fails everyone */
   long long v[2] = {bad, lrc != 0}, *vs = NULL;
   if (!(vs = malloc(2 * (size_t)n * sizeof *vs)))

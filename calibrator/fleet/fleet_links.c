@@ -2,11 +2,13 @@
  * pair of endpoints and the all-reduce curve, each a median of timed
  * samples (fleet_json.h states the conventions). */
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cal_err.h"
 #include "fleet_mpi.h"
@@ -37,6 +39,36 @@ void cal_fleet_wait(MPI_Request *rq, double timeout_s, const char *what) {
     if (ns < 10000000)
       ns *= 2;
   }
+}
+
+static char watch_msg[256];
+static size_t watch_len;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  if (write(STDERR_FILENO, watch_msg, watch_len) < 0) {
+  }
+  _exit(4);
+}
+
+void cal_fleet_watchdog(double timeout_s, const char *what) {
+  if (!(timeout_s > 0)) {
+    alarm(0);
+    return;
+  }
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  int len = snprintf(watch_msg, sizeof watch_msg,
+                     "calibrate fleet: rank %d spent over %.0f s on one step "
+                     "of %s: a rank died or hangs; ending the job "
+                     "(--timeout)\n", me, timeout_s, what);
+  watch_len = len < 0 ? 0 : (size_t)len < sizeof watch_msg ? (size_t)len
+                                                           : sizeof watch_msg - 1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sigaction(SIGALRM, &sa, NULL);
+  alarm((unsigned)ceil(timeout_s));
 }
 
 void cal_fleet_barrier(double timeout_s, const char *what) {
@@ -134,6 +166,7 @@ int cal_fleet_p2p(const cal_fleet_plan_t *pl, const int *endpoints, int n,
       if (i == j)
         continue;
       int a = endpoints[i], b = endpoints[j];
+      cal_fleet_watchdog(pl->timeout_s, "the point-to-point measurements");
       if (me == a)
         for (size_t k = 0; k < ns; k++)
           res[k * (1 + S)] = (double)measure_size_a(
@@ -217,6 +250,7 @@ int cal_fleet_allreduce(const cal_fleet_plan_t *pl, cal_fleet_t *f,
   double factor = 2.0 * (n - 1) / n;
   for (size_t k = 0; k < ns && rc == 0; k++) {
     int count = (int)(sz[k] / sizeof(float));
+    cal_fleet_watchdog(pl->timeout_s, "the all-reduce measurements");
     cal_fleet_point_t *p = &f->ar[f->nar++];
     p->bytes = sz[k];
     p->n = (size_t)pl->samples;
@@ -225,7 +259,8 @@ int cal_fleet_allreduce(const cal_fleet_plan_t *pl, cal_fleet_t *f,
       break;
     }
     memset(out, 0xff, (size_t)count * sizeof *out); /* NaN until written */
-    ar_time(in, out, count, 1); /* warm-up */
+    cal_fleet_watchdog(pl->timeout_s, "the plain loop");
+  ar_time(in, out, count, 1); /* warm-up */
     p->iters = iters_for(ar_time(in, out, count, 1), pl->min_time_s);
     for (size_t s = 0; s < p->n; s++)
       p->t_us[s] = ar_time(in, out, count, p->iters) / p->iters * 1e6;
@@ -320,6 +355,7 @@ int cal_fleet_compare_plain(const cal_fleet_plan_t *pl, int a, int b,
   memset(rbuf, 2, m);
   const cal_fleet_point_t *small = &L->pts[0], *big = &L->pts[L->npts - 1];
   double v[4] = {0, 0, 0, 0};
+  cal_fleet_watchdog(pl->timeout_s, "the plain loop");
   p2p_pair(pl, ours, sbuf, rbuf, (int)small->bytes, a, b, small->iters, me, v);
   p2p_pair(pl, ours, sbuf, rbuf, (int)big->bytes, a, b, big->iters, me, v + 2);
   free(ours);
@@ -351,6 +387,7 @@ int cal_fleet_compare_plain(const cal_fleet_plan_t *pl, int a, int b,
   memset(out, 0, (size_t)count * sizeof *out);
   double to[64], tp[64];
   int S = pl->samples < 64 ? pl->samples : 64;
+  cal_fleet_watchdog(pl->timeout_s, "the plain loop");
   ar_time(in, out, count, 1); /* warm-up */
   for (int s = 0; s < S; s++) {
     to[s] = ar_time(in, out, count, ap->iters) / ap->iters * 1e6;

@@ -14,6 +14,13 @@
  * host would take a core).  Past timeout_s seconds, print one line naming
  * `what` and MPI_Abort the job with CAL_EXIT_INTERNAL. */
 void cal_fleet_wait(MPI_Request *rq, double timeout_s, const char *what);
+/* Inside a step where every rank takes part in blocking calls (the
+ * timed loops cannot sleep between polls): arm a watchdog that, past
+ * timeout_s seconds, prints one line naming `what` and ends this process
+ * with CAL_EXIT_INTERNAL (the launcher then ends the job).  `what` must
+ * stay valid while armed; timeout_s 0 disarms it. */
+void cal_fleet_watchdog(double timeout_s, const char *what);
+
 /* A barrier waited for as above. */
 void cal_fleet_barrier(double timeout_s, const char *what);
 
