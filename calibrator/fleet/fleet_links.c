@@ -387,7 +387,7 @@ int cal_fleet_compare_plain(const cal_fleet_plan_t *pl, int a, int b,
   double to[64], tp[64];
   int S = pl->samples < 64 ? pl->samples : 64;
   cal_fleet_watchdog(pl->timeout_s, "the plain loop");
-    ar_time(in, out, count, 1); /* warm-up */
+  ar_time(in, out, count, 1); /* warm-up */
   for (int s = 0; s < S; s++) {
     to[s] = ar_time(in, out, count, ap->iters) / ap->iters * 1e6;
     MPI_Barrier(MPI_COMM_WORLD);
