@@ -244,8 +244,10 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
     f.hosts[h].exit_code = (int)meta[2 * r];
     if (fatal_code(f.hosts[h].exit_code) && !fatal_code(rc))
       rc = f.hosts[h].exit_code;
-    else if (f.hosts[h].exit_code == CAL_EXIT_OK && meta[2 * r + 1] == 0)
+    else if (meta[2 * r + 1] == 0 && !fatal_code(rc))
       rc = CAL_EXIT_INTERNAL; /* measured, yet no profile */
+    else if (f.hosts[h].exit_code == CAL_EXIT_BUSY && rc == CAL_EXIT_OK)
+      rc = CAL_EXIT_BUSY; /* kept, and the job's exit says so */
     if (fatal_code(rc)) {
       /* a usage error was said on one line by the run itself */
       if (me == 0 && rc != CAL_EXIT_USAGE)
