@@ -98,6 +98,17 @@ ls "$TMP"/hang2.json* >/dev/null 2>&1 && bad "fleet: a file after a hang" || ok
 expect_usage "fleet --timeout x" "$CAL" fleet --timeout x
 expect_usage "fleet --allreduce-max 1" "$CAL" fleet --allreduce-max 1
 expect_match 0 "Exit status" "$CAL" fleet --help
+grep -q '^Usage: calibrate fleet' "$TMP/out" && ok || bad "fleet --help: no usage line"
+expect_match 0 "BSD-3-Clause" "$CAL" fleet --version
+expect_usage "fleet --no-such-flag" "$CAL" fleet --no-such-flag
+grep -q "^calibrate fleet: .* (see 'calibrate fleet --help')\$" "$TMP/err" && ok ||
+  bad "fleet: the error line is not in the house style"
+# -o -: the fleet profile alone on standard output (one rank, no mpirun)
+if expect_exit 0 "fleet -o -" "$CAL" fleet --quick --sections bandwidth \
+    --allow-busy --no-progress --p2p-max 64K --allreduce-max 64K -o -; then
+  check "fleet -o -: JSON on stdout" json "$TMP/out" 'assert d["schema"] == "calibrate-fleet/1"'
+  [ ! -e ./- ] && ok || bad "fleet -o -: a file named '-'"
+fi
 # a bad run option on a job of one rank (no mpirun): the run's one line
 expect_usage "fleet --threads 0" "$CAL" fleet --threads 0 -o "$TMP/one.json"
 ls "$TMP"/one.json* >/dev/null 2>&1 && bad "fleet: a file after a bad option" || ok

@@ -9,13 +9,16 @@
 #include "cli.h"
 #include "fleet.h"
 #include "measure.h"
+#include "options.h"
 #include "subcommands.h"
 
 #define CMD "fleet"
 
 static void fleet_help(void) {
   printf(
-      "Usage: mpirun -np N --host a,b --bind-to none calibrate fleet [options]\n\n"
+      "Usage: calibrate fleet [options]\n"
+      "  started by your MPI launcher, e.g.\n"
+      "  mpirun -np N --host a,b --bind-to none calibrate fleet [options]\n\n"
       "Calibrate a fleet of machines in one MPI job (started by your own\n"
       "launcher): every host is measured once, by its lowest rank (ranks on\n"
       "one host, told apart by hostname and boot id, share its cores: the\n"
@@ -107,7 +110,8 @@ int cal_cmd_fleet(int argc, char **argv) {
       fleet_help();
       goto out;
     } else if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
-      printf("calibrate %s (%s)\n", cal_version, cal_git);
+      printf("calibrate %s (%s)\nLicense: BSD-3-Clause (the LICENSE file "
+             "of the sources)\n", cal_version, cal_git);
       goto out;
     } else if (strcmp(s, "--compare-plain") == 0) {
       a.compare_plain = 1;
@@ -147,6 +151,20 @@ int cal_cmd_fleet(int argc, char **argv) {
   }
   a.run_argc = nrest;
   a.run_argv = rest;
+  /* the run options checked here, before MPI starts: a bad one is one
+   * line and exit 2 on every rank, and no job is started */
+  cal_opts_t o;
+  cal_opts_action_t action;
+  rc = cal_opts_parse(&o, nrest, rest, CMD, &action);
+  cal_opts_free(&o);
+  if (rc != 0)
+    goto out;
+  if (action != CAL_OPTS_RUN) {
+    rc = action == CAL_OPTS_HELP
+             ? (fleet_help(), CAL_EXIT_OK)
+             : cal_usage(CMD, "--preset list belongs to 'calibrate run'");
+    goto out;
+  }
 #ifdef CAL_HAVE_MPI
   a.measure = measure;
   rc = cal_fleet_main(&a);

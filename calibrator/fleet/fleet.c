@@ -84,7 +84,18 @@ static int measure_node(const cal_fleet_args_t *a, char **prof, size_t *len) {
     argv[i] = a->run_argv[i];
   argv[a->run_argc] = "-o";
   argv[a->run_argc + 1] = path;
+  /* the fleet profile on standard output: the node's table goes to
+   * standard error, as a run's does with -o - */
+  int to_err = a->out_path && strcmp(a->out_path, "-") == 0, saved = -1;
+  fflush(stdout);
+  if (to_err && (saved = dup(STDOUT_FILENO)) >= 0)
+    dup2(STDERR_FILENO, STDOUT_FILENO);
   int rc = a->measure(argc, argv);
+  fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+  }
   free(argv);
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size > 0 && (*prof = malloc((size_t)st.st_size))) {
@@ -346,9 +357,11 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
       fprintf(stderr, "calibrate fleet: %s\n", err);
       wrc = root ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
     } else {
-      cal_fleet_table(&f, stdout);
-      printf("\nFleet profile written to %s\n", path);
-      fflush(stdout);
+      FILE *t = strcmp(path, "-") == 0 ? stderr : stdout;
+      cal_fleet_table(&f, t);
+      if (strcmp(path, "-") != 0)
+        fprintf(t, "\nFleet profile written to %s\n", path);
+      fflush(t);
     }
   }
   MPI_Ibcast(&wrc, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
