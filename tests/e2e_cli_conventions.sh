@@ -32,7 +32,8 @@ compare|$DATA/profile_a.json $DATA/profile_a.json|stdout
 export|--format bmf $DATA/profile_a.json|stdout
 plan|$DATA/profile_a.json $DATA/profile_b.json --examples 100|stdout
 plot|$DATA/profile_a.json --script-only|refused
-report|$REF|stdout"
+report|$REF|stdout
+fleet|--quick --sections bandwidth --allow-busy --p2p-max 64K --allreduce-max 64K|stdout"
 
 ascii_only() { # FILE DESC
   if LC_ALL=C grep -q '[^[:print:][:space:]]' "$1"; then

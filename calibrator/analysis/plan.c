@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -689,6 +690,139 @@ out:
   return rc;
 }
 
+/* Append one line of the network's arithmetic. */
+static void net_line(json_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void net_line(json_t *a, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  json_array_append_new(a, json_string(line));
+}
+
+/* The data-parallel step with its all-reduce over the fleet's measured
+ * curve (plan_net.h): the "network" object, or NULL (err filled). */
+static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
+  const cal_plan_opts_t *o = &b->o;
+  const cal_plan_net_t *net = o->net;
+  double *thr = calloc(b->n ? b->n : 1, sizeof *thr);
+  if (!thr) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  double sum_b = 0;
+  size_t fastest = 0;
+  for (size_t k = 0; k < b->nu; k++) {
+    size_t i = b->use[k];
+    if (!b->ent[i].usable)
+      continue;
+    thr[i] = b->ms[i].throughput;
+    sum_b += b->ms[i].optimal_batch > 0 ? (double)b->ms[i].optimal_batch : 1;
+    if (thr[i] > thr[fastest])
+      fastest = i;
+  }
+  const char *gfrom = "the sum of the machines' optimal batches";
+  double G = sum_b;
+  if (o->work.unit == CAL_WORK_STEPS && o->work.global_batch) {
+    G = (double)o->work.global_batch;
+    gfrom = "--global-batch";
+  } else if (o->target > 0) {
+    G = (double)o->target;
+    gfrom = "--target-effective-batch";
+  }
+  double grad = b->base.gradients_bytes, ar = 0;
+  int extra = 0;
+  cal_net_step_t st;
+  if (cal_net_allreduce_s(&net->curve, grad, &ar, &extra) < 0 ||
+      cal_net_step(thr, b->n, G, ar, CAL_NET_AR_FRACTION, &st) < 0) {
+    free(thr);
+    snprintf(err, errlen, "%s: no usable all-reduce curve or machine for "
+             "the network estimate", net->source);
+    return NULL;
+  }
+  int r = net->ranks > 1 ? net->ranks : 2;
+  double busbw = grad / ar / 1e9 * 2.0 * (r - 1) / r;
+  json_t *ms = json_array(), *ar_lines = json_array();
+  for (size_t i = 0; i < b->n; i++)
+    if (thr[i] > 0)
+      json_array_append_new(
+          ms, json_pack("{s:s, s:f, s:f, s:f}", "name", b->ms[i].name,
+                        "throughput", thr[i], "examples_per_step",
+                        G * thr[i] / st.sum_throughput, "compute_s",
+                        st.compute_s));
+  net_line(ar_lines, "gradients: %.4g trainable parameters x %g bytes (%s) = "
+           "%.4g bytes", b->base.trainable_params, cal_dtype_bytes(o->dtype),
+           cal_dtype_name(o->dtype), grad);
+  net_line(ar_lines, "all-reduce of %.4g bytes: %.4g s, %s the measured "
+           "curve (%d ranks on %d host%s); bus bandwidth %.3g GB/s",
+           grad, ar, extra ? "extrapolated past the largest size of"
+                           : "interpolated on", net->ranks, net->hosts,
+           net->hosts == 1 ? "" : "s", busbw);
+  net_line(ar_lines, "step of G = %.0f examples (%s), split by throughput: "
+           "compute = G / sum(throughput) = %.0f / %.4g = %.4g s", G, gfrom,
+           G, st.sum_throughput, st.compute_s);
+  net_line(ar_lines, "no overlap: step = compute + all-reduce = %.4g + %.4g "
+           "= %.4g s (%.1f%% all-reduce), %.4g examples/s", st.compute_s, ar,
+           st.step_s, 100 * st.allreduce_fraction, st.fleet_throughput);
+  net_line(ar_lines, "with overlap (an upper bound: all communication hidden "
+           "behind compute): step = max(%.4g, %.4g) = %.4g s, %.4g examples/s",
+           st.compute_s, ar, st.step_overlap_s, st.fleet_throughput_overlap);
+  net_line(ar_lines, "fastest machine alone (%s): G / %.4g = %.4g s a step, "
+           "no all-reduce", b->ms[fastest].name, st.fastest_throughput,
+           st.alone_s);
+  if (st.crossover_accum)
+    net_line(ar_lines, "k accumulation steps: k x %.4g + %.4g < k x %.4g from "
+             "k = %lld (the crossover)", st.compute_s, ar, st.alone_s,
+             (long long)st.crossover_accum);
+  net_line(ar_lines, "all-reduce <= %.0f%% of a step: k >= %.4g x %.2g / "
+           "(%.2g x %.4g), k = %lld", 100 * CAL_NET_AR_FRACTION, ar,
+           1 - CAL_NET_AR_FRACTION, CAL_NET_AR_FRACTION, st.compute_s,
+           (long long)st.amortise_accum);
+  const char *verdict =
+      st.slower_than_fastest
+          ? (st.crossover_accum
+                 ? "data parallelism over the fleet is slower than the "
+                   "fastest machine alone without gradient accumulation"
+                 : "data parallelism over the fleet is slower than the "
+                   "fastest machine alone at any accumulation")
+          : "data parallelism over the fleet is faster than the fastest "
+            "machine alone";
+  json_t *j = json_pack(
+      "{s:s, s:i, s:i, s:b, s:s*, s:f, s:f, s:s, s:f, s:f, s:b, s:f,"
+      " s:f, s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:{s:s, s:f, s:f},"
+      " s:b, s:b, s:s, s:{s:I, s:o, s:I, s:f, s:f, s:f}, s:o}",
+      "source", net->source, "ranks", net->ranks, "hosts", net->hosts,
+      "intra_host", net->intra_host, "note",
+      net->intra_host ? "the curve was measured between ranks of one host "
+                        "(shared memory), not over a network"
+                      : NULL,
+      "trainable_params", b->base.trainable_params, "bytes_per_gradient",
+      cal_dtype_bytes(o->dtype), "gradient_dtype", cal_dtype_name(o->dtype),
+      "gradient_bytes", grad, "allreduce_s", ar, "allreduce_extrapolated",
+      extra, "allreduce_busbw_gbps", busbw, "global_batch", G,
+      "global_batch_from", gfrom, "machines", ms, "compute_s", st.compute_s,
+      "step_s", st.step_s, "fleet_throughput", st.fleet_throughput,
+      "step_overlap_s", st.step_overlap_s, "fleet_throughput_overlap",
+      st.fleet_throughput_overlap, "overlap_note",
+      "with overlap: communication fully hidden behind compute, an upper "
+      "bound of what overlap gains",
+      "allreduce_fraction", st.allreduce_fraction, "fastest", "name",
+      b->ms[fastest].name, "throughput", st.fastest_throughput, "alone_s",
+      st.alone_s, "slower_than_fastest", st.slower_than_fastest,
+      "slower_than_fastest_with_overlap", st.slower_overlap, "verdict",
+      verdict, "grad_accum", "recommended", (json_int_t)st.accum,
+      "crossover", st.crossover_accum ? json_integer(st.crossover_accum) : json_null(),
+      "amortise", (json_int_t)st.amortise_accum, "allreduce_fraction_target",
+      CAL_NET_AR_FRACTION, "step_s", st.accum_step_s, "fleet_throughput",
+      st.accum_throughput, "arithmetic", ar_lines);
+  free(thr);
+  if (!j)
+    snprintf(err, errlen, "out of memory");
+  return j;
+}
+
 json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
                        size_t n, char *err, size_t errlen) {
   plan_build_t b = {.o = *o, .ms = ms, .n = n};
@@ -713,6 +847,28 @@ json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
     }
   } else {
     json_object_set_new(root, "placement", json_null());
+  }
+  if (o->net && o->params > 0 && o->training != CAL_TRAIN_INFERENCE &&
+      b.nsplit > 0 && o->net->curve.n > 0) {
+    json_t *net = network_json(&b, err, errlen);
+    if (!net)
+      goto fail;
+    json_object_set_new(root, "network", net);
+  } else if (o->net) {
+    json_object_set_new(root, "network", json_null());
+    json_array_append_new(
+        json_object_get(root, "warnings"),
+        json_string(o->net->curve.n == 0
+                        ? "the fleet profile has no all-reduce curve (a job "
+                          "of one rank): no network estimate"
+                    : !(o->params > 0)
+                        ? "the fleet's all-reduce curve enters the plan with "
+                          "a model to train: give --model-params (and --dtype)"
+                    : o->training == CAL_TRAIN_INFERENCE
+                        ? "inference all-reduces no gradients: no network "
+                          "estimate"
+                        : "no machine can hold the model: no data-parallel "
+                          "step to estimate"));
   }
   goto out;
 fail:

@@ -61,6 +61,7 @@
 #include <stdint.h>
 
 #include "plan_math.h"
+#include "plan_net.h"
 #include "profile.h"
 
 #define CAL_PLAN_SCHEMA "calibrate-plan/1"
@@ -81,6 +82,9 @@ typedef struct cal_plan_opts {
   int checkpointing;
   int64_t lora_rank;        /* 0: lora_fraction gives the trainable part */
   int priced;               /* a price was given: costs are computed */
+  /* A fleet profile's all-reduce curve (plan_input.h): with params, the
+   * plan adds the data-parallel step with its all-reduce ("network"). */
+  const cal_plan_net_t *net;
 } cal_plan_opts_t;
 
 typedef enum {

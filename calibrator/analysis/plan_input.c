@@ -13,6 +13,7 @@
 #include "curve.h"
 #include "curve_csv.h"
 #include "curve_json.h"
+#include "fleet_json.h"
 
 /* Room for one more machine; NULL when out of memory. */
 static cal_plan_machine_t *new_machine(cal_plan_inputs_t *in) {
@@ -209,6 +210,75 @@ nomem:
   return CAL_ENOMEM;
 }
 
+/* A fleet profile: each host's embedded profile as a machine named by its
+ * host, and the all-reduce curve. */
+static int add_fleet(cal_plan_inputs_t *in, const char *path,
+                     const json_t *doc, char *err, size_t errlen) {
+  const json_t *hosts = json_object_get(doc, "hosts");
+  const json_t *pts =
+      json_object_get(json_object_get(doc, "allreduce"), "points");
+  if (in->has_net) {
+    snprintf(err, errlen, "%s: a second fleet profile: give one fleet "
+             "(its hosts and their links) per plan", path);
+    return CAL_EPARSE;
+  }
+  if (!json_is_array(hosts) || json_array_size(hosts) == 0 ||
+      !json_is_array(pts)) {
+    snprintf(err, errlen, "%s: a fleet profile without hosts[] or "
+             "allreduce.points[]", path);
+    return CAL_ESCHEMA;
+  }
+  size_t n = json_array_size(pts), i;
+  const json_t *x;
+  double *b = calloc(n ? n : 1, sizeof *b), *t = calloc(n ? n : 1, sizeof *t);
+  if (!b || !t) {
+    free(b);
+    free(t);
+    snprintf(err, errlen, "out of memory reading %s", path);
+    return CAL_ENOMEM;
+  }
+  in->net.curve.bytes = b;
+  in->net.curve.time_s = t;
+  in->net.curve.n = n;
+  in->has_net = 1;
+  json_array_foreach(pts, i, x) {
+    b[i] = cal_json_num(x, "bytes", NAN);
+    t[i] = cal_json_num(x, "time_us", NAN) * 1e-6;
+    if (!(b[i] > 0 && t[i] > 0) || (i && !(b[i] > b[i - 1]))) {
+      snprintf(err, errlen, "%s: allreduce.points[%zu]: bytes and time_us "
+               "must be positive, sizes ascending", path, i);
+      return CAL_ESCHEMA;
+    }
+  }
+  in->net.ranks = (int)cal_json_num(doc, "ranks", 0);
+  in->net.hosts = (int)json_array_size(hosts);
+  in->net.intra_host =
+      json_is_true(json_object_get(json_object_get(doc, "links"), "intra_host"));
+  if (!(in->net.source = keep(in, path)))
+    goto nomem;
+  json_array_foreach(hosts, i, x) {
+    const json_t *prof = json_object_get(x, "profile");
+    const char *host = cal_json_str(x, "host");
+    char where[512];
+    snprintf(where, sizeof where, "%s:hosts[%zu]", path, i);
+    if (json_is_null(prof))
+      continue;
+    char *text = json_dumps(prof, JSON_COMPACT);
+    if (!text)
+      goto nomem;
+    int rc = add_profile(in, where, text, strlen(text), err, errlen);
+    free(text);
+    if (rc < 0)
+      return rc;
+    if (*host && !(in->ms[in->n - 1].name = keep(in, host)))
+      goto nomem;
+  }
+  return 0;
+nomem:
+  snprintf(err, errlen, "out of memory reading %s", path);
+  return CAL_ENOMEM;
+}
+
 int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
                         size_t errlen) {
   char *buf = NULL, why[256];
@@ -240,6 +310,8 @@ int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
     json_t *doc = json_loadb(buf, len, 0, NULL);
     if (doc && strcmp(cal_json_str(doc, "schema"), CAL_CURVE_SCHEMA) == 0)
       rc = add_peak(in, path, doc, err, errlen);
+    else if (doc && strcmp(cal_json_str(doc, "schema"), CAL_FLEET_SCHEMA) == 0)
+      rc = add_fleet(in, path, doc, err, errlen);
     else
       rc = add_profile(in, path, buf, len, err, errlen);
     json_decref(doc);
@@ -259,6 +331,8 @@ void cal_plan_inputs_free(cal_plan_inputs_t *in) {
     free(in->strs[i]);
   free(in->profs);
   free(in->strs);
+  free((double *)in->net.curve.bytes);
+  free((double *)in->net.curve.time_s);
   free(in->ms);
   memset(in, 0, sizeof *in);
 }

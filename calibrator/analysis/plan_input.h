@@ -6,7 +6,10 @@
  * without its extension.  A curve's throughput is the median at its
  * optimal batch (the peak, as `calibrate peak` finds it with the default
  * tolerance) with that point's confidence interval; its memory is
- * unknown unless the command sets it. */
+ * unknown unless the command sets it.
+ * A fleet profile ("calibrate-fleet/1", `calibrate fleet`) is one machine
+ * per host (its embedded profile, named by the host) and the fleet's
+ * all-reduce curve (net; one fleet profile per plan). */
 #ifndef CAL_PLAN_INPUT_H
 #define CAL_PLAN_INPUT_H
 
@@ -21,6 +24,8 @@ typedef struct cal_plan_inputs {
   size_t nprof, capprof;
   char **strs;            /* names and paths the curves' machines borrow */
   size_t nstrs, capstrs;
+  int has_net;            /* a fleet profile was read: net holds its curve */
+  cal_plan_net_t net;     /* arrays owned */
 } cal_plan_inputs_t;
 
 /* Read path ("-" is standard input) and append its machines to in

@@ -24,5 +24,7 @@ const cal_command_t cal_commands[] = {
     {"plot", "draw gnuplot charts of one or more profiles", cal_cmd_plot},
     {"report", "one self-contained HTML page of one or more profiles",
      cal_cmd_report},
+    {"fleet", "under mpirun: every node, the links between them, one fleet "
+              "profile", cal_cmd_fleet},
     {NULL, NULL, NULL},
 };

@@ -36,7 +36,14 @@ static const char usage[] =
     "curve CSV (batch_size, throughput, optionally machine) of a machine\n"
     "this tool cannot run on; each curve is one machine, named by its\n"
     "machine column, else by the file name without its extension.  \"-\"\n"
-    "reads standard input.\n"
+    "reads standard input.  A fleet profile (`calibrate fleet`) is one\n"
+    "machine per host and, with --model-params, adds the data-parallel\n"
+    "step: each machine's compute for its share plus the all-reduce of the\n"
+    "gradients read off the fleet's measured curve, with and without\n"
+    "overlap, whether the fleet beats its fastest machine alone, and the\n"
+    "gradient accumulation that amortises the all-reduce (the arithmetic\n"
+    "is shown; the step's batch: --global-batch, else\n"
+    "--target-effective-batch, else the sum of the optimal batches).\n"
     "\n"
     "Work (one of):\n"
     "  --examples N                  examples to split (integer counts)\n"
@@ -534,6 +541,7 @@ int cal_cmd_plan(int argc, char **argv) {
     goto out;
   rc = CAL_EXIT_USAGE;
   warn_left_out(in.ms, in.n);
+  a.o.net = in.has_net ? &in.net : NULL;
   if (!(plan = cal_plan_build(&a.o, in.ms, in.n, err, sizeof err))) {
     fprintf(stderr, "calibrate plan: %s\n", err);
     goto out;

@@ -13,5 +13,6 @@ int cal_cmd_export(int argc, char **argv);
 int cal_cmd_plan(int argc, char **argv);
 int cal_cmd_plot(int argc, char **argv);
 int cal_cmd_report(int argc, char **argv);
+int cal_cmd_fleet(int argc, char **argv);
 
 #endif

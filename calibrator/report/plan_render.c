@@ -335,6 +335,35 @@ static void memory_section(FILE *f, const json_t *p, const layout_t *l) {
   }
 }
 
+/* The data-parallel step with the fleet's all-reduce, and its arithmetic. */
+static void network_section(FILE *f, const json_t *net, const layout_t *l) {
+  const json_t *ga = json_object_get(net, "grad_accum");
+  const json_t *line;
+  size_t i;
+  fprintf(f, "\n%sNetwork (data-parallel step with the all-reduce of the "
+             "gradients, from %s)\n\n", l->h, cal_json_str(net, "source"));
+  if (json_is_string(json_object_get(net, "note")))
+    fprintf(f, "%sNote: %s.\n", l->li, cal_json_str(net, "note"));
+  json_array_foreach(json_object_get(net, "arithmetic"), i, line)
+      fprintf(f, "%s%s\n", l->li, json_string_value(line));
+  fprintf(f, "\n%s: %s.\n", l->md ? "**Verdict**" : "Verdict",
+          cal_json_str(net, "verdict"));
+  fprintf(f, "Gradient accumulation: %" JSON_INTEGER_FORMAT " step%s "
+             "(all-reduce <= %.0f%% of a step%s): %.4g s for %.0f examples, "
+             "%.4g examples/s over the fleet against %.4g alone.\n",
+          json_integer_value(json_object_get(ga, "recommended")),
+          json_integer_value(json_object_get(ga, "recommended")) == 1 ? "" : "s",
+          100 * cal_json_num(ga, "allreduce_fraction_target", NAN),
+          json_is_integer(json_object_get(ga, "crossover"))
+              ? ", and past the crossover with the fastest machine alone"
+              : "",
+          cal_json_num(ga, "step_s", NAN),
+          cal_json_num(net, "global_batch", NAN) *
+              (double)json_integer_value(json_object_get(ga, "recommended")),
+          cal_json_num(ga, "fleet_throughput", NAN),
+          cal_json_num(json_object_get(net, "fastest"), "throughput", NAN));
+}
+
 void cal_plan_render(FILE *f, const json_t *p, int md) {
   const layout_t *l = md ? &md_layout : &table_layout;
   const json_t *T = json_object_get(p, "target_effective_batch");
@@ -343,4 +372,6 @@ void cal_plan_render(FILE *f, const json_t *p, int md) {
     batch_section(f, p, T, l);
   if (json_is_object(json_object_get(p, "model")))
     memory_section(f, p, l);
+  if (json_is_object(json_object_get(p, "network")))
+    network_section(f, json_object_get(p, "network"), l);
 }
