@@ -67,18 +67,10 @@ static void fleet_help(void) {
 }
 
 #ifdef CAL_HAVE_MPI
-/* The fleet's node run: the default run's sections unless --sections. */
-static int prepare(cal_opts_t *o, void *arg) {
-  unsigned off = CAL_SEC_BATCH | (o->ci ? CAL_SEC_SCALING : 0);
-  if (o->sections_asked)
-    o->sections |= o->sections_asked;
-  else
-    o->sections |= (CAL_SEC_ALL & ~off) | (o->ci ? CAL_SEC_BATCH : 0);
-  return 0;
-}
 
 static int measure(int argc, char **argv) {
-  static const cal_measure_cmd_t mc = {CMD, fleet_help, 0, prepare};
+  static const cal_measure_cmd_t mc = {CMD, fleet_help, 0,
+                                       cal_measure_default_sections};
   return cal_measure_main(&mc, argc, argv, NULL);
 }
 #endif

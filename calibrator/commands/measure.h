@@ -26,6 +26,11 @@ typedef struct cal_measure_cmd {
   "     and another run holds the machine)\n"                               \
   "  128+N  interrupted by signal N with --partial\n"
 
+/* The default run's sections (run and fleet's node run): every section but
+ * the batch sweep, which --sweep-batch and --ci add (--ci drops the thread
+ * scaling); --sections replaces them.  A cal_measure_cmd_t.prepare. */
+int cal_measure_default_sections(cal_opts_t *o, void *arg);
+
 /* Returns the exit code. */
 int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
                      void *arg);

@@ -93,7 +93,7 @@ static void run_help(void) {
  * would repeat the 1- and all-thread GEMM points, so the batch sweep runs
  * instead), attention, the machine's limits and the roofline: every
  * section but the batch sweep, which --sweep-batch and --ci add. */
-static int prepare(cal_opts_t *o, void *arg) {
+int cal_measure_default_sections(cal_opts_t *o, void *arg) {
   unsigned off = CAL_SEC_BATCH | (o->ci ? CAL_SEC_SCALING : 0);
   if (o->sections_asked)
     o->sections |= o->sections_asked;
@@ -103,6 +103,7 @@ static int prepare(cal_opts_t *o, void *arg) {
 }
 
 int cal_cmd_run(int argc, char **argv) {
-  static const cal_measure_cmd_t mc = {"run", run_help, 1, prepare};
+  static const cal_measure_cmd_t mc = {"run", run_help, 1,
+                                       cal_measure_default_sections};
   return cal_measure_main(&mc, argc, argv, NULL);
 }
