@@ -12,7 +12,8 @@
  *             (OpenBLAS sgemm with transposes; in bf16 oneDNN matmuls over
  *             bf16 copies, transposed where the product needs it); the
  *             attention backward recomputes each probability from the
- *             saved log-sum-exp, as flash-attention does; RMSNorm and
+ *             saved log-sum-exp, as flash-attention does, a block of
+ *             query rows at a time as sgemm products; RMSNorm and
  *             SwiGLU backward elementwise; the gains' gradients too
  *   AdamW     every parameter (the four matrices and both gains), fp32
  *             master weights and moments; a bf16 step rounds the new
@@ -36,6 +37,12 @@
 #include "gemm_openblas.h"
 #include "kernel.h"
 #include "layer.h"
+
+/* Attention's query rows per block (its products are sgemm calls over
+ * a block's scores against the keys up to the block's last row). */
+#ifndef CAL_TRAIN_QB
+#define CAL_TRAIN_QB 64
+#endif
 
 /* AdamW hyper-parameters (the step's; fixed). */
 typedef struct cal_adamw {
@@ -73,7 +80,7 @@ typedef struct cal_train {
   float *p[2], *m[2], *v[2], *g;    /* masters, moments (sets), gradients */
   float *x, *dy, *h1, *r1, *qkv, *lse, *ao, *x1, *h2, *r2, *gu, *a, *y;
   float *dact[CAL_TRAIN_NDACT];
-  float *scratch;                   /* attention: [nthr][seq] */
+  float *scratch;                   /* attention: [nthr][2][QB][seq] */
   int alias_x, alias_dy;            /* x, dy belong to a stack neighbour */
   int nthr;
   double loss;                      /* sum(y ⊙ dy) at the forward (a

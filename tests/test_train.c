@@ -83,6 +83,28 @@ static void fp32_gradients(void **state) {
   }
 }
 
+/* Attention in blocks of CAL_TRAIN_QB query rows: a sequence of two and
+ * a ragged part of blocks (and MQA, one kv head for every query head)
+ * against the double composition, fp32 and, where it runs, bf16. */
+static void attention_blocks(void **state) {
+  (void)state;
+  const char *why = NULL;
+  int bf16_ok = cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
+  for (int bf16 = 0; bf16 <= 1; bf16++) {
+    if (bf16 && !bf16_ok) {
+      printf("  attention_blocks: bf16 not run: %s\n", why);
+      continue;
+    }
+    cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
+    cal_train_t *T = NULL;
+    assert_int_equal(cal_train_create(&s, 9, bf16 ? "onednn" : NULL, &T), 0);
+    assert_int_equal(cal_train_step(T), 0);
+    check_all(T, bf16 ? 3e-2 : 1e-4);
+    assert_int_equal(cal_train_verify(T), 0);
+    cal_train_free(T);
+  }
+}
+
 /* The composition's gradients against central differences of its loss,
  * a few weights of every parameter tensor; the step's gradient too. */
 static void finite_differences(void **state) {
@@ -349,6 +371,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(memory_measured),
       cmocka_unit_test(fp32_gradients),
+      cmocka_unit_test(attention_blocks),
       cmocka_unit_test(finite_differences),
       cmocka_unit_test(adamw_by_hand),
       cmocka_unit_test(verify_rejects),
