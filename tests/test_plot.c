@@ -163,8 +163,8 @@ static void clashing_names(void **state) {
   char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, f->bare};
   assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
   char *gp = read_out(f, "gemm.gp");
-  assert_contains(gp, "label[1] = \"profile_a.json fp32\"\n");
-  assert_contains(gp, "title = \"GEMM GFLOPS vs size - profile_a.json "
+  assert_contains(gp, "label[1] = \"profile_a fp32\"\n");
+  assert_contains(gp, "title = \"GEMM GFLOPS vs size - profile_a "
                       "(2025-01-15)\"\n");
   free(gp);
 }

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "cal_exit.h"
 #include "compare.h"
+#include "machine_names.h"
 #include "plan.h"
 #include "plan_input.h"
 #include "plan_render.h"
@@ -451,58 +452,25 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
   return rc;
 }
 
-/* The input file's name without its folder and extension, malloc'd. */
-static char *file_stem(const char *path) {
-  const char *b = strrchr(path, '/');
-  char *s = strdup(b ? b + 1 : path);
-  char *dot = s ? strrchr(s, '.') : NULL;
-  if (dot && dot != s)
-    *dot = '\0';
-  return s;
-}
-
-/* Machines are told apart by file, never by a name two of them share (a
- * profile's device_name is the CPU's brand string: two machines of one
- * model have the same): a shared name becomes the input file's name, or
- * its path when those clash too.  The new names are kept in *owned
- * (*nowned of them; free each and the array).  0 or CAL_ENOMEM. */
-static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned,
-                          size_t *nowned) {
-  *owned = calloc(n ? n : 1, sizeof **owned);
-  *nowned = 0;
-  if (!*owned)
-    return CAL_ENOMEM;
-  const char **was = calloc(n ? n : 1, sizeof *was);
-  if (!was)
-    return CAL_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    was[i] = ms[i].name;
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
-    int clash = 0, stem_clash = 0;
-    char *stem = file_stem(ms[i].path);
-    if (!stem) {
-      rc = CAL_ENOMEM;
-      break;
+/* The machines' names as the plan shows them (machine_names.h): names
+ * point into *owned (free with cal_machine_names_free).  0 or
+ * CAL_ENOMEM. */
+static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned) {
+  const char **own = calloc(n ? n : 1, sizeof *own);
+  const char **paths = calloc(n ? n : 1, sizeof *paths);
+  int rc = CAL_ENOMEM;
+  *owned = NULL;
+  if (own && paths) {
+    for (size_t i = 0; i < n; i++) {
+      own[i] = ms[i].name;
+      paths[i] = ms[i].path;
     }
-    for (size_t j = 0; j < n; j++) {
-      if (j == i)
-        continue;
-      clash |= strcmp(was[i], was[j]) == 0;
-      char *other = file_stem(ms[j].path);
-      stem_clash |= !other || strcmp(stem, other) == 0;
-      free(other);
-    }
-    if (!clash || strcmp(ms[i].path, "-") == 0) {
-      free(stem);
-    } else if (!stem_clash) {
-      ms[i].name = (*owned)[(*nowned)++] = stem;
-    } else {
-      free(stem);
-      ms[i].name = ms[i].path;
-    }
+    rc = cal_machine_names(own, paths, n, owned);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+      ms[i].name = (*owned)[i];
   }
-  free(was);
+  free(own);
+  free(paths);
   return rc;
 }
 
@@ -519,7 +487,6 @@ int cal_cmd_plan(int argc, char **argv) {
   cal_plan_inputs_t in = {0};
   json_t *plan = NULL;
   char err[512], **names = NULL;
-  size_t nnames = 0;
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0)
     goto out;
@@ -532,7 +499,7 @@ int cal_cmd_plan(int argc, char **argv) {
       goto out;
     }
   }
-  if (distinct_names(in.ms, in.n, &names, &nnames) < 0) {
+  if (distinct_names(in.ms, in.n, &names) < 0) {
     fprintf(stderr, "calibrate plan: out of memory\n");
     rc = CAL_EXIT_INTERNAL;
     goto out;
@@ -557,9 +524,7 @@ int cal_cmd_plan(int argc, char **argv) {
     rc = CAL_EXIT_NOFIT;
 out:
   json_decref(plan);
-  for (size_t k = 0; k < nnames; k++)
-    free(names[k]);
-  free(names);
+  cal_machine_names_free(names, in.n);
   cal_plan_inputs_free(&in);
   free_args(&a);
   return rc;
