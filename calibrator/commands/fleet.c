@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build_info.h"
 #include "cal_exit.h"
 #include "cli.h"
 #include "fleet.h"
@@ -102,8 +101,7 @@ int cal_cmd_fleet(int argc, char **argv) {
       fleet_help();
       goto out;
     } else if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
-      printf("calibrate %s (%s)\nLicense: BSD-3-Clause (the LICENSE file "
-             "of the sources)\n", cal_version, cal_git);
+      rc = cal_print_version();
       goto out;
     } else if (strcmp(s, "--compare-plain") == 0) {
       a.compare_plain = 1;

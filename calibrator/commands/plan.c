@@ -287,8 +287,7 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
   case 'o': a->output = optarg; return -1;
   case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
   case 'V': return cal_print_version();
-  case ':': return bad("option needs a value", argv[optind - 1]);
-  default: return bad("unknown option", argv[optind - 1]);
+  default: return cal_bad_option(CMD, c, argv);
   }
 }
 
@@ -345,13 +344,11 @@ static int parse_args(int argc, char **argv, plan_args_t *a) {
                      .lora = CAL_PLAN_LORA_FRACTION,
                      .head = CAL_PLAN_HEADROOM,
                      .format = "table"};
-  if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named))) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named)))
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   optind = 0; /* full re-initialisation: tests call this more than once */
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1)
+  while ((c = getopt_long(argc, argv, ":o:hV", long_opts, NULL)) != -1)
     if ((code = plan_option(c, argv, a)) >= 0)
       return code;
   if (optind >= argc)
@@ -379,10 +376,8 @@ static void free_args(plan_args_t *a) {
 static int apply_named(const plan_args_t *a, cal_plan_machine_t *ms,
                        size_t n) {
   unsigned char *named_price = calloc(n ? n : 1, 1);
-  if (!named_price) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!named_price)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   for (size_t k = 0; k < a->nnamed; k++) {
     const named_val_t *v = &a->named[k];
     const int price = strcmp(v->opt, "--price-per-hour") == 0;
@@ -400,10 +395,9 @@ static int apply_named(const plan_args_t *a, cal_plan_machine_t *ms,
     }
     if (v->name && !hits) {
       free(named_price);
-      fprintf(stderr, "calibrate plan: %s %s: no input machine is named "
-              "'%s' (names are device names, curve machine names or input "
-              "files)\n", v->opt, v->arg, v->name);
-      return CAL_EXIT_USAGE;
+      return cal_usage(CMD, "%s %s: no input machine is named '%s' (names "
+                       "are device names, curve machine names or input "
+                       "files)", v->opt, v->arg, v->name);
     }
   }
   for (size_t k = 0; k < a->nnamed; k++)
@@ -432,22 +426,17 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
   char *text = NULL, err[512];
   size_t len = 0;
   FILE *mem = open_memstream(&text, &len);
-  if (!mem) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!mem)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   cal_plan_render(mem, plan, strcmp(a->format, "md") == 0);
   if (fclose(mem) != 0) {
     free(text);
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   }
   int rc = CAL_EXIT_OK;
   if (cal_write_atomic(a->output ? a->output : "-", text, len, err,
-                       sizeof err) < 0) {
-    fprintf(stderr, "calibrate plan: %s\n", err);
-    rc = CAL_EXIT_USAGE;
-  }
+                       sizeof err) < 0)
+    rc = cal_usage(CMD, "%s", err);
   free(text);
   return rc;
 }
@@ -494,14 +483,13 @@ int cal_cmd_plan(int argc, char **argv) {
   for (int i = optind; i < argc; i++) {
     int e = cal_plan_inputs_add(&in, argv[i], err, sizeof err);
     if (e < 0) {
-      fprintf(stderr, "calibrate plan: %s\n", err);
-      rc = e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
+      rc = cal_fail(CMD, e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+                    "%s", err);
       goto out;
     }
   }
   if (distinct_names(in.ms, in.n, &names) < 0) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    rc = CAL_EXIT_INTERNAL;
+    rc = cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
     goto out;
   }
   if ((rc = apply_named(&a, in.ms, in.n)) >= 0)
@@ -510,7 +498,7 @@ int cal_cmd_plan(int argc, char **argv) {
   warn_left_out(in.ms, in.n);
   a.o.net = in.has_net ? &in.net : NULL;
   if (!(plan = cal_plan_build(&a.o, in.ms, in.n, err, sizeof err))) {
-    fprintf(stderr, "calibrate plan: %s\n", err);
+    rc = cal_usage(CMD, "%s", err);
     goto out;
   }
   size_t i;
