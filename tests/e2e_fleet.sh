@@ -128,6 +128,8 @@ if [ -f "$TMP/f2.json" ]; then
       bad "plan: no step with overlap"
     grep -q "Note: the curve was measured between ranks of one host" "$TMP/out" &&
       ok || bad "plan: one host not said"
+    grep -q "Note on the throughput: the compute time uses inference" "$TMP/out" &&
+      ok || bad "plan: prefill's throughput not said to be inference"
   fi
   if expect_exit 0 "plan json" "$CAL" plan "$TMP/f2.json" \
       "$SRC/tests/data/profile_a.json" --model-params 1e8 --format json \
