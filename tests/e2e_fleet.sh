@@ -99,8 +99,8 @@ expect_usage "fleet --timeout x" "$CAL" fleet --timeout x
 expect_usage "fleet --allreduce-max 1" "$CAL" fleet --allreduce-max 1
 expect_match 0 "Exit status" "$CAL" fleet --help
 grep -q '^Usage: calibrate fleet' "$TMP/out" && ok || bad "fleet --help: no usage line"
-grep -q "('-': standard" "$TMP/out" && ok || bad "fleet --help: -o - not described"
-grep -q 'in the current' "$TMP/out" && grep -q 'CALIBRATE_RESULTS_DIR' "$TMP/out" &&
+grep -q "('-': standard output" "$TMP/out" && ok || bad "fleet --help: -o - not described"
+grep -q "rank 0's current" "$TMP/out" && grep -q 'CALIBRATE_RESULTS_DIR' "$TMP/out" &&
   ok || bad "fleet --help: the default place of the fleet profile not given"
 expect_match 0 "BSD-3-Clause" "$CAL" fleet --version
 expect_usage "fleet --no-such-flag" "$CAL" fleet --no-such-flag

@@ -121,8 +121,9 @@ static cal_profile_t *machine_a(const char *mode, int with_train,
                                 cal_plan_machine_t *m) {
   cal_profile_t *p = NULL;
   char err[256];
-  assert_int_equal(
-      cal_profile_load(CAL_TEST_DATA "/profile_a.json", &p, err, sizeof err), 0);
+  assert_int_equal(cal_profile_load(CAL_TEST_DATA "/profile_a.json", &p, err,
+                                    sizeof err),
+                   0);
   if (mode)
     json_object_set_new(p->root, "batch_source",
                         json_pack("{s:s}", "mode", mode));

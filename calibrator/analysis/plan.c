@@ -68,8 +68,10 @@ static void train_optimum(const json_t *r, double *thr, int64_t *batch) {
   json_array_foreach(json_object_get(train, "points"), i, pt) {
     const json_t *bs = json_object_get(pt, "batch_size");
     double v = cal_json_num(pt, "examples_per_s", NAN);
-    if (json_is_integer(bs) && json_integer_value(bs) == json_integer_value(ob) &&
-        strcmp(cal_json_str(pt, "status"), "ok") == 0 && v > 0 && isfinite(v)) {
+    if (json_is_integer(bs) &&
+        json_integer_value(bs) == json_integer_value(ob) &&
+        strcmp(cal_json_str(pt, "status"), "ok") == 0 && v > 0 &&
+        isfinite(v)) {
       *thr = v;
       *batch = (int64_t)json_integer_value(ob);
       return;
@@ -771,7 +773,8 @@ static const char *compute_sources(const plan_build_t *b, const double *thr,
       snprintf(what, sizeof what, "train");
     else if (src == STEP_TRAIN_CURVE)
       snprintf(what, sizeof what, "its train curve at batch %lld, not the "
-               "%s figure", (long long)m->train_batch, m->mode ? m->mode : "top-level");
+               "%s figure", (long long)m->train_batch,
+               m->mode ? m->mode : "top-level");
     else if (src == STEP_INFERENCE)
       snprintf(what, sizeof what, "%s: inference", m->mode);
     else

@@ -28,7 +28,8 @@ static int make_labels(plot_ctx_t *c) {
   int rc = CAL_ENOMEM;
   if (own) {
     for (size_t i = 0; i < n; i++)
-      own[i] = json_string_value(json_object_get(c->in.roots[i], "device_name"));
+      own[i] = json_string_value(
+          json_object_get(c->in.roots[i], "device_name"));
     rc = cal_machine_names(own, c->paths, n, &c->label);
   }
   free(own);
