@@ -3,8 +3,9 @@
 # --help (exit 0, an "Exit status:" list, --version in it), --version
 # (exit 0, the version and the licence), a bad flag (exit 2, exactly one
 # line "calibrate CMD: ... (see 'calibrate CMD --help')", nothing on
-# stdout), and -o - (standard output, no file named '-'; or refused with
-# one line where the command writes a directory).  Everything runs under
+# stdout), -o - (standard output, no file named '-'; or refused with
+# one line where the command writes a directory), and for a command that
+# reads files, a missing input (exit 2, the same one line, naming it).  Everything runs under
 # LC_ALL=C and must print ASCII only.  The rows must be exactly the
 # commands `calibrate --help` lists, so a new command needs its row.
 # usage: e2e_cli_conventions.sh CALIBRATE SOURCE_DIR WORK_DIR
@@ -20,20 +21,23 @@ REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
 # command | arguments of a short run writing to '-o -' | what -o - does:
 #   stdout (exit 0, output on stdout), none (the command writes no file),
 #   refused (exit 2, one line: the command writes several files)
+#   | arguments naming an input file that does not exist (empty: the
+#   command reads no file)
 # The measuring rows use --quick shapes and --allow-busy (this checks the
 # options, not the figures).
-TABLE="run|--quick --sections bandwidth --allow-busy|stdout
-info||none
-attention|--quick --batch 1 --heads 1 --seq 64 --head-dim 64 --allow-busy|stdout
-peak-flops|--quick --allow-busy|stdout
-bandwidth|--quick --allow-busy|stdout
-peak|$DATA/seed_curves.csv|stdout
-compare|$DATA/profile_a.json $DATA/profile_a.json|stdout
-export|--format bmf $DATA/profile_a.json|stdout
-plan|$DATA/profile_a.json $DATA/profile_b.json --examples 100|stdout
-plot|$DATA/profile_a.json --script-only|refused
-report|$REF|stdout
-fleet|--quick --sections bandwidth --allow-busy --p2p-max 64K --allreduce-max 64K|stdout"
+MISSING=$TMP/no-such-input
+TABLE="run|--quick --sections bandwidth --allow-busy|stdout|
+info||none|
+attention|--quick --batch 1 --heads 1 --seq 64 --head-dim 64 --allow-busy|stdout|
+peak-flops|--quick --allow-busy|stdout|
+bandwidth|--quick --allow-busy|stdout|
+peak|$DATA/seed_curves.csv|stdout|$MISSING.csv
+compare|$DATA/profile_a.json $DATA/profile_a.json|stdout|$DATA/profile_a.json $MISSING.json
+export|--format bmf $DATA/profile_a.json|stdout|--format bmf $MISSING.json
+plan|$DATA/profile_a.json $DATA/profile_b.json --examples 100|stdout|$DATA/profile_a.json $MISSING.json --examples 100
+plot|$DATA/profile_a.json --script-only|refused|$MISSING.json --script-only -o $TMP/missing-plots
+report|$REF|stdout|$MISSING.json -o $TMP/missing.html
+fleet|--quick --sections bandwidth --allow-busy --p2p-max 64K --allreduce-max 64K|stdout|"
 
 ascii_only() { # FILE DESC
   if LC_ALL=C grep -q '[^[:print:][:space:]]' "$1"; then
@@ -71,7 +75,7 @@ expect_exit 2 "unknown command" "$CAL" no-such-command &&
 RUNDIR=$TMP/cwd
 mkdir -p "$RUNDIR"
 cd "$RUNDIR" || exit 99
-while IFS='|' read -r cmd args dash; do
+while IFS='|' read -r cmd args dash missing; do
   # --help
   if expect_exit 0 "$cmd --help" "$CAL" $cmd --help; then
     grep -q '^Usage: calibrate' "$TMP/out" && ok || bad "$cmd --help: no 'Usage: calibrate' line"
@@ -105,6 +109,13 @@ while IFS='|' read -r cmd args dash; do
     [ ! -e "$RUNDIR/-" ] && ok || bad "$cmd -o -: made '-'"
     ;;
   esac
+  # a missing input file
+  if [ -n "$missing" ]; then
+    expect_exit 2 "$cmd, missing input" "$CAL" $cmd $missing &&
+      one_line "$cmd" "$cmd, missing input"
+    grep -q -F "$MISSING" "$TMP/err" && ok ||
+      bad "$cmd, missing input: the line does not name it: $(cat "$TMP/err")"
+  fi
 done <<ROWS
 $TABLE
 ROWS

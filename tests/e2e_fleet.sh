@@ -99,6 +99,9 @@ expect_usage "fleet --timeout x" "$CAL" fleet --timeout x
 expect_usage "fleet --allreduce-max 1" "$CAL" fleet --allreduce-max 1
 expect_match 0 "Exit status" "$CAL" fleet --help
 grep -q '^Usage: calibrate fleet' "$TMP/out" && ok || bad "fleet --help: no usage line"
+grep -q "('-': standard output" "$TMP/out" && ok || bad "fleet --help: -o - not described"
+grep -q "rank 0's current" "$TMP/out" && grep -q 'CALIBRATE_RESULTS_DIR' "$TMP/out" &&
+  ok || bad "fleet --help: the default place of the fleet profile not given"
 expect_match 0 "BSD-3-Clause" "$CAL" fleet --version
 expect_usage "fleet --no-such-flag" "$CAL" fleet --no-such-flag
 grep -q "^calibrate fleet: .* (see 'calibrate fleet --help')\$" "$TMP/err" && ok ||
@@ -125,6 +128,8 @@ if [ -f "$TMP/f2.json" ]; then
       bad "plan: no step with overlap"
     grep -q "Note: the curve was measured between ranks of one host" "$TMP/out" &&
       ok || bad "plan: one host not said"
+    grep -q "Note on the throughput: the compute time uses inference" "$TMP/out" &&
+      ok || bad "plan: prefill's throughput not said to be inference"
   fi
   if expect_exit 0 "plan json" "$CAL" plan "$TMP/f2.json" \
       "$SRC/tests/data/profile_a.json" --model-params 1e8 --format json \

@@ -49,6 +49,23 @@ if expect_exit 0 "report of two" "$CAL" report "$TMP/evil.json" "$REF" \
     bad "two.html: no compare chart"
 fi
 
+# two profiles of one CPU model (one profile under two file names): each
+# machine named by its file, never by the brand string both carry
+cp "$REF" "$TMP/host-a.json" && cp "$REF" "$TMP/host-b.json" ||
+  bad "cannot copy the reference profile"
+if expect_exit 0 "report of one model twice" "$CAL" report "$TMP/host-a.json" \
+  "$TMP/host-b.json" -o "$TMP/same.html"; then
+  for want in '<th>host-a</th>' '<th>host-b</th>' '<h2>Tables: host-a</h2>' \
+    '<h2>Tables: host-b</h2>'; do
+    grep -q -F "$want" "$TMP/same.html" && ok || bad "same.html lacks $want"
+  done
+  brand=$(sed -n 's/.*"device_name": "\([^"]*\)".*/\1/p' "$REF" | head -1)
+  grep -q -F "<th>$brand</th>" "$TMP/same.html" &&
+    bad "same.html heads a column with the shared brand string '$brand'" || ok
+  grep -q -F "<h2>Tables: $brand</h2>" "$TMP/same.html" &&
+    bad "same.html names a machine's tables by '$brand'" || ok
+fi
+
 # -o - writes the page to stdout
 if expect_exit 0 "report -o -" "$CAL" report "$REF" -o -; then
   head -c 15 "$TMP/out" | grep -q -i '<!DOCTYPE html>' && ok ||

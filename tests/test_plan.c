@@ -10,6 +10,7 @@
 #include "cal_err.h"
 #include "cal_mem.h"
 #include "cal_exit.h"
+#include "machine_names.h"
 #include "subcommands.h"
 #include "plan.h"
 #include "plan_render.h"
@@ -172,6 +173,38 @@ static void names_as_cells(void **state) {
   assert_string_equal(buf, "a|b  ");
   cal_text_cell(buf, 4, "||||", 1); /* cut at a whole escape */
   assert_string_equal(buf, "\\|");
+}
+
+/* Issue 17: machines are named by file or host, never by a brand string
+ * two of them share (the rule plan, plot and report use). */
+static void machine_names_rule(void **state) {
+  (void)state;
+  static const char *const own[] = {"Xeon", "Xeon", "gpu-box", NULL, "Xeon"};
+  static const char *const paths[] = {"runs/host-a.json", "b/host-b.json",
+                                      "gpu.csv", "x/anon.json", "-"};
+  char **got = NULL;
+  assert_int_equal(cal_machine_names(own, paths, 5, &got), 0);
+  assert_string_equal(got[0], "host-a"); /* shared: the file's name */
+  assert_string_equal(got[1], "host-b");
+  assert_string_equal(got[2], "gpu-box"); /* its own: no other has it */
+  assert_string_equal(got[3], "anon");   /* none: the file's name */
+  assert_string_equal(got[4], "Xeon");   /* stdin has no file name */
+  cal_machine_names_free(got, 5);
+  /* one file name in two folders: the paths */
+  static const char *const same[] = {"Xeon", "Xeon"};
+  static const char *const twice[] = {"a/run.json", "b/run.json"};
+  assert_int_equal(cal_machine_names(same, twice, 2, &got), 0);
+  assert_string_equal(got[0], "a/run.json");
+  assert_string_equal(got[1], "b/run.json");
+  cal_machine_names_free(got, 2);
+  /* a file name that is another machine's own name: the path */
+  static const char *const mixed[] = {"Xeon", "Xeon", "box"};
+  static const char *const files[] = {"d/box.json", "d/c.json", "e.csv"};
+  assert_int_equal(cal_machine_names(mixed, files, 3, &got), 0);
+  assert_string_equal(got[0], "d/box.json");
+  assert_string_equal(got[1], "c");
+  assert_string_equal(got[2], "box");
+  cal_machine_names_free(got, 3);
 }
 
 static void split_flags(void **state) {
@@ -952,6 +985,7 @@ int main(void) {
       cmocka_unit_test(split_no_usable_machine),
       cmocka_unit_test(split_huge_counts),
       cmocka_unit_test(names_as_cells),
+      cmocka_unit_test(machine_names_rule),
       cmocka_unit_test(split_flags),
       cmocka_unit_test(batch_for_target),
       cmocka_unit_test(memory_7b_bf16),

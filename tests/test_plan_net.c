@@ -1,15 +1,22 @@
 /* The network's share of a data-parallel step (plan_net.h) on given
  * numbers: compute-bound, network-bound, the crossover, and the all-reduce
- * curve's interpolation. */
+ * curve's interpolation; and in the plan, which throughput the step's
+ * compute time rests on. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "cal_err.h"
+#include "plan.h"
 #include "plan_net.h"
+#include "plan_render.h"
+#include "profile.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
 
@@ -107,11 +114,111 @@ static void curve(void **state) {
   assert_int_equal(cal_net_allreduce_s(&empty, 2048, &v, &ex), CAL_EINVAL);
 }
 
+/* profile_a (776 examples/s at batch 32, prefill) edited in memory: its
+ * batch_source.mode, and a train curve (100 examples/s at batch 16) when
+ * with_train; read as a plan machine. */
+static cal_profile_t *machine_a(const char *mode, int with_train,
+                                cal_plan_machine_t *m) {
+  cal_profile_t *p = NULL;
+  char err[256];
+  assert_int_equal(cal_profile_load(CAL_TEST_DATA "/profile_a.json", &p, err,
+                                    sizeof err),
+                   0);
+  if (mode)
+    json_object_set_new(p->root, "batch_source",
+                        json_pack("{s:s}", "mode", mode));
+  if (with_train)
+    json_object_set_new(
+        json_object_get(json_object_get(p->root, "batch_sweep"), "modes"),
+        "train",
+        json_pack("{s:i, s:[{s:i, s:s, s:f}]}", "optimal_batch_size", 16,
+                  "points", "batch_size", 16, "status", "ok",
+                  "examples_per_s", 100.0));
+  cal_plan_read_machine(p, m);
+  return p;
+}
+
+/* The plan of one machine with a fleet's all-reduce curve: its "network"
+ * object (a new reference) and the rendered table in *text (free it). */
+static json_t *plan_network(const cal_plan_machine_t *m, char **text) {
+  static const double b[] = {1e3, 1e9}, t[] = {1e-5, 1.0};
+  cal_plan_net_t net = {.curve = {b, t, 2}, .ranks = 2, .hosts = 2,
+                        .source = "fleet.json"};
+  cal_plan_opts_t o = {.dtype = CAL_DT_BF16, .training = CAL_TRAIN_FULL,
+                       .params = 1e6, .net = &net};
+  cal_mem_assume_default(o.training, &o.assume);
+  char err[256];
+  json_t *plan = cal_plan_build(&o, m, 1, err, sizeof err);
+  if (!plan)
+    fail_msg("plan: %s", err);
+  json_t *n = json_incref(json_object_get(plan, "network"));
+  assert_true(json_is_object(n));
+  size_t len = 0;
+  FILE *f = open_memstream(text, &len);
+  assert_non_null(f);
+  cal_plan_render(f, plan, 0);
+  fclose(f);
+  json_decref(plan);
+  return n;
+}
+
+static const char *machine_str(const json_t *net, const char *k) {
+  return json_string_value(
+      json_object_get(json_array_get(json_object_get(net, "machines"), 0), k));
+}
+
+/* The step's compute time is a training step's only when the throughput
+ * is: prefill's figure is inference, said in the JSON, the arithmetic and
+ * the table; a train curve is used when the profile has one. */
+static void step_throughput_source(void **state) {
+  (void)state;
+  cal_plan_machine_t m;
+  char *text = NULL;
+  /* prefill (found from the point, the profile records no mode) */
+  cal_profile_t *p = machine_a(NULL, 0, &m);
+  json_t *n = plan_network(&m, &text);
+  assert_string_equal(machine_str(n, "throughput_mode"), "prefill");
+  assert_string_equal(machine_str(n, "throughput_from"), "inference");
+  const char *note = json_string_value(json_object_get(n, "compute_note"));
+  assert_non_null(note);
+  assert_non_null(strstr(note, "inference throughput"));
+  NEAR(json_number_value(json_object_get(n, "compute_s")), 32 / 776.0);
+  const char *line = json_string_value(
+      json_array_get(json_object_get(n, "arithmetic"), 2));
+  assert_non_null(strstr(line, "machine_a 776 (prefill: inference)"));
+  assert_non_null(strstr(text, "Note on the throughput: the compute time "
+                               "uses inference throughput"));
+  json_decref(n);
+  free(text);
+  cal_profile_free(p);
+
+  /* the same with a train curve: its optimum, no note */
+  p = machine_a("prefill", 1, &m);
+  n = plan_network(&m, &text);
+  assert_string_equal(machine_str(n, "throughput_from"), "train_curve");
+  assert_true(json_is_null(json_object_get(n, "compute_note")));
+  NEAR(json_number_value(json_object_get(n, "compute_s")), 16 / 100.0);
+  assert_null(strstr(text, "Note on the throughput"));
+  json_decref(n);
+  free(text);
+  cal_profile_free(p);
+
+  /* the top-level figure is the train mode's: used as it is */
+  p = machine_a("train", 0, &m);
+  n = plan_network(&m, &text);
+  assert_string_equal(machine_str(n, "throughput_from"), "train");
+  assert_true(json_is_null(json_object_get(n, "compute_note")));
+  NEAR(json_number_value(json_object_get(n, "compute_s")), 32 / 776.0);
+  json_decref(n);
+  free(text);
+  cal_profile_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(compute_bound), cmocka_unit_test(network_bound),
       cmocka_unit_test(crossover),     cmocka_unit_test(bad_steps),
-      cmocka_unit_test(curve),
+      cmocka_unit_test(curve),         cmocka_unit_test(step_throughput_source),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,9 +23,10 @@ const char *cal_plan_source_name(cal_plan_source_t s) {
 
 /* The batch sweep's point behind the top-level throughput: its mode is
  * batch_source.mode, else prefill, else decode; NULL when none is found
- * or its median is not the throughput (an edited or older profile). */
+ * or its median is not the throughput (an edited or older profile).
+ * *mode: the mode it was found in. */
 static const json_t *throughput_point(const json_t *r, double thr,
-                                      int64_t batch) {
+                                      int64_t batch, const char **mode) {
   const json_t *modes =
       json_object_get(json_object_get(r, "batch_sweep"), "modes");
   const char *want = json_string_value(
@@ -43,13 +44,39 @@ static const json_t *throughput_point(const json_t *r, double thr,
           strcmp(cal_json_str(pt, "status"), "ok") != 0)
         continue;
       double med = cal_json_num(pt, "examples_per_s", NAN);
-      if (fabs(med - thr) <= 1e-6 * fabs(thr))
+      if (fabs(med - thr) <= 1e-6 * fabs(thr)) {
+        *mode = order[k];
         return pt;
+      }
     }
     if (order[k] && k == 0)
       break; /* the recorded mode decides */
   }
   return NULL;
+}
+
+/* The train curve's optimal point (batch_sweep.modes.train): its
+ * examples/s into *thr and its batch into *batch, or nothing. */
+static void train_optimum(const json_t *r, double *thr, int64_t *batch) {
+  const json_t *train = json_object_get(
+      json_object_get(json_object_get(r, "batch_sweep"), "modes"), "train");
+  const json_t *ob = json_object_get(train, "optimal_batch_size");
+  size_t i;
+  const json_t *pt;
+  if (!json_is_integer(ob) || json_integer_value(ob) < 1)
+    return;
+  json_array_foreach(json_object_get(train, "points"), i, pt) {
+    const json_t *bs = json_object_get(pt, "batch_size");
+    double v = cal_json_num(pt, "examples_per_s", NAN);
+    if (json_is_integer(bs) &&
+        json_integer_value(bs) == json_integer_value(ob) &&
+        strcmp(cal_json_str(pt, "status"), "ok") == 0 && v > 0 &&
+        isfinite(v)) {
+      *thr = v;
+      *batch = (int64_t)json_integer_value(ob);
+      return;
+    }
+  }
 }
 
 static int64_t shape_int(const json_t *model, const char *k) {
@@ -81,9 +108,16 @@ void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
   else
     m->available = 0;
   m->price_per_hour = m->ci_low = m->ci_high = m->ci_level = NAN;
+  const char *found = NULL;
   const json_t *pt = isfinite(m->throughput) && m->optimal_batch
-                         ? throughput_point(r, m->throughput, m->optimal_batch)
+                         ? throughput_point(r, m->throughput, m->optimal_batch,
+                                            &found)
                          : NULL;
+  m->mode = json_string_value(
+      json_object_get(json_object_get(r, "batch_source"), "mode"));
+  if (!m->mode)
+    m->mode = found;
+  train_optimum(r, &m->train_throughput, &m->train_batch);
   const json_t *st = json_object_get(pt, "stats");
   if (st) {
     m->ci_low = cal_json_num(st, "ci_low", NAN);
@@ -702,8 +736,74 @@ static void net_line(json_t *a, const char *fmt, ...) {
   json_array_append_new(a, json_string(line));
 }
 
+/* Where machine m's compute figure for a training step comes from. */
+typedef enum {
+  STEP_TRAIN,       /* its throughput is a training step's */
+  STEP_TRAIN_CURVE, /* its train curve's optimum, not the top-level figure */
+  STEP_INFERENCE,   /* prefill or decode: a forward pass only */
+  STEP_UNKNOWN,     /* a curve whose mode is not recorded */
+} step_src_t;
+
+static step_src_t step_source(const cal_plan_machine_t *m) {
+  if (m->mode && strcmp(m->mode, "train") == 0)
+    return STEP_TRAIN;
+  if (m->train_throughput > 0 && isfinite(m->train_throughput))
+    return STEP_TRAIN_CURVE;
+  return m->mode ? STEP_INFERENCE : STEP_UNKNOWN;
+}
+
+/* The step's compute rests on what each machine's figure measured: the
+ * "compute_note" (NULL when every figure is a training step's) and one
+ * line of arithmetic naming each figure's source. */
+static const char *compute_sources(const plan_build_t *b, const double *thr,
+                                   json_t *lines) {
+  char line[512];
+  size_t at = (size_t)snprintf(line, sizeof line,
+                               "throughput per machine (examples/s):");
+  int inference = 0, unknown = 0, first = 1;
+  for (size_t i = 0; i < b->n; i++) {
+    if (!(thr[i] > 0))
+      continue;
+    const cal_plan_machine_t *m = &b->ms[i];
+    step_src_t src = step_source(m);
+    inference |= src == STEP_INFERENCE;
+    unknown |= src == STEP_UNKNOWN;
+    char what[160];
+    if (src == STEP_TRAIN)
+      snprintf(what, sizeof what, "train");
+    else if (src == STEP_TRAIN_CURVE)
+      snprintf(what, sizeof what, "its train curve at batch %lld, not the "
+               "%s figure", (long long)m->train_batch,
+               m->mode ? m->mode : "top-level");
+    else if (src == STEP_INFERENCE)
+      snprintf(what, sizeof what, "%s: inference", m->mode);
+    else
+      snprintf(what, sizeof what, "a curve, mode not recorded");
+    if (at < sizeof line)
+      at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %.4g (%s)",
+                             first ? "" : ",", m->name, thr[i], what);
+    first = 0;
+  }
+  json_array_append_new(lines, json_string(line));
+  if (inference)
+    return "the compute time uses inference throughput (a forward pass, "
+           "batch_source.mode other than train) where a machine has no "
+           "train curve: a training step also runs the backward pass and "
+           "the optimizer, so the compute time is too short and the "
+           "all-reduce's share too large (measure with --sweep-batch --mode "
+           "train)";
+  if (unknown)
+    return "the compute time uses the throughput of measured curves whose "
+           "mode is not recorded: it is a training step's only if the curve "
+           "measured one";
+  return NULL;
+}
+
 /* The data-parallel step with its all-reduce over the fleet's measured
- * curve (plan_net.h): the "network" object, or NULL (err filled). */
+ * curve (plan_net.h): the "network" object, or NULL (err filled).  Each
+ * machine computes at its training-step throughput: the top-level figure
+ * when it is the train mode's, else the train curve's optimum when the
+ * profile has one, else the top-level (inference) figure with a note. */
 static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
   const cal_plan_opts_t *o = &b->o;
   const cal_plan_net_t *net = o->net;
@@ -716,10 +816,13 @@ static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
   size_t fastest = 0;
   for (size_t k = 0; k < b->nu; k++) {
     size_t i = b->use[k];
+    const cal_plan_machine_t *m = &b->ms[i];
     if (!b->ent[i].usable)
       continue;
-    thr[i] = b->ms[i].throughput;
-    sum_b += b->ms[i].optimal_batch > 0 ? (double)b->ms[i].optimal_batch : 1;
+    int curve = step_source(m) == STEP_TRAIN_CURVE;
+    thr[i] = curve ? m->train_throughput : m->throughput;
+    int64_t ob = curve ? m->train_batch : m->optimal_batch;
+    sum_b += ob > 0 ? (double)ob : 1;
     if (thr[i] > thr[fastest])
       fastest = i;
   }
@@ -745,11 +848,15 @@ static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
   int r = net->ranks > 1 ? net->ranks : 2;
   double busbw = grad / ar / 1e9 * 2.0 * (r - 1) / r;
   json_t *ms = json_array(), *ar_lines = json_array();
+  static const char *const src_name[] = {"train", "train_curve", "inference",
+                                         "unknown"};
   for (size_t i = 0; i < b->n; i++)
     if (thr[i] > 0)
       json_array_append_new(
-          ms, json_pack("{s:s, s:f, s:f, s:f}", "name", b->ms[i].name,
-                        "throughput", thr[i], "examples_per_step",
+          ms, json_pack("{s:s, s:f, s:s?, s:s, s:f, s:f}", "name",
+                        b->ms[i].name, "throughput", thr[i], "throughput_mode",
+                        b->ms[i].mode, "throughput_from",
+                        src_name[step_source(&b->ms[i])], "examples_per_step",
                         G * thr[i] / st.sum_throughput, "compute_s",
                         st.compute_s));
   net_line(ar_lines, "gradients: %.4g trainable parameters x %g bytes (%s) = "
@@ -760,9 +867,11 @@ static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
            grad, ar, extra ? "extrapolated past the largest size of"
                            : "interpolated on", net->ranks, net->hosts,
            net->hosts == 1 ? "" : "s", busbw);
+  const char *compute_note = compute_sources(b, thr, ar_lines);
   net_line(ar_lines, "step of G = %.0f examples (%s), split by throughput: "
-           "compute = G / sum(throughput) = %.0f / %.4g = %.4g s", G, gfrom,
-           G, st.sum_throughput, st.compute_s);
+           "compute = G / sum(throughput) = %.0f / %.4g = %.4g s%s", G, gfrom,
+           G, st.sum_throughput, st.compute_s,
+           compute_note ? " (see the note on the throughput)" : "");
   net_line(ar_lines, "no overlap: step = compute + all-reduce = %.4g + %.4g "
            "= %.4g s (%.1f%% all-reduce), %.4g examples/s", st.compute_s, ar,
            st.step_s, 100 * st.allreduce_fraction, st.fleet_throughput);
@@ -790,7 +899,7 @@ static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
           : "data parallelism over the fleet is faster than the fastest "
             "machine alone";
   json_t *j = json_pack(
-      "{s:s, s:i, s:i, s:b, s:s*, s:f, s:f, s:s, s:f, s:f, s:b, s:f,"
+      "{s:s, s:i, s:i, s:b, s:s*, s:s?, s:f, s:f, s:s, s:f, s:f, s:b, s:f,"
       " s:f, s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:{s:s, s:f, s:f},"
       " s:b, s:b, s:s, s:{s:I, s:o, s:I, s:f, s:f, s:f}, s:o}",
       "source", net->source, "ranks", net->ranks, "hosts", net->hosts,
@@ -798,6 +907,7 @@ static json_t *network_json(const plan_build_t *b, char *err, size_t errlen) {
       net->intra_host ? "the curve was measured between ranks of one host "
                         "(shared memory), not over a network"
                       : NULL,
+      "compute_note", compute_note,
       "trainable_params", b->base.trainable_params, "bytes_per_gradient",
       cal_dtype_bytes(o->dtype), "gradient_dtype", cal_dtype_name(o->dtype),
       "gradient_bytes", grad, "allreduce_s", ar, "allreduce_extrapolated",

@@ -12,7 +12,10 @@
  * machine.memory.available_bytes, else memory_gb × 1e9; the CI of the
  * throughput from the batch_sweep point at the optimal batch (mode from
  * batch_source.mode, else prefill, else decode; used only when its median
- * is the top-level throughput); the shapes from batch_sweep.model.
+ * is the top-level throughput); the shapes from batch_sweep.model; the
+ * mode behind the throughput (batch_source.mode) and the train curve's
+ * optimum (batch_sweep.modes.train: optimal_batch_size and its point's
+ * examples_per_s), which the network step uses for its compute time.
  *
  * Rules: a machine that cannot hold the model (state plus one example's
  * activations over its budget) gets no share of the work; one whose
@@ -52,7 +55,16 @@
  *   excluded [{name, profile, reason}],
  *   placement {strategy: data_parallel | fits_some | sharded |
  *     does_not_fit | unknown, fits_on [names], shard_group [names],
- *     shard_need_bytes, note} | null. */
+ *     shard_need_bytes, note} | null,
+ *   network (a fleet profile and a model to train) {source, ranks, hosts,
+ *     intra_host, note, compute_note (what the step's compute time rests
+ *     on when a machine's figure is not a training step's; null when
+ *     every one is), machines [{name, throughput (the step's),
+ *     throughput_mode (batch_source.mode; null: unknown), throughput_from
+ *     (train | train_curve | inference | unknown), examples_per_step,
+ *     compute_s}], gradient and all-reduce figures, the step with and
+ *     without overlap, fastest, verdict, grad_accum, arithmetic [lines]}
+ *     | null. */
 #ifndef CAL_PLAN_H
 #define CAL_PLAN_H
 
@@ -104,6 +116,13 @@ typedef struct cal_plan_machine {
   int64_t optimal_batch; /* 0 when null */
   double available;      /* bytes; 0 when unknown */
   double price_per_hour; /* USD; NaN when not given */
+  const char *mode;      /* the batch sweep's mode behind throughput
+                            (batch_source.mode, else the mode of its
+                            point): "train" is a training step, "prefill"
+                            and "decode" inference; NULL: unknown */
+  double train_throughput; /* examples/s at the train curve's optimal
+                              batch; 0: the profile has no train curve */
+  int64_t train_batch;   /* that batch; 0: none */
   int has_shape;         /* shape (layers 0) read from the profile */
   cal_act_shape_t shape;
 } cal_plan_machine_t;

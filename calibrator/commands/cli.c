@@ -103,15 +103,34 @@ int cal_parse_size(const char *s, double *bytes) {
   return 0;
 }
 
+/* The one error line: "calibrate[ CMD]: MSG", with the pointer to the
+ * help when the user can fix it. */
+static int error_line(const char *cmd, int code, const char *fmt, va_list ap) {
+  char msg[4096];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  const char *sp = cmd ? " " : "", *name = cmd ? cmd : "";
+  if (code == CAL_EXIT_USAGE)
+    fprintf(stderr, "calibrate%s%s: %s (see 'calibrate%s%s --help')\n", sp,
+            name, msg, sp, name);
+  else
+    fprintf(stderr, "calibrate%s%s: %s\n", sp, name, msg);
+  return code;
+}
+
 int cal_usage(const char *cmd, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = error_line(cmd, CAL_EXIT_USAGE, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "calibrate%s%s: %s (see 'calibrate%s%s --help')\n",
-          cmd ? " " : "", cmd ? cmd : "", msg, cmd ? " " : "", cmd ? cmd : "");
-  return CAL_EXIT_USAGE;
+  return rc;
+}
+
+int cal_fail(const char *cmd, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = error_line(cmd, code, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 int cal_bad_option(const char *cmd, int c, char **argv) {
@@ -144,7 +163,7 @@ cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {
   cal_profile_t *p = NULL;
   char err[512];
   if (cal_profile_load(path, &p, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate %s: %s\n", cmd, err);
+    cal_usage(cmd, "%s", err); /* the caller exits 2 */
     return NULL;
   }
   return p;
@@ -152,9 +171,7 @@ cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {
 
 int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path) {
   char err[512];
-  if (cal_json_write_atomic(root, path, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate %s: %s\n", cmd, err);
-    return CAL_EXIT_USAGE; /* an -o path that cannot be written */
-  }
+  if (cal_json_write_atomic(root, path, err, sizeof err) < 0)
+    return cal_usage(cmd, "%s", err); /* an -o path that cannot be written */
   return CAL_EXIT_OK;
 }

@@ -21,10 +21,19 @@ int cal_parse_fraction(const char *s, double *out);
  * of 1024, "B"/"iB" allowed after it). */
 int cal_parse_size(const char *s, double *bytes);
 
-/* Print "calibrate[ CMD]: MESSAGE (see 'calibrate[ CMD] --help')" on one
- * line of stderr; returns CAL_EXIT_USAGE for `return cal_usage(...)`. */
+/* Every error a command reports is one line on stderr printed by one of
+ * these two.  A usage or input error (exit 2: a bad flag, a missing or
+ * malformed input, an output that cannot be written) reads
+ * "calibrate[ CMD]: MESSAGE (see 'calibrate[ CMD] --help')";
+ * cal_usage prints it and returns CAL_EXIT_USAGE for
+ * `return cal_usage(...)`. */
 int cal_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* An error ending with exit status code: cal_usage's line when code is
+ * CAL_EXIT_USAGE, else "calibrate[ CMD]: MESSAGE" (an internal error,
+ * which the help cannot fix).  Returns code. */
+int cal_fail(const char *cmd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Report an unknown option or a missing argument after getopt_long
  * returned '?' or ':' (opterr must be 0; optstring starting with ':'). */
 int cal_bad_option(const char *cmd, int c, char **argv);
@@ -35,11 +44,11 @@ int cal_bad_option(const char *cmd, int c, char **argv);
 int cal_check_writable(const char *path, char *why, size_t whylen);
 
 /* Helpers the commands that read profiles share (commands/cli.c).
- * Each prints one line "calibrate CMD: ..." on stderr when it fails. */
+ * Each prints its error through cal_usage or cal_fail. */
 /* After getopt_long returned ':' or '?': cal_bad_option. */
 int cal_cmd_getopt_error(const char *cmd, int c, char **argv);
-/* Load a profile; NULL (message printed) when it cannot be read.  Free
- * with cal_profile_free(). */
+/* Load a profile; NULL (cal_usage's line printed: exit 2) when it cannot
+ * be read.  Free with cal_profile_free(). */
 struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
 /* Write JSON atomically to path ("-": stdout): CAL_EXIT_OK, or
  * CAL_EXIT_USAGE when the path cannot be written. */

@@ -222,8 +222,7 @@ static void side_free(side_t *s) {
 
 static int load_one(side_t *s, const char *path) {
   if (s->n == MAX_RUNS) {
-    fprintf(stderr, "calibrate compare: more than %d profiles on one side\n",
-            MAX_RUNS);
+    cal_usage(CMD, "more than %d profiles on one side", MAX_RUNS);
     return -1;
   }
   if (!(s->p[s->n] = cal_cmd_load_profile(CMD, path)))
@@ -231,7 +230,7 @@ static int load_one(side_t *s, const char *path) {
   s->roots[s->n] = s->p[s->n]->root;
   if (!(s->names[s->n] = strdup(path))) {
     cal_profile_free(s->p[s->n]);
-    fprintf(stderr, "calibrate compare: out of memory\n");
+    cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
     return -1;
   }
   s->n++;
@@ -250,7 +249,7 @@ static int load_dir(side_t *s, const char *dir) {
   int rc = 0;
   struct dirent *e;
   if (!d) {
-    fprintf(stderr, "calibrate compare: cannot read directory %s\n", dir);
+    cal_usage(CMD, "cannot read directory %s", dir);
     return -1;
   }
   while ((e = readdir(d)) != NULL) {
@@ -258,14 +257,13 @@ static int load_dir(side_t *s, const char *dir) {
     if (len < 6 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.')
       continue;
     if (n == MAX_RUNS) {
-      fprintf(stderr, "calibrate compare: %s: more than %d profiles\n", dir,
-              MAX_RUNS);
+      cal_usage(CMD, "%s: more than %d profiles", dir, MAX_RUNS);
       rc = -1;
       break;
     }
     size_t sz = strlen(dir) + len + 2;
     if (!(names[n] = malloc(sz))) {
-      fprintf(stderr, "calibrate compare: out of memory\n");
+      cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
       rc = -1;
       break;
     }
@@ -273,8 +271,7 @@ static int load_dir(side_t *s, const char *dir) {
   }
   closedir(d);
   if (rc == 0 && n == 0) {
-    fprintf(stderr, "calibrate compare: directory %s holds no *.json profile\n",
-            dir);
+    cal_usage(CMD, "directory %s holds no *.json profile", dir);
     rc = -1;
   }
   qsort(names, n, sizeof *names, by_name);
@@ -300,8 +297,27 @@ static int load_side(side_t *s, const char *const *paths, size_t n) {
   return 0;
 }
 
-static void stderr_diff(FILE *f, const char *key, const char *x, const char *y) {
-  fprintf(f, "  %s: %s in base, %s in new\n", key, x, y);
+static void one_diff(FILE *f, const char *key, const char *x, const char *y) {
+  fprintf(f, "; %s: %s in base, %s in new", key, x, y);
+}
+
+/* Profiles of different machines: one line listing what differs. */
+static int different_machines(const json_t *diffs) {
+  char *list = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&list, &len);
+  if (!mem)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
+  cal_compare_each_diff(mem, diffs, one_diff);
+  if (fclose(mem) != 0) {
+    free(list);
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
+  }
+  int rc = cal_usage(CMD, "the profiles come from different machines "
+                          "(--allow-different-machines to compare anyway): %s",
+                     len > 2 ? list + 2 : "");
+  free(list);
+  return rc;
 }
 
 /* The report as one HTML page (calibrate report's), written: an exit
@@ -312,14 +328,12 @@ static int write_html(const json_t *rep, const compare_args_t *a) {
   cal_html_opts_t ho = {0};
   int rc = cal_html_render_compare(rep, &ho, &buf, &len, err, sizeof err);
   int code = CAL_EXIT_OK;
-  if (rc < 0) {
-    fprintf(stderr, "calibrate compare: %s\n", err);
-    code = rc == CAL_ENOMEM || rc == CAL_ESYS ? CAL_EXIT_INTERNAL
-                                              : CAL_EXIT_USAGE;
-  } else if (cal_write_atomic(a->out_path, buf, len, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate compare: %s\n", err);
-    code = CAL_EXIT_USAGE;
-  }
+  if (rc < 0)
+    code = cal_fail(CMD, rc == CAL_ENOMEM || rc == CAL_ESYS
+                             ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+                    "%s", err);
+  else if (cal_write_atomic(a->out_path, buf, len, err, sizeof err) < 0)
+    code = cal_usage(CMD, "%s", err);
   free(buf);
   return code;
 }
@@ -331,17 +345,16 @@ static int write_text(const json_t *rep, const compare_args_t *a) {
   int code = CAL_EXIT_INTERNAL;
   FILE *mf = open_memstream(&buf, &len);
   if (!mf) {
-    fprintf(stderr, "calibrate compare: out of memory\n");
+    cal_fail(CMD, code, "out of memory");
     goto out;
   }
   int rc = cal_compare_render(rep, a->fmt, mf);
   if (fclose(mf) || rc < 0) {
-    fprintf(stderr, "calibrate compare: out of memory rendering the report\n");
+    cal_fail(CMD, code, "out of memory rendering the report");
     goto out;
   }
   if (cal_write_atomic(a->out_path, buf, len, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate compare: %s\n", err);
-    code = CAL_EXIT_USAGE;
+    code = cal_usage(CMD, "%s", err);
     goto out;
   }
   code = CAL_EXIT_OK;
@@ -356,10 +369,8 @@ int cal_cmd_compare(int argc, char **argv) {
   json_t *rep = NULL;
   char err[512];
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
-  if (!rest) {
-    fprintf(stderr, "calibrate compare: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!rest)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   int code = parse_args(argc, argv, &a, rest);
   if (code >= 0)
     goto out;
@@ -373,29 +384,26 @@ int cal_cmd_compare(int argc, char **argv) {
                           sn.label};
   int rc = cal_compare_sides(&b, &n, &a.o, &rep, err, sizeof err);
   if (rc < 0) {
-    fprintf(stderr, "calibrate compare: %s\n", err);
-    code = rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
+    code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+                    "%s", err);
     goto out;
   }
   json_t *diffs = json_object_get(rep, "machine_differences");
   if (json_array_size(diffs) && !a.allow_diff) {
-    fprintf(stderr, "calibrate compare: the profiles come from different "
-                    "machines (--allow-different-machines to compare anyway):\n");
-    cal_compare_each_diff(stderr, diffs, stderr_diff);
+    code = different_machines(diffs);
     goto out;
   }
   if (json_object_get(json_object_get(rep, "summary"), "compared") &&
       json_integer_value(json_object_get(json_object_get(rep, "summary"),
                                          "compared")) == 0 &&
       a.o.filter) {
-    fprintf(stderr, "calibrate compare: --filter %s matches no point both "
-                    "sides hold\n", a.o.filter);
+    code = cal_usage(CMD, "--filter %s matches no point both sides hold",
+                     a.o.filter);
     goto out;
   }
   json_object_set_new(rep, "allow_different_machines", json_boolean(a.allow_diff));
   if (a.only_changed && cal_compare_keep_changed(rep) < 0) {
-    fprintf(stderr, "calibrate compare: out of memory\n");
-    code = CAL_EXIT_INTERNAL;
+    code = cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
     goto out;
   }
   json_object_set_new(rep, "only_changed", json_boolean(a.only_changed));

@@ -17,7 +17,7 @@
 #include "curve_csv.h"
 #include "curve_render.h"
 
-#define PROG "calibrate peak"
+#define CMD "peak"
 
 static const char usage_text[] =
     "Usage: calibrate peak FILE.csv [options]\n"
@@ -59,19 +59,6 @@ typedef struct peak_args {
   int64_t target; /* 0: none */
 } peak_args_t;
 
-static int usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, PROG ": ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (see '" PROG " --help')\n");
-  va_end(ap);
-  return CAL_EXIT_USAGE;
-}
-
 /* A percentage "3" or "3%" from 0 to below 100, as a fraction. */
 static int parse_percent(const char *s, double *frac) {
   size_t len = strlen(s);
@@ -105,34 +92,34 @@ static int opt_format(const char *name, const char *val, peak_args_t *a) {
   else if (strcmp(val, "table") == 0)
     a->json = 0;
   else
-    return usage_error("--format must be table or json, not '%s'", val);
+    return cal_usage(CMD, "--format must be table or json, not '%s'", val);
   return -1;
 }
 
 static int opt_tolerance(const char *name, const char *val, peak_args_t *a) {
   if (parse_percent(val, &a->opts.tolerance) < 0)
-    return usage_error("--tolerance must be a percentage from 0 to "
+    return cal_usage(CMD, "--tolerance must be a percentage from 0 to "
                        "below 100 such as 3%%, not '%s'", val);
   return -1;
 }
 
 static int opt_optimize(const char *name, const char *val, peak_args_t *a) {
   if (cal_curve_policy_parse(val, &a->opts.policy) < 0)
-    return usage_error("--optimize must be throughput or knee, not "
+    return cal_usage(CMD, "--optimize must be throughput or knee, not "
                        "'%s'", val);
   return -1;
 }
 
 static int opt_target(const char *name, const char *val, peak_args_t *a) {
   if (parse_batch(val, &a->target) < 0)
-    return usage_error("--target-effective-batch must be a positive "
+    return cal_usage(CMD, "--target-effective-batch must be a positive "
                        "integer up to 1073741824, not '%s'", val);
   return -1;
 }
 
 static int opt_output(const char *name, const char *val, peak_args_t *a) {
   if (!*val)
-    return usage_error("%s needs a file name", name);
+    return cal_usage(CMD, "%s needs a file name", name);
   a->output = val;
   return -1;
 }
@@ -164,17 +151,17 @@ static int parse_option(int argc, char **argv, int *i, peak_args_t *a) {
   const char *eq = strchr(arg, '=');
   size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
   if (len >= sizeof name)
-    return usage_error("unknown option %s", arg);
+    return cal_usage(CMD, "unknown option %s", arg);
   memcpy(name, arg, len);
   name[len] = '\0';
   peak_opt_fn fn = find_option(name);
   if (!fn)
-    return usage_error("unknown option %s", name);
+    return cal_usage(CMD, "unknown option %s", name);
   if (eq)
     return fn(name, eq + 1, a);
   if (*i + 1 < argc)
     return fn(name, argv[++*i], a);
-  return usage_error("%s needs a value", name);
+  return cal_usage(CMD, "%s needs a value", name);
 }
 
 /* Returns -1 to go on, else the exit code.  Options and the file may come
@@ -187,7 +174,7 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
     const char *arg = argv[i];
     if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
       if (a->file)
-        return usage_error("more than one input file ('%s', then '%s')",
+        return cal_usage(CMD, "more than one input file ('%s', then '%s')",
                            a->file, arg);
       a->file = arg;
     } else if (strcmp(arg, "--") == 0) {
@@ -202,7 +189,7 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
     }
   }
   if (!a->file)
-    return usage_error("no input file given");
+    return cal_usage(CMD, "no input file given");
   return -1;
 }
 
@@ -212,7 +199,7 @@ static int write_atomic(const char *path, const char *buf, size_t len) {
   char err[512];
   int rc = cal_write_atomic(path, buf, len, err, sizeof err);
   if (rc < 0)
-    fprintf(stderr, PROG ": %s\n", err);
+    cal_usage(CMD, "%s", err);
   return rc;
 }
 
@@ -281,8 +268,8 @@ int cal_cmd_peak(int argc, char **argv) {
   size_t text_len = 0;
   int rc = cal_curves_load(a.file, &set, err, sizeof err);
   if (rc < 0) {
-    fprintf(stderr, PROG ": %s\n", err);
-    code = rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
+    code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+                    "%s", err);
     goto out;
   }
   res = calloc(set->n, sizeof *res);
@@ -294,9 +281,10 @@ int cal_cmd_peak(int argc, char **argv) {
     const cal_curve_t *c = &set->curves[i];
     rc = cal_curve_analyze(c->points, c->n, &a.opts, &res[i]);
     if (rc < 0) { /* the reader already validated every value */
-      fprintf(stderr, PROG ": %s: %s: %s\n", src,
-              c->machine ? c->machine : "curve", cal_strerror(rc));
-      code = rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
+      code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL
+                                            : CAL_EXIT_USAGE,
+                      "%s: %s: %s", src, c->machine ? c->machine : "curve",
+                      cal_strerror(rc));
       goto out;
     }
     if (a.target && cal_curve_recommend(res[i], a.target, &recs[i]) < 0)
@@ -311,8 +299,7 @@ int cal_cmd_peak(int argc, char **argv) {
              : CAL_EXIT_OK;
   goto out;
 nomem:
-  fprintf(stderr, PROG ": out of memory\n");
-  code = CAL_EXIT_INTERNAL;
+  code = cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
 out:
   free(text);
   for (size_t i = 0; res && set && i < set->n; i++)

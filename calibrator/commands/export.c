@@ -86,17 +86,16 @@ int cal_cmd_export(int argc, char **argv) {
   code = CAL_EXIT_INTERNAL;
   out = kind < 0 ? cal_export_bmf(p->root) : cal_export_gab(p->root, kind);
   if (!out) {
-    fprintf(stderr, "calibrate export: out of memory\n");
+    cal_fail(CMD, code, "out of memory");
     goto out;
   }
   if (kind >= 0 && json_array_size(out) == 0) {
     /* an empty list would make the tracking job pass while tracking
      * nothing */
-    fprintf(stderr, "calibrate export: %s holds no %s figure: nothing to "
-                    "export as %s (use --format %s)\n", argv[optind],
-            kind ? "higher-is-better" : "lower-is-better", format,
-            kind ? "gab-smaller" : "gab");
-    code = CAL_EXIT_USAGE;
+    code = cal_usage(CMD, "%s holds no %s figure: nothing to export as %s "
+                     "(use --format %s)", argv[optind],
+                     kind ? "higher-is-better" : "lower-is-better", format,
+                     kind ? "gab-smaller" : "gab");
     goto out;
   }
   code = cal_cmd_write_json(CMD, out, out_path);

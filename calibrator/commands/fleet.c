@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build_info.h"
 #include "cal_exit.h"
 #include "cli.h"
 #include "fleet.h"
@@ -35,8 +34,12 @@ static void fleet_help(void) {
       "--bind-to none lets the measuring rank use every core of its host\n"
       "(Open MPI binds each rank to one core by default).\n\n"
       "Options of the fleet:\n"
-      "  -o, --output FILE      the fleet profile (default:\n"
-      "                         results/fleet-<UTC time>.json)\n"
+      "  -o, --output FILE      the fleet profile ('-': standard output, the\n"
+      "                         fleet profile alone; the nodes' and the fleet's\n"
+      "                         tables go to standard error); default:\n"
+      "                         fleet-<UTC time>.json in rank 0's current\n"
+      "                         directory (results/ of the source tree for an\n"
+      "                         uninstalled build; $CALIBRATE_RESULTS_DIR)\n"
       "      --timeout S        longest wait of a rank for the others at one\n"
       "                         step of the link measurements (default 300)\n"
       "      --node-timeout S   longest wait for the hosts' measuring runs\n"
@@ -102,8 +105,7 @@ int cal_cmd_fleet(int argc, char **argv) {
       fleet_help();
       goto out;
     } else if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
-      printf("calibrate %s (%s)\nLicense: BSD-3-Clause (the LICENSE file "
-             "of the sources)\n", cal_version, cal_git);
+      rc = cal_print_version();
       goto out;
     } else if (strcmp(s, "--compare-plain") == 0) {
       a.compare_plain = 1;

@@ -44,8 +44,7 @@ int main(int argc, char **argv) {
       if (strcmp(a, c->name) == 0)
         return c->main(argc - 1, argv + 1);
     if (a[0] != '-') {
-      fprintf(stderr, "calibrate: unknown command '%s' (see 'calibrate --help')\n", a);
-      return CAL_EXIT_USAGE;
+      return cal_usage(NULL, "unknown command '%s'", a);
     }
   }
   /* options only: the default run */

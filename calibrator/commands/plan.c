@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "cal_exit.h"
 #include "compare.h"
+#include "machine_names.h"
 #include "plan.h"
 #include "plan_input.h"
 #include "plan_render.h"
@@ -286,8 +287,7 @@ static int plan_option(int c, char **argv, plan_args_t *a) {
   case 'o': a->output = optarg; return -1;
   case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
   case 'V': return cal_print_version();
-  case ':': return bad("option needs a value", argv[optind - 1]);
-  default: return bad("unknown option", argv[optind - 1]);
+  default: return cal_bad_option(CMD, c, argv);
   }
 }
 
@@ -344,13 +344,11 @@ static int parse_args(int argc, char **argv, plan_args_t *a) {
                      .lora = CAL_PLAN_LORA_FRACTION,
                      .head = CAL_PLAN_HEADROOM,
                      .format = "table"};
-  if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named))) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named)))
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   optind = 0; /* full re-initialisation: tests call this more than once */
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1)
+  while ((c = getopt_long(argc, argv, ":o:hV", long_opts, NULL)) != -1)
     if ((code = plan_option(c, argv, a)) >= 0)
       return code;
   if (optind >= argc)
@@ -378,10 +376,8 @@ static void free_args(plan_args_t *a) {
 static int apply_named(const plan_args_t *a, cal_plan_machine_t *ms,
                        size_t n) {
   unsigned char *named_price = calloc(n ? n : 1, 1);
-  if (!named_price) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!named_price)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   for (size_t k = 0; k < a->nnamed; k++) {
     const named_val_t *v = &a->named[k];
     const int price = strcmp(v->opt, "--price-per-hour") == 0;
@@ -399,10 +395,9 @@ static int apply_named(const plan_args_t *a, cal_plan_machine_t *ms,
     }
     if (v->name && !hits) {
       free(named_price);
-      fprintf(stderr, "calibrate plan: %s %s: no input machine is named "
-              "'%s' (names are device names, curve machine names or input "
-              "files)\n", v->opt, v->arg, v->name);
-      return CAL_EXIT_USAGE;
+      return cal_usage(CMD, "%s %s: no input machine is named '%s' (names "
+                       "are device names, curve machine names or input "
+                       "files)", v->opt, v->arg, v->name);
     }
   }
   for (size_t k = 0; k < a->nnamed; k++)
@@ -431,78 +426,40 @@ static int write_text(const json_t *plan, const plan_args_t *a) {
   char *text = NULL, err[512];
   size_t len = 0;
   FILE *mem = open_memstream(&text, &len);
-  if (!mem) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!mem)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   cal_plan_render(mem, plan, strcmp(a->format, "md") == 0);
   if (fclose(mem) != 0) {
     free(text);
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    return CAL_EXIT_INTERNAL;
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   }
   int rc = CAL_EXIT_OK;
   if (cal_write_atomic(a->output ? a->output : "-", text, len, err,
-                       sizeof err) < 0) {
-    fprintf(stderr, "calibrate plan: %s\n", err);
-    rc = CAL_EXIT_USAGE;
-  }
+                       sizeof err) < 0)
+    rc = cal_usage(CMD, "%s", err);
   free(text);
   return rc;
 }
 
-/* The input file's name without its folder and extension, malloc'd. */
-static char *file_stem(const char *path) {
-  const char *b = strrchr(path, '/');
-  char *s = strdup(b ? b + 1 : path);
-  char *dot = s ? strrchr(s, '.') : NULL;
-  if (dot && dot != s)
-    *dot = '\0';
-  return s;
-}
-
-/* Machines are told apart by file, never by a name two of them share (a
- * profile's device_name is the CPU's brand string: two machines of one
- * model have the same): a shared name becomes the input file's name, or
- * its path when those clash too.  The new names are kept in *owned
- * (*nowned of them; free each and the array).  0 or CAL_ENOMEM. */
-static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned,
-                          size_t *nowned) {
-  *owned = calloc(n ? n : 1, sizeof **owned);
-  *nowned = 0;
-  if (!*owned)
-    return CAL_ENOMEM;
-  const char **was = calloc(n ? n : 1, sizeof *was);
-  if (!was)
-    return CAL_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    was[i] = ms[i].name;
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
-    int clash = 0, stem_clash = 0;
-    char *stem = file_stem(ms[i].path);
-    if (!stem) {
-      rc = CAL_ENOMEM;
-      break;
+/* The machines' names as the plan shows them (machine_names.h): names
+ * point into *owned (free with cal_machine_names_free).  0 or
+ * CAL_ENOMEM. */
+static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned) {
+  const char **own = calloc(n ? n : 1, sizeof *own);
+  const char **paths = calloc(n ? n : 1, sizeof *paths);
+  int rc = CAL_ENOMEM;
+  *owned = NULL;
+  if (own && paths) {
+    for (size_t i = 0; i < n; i++) {
+      own[i] = ms[i].name;
+      paths[i] = ms[i].path;
     }
-    for (size_t j = 0; j < n; j++) {
-      if (j == i)
-        continue;
-      clash |= strcmp(was[i], was[j]) == 0;
-      char *other = file_stem(ms[j].path);
-      stem_clash |= !other || strcmp(stem, other) == 0;
-      free(other);
-    }
-    if (!clash || strcmp(ms[i].path, "-") == 0) {
-      free(stem);
-    } else if (!stem_clash) {
-      ms[i].name = (*owned)[(*nowned)++] = stem;
-    } else {
-      free(stem);
-      ms[i].name = ms[i].path;
-    }
+    rc = cal_machine_names(own, paths, n, owned);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+      ms[i].name = (*owned)[i];
   }
-  free(was);
+  free(own);
+  free(paths);
   return rc;
 }
 
@@ -519,7 +476,6 @@ int cal_cmd_plan(int argc, char **argv) {
   cal_plan_inputs_t in = {0};
   json_t *plan = NULL;
   char err[512], **names = NULL;
-  size_t nnames = 0;
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0)
     goto out;
@@ -527,14 +483,13 @@ int cal_cmd_plan(int argc, char **argv) {
   for (int i = optind; i < argc; i++) {
     int e = cal_plan_inputs_add(&in, argv[i], err, sizeof err);
     if (e < 0) {
-      fprintf(stderr, "calibrate plan: %s\n", err);
-      rc = e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE;
+      rc = cal_fail(CMD, e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+                    "%s", err);
       goto out;
     }
   }
-  if (distinct_names(in.ms, in.n, &names, &nnames) < 0) {
-    fprintf(stderr, "calibrate plan: out of memory\n");
-    rc = CAL_EXIT_INTERNAL;
+  if (distinct_names(in.ms, in.n, &names) < 0) {
+    rc = cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
     goto out;
   }
   if ((rc = apply_named(&a, in.ms, in.n)) >= 0)
@@ -543,7 +498,7 @@ int cal_cmd_plan(int argc, char **argv) {
   warn_left_out(in.ms, in.n);
   a.o.net = in.has_net ? &in.net : NULL;
   if (!(plan = cal_plan_build(&a.o, in.ms, in.n, err, sizeof err))) {
-    fprintf(stderr, "calibrate plan: %s\n", err);
+    rc = cal_usage(CMD, "%s", err);
     goto out;
   }
   size_t i;
@@ -557,9 +512,7 @@ int cal_cmd_plan(int argc, char **argv) {
     rc = CAL_EXIT_NOFIT;
 out:
   json_decref(plan);
-  for (size_t k = 0; k < nnames; k++)
-    free(names[k]);
-  free(names);
+  cal_machine_names_free(names, in.n);
   cal_plan_inputs_free(&in);
   free_args(&a);
   return rc;

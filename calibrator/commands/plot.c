@@ -13,6 +13,8 @@
 #include "cli.h"
 #include "plot.h"
 
+#define CMD "plot"
+
 static const char usage[] =
     "Usage: calibrate plot PROFILE... [-o DIR] [--format png|svg] "
     "[--script-only] [--templates DIR]\n"
@@ -49,17 +51,6 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* "calibrate plot: MESSAGE" on stderr; returns CAL_EXIT_USAGE. */
-__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("calibrate plot: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputs(" (see 'calibrate plot --help')\n", stderr);
-  va_end(ap);
-  return CAL_EXIT_USAGE;
-}
-
 /* Options into o; -1 when parsing is done and profiles follow at optind,
  * else the exit code to return now. */
 static int parse(int argc, char **argv, cal_plot_opts_t *o) {
@@ -70,28 +61,29 @@ static int parse(int argc, char **argv, cal_plot_opts_t *o) {
     switch (c) {
     case 'o':
       if (!*optarg || strcmp(optarg, "-") == 0)
-        return bad("-o needs a directory: the charts are several files");
+        return cal_usage(CMD, "-o needs a directory: the charts are several "
+                                    "files");
       o->dir = optarg;
       break;
     case OPT_FORMAT:
       if (strcmp(optarg, "png") && strcmp(optarg, "svg"))
-        return bad("--format must be png or svg: %s", optarg);
+        return cal_usage(CMD, "--format must be png or svg: %s", optarg);
       o->format = optarg;
       break;
     case OPT_SCRIPT_ONLY: o->script_only = 1; break;
     case OPT_TEMPLATES: o->templates = optarg; break;
     case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
     case 'V': return cal_print_version();
-    default: return cal_bad_option("plot", c, argv);
+    default: return cal_bad_option(CMD, c, argv);
     }
   }
   if (optind >= argc)
-    return bad("give at least one profile");
+    return cal_usage(CMD, "give at least one profile");
   const char *env = getenv("CALIBRATE_PLOTS_DIR");
   char dir[4096], err[256];
   if (!o->templates && !(env && *env) &&
       cal_data_path(CAL_DATA_PLOTS, dir, sizeof dir, err, sizeof err) < 0)
-    return bad("%s", err);
+    return cal_usage(CMD, "%s", err);
   return -1;
 }
 
@@ -105,23 +97,20 @@ int cal_cmd_plot(int argc, char **argv) {
   cal_profile_t **p = calloc(n, sizeof *p);
   char err[512];
   rc = CAL_EXIT_OK;
-  if (!p) {
-    fprintf(stderr, "calibrate plot: out of memory\n");
-    return CAL_EXIT_INTERNAL;
-  }
+  if (!p)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   for (size_t i = 0; i < n; i++)
     if (cal_profile_load(argv[optind + (int)i], &p[i], err, sizeof err) < 0) {
-      rc = bad("%s", err);
+      rc = cal_usage(CMD, "%s", err);
       goto out;
     }
   int r = cal_plot_run((const cal_profile_t *const *)p, n, &o, err,
                        sizeof err);
-  if (r < 0) {
-    fprintf(stderr, "calibrate plot: %s\n", err);
+  if (r < 0)
     /* a missing gnuplot is the user's to install (the hint says how) */
-    rc = r == CAL_EIO || r == CAL_EINVAL || r == CAL_ENOTFOUND
-             ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
-  }
+    rc = cal_fail(CMD, r == CAL_EIO || r == CAL_EINVAL || r == CAL_ENOTFOUND
+                           ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL,
+                  "%s", err);
 out:
   for (size_t i = 0; i < n; i++)
     cal_profile_free(p[i]);

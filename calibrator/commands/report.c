@@ -88,7 +88,7 @@ int cal_cmd_report(int argc, char **argv) {
   size_t len = 0;
   int rc = CAL_EXIT_INTERNAL;
   if (!p || !roots || !paths) {
-    fprintf(stderr, "calibrate report: out of memory\n");
+    cal_fail(CMD, rc, "out of memory");
     goto out;
   }
   for (size_t i = 0; i < n; i++) {
@@ -101,14 +101,13 @@ int cal_cmd_report(int argc, char **argv) {
   }
   int r = cal_html_render(roots, paths, n, &o, &html, &len, err, sizeof err);
   if (r < 0) {
-    fprintf(stderr, "calibrate report: %s\n", err);
-    rc = r == CAL_ENOTFOUND || r == CAL_EIO || r == CAL_EINVAL
-             ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
+    rc = cal_fail(CMD, r == CAL_ENOTFOUND || r == CAL_EIO || r == CAL_EINVAL
+                           ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL,
+                  "%s", err);
     goto out;
   }
   if (cal_write_atomic(out, html, len, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate report: %s\n", err);
-    rc = CAL_EXIT_USAGE;
+    rc = cal_usage(CMD, "%s", err);
     goto out;
   }
   if (strcmp(out, "-") != 0)

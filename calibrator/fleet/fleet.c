@@ -159,8 +159,7 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
     else
       default_path(path, sizeof path);
     if (cal_check_writable(path, why, sizeof why) < 0) {
-      fprintf(stderr, "calibrate fleet: cannot write %s: %s (see 'calibrate "
-                      "fleet --help')\n", path, why);
+      cal_usage("fleet", "cannot write %s: %s", path, why);
       out_ok = 0;
     }
   }
@@ -350,8 +349,8 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
     char err[600];
     if (!(root = cal_fleet_json(&f, err, sizeof err)) ||
         cal_json_write_atomic(root, path, err, sizeof err) < 0) {
-      fprintf(stderr, "calibrate fleet: %s\n", err);
-      wrc = root ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
+      wrc = cal_fail("fleet", root ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL, "%s",
+                     err);
     } else {
       FILE *t = strcmp(path, "-") == 0 ? stderr : stdout;
       cal_fleet_table(&f, t);

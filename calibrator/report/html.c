@@ -13,6 +13,7 @@
 #include "charts.h"
 #include "compare.h"
 #include "gnuplot.h"
+#include "machine_names.h"
 #include "plot.h"
 #include "profile.h"
 
@@ -671,11 +672,6 @@ static const struct {
                     "latency against batch size."},
 };
 
-static const char *dev(const json_t *root) {
-  const char *s = str(root, "device_name");
-  return s[0] ? s : "?";
-}
-
 static int render(const json_t *const *roots, const char *const *paths,
                   size_t n, const json_t *const *reports, size_t nrep,
                   const cal_html_opts_t *o, FILE *f, char *err,
@@ -684,14 +680,17 @@ static int render(const json_t *const *roots, const char *const *paths,
   int rc = 0;
   if (!dir)
     return CAL_EIO;
-  const char **names = calloc(n ? n : 1, sizeof *names);
-  if (!names) {
+  /* machines by device_name, by file where two share it (plan's rule) */
+  char **names = NULL;
+  const char **own = calloc(n ? n : 1, sizeof *own);
+  for (size_t i = 0; own && i < n; i++)
+    own[i] = json_string_value(json_object_get(roots[i], "device_name"));
+  rc = own ? cal_machine_names(own, paths, n, &names) : CAL_ENOMEM;
+  free(own);
+  if (rc < 0) {
     snprintf(err, errlen, "out of memory");
-    rc = CAL_ENOMEM;
     goto out;
   }
-  for (size_t i = 0; i < n; i++)
-    names[i] = dev(roots[i]);
   if (n) {
     cal_plot_opts_t po = {.dir = dir, .format = "svg",
                           .templates = o->templates};
@@ -715,8 +714,8 @@ static int render(const json_t *const *roots, const char *const *paths,
       ESC(f, paths[i]);
     }
     fputs("</p>\n", f);
-    machine_table(f, roots, names, n);
-    headline_table(f, roots, names, n);
+    machine_table(f, roots, (const char *const *)names, n);
+    headline_table(f, roots, (const char *const *)names, n);
   }
   for (size_t r = 0; r < nrep; r++) {
     if (r == 0)
@@ -751,7 +750,7 @@ out:
                           "drawn by it)");
   remove_dir(dir);
   free(dir);
-  free(names);
+  cal_machine_names_free(names, n);
   return rc;
 }
 

@@ -344,6 +344,9 @@ static void network_section(FILE *f, const json_t *net, const layout_t *l) {
              "gradients, from %s)\n\n", l->h, cal_json_str(net, "source"));
   if (json_is_string(json_object_get(net, "note")))
     fprintf(f, "%sNote: %s.\n", l->li, cal_json_str(net, "note"));
+  if (json_is_string(json_object_get(net, "compute_note")))
+    fprintf(f, "%sNote on the throughput: %s.\n", l->li,
+            cal_json_str(net, "compute_note"));
   json_array_foreach(json_object_get(net, "arithmetic"), i, line)
       fprintf(f, "%s%s\n", l->li, json_string_value(line));
   fprintf(f, "\n%s: %s.\n", l->md ? "**Verdict**" : "Verdict",

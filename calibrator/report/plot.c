@@ -8,6 +8,7 @@
 #include "cal_err.h"
 #include "charts.h"
 #include "gnuplot.h"
+#include "machine_names.h"
 
 typedef struct plot_ctx {
   cal_chart_in_t in;         /* roots and labels */
@@ -19,39 +20,21 @@ typedef struct plot_ctx {
 
 /* ---- labels and titles ---- */
 
-static const char *dev_name(const json_t *root) {
-  const char *s = json_string_value(json_object_get(root, "device_name"));
-  return s ? s : "?";
-}
-
-static const char *base_name(const char *path) {
-  const char *s = strrchr(path, '/');
-  return s ? s + 1 : path;
-}
-
-/* device_name, or the file name when two profiles share a device name, or
- * the path when the file names clash too */
+/* The profiles' names (machine_names.h): device_name unless two share
+ * it, then the file */
 static int make_labels(plot_ctx_t *c) {
   size_t n = c->in.n;
-  c->label = calloc(n, sizeof *c->label);
-  if (!c->label)
-    return CAL_ENOMEM;
-  c->in.labels = (const char *const *)c->label;
-  for (size_t i = 0; i < n; i++) {
-    int clash = 0, base_clash = 0;
-    for (size_t j = 0; j < n; j++) {
-      if (j == i)
-        continue;
-      clash |= strcmp(dev_name(c->in.roots[i]), dev_name(c->in.roots[j])) == 0;
-      base_clash |= strcmp(base_name(c->paths[i]), base_name(c->paths[j])) == 0;
-    }
-    const char *l = !clash ? dev_name(c->in.roots[i])
-                    : !base_clash ? base_name(c->paths[i])
-                                  : c->paths[i];
-    if (!(c->label[i] = strdup(l)))
-      return CAL_ENOMEM;
+  const char **own = calloc(n ? n : 1, sizeof *own);
+  int rc = CAL_ENOMEM;
+  if (own) {
+    for (size_t i = 0; i < n; i++)
+      own[i] = json_string_value(
+          json_object_get(c->in.roots[i], "device_name"));
+    rc = cal_machine_names(own, c->paths, n, &c->label);
   }
-  return 0;
+  free(own);
+  c->in.labels = (const char *const *)c->label;
+  return rc;
 }
 
 /* "WHAT - A (2024-05-01) vs B (2024-05-02)" naming the profiles that have
@@ -190,9 +173,7 @@ int cal_plot_trees(const json_t *const *roots, const char *const *paths,
               o->script_only ? "gp" : o->format);
   }
 out:
-  for (size_t i = 0; c.label && i < n; i++)
-    free(c.label[i]);
-  free(c.label);
+  cal_machine_names_free(c.label, n);
   return rc;
 }
 

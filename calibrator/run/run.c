@@ -11,6 +11,7 @@
 #include "cal_exit.h"
 #include "cal_isa.h"
 #include "cal_vec.h"
+#include "cli.h"
 #include "clock.h"
 #include "profile_run.h"
 #include "results.h"
@@ -447,8 +448,7 @@ int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
     goto internal;
   }
   if (cal_json_write_atomic(root, opt->out_path, err, sizeof err) < 0) {
-    fprintf(stderr, "calibrate: %s\n", err);
-    exit_code = CAL_EXIT_USAGE;
+    exit_code = cal_usage(opt->cmd, "%s", err);
     goto out;
   }
   cal_table_print(r, ctx->table);
