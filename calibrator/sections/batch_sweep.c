@@ -116,7 +116,8 @@ static double mem_of(const sweep_t *sw, const cal_params_t *p) {
     return cal_layer_mem_bytes(&s);
   double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
-                                      sw->res->vocab);
+                                      sw->res->vocab,
+                                      strcmp(sw->head->dtype, "bf16") == 0);
   return layer > head ? layer : head;
 }
 
