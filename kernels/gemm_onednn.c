@@ -55,27 +55,43 @@ static void dtypes_of(cal_gemm_dt_t dt, dnnl_data_type_t t[3]) {
   }
 }
 
-/* The primitive descriptor of C[m×n] = A[m×k]·B[k×n] in dtype dt, plain
- * row-major layouts, strict fp32 math (no down-conversion even when
- * DNNL_DEFAULT_FPMATH_MODE asks for it) and a user scratchpad. */
+/* The primitive descriptor of C[m×n] = A[m×k]·B[k×n] (C += with
+ * CAL_ONEDNN_MM_ACCUMULATE: oneDNN's sum post-op) in dtype dt, row-major
+ * layouts (A or B stored transposed, "ba", as flags say), strict fp32
+ * math (no down-conversion even when DNNL_DEFAULT_FPMATH_MODE asks for
+ * it) and a user scratchpad. */
 static dnnl_status_t make_pd(dnnl_engine_t eng, cal_gemm_dt_t dt, int64_t m,
-                             int64_t n, int64_t k, dnnl_primitive_desc_t *pd) {
+                             int64_t n, int64_t k, unsigned flags,
+                             dnnl_primitive_desc_t *pd) {
   dnnl_data_type_t t[3];
   dnnl_memory_desc_t md[3];
   dnnl_dims_t dims[3] = {{m, k}, {k, n}, {m, n}};
+  const dnnl_format_tag_t tags[3] = {
+      flags & CAL_ONEDNN_MM_TRANS_A ? dnnl_ba : dnnl_ab,
+      flags & CAL_ONEDNN_MM_TRANS_B ? dnnl_ba : dnnl_ab, dnnl_ab};
   dnnl_matmul_desc_t mm;
   dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
   dnnl_status_t st;
   dtypes_of(dt, t);
   for (int i = 0; i < 3; i++)
-    if ((st = dnnl_memory_desc_init_by_tag(&md[i], 2, dims[i], t[i], dnnl_ab)))
+    if ((st = dnnl_memory_desc_init_by_tag(&md[i], 2, dims[i], t[i], tags[i])))
       return st;
   if ((st = dnnl_matmul_desc_init(&mm, &md[0], &md[1], NULL, &md[2])) ||
       (st = dnnl_primitive_attr_create(&attr)))
     return st;
-  if (!(st = dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_strict)) &&
-      !(st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user)))
-    st = dnnl_primitive_desc_create(pd, &mm, attr, eng, NULL);
+  if ((st = dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_strict)) ||
+      (st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user)))
+    goto out;
+  if ((flags & CAL_ONEDNN_MM_ACCUMULATE) &&
+      ((st = dnnl_post_ops_create(&ops)) ||
+       (st = dnnl_post_ops_append_sum(ops, 1.0f)) ||
+       (st = dnnl_primitive_attr_set_post_ops(attr, ops))))
+    goto out;
+  st = dnnl_primitive_desc_create(pd, &mm, attr, eng, NULL);
+out:
+  if (ops)
+    dnnl_post_ops_destroy(ops);
   dnnl_primitive_attr_destroy(attr);
   return st;
 }
@@ -101,7 +117,7 @@ int cal_onednn_supported(cal_gemm_dt_t dt, const char **why) {
   dnnl_primitive_desc_t pd = NULL;
   dnnl_status_t st = dnnl_engine_create(&eng, dnnl_cpu, 0);
   if (st == dnnl_success)
-    st = make_pd(eng, dt, 16, 16, 16, &pd);
+    st = make_pd(eng, dt, 16, 16, 16, 0, &pd);
   if (pd)
     dnnl_primitive_desc_destroy(pd);
   if (eng)
@@ -161,14 +177,15 @@ static dnnl_status_t add_arg(cal_onednn_mm_t *s, int slot, int arg,
 /* The primitive, its memories over bufs (A, B, C) and its implementation
  * name. */
 static dnnl_status_t build(cal_onednn_mm_t *s, cal_gemm_dt_t dt, int64_t m,
-                           int64_t n, int64_t k, void *const bufs[3]) {
+                           int64_t n, int64_t k, unsigned flags,
+                           void *const bufs[3]) {
   static const int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
   dnnl_primitive_desc_t pd = NULL;
   const char *impl = NULL;
   dnnl_status_t st;
   if ((st = dnnl_engine_create(&s->eng, dnnl_cpu, 0)) ||
       (st = dnnl_stream_create(&s->strm, s->eng, dnnl_stream_default_flags)) ||
-      (st = make_pd(s->eng, dt, m, n, k, &pd)))
+      (st = make_pd(s->eng, dt, m, n, k, flags, &pd)))
     return st;
   if ((st = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl)))
     goto out;
@@ -190,12 +207,15 @@ out:
   return st;
 }
 
-int cal_onednn_mm_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
-                         void *a, void *b, void *c, cal_onednn_mm_t **out) {
+int cal_onednn_mm_create_ex(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                            unsigned flags, void *a, void *b, void *c,
+                            cal_onednn_mm_t **out) {
   void *const bufs[3] = {a, b, c};
+  const unsigned known = CAL_ONEDNN_MM_TRANS_A | CAL_ONEDNN_MM_TRANS_B |
+                         CAL_ONEDNN_MM_ACCUMULATE;
   const char *why = NULL;
   *out = NULL;
-  if (m <= 0 || n <= 0 || k <= 0 || !a || !b || !c)
+  if (m <= 0 || n <= 0 || k <= 0 || !a || !b || !c || (flags & ~known))
     return CAL_EINVAL;
   if (cal_onednn_supported(dt, &why) < 0)
     return CAL_EUNSUPP;
@@ -203,12 +223,26 @@ int cal_onednn_mm_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
   if (!mm)
     return CAL_ENOMEM;
   memset(mm, 0, sizeof *mm);
-  int rc = status_err(build(mm, dt, m, n, k, bufs));
+  int rc = status_err(build(mm, dt, m, n, k, flags, bufs));
   if (rc < 0) {
     cal_onednn_mm_free(mm);
     return rc;
   }
   *out = mm;
+  return 0;
+}
+
+int cal_onednn_mm_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                         void *a, void *b, void *c, cal_onednn_mm_t **out) {
+  return cal_onednn_mm_create_ex(dt, m, n, k, 0, a, b, c, out);
+}
+
+int cal_onednn_mm_bind(cal_onednn_mm_t *mm, void *a, void *b, void *c) {
+  void *const bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++)
+    if (bufs[i] &&
+        dnnl_memory_set_data_handle(mm->mem[i], bufs[i]) != dnnl_success)
+      return CAL_EINVAL;
   return 0;
 }
 

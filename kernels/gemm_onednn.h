@@ -1,7 +1,7 @@
 /* What the oneDNN library under the onednn_* GEMM kernels is (the kernels
  * themselves are rows of the kernel table, gemm_onednn.c), and one oneDNN
  * matmul over the caller's buffers, for kernels built of several products
- * (the model-shaped layer). */
+ * (the model-shaped layer, the LM head). */
 #ifndef CAL_GEMM_ONEDNN_H
 #define CAL_GEMM_ONEDNN_H
 
@@ -34,6 +34,22 @@ typedef struct cal_onednn_mm cal_onednn_mm_t;
 /* 0, CAL_EINVAL (a dimension < 1 or a NULL buffer), CAL_EUNSUPP, CAL_ENOMEM. */
 int cal_onednn_mm_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
                          void *a, void *b, void *c, cal_onednn_mm_t **mm);
+
+/* The same with flags: A stored transposed (given as k×m row-major), B
+ * stored transposed (given as n×k row-major), C += A·B instead of C = A·B
+ * (C's dtype).  Flags 0 is cal_onednn_mm_create. */
+enum {
+  CAL_ONEDNN_MM_TRANS_A = 1,
+  CAL_ONEDNN_MM_TRANS_B = 2,
+  CAL_ONEDNN_MM_ACCUMULATE = 4,
+};
+int cal_onednn_mm_create_ex(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                            unsigned flags, void *a, void *b, void *c,
+                            cal_onednn_mm_t **mm);
+/* Point the primitive's A, B, C at other buffers of the same shapes and
+ * layouts (NULL keeps one), so one primitive serves many blocks of a
+ * larger array.  Allocates nothing.  0 or CAL_EINVAL. */
+int cal_onednn_mm_bind(cal_onednn_mm_t *mm, void *a, void *b, void *c);
 int cal_onednn_mm_run(cal_onednn_mm_t *mm);
 /* oneDNN's implementation name (impl_info_str); belongs to mm. */
 const char *cal_onednn_mm_impl(const cal_onednn_mm_t *mm);

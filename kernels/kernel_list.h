@@ -19,6 +19,7 @@
   X(layer_train)                                                             \
   X(layer_train_bf16)                                                        \
   X(lm_head_train)                                                           \
+  X(lm_head_train_bf16)                                                      \
   X(fma_f64)                                                                 \
   X(fma_f32)                                                                 \
   X(dp_bf16)                                                                 \

@@ -587,23 +587,53 @@ static int bwd(cal_train_t *T, int i) {
   return 0;
 }
 
+/* AdamW's constants at a step */
+typedef struct adamw_k {
+  float b1, b2, ob1, ob2, c1, c2, lr, eps, decay;
+} adamw_k_t;
+
+static adamw_k_t adamw_k(const cal_adamw_t *h, int64_t step) {
+  adamw_k_t k;
+  k.b1 = (float)h->beta1, k.b2 = (float)h->beta2;
+  /* 1 - beta in double: 1.0f - 0.999f is 1.3e-5 off */
+  k.ob1 = (float)(1.0 - h->beta1), k.ob2 = (float)(1.0 - h->beta2);
+  k.c1 = (float)(1.0 / (1.0 - pow(h->beta1, (double)step)));
+  k.c2 = (float)(1.0 / (1.0 - pow(h->beta2, (double)step)));
+  k.lr = (float)h->lr, k.eps = (float)h->eps;
+  k.decay = (float)(1.0 - h->lr * h->weight_decay);
+  return k;
+}
+
+/* element i: the new moments into m2, v2; the new master returned */
+static inline float adamw_at(const adamw_k_t *k, const float *p,
+                             const float *m, const float *v, const float *g,
+                             float *m2, float *v2, size_t i) {
+  float mi = k->b1 * m[i] + k->ob1 * g[i];
+  float vi = k->b2 * v[i] + k->ob2 * g[i] * g[i];
+  m2[i] = mi;
+  v2[i] = vi;
+  return p[i] * k->decay - k->lr * (mi * k->c1) / (sqrtf(vi * k->c2) + k->eps);
+}
+
 void cal_train_adamw(const cal_adamw_t *h, int64_t step, const float *p,
                      const float *m, const float *v, const float *g, float *p2,
                      float *m2, float *v2, size_t n) {
-  const float b1 = (float)h->beta1, b2 = (float)h->beta2;
-  /* 1 - beta in double: 1.0f - 0.999f is 1.3e-5 off */
-  const float ob1 = (float)(1.0 - h->beta1), ob2 = (float)(1.0 - h->beta2);
-  const float c1 = (float)(1.0 / (1.0 - pow(h->beta1, (double)step)));
-  const float c2 = (float)(1.0 / (1.0 - pow(h->beta2, (double)step)));
-  const float lr = (float)h->lr, eps = (float)h->eps;
-  const float decay = (float)(1.0 - h->lr * h->weight_decay);
-#pragma omp parallel for schedule(static)
+  const adamw_k_t k = adamw_k(h, step);
+#pragma omp parallel for schedule(static) firstprivate(k)
+  for (size_t i = 0; i < n; i++)
+    p2[i] = adamw_at(&k, p, m, v, g, m2, v2, i);
+}
+
+void cal_train_adamw16(const cal_adamw_t *h, int64_t step, const float *p,
+                       const float *m, const float *v, const float *g,
+                       float *p2, float *m2, float *v2, uint16_t *p16,
+                       size_t n) {
+  const adamw_k_t k = adamw_k(h, step);
+#pragma omp parallel for schedule(static) firstprivate(k)
   for (size_t i = 0; i < n; i++) {
-    float mi = b1 * m[i] + ob1 * g[i];
-    float vi = b2 * v[i] + ob2 * g[i] * g[i];
-    m2[i] = mi;
-    v2[i] = vi;
-    p2[i] = p[i] * decay - lr * (mi * c1) / (sqrtf(vi * c2) + eps);
+    float pi = adamw_at(&k, p, m, v, g, m2, v2, i);
+    p2[i] = pi;
+    p16[i] = cal_f32_to_bf16(pi);
   }
 }
 

@@ -57,6 +57,12 @@ extern const cal_adamw_t cal_train_adamw_default;
 void cal_train_adamw(const cal_adamw_t *h, int64_t step, const float *p,
                      const float *m, const float *v, const float *g, float *p2,
                      float *m2, float *v2, size_t n);
+/* The same, also writing the new masters rounded to bf16 into p16 (in
+ * the same pass: a mixed-precision step's copy for its next products). */
+void cal_train_adamw16(const cal_adamw_t *h, int64_t step, const float *p,
+                       const float *m, const float *v, const float *g,
+                       float *p2, float *m2, float *v2, uint16_t *p16,
+                       size_t n);
 
 /* The parameters, one buffer: Wqkv [d][nqkv], Wo [hq][d], Wgu [d][2f],
  * Wd [f][d], g1 [d], g2 [d]. */

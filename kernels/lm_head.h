@@ -13,19 +13,27 @@
  * its softmax gradient, dh (accumulated), dW for the chunk's rows and
  * their AdamW update at once (the gradient of W is never held whole
  * either).  Masters and moments are double-buffered (read one set, write
- * the other) so verification sees the step's inputs.  Products on
- * OpenBLAS sgemm in fp32 whatever the layers' dtype.
+ * the other) so verification sees the step's inputs.
  *
- * The kernel (lm_head_train, family "lm_head") reads hidden, seq, batch
- * and the vocabulary from cal_params_t.n.  FLOPs: 3 × 2·tokens·vocab·hidden
- * (forward, dh, dW); logits the second pass recomputes, the softmax
- * and AdamW are not counted. */
+ * Two dtypes, as the layers': fp32, the products on OpenBLAS sgemm; bf16
+ * mixed precision, the three products on oneDNN matmuls over bf16 inputs
+ * with fp32 accumulation and output (h rounded once a step; W's bf16 copy
+ * is the masters rounded, kept beside them: each chunk's AdamW rounds its
+ * new masters into it for the next step, as the layer does; each chunk's
+ * softmax gradient rounded before dh and dW), the log-sum-exp, softmax,
+ * loss and AdamW in fp32 in both.
+ *
+ * The kernels (lm_head_train and lm_head_train_bf16, family "lm_head")
+ * read hidden, seq, batch and the vocabulary from cal_params_t.n.  FLOPs:
+ * 3 × 2·tokens·vocab·hidden (forward, dh, dW); logits the second pass
+ * recomputes, the softmax and AdamW are not counted. */
 #ifndef CAL_LM_HEAD_H
 #define CAL_LM_HEAD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"
 
@@ -43,24 +51,42 @@ typedef struct cal_lm_head {
   int64_t step;
   int cur;
   int keep;                   /* 1: logits kept whole [chunks][t][chunk] */
+  int bf16;                   /* 1: the products in bf16 on oneDNN */
   cal_adamw_t opt;
   float *w[2], *m[2], *v[2];  /* [vocab][d], double-buffered */
   float *h, *dh, *logits, *gw, *lse;
   int32_t *target;
+  /* bf16: h rounded [t][d], the current masters rounded [vocab][d], a
+   * chunk's softmax gradient rounded [t][chunk]; the products per chunk
+   * width ([0] a full chunk, [1] the last when it is shorter):
+   * logits = h16·W16ᵀ, dh += dl16·W16, gW = dl16ᵀ·h16 */
+  uint16_t *h16, *w16, *dl16;
+  cal_onednn_mm_t *mm[2][3];
+  char impl[96];              /* the engine's implementations */
   double loss;
 } cal_lm_head_t;
 
+/* fp32 (cal_lm_head_create) or bf16 (cal_lm_head_create_bf16, oneDNN).
+ * 0, CAL_EINVAL, CAL_ENOMEM, CAL_EUNSUPP (bf16 where oneDNN cannot run
+ * it natively).  Free with cal_lm_head_free (accepts NULL). */
 int cal_lm_head_create(int64_t tokens, int64_t hidden, int64_t vocab,
                        uint64_t seed, cal_lm_head_t **out);
+int cal_lm_head_create_bf16(int64_t tokens, int64_t hidden, int64_t vocab,
+                            uint64_t seed, cal_lm_head_t **out);
 void cal_lm_head_free(cal_lm_head_t *H);
+/* One step; allocates nothing.  0, or an engine's error. */
 int cal_lm_head_step(cal_lm_head_t *H);
-/* The last step against a double composition: the loss, dh in full, and
- * for a sample of rows of W (every target's and others) the gradient (read
- * back from the first moment) and the AdamW update.  0, CAL_EVERIFY,
- * CAL_ENOMEM. */
+/* The last step against a double composition from the inputs it used
+ * (bf16: h and W rounded as the step rounded them): the loss, dh in full,
+ * and for a sample of rows of W (every target's and others) the gradient
+ * (read back from the first moment), and in bf16 the copy the next step
+ * reads.  0, CAL_EVERIFY, CAL_ENOMEM. */
 int cal_lm_head_verify(const cal_lm_head_t *H);
 
 double cal_lm_head_flops(int64_t tokens, int64_t hidden, int64_t vocab);
-double cal_lm_head_mem_bytes(int64_t tokens, int64_t hidden, int64_t vocab);
+/* Bytes a head allocates (bf16: with its bf16 copies and oneDNN's
+ * scratchpads). */
+double cal_lm_head_mem_bytes(int64_t tokens, int64_t hidden, int64_t vocab,
+                             int bf16);
 
 #endif

@@ -170,6 +170,9 @@ m, mod = bs["modes"]["train"], bs["model"]
 assert set(bs["modes"]) == {"train"}, bs["modes"].keys()
 # --layers 3 fits: the whole stack measured, nothing scaled
 assert m["layers"] == 3 and m["layers_measured"] == 3 and m["vocab"] == 1000
+# fp32 layers: the fp32 head, and what ran
+assert m["lm_head_dtype"] == "fp32" and m["lm_head_impl"] == "openblas sgemm", m
+assert m["lm_head_choice"].startswith("fp32")
 assert "scaled_from_layers" not in m
 assert "3 x forward" in m["flops_convention"]
 ok = [p for p in m["points"] if p["status"] == "ok"]
@@ -193,6 +196,27 @@ assert d["optimal_batch_size"] == m["optimal_batch_size"]
 opt = [p for p in ok if p["batch_size"] == d["optimal_batch_size"]][0]
 assert d["throughput"] == opt["examples_per_s"]
 PY
+grep -q "LM head (vocab 1000, fp32)" "$TMP/out" && ok || bad "train table: the head's dtype"
+# bf16 (where the CPU runs it natively): the head's products in bf16 on
+# oneDNN, as the layers' (the default engine without a GEMM section)
+if $PY -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["batch_sweep"]["dtype"] != "bf16")' "$TMP/sweep.json"; then
+  expect_exit 0 "bf16 train sweep" "$CAL" --sweep-batch "${TRAIN[@]}" --mode train --dtype bf16 --batches 1 --no-extend -o "$TMP/train16.json"
+  grep -q "LM head (vocab 1000, bf16)" "$TMP/out" && ok || bad "bf16 train table: the head's dtype"
+  $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/train16.json" batch_sweep \
+    && ok || bad "bf16 train profile does not validate"
+  $PY - "$TMP/train16.json" <<'PY' && ok || bad "bf16 train: the LM head"
+import json, sys
+bs = json.load(open(sys.argv[1]))["batch_sweep"]
+m = bs["modes"]["train"]
+assert bs["engine"] == "onednn", bs["engine_choice"]
+assert m["lm_head_dtype"] == "bf16", m["lm_head_choice"]
+assert m["lm_head_impl"].startswith("onednn ") and "ref" not in m["lm_head_impl"], m["lm_head_impl"]
+p = m["points"][0]
+assert p["status"] == "ok" and p["dtype"] == "bf16" and p["lm_head_step_ms"] > 0, p
+PY
+else
+  echo "bf16 train sweep not run: no native bf16 on this CPU"
+fi
 # the curve stops at the memory limit
 expect_exit 0 "train memory limit" "$CAL" --sweep-batch "${TRAIN[@]}" --mode train --dtype fp32 --batches 1,64 --no-extend --memory-budget 24M -o "$TMP/trainmem.json"
 $PY - "$TMP/trainmem.json" <<'PY' && ok || bad "train memory limit"

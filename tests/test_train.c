@@ -292,6 +292,101 @@ static void lm_head(void **state) {
   assert_true(fabs(k->flops(&p) - 6.0 * 10 * 300 * 32) < 1);
 }
 
+/* The RMS of a - b over the RMS of b, over n floats. */
+static double rel_diff(const float *a, const float *b, size_t n) {
+  double e2 = 0, r2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    e2 += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    r2 += (double)b[i] * b[i];
+  }
+  return sqrt(e2 / (r2 + 1e-300));
+}
+
+/* The bf16 LM head on oneDNN: a vocabulary of two chunks and a ragged end
+ * (a second set of products), both logits paths; its loss and dh close to
+ * the fp32 head's on the same data; verification passes, and catches dh
+ * or one gradient row a few percent off and a stale bf16 copy of W. */
+static void lm_head_bf16(void **state) {
+  (void)state;
+  if (!has_bf16()) {
+    print_message("skipped: no native bf16 on this CPU or oneDNN\n");
+    skip();
+  }
+  const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;
+  cal_lm_head_t *H = NULL, *F = NULL;
+  assert_int_equal(cal_lm_head_create_bf16(t, d, V, 3, &H), 0);
+  assert_int_equal(cal_lm_head_create(t, d, V, 3, &F), 0);
+  assert_non_null(H->mm[1][0]);
+  /* every product on an optimized implementation, none on a reference */
+  print_message("bf16 LM head: %s\n", H->impl);
+  assert_true(strncmp(H->impl, "onednn ", 7) == 0);
+  assert_null(strstr(H->impl, "ref"));
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  for (int s = 0; s < 2; s++) {
+    assert_int_equal(cal_lm_head_step(H), 0);
+    assert_int_equal(cal_lm_head_step(F), 0);
+    assert_int_equal(cal_lm_head_verify(H), 0);
+    double e = rel_diff(H->dh, F->dh, (size_t)(t * d));
+    print_message("step %d: loss bf16 %.6f fp32 %.6f, dh %.2e apart\n", s + 1,
+                  H->loss, F->loss, e);
+    assert_true(fabs(H->loss - F->loss) < 1e-2);
+    assert_true(e < 2e-2);
+  }
+  /* dh 3% large */
+  for (int64_t i = 0; i < t * d; i++)
+    H->dh[i] *= 1.03f;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  for (int64_t i = 0; i < t * d; i++)
+    H->dh[i] /= 1.03f;
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the first target's row: its gradient, as the first moment holds it,
+   * 3% large */
+  const cal_adamw_t *o = &H->opt;
+  float *m1 = H->m[H->cur], *m0 = H->m[1 - H->cur];
+  size_t row = (size_t)H->target[0] * (size_t)d;
+  float *keep = malloc(4 * (size_t)d);
+  assert_non_null(keep);
+  memcpy(keep, m1 + row, 4 * (size_t)d);
+  for (int64_t e = 0; e < d; e++) {
+    double g = (m1[row + e] - o->beta1 * m0[row + e]) / (1.0 - o->beta1);
+    m1[row + e] = (float)(o->beta1 * m0[row + e] + (1.0 - o->beta1) * g * 1.03);
+  }
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  memcpy(m1 + row, keep, 4 * (size_t)d);
+  free(keep);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the copy the next step reads one bf16 step off the new masters */
+  H->w16[row + 2] ^= 1;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  H->w16[row + 2] ^= 1;
+  /* logits recomputed in the second pass */
+  H->keep = 0;
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  cal_lm_head_free(H);
+  cal_lm_head_free(F);
+  /* the kernel row: one chunk; its bf16 buffers counted */
+  const cal_kernel_t *k = cal_kernel_find("lm_head_train_bf16");
+  assert_non_null(k);
+  assert_string_equal(k->dtype, "bf16");
+  assert_string_equal(k->engine, "onednn");
+  cal_params_t p = {0};
+  p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
+  const char *why = NULL;
+  assert_int_equal(k->supported(&p, &why), 0);
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_null(((cal_lm_head_t *)st)->mm[1][0]);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  assert_true(strncmp(k->impl_name(st), "onednn ", 7) == 0);
+  k->teardown(st);
+  const cal_kernel_t *k32 = cal_kernel_find("lm_head_train");
+  assert_true(k->flops(&p) == k32->flops(&p));
+  assert_true(k->mem_bytes(&p) - k32->mem_bytes(&p) >=
+              2.0 * (10 * 32 + 300 * 32 + 10 * 300));
+}
+
 /* A stack of three layers: each reads the one below's output and sends
  * its dx down as the one below's upstream gradient; every layer checked
  * from its own inputs; a wrong link caught. */
@@ -378,6 +473,7 @@ int main(void) {
       cmocka_unit_test(bf16_gradients),
       cmocka_unit_test(kernel_rows),
       cmocka_unit_test(lm_head),
+      cmocka_unit_test(lm_head_bf16),
       cmocka_unit_test(stack),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

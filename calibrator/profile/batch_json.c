@@ -186,7 +186,11 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
               ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
               : 0) |
          json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
-         json_object_set_new(jm, "lm_head_dtype", json_string("fp32")) |
+         json_object_set_new(jm, "lm_head_dtype", json_string(res->head->dtype)) |
+         json_object_set_new(jm, "lm_head_impl",
+                             m->head_impl[0] ? json_string(m->head_impl)
+                                             : json_null()) |
+         json_object_set_new(jm, "lm_head_choice", json_string(res->head_why)) |
          json_object_set_new(jm, "model_params", json_real(res->model_params)) |
          json_object_set_new(jm, "model_state_bytes",
                              json_real(res->model_state_bytes)) |

@@ -81,16 +81,21 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
     if (m->points[i].measured &&
         (!fewest || m->points[i].layers_measured < fewest))
       fewest = m->points[i].layers_measured;
-  if (mi == 2)
+  if (mi == 2) {
     fprintf(out, "    the model's step: %lld layers (%s) + the measured LM "
-                 "head (vocab %lld, fp32); GFLOPS at 3 x "
+                 "head (vocab %lld, %s); GFLOPS at 3 x "
                  "forward; act MiB: the model's activations without "
                  "checkpointing; fits: training state (%.0f MiB) and "
                  "activations within the memory budget\n",
             (long long)res->layers,
             fewest && fewest < res->layers ? "the measured layer step, scaled"
                                            : "the whole stack measured",
-            (long long)res->vocab, res->model_state_bytes / 1048576.0);
+            (long long)res->vocab, res->head->dtype,
+            res->model_state_bytes / 1048576.0);
+    /* a head in another dtype than the layers' says why */
+    if (strcmp(res->head->dtype, res->dtype) != 0)
+      fprintf(out, "    LM head: %s\n", res->head_why);
+  }
   for (size_t i = 0; i < m->npoints; i++)
     print_point(&m->points[i], decode, c, peak, out);
   if (decode)

@@ -116,7 +116,8 @@ static double mem_of(const sweep_t *sw, const cal_params_t *p) {
     return cal_layer_mem_bytes(&s);
   double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
-                                      sw->res->vocab);
+                                      sw->res->vocab,
+                                      strcmp(sw->head->dtype, "bf16") == 0);
   return layer > head ? layer : head;
 }
 
@@ -475,6 +476,12 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
       return 0;
     }
   }
+  if (CAL_POINT_HAS_SAMPLES(&hpt) && hpt.impl[0] &&
+      !strstr(s->m->head_impl, hpt.impl)) {
+    size_t len = strlen(s->m->head_impl);
+    snprintf(s->m->head_impl + len, sizeof s->m->head_impl - len, "%s%s",
+             len ? "," : "", hpt.impl);
+  }
   rc = point_take(s, bp, &pt, CAL_POINT_HAS_SAMPLES(&hpt) ? &hpt : NULL);
   if (rc == 0 && bp->measured && hpt.status == CAL_POINT_CONTAMINATED &&
       bp->status == CAL_POINT_OK) {
@@ -596,7 +603,7 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
   int bf16 = strcmp(res->dtype, "bf16") == 0;
   sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
                NULL, 0, 0, cal_now(), budget, mem_budget(r),
-               res->mem_read_gbps, res->engine, cal_kernel_find("lm_head_train")};
+               res->mem_read_gbps, res->engine, res->head};
   m->name = modes[mi];
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;
@@ -653,6 +660,31 @@ static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
            "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
 }
 
+/* The LM head's kernel: the layer's dtype where its products can run as
+ * the layer's do (bf16 on oneDNN only: where the layer's bf16 products
+ * run on OpenBLAS's sbgemm, or oneDNN has no native bf16, the fp32 head),
+ * and why. */
+static void head_kernel(cal_batch_result_t *res) {
+  const cal_kernel_t *k16 = cal_kernel_find("lm_head_train_bf16");
+  const char *why = NULL;
+  res->head = cal_kernel_find("lm_head_train");
+  if (strcmp(res->dtype, "bf16") != 0) {
+    snprintf(res->head_why, sizeof res->head_why,
+             "fp32, as the layers (OpenBLAS sgemm)");
+  } else if (strcmp(res->engine, "onednn") != 0) {
+    snprintf(res->head_why, sizeof res->head_why,
+             "fp32 (OpenBLAS sgemm): the layers' bf16 products run on %s, "
+             "the bf16 head on oneDNN only", res->engine);
+  } else if (k16->supported(NULL, &why) < 0) {
+    snprintf(res->head_why, sizeof res->head_why,
+             "fp32 (OpenBLAS sgemm): oneDNN cannot run bf16 here (%s)", why);
+  } else {
+    res->head = k16;
+    snprintf(res->head_why, sizeof res->head_why,
+             "bf16 mixed precision on oneDNN, as the layers' products");
+  }
+}
+
 /* The whole model's parameters and training state: the layers, the
  * embedding and the LM head (counted as two matrices, as in an untied
  * model) and the final norm; per parameter an fp32 master, gradient and
@@ -679,6 +711,7 @@ int cal_batch_measure(cal_run_t *r) {
     return CAL_ENOMEM;
   res->dtype = o->dtype ? o->dtype : "fp32";
   layer_engine(r, res);
+  head_kernel(res);
   cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq,
                              1, 0, strcmp(res->dtype, "bf16") == 0};
   res->weights_bytes = cal_layer_weight_bytes(&shape);

@@ -253,6 +253,9 @@ typedef struct cal_batch_mode {
   cal_curve_rec_t rec;      /* batch x accumulation recommendation */
   double latency_ms_batch_1; /* NAN when batch 1 was not measured */
   double time_s;
+  /* train: the implementations the LM head's measured points ran (each
+   * once, comma-separated; "" when none was measured) */
+  char head_impl[160];
 } cal_batch_mode_t;
 
 typedef struct cal_batch_result {
@@ -276,6 +279,10 @@ typedef struct cal_batch_result {
    * training state (masters, gradients, moments; bf16: and the bf16 copy) */
   int64_t layers, vocab;
   double model_params, model_state_bytes;
+  /* train: the LM head's kernel (bf16 where the layer's bf16 products run
+   * on oneDNN, else fp32) and why */
+  const cal_kernel_t *head;
+  char head_why[192];
 } cal_batch_result_t;
 
 #endif
