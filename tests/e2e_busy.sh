@@ -62,6 +62,9 @@ PY
 spin_stop
 
 # ---- two runs at once: the second waits, or refuses with --no-wait
+# (the lock file keeps the last holder's pid: emptied first, it has one
+# again only once the first run holds the lock)
+: >"$CALIBRATE_LOCK"
 "$CAL" peak-flops "${SHORT[@]}" -o "$TMP/a.json" >/dev/null 2>"$TMP/a.err" &
 A=$!
 for _ in $(seq 100); do [ -s "$CALIBRATE_LOCK" ] && break; sleep 0.05; done
@@ -78,6 +81,7 @@ for f in sys.argv[1:]:
     assert q["contaminated_points"] == 0, (f, q["contaminated_points"])
 PY
 # a reading command never takes the lock
+: >"$CALIBRATE_LOCK"
 "$CAL" peak-flops "${SHORT[@]}" -o "$TMP/d.json" >/dev/null 2>&1 &
 D=$!
 for _ in $(seq 100); do [ -s "$CALIBRATE_LOCK" ] && break; sleep 0.05; done
