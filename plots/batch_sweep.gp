@@ -6,7 +6,7 @@
 # Both axes logarithmic.  Variables: datafile, title, nseries, label[],
 # series_lt[], series_pt[], series_tag[] (1 prefill, 2 decode).  Data
 # columns: batch_size examples_per_s ci_low ci_high is_peak is_knee
-# latency_ms.
+# latency_ms latency_ci_low latency_ci_high.
 set multiplot layout 1,3 title title
 set logscale x 2
 set logscale y
@@ -40,7 +40,7 @@ do for [t=1:2] {
 }
 set title 'latency per step'
 set ylabel 'latency (ms)'
-plot for [i=1:nseries] datafile index (i-1) using 1:7 \
-       with linespoints lt series_lt[i] pt series_pt[i] ps 0.8 \
+plot for [i=1:nseries] datafile index (i-1) using 1:7:8:9 \
+       with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
        title label[i]
 unset multiplot

@@ -114,11 +114,15 @@ static void scripts_and_data(void **state) {
   assert_contains(gp, "set logscale x 2"); /* from the template */
   free(gp);
   char *dat = read_out(f, "batch_sweep.dat");
-  /* prefill: peak 32 and knee 16 flagged; ci from stats */
-  assert_contains(dat, "\n16 620 607.6 626.2 0 1 25.806452\n"
-                       "32 776 760.48 783.76 1 0 41.237113\n");
+  /* prefill: peak 32 and knee 16 flagged; ci from stats; the latency's
+   * interval is the rate's inverted (batch / rate) */
+  assert_contains(dat, "\n16 620 607.6 626.2 0 1 25.806452 25.55094257 "
+                       "26.33311429\n"
+                       "32 776 760.48 783.76 1 0 41.237113 40.82882475 "
+                       "42.07868673\n");
   assert_contains(dat, "# series 3: Bob's \"box\" decode\n1 180");
-  assert_contains(dat, "\n4 278 272.44 280.78 1 1 14.388489\n");
+  assert_contains(dat, "\n4 278 272.44 280.78 1 1 14.388489 14.24602871 "
+                       "14.68213163\n");
   free(dat);
 
   dat = read_out(f, "gemm.dat");
@@ -440,7 +444,10 @@ static void reference_charts(void **state) {
   }
   /* the matrix engine is measured against its own theoretical peak */
   char *dat = read_out(f, "peak.dat");
-  assert_contains(dat, " 60 85.51409588 142.5234931 \"bf16 amx_bf16 amx\"\n");
+  /* the error bar: the median's interval on the same scale (its stats
+   * are those of the point it was copied from) */
+  assert_contains(dat, " 60 85.51409588 142.5234931 57.33247652 60.59700629 "
+                       "\"bf16 amx_bf16 amx\"\n");
   free(dat);
   /* titles and keys are cut to fit: no 400-character name in them */
   gp = read_out(f, "gemm.gp");

@@ -132,6 +132,9 @@ static int batch_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   r->v[4] = r->x == cal_json_num(p->group, "knee_batch_size", NAN);
   r->v[5] = cal_json_num(p->pt, "latency_ms",
                          cal_json_num(p->pt, "time_ms", NAN));
+  /* latency is the step for batch / rate: the rate's interval, inverted */
+  r->v[6] = r->v[5] * y / r->v[2];
+  r->v[7] = r->v[5] * y / r->v[1];
   /* prefill and decode count different things: separate panels */
   /* examples/s (prefill, train) and tokens/s (decode): two panels */
   r->tag = strcmp(p->group_key, "decode") == 0  ? 2
@@ -366,6 +369,10 @@ static int peak_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   r->v[0] = 100 * e;
   r->v[1] = v;
   r->v[2] = v / e;
+  /* the median's interval, as a share of the same theoretical peak */
+  const json_t *st = json_object_get(p->pt, "stats");
+  r->v[3] = 100 * e * cal_json_num(st, "ci_low", v) / v;
+  r->v[4] = 100 * e * cal_json_num(st, "ci_high", v) / v;
   snprintf(r->text, sizeof r->text, "%s %s%s%s", dt ? dt : "?", kn,
            var ? " " : "", var ? var : "");
   r->lt = t > 1 ? 2 : 1;
@@ -760,9 +767,9 @@ const cal_chart_t cal_charts[CAL_NCHARTS] = {
     {.name = "batch_sweep", .section = "batch_sweep",
      .what = "Throughput vs batch size", .what_fn = batch_what,
      .groups = "modes", .points = "points", .ok_only = 1, .row = batch_row,
-     .width = 1200, .height = 520, .ncols = 7,
+     .width = 1200, .height = 520, .ncols = 9,
      .cols = {"batch_size", "examples_per_s", "ci_low", "ci_high", "is_peak",
-              "is_knee", "latency_ms"}},
+              "is_knee", "latency_ms", "latency_ci_low", "latency_ci_high"}},
     {.name = "gemm", .section = "gemm", .what = "GEMM GFLOPS vs size",
      .points = "points", .ok_only = 1, .row = gemm_row,
      .header = gemm_header, .ncols = 7,
@@ -789,7 +796,7 @@ const cal_chart_t cal_charts[CAL_NCHARTS] = {
               "shape"}},
     {.name = "peak", .section = "peak",
      .what = "Compute peak: measured vs theoretical", .points = "points",
-     .ok_only = 1, .row = peak_row, .ncols = 5, .with_text = 1,
+     .ok_only = 1, .row = peak_row, .ncols = 7, .with_text = 1,
      .cols = {"position", "pct_of_theoretical", "measured", "theoretical",
-              "kernel"}},
+              "ci_low_pct", "ci_high_pct", "kernel"}},
 };

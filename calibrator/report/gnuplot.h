@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CAL_GP_NCOL 6 /* numeric columns after x */
+#define CAL_GP_NCOL 8 /* numeric columns after x */
 
 typedef struct cal_gp_row {
   double x;
