@@ -30,4 +30,7 @@ static inline float cal_bf16_round(float f) {
   return cal_bf16_to_f32(cal_f32_to_bf16(f));
 }
 
+/* in[0..n) rounded to bf16 into out, on the OpenMP team (cal_bf16.c). */
+void cal_f32_to_bf16_n(const float *in, uint16_t *out, int64_t n);
+
 #endif

@@ -255,6 +255,14 @@ int cal_onednn_mm_run(cal_onednn_mm_t *mm) {
 
 const char *cal_onednn_mm_impl(const cal_onednn_mm_t *mm) { return mm->impl; }
 
+void cal_onednn_mm_impl_append(const cal_onednn_mm_t *mm, char *buf,
+                               size_t len) {
+  size_t used = strlen(buf);
+  if (!strstr(buf, mm->impl))
+    snprintf(buf + used, len - used, "%s%s", strchr(buf, ' ') ? "," : " ",
+             mm->impl);
+}
+
 static int onednn_setup(const cal_params_t *p, void **state, cal_gemm_dt_t dt) {
   onednn_state_t *s = NULL;
   if (p->m <= 0 || p->n <= 0 || p->k <= 0)

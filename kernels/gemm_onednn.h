@@ -5,6 +5,7 @@
 #ifndef CAL_GEMM_ONEDNN_H
 #define CAL_GEMM_ONEDNN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gemm_data.h"
@@ -53,6 +54,10 @@ int cal_onednn_mm_bind(cal_onednn_mm_t *mm, void *a, void *b, void *c);
 int cal_onednn_mm_run(cal_onednn_mm_t *mm);
 /* oneDNN's implementation name (impl_info_str); belongs to mm. */
 const char *cal_onednn_mm_impl(const cal_onednn_mm_t *mm);
+/* Append mm's implementation name to the list in buf ("ENGINE impl,impl"),
+ * unless the list has it already. */
+void cal_onednn_mm_impl_append(const cal_onednn_mm_t *mm, char *buf,
+                               size_t len);
 /* Accepts NULL. */
 void cal_onednn_mm_free(cal_onednn_mm_t *mm);
 

@@ -370,20 +370,13 @@ static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
     cal_layer_rmsnorm_rows(x + r * d, g, y + r * d, 1, d);
 }
 
-/* in[rows×k] rounded to bf16 into out */
-static void to_bf16(const float *in, uint16_t *out, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    out[i] = cal_f32_to_bf16(in[i]);
-}
-
 /* Product i of the BLAS path: c[m×n] = a[m×k]·w[k×n], a in fp32 (a bf16
  * layer rounds it into a16 first) */
 static int product(cal_layer_t *L, int i, const float *a, uint16_t *a16,
                    const float *w, const uint16_t *w16, float *c, int64_t m,
                    int64_t n, int64_t k) {
   if (L->s.bf16)
-    to_bf16(a, a16, m * k);
+    cal_f32_to_bf16_n(a, a16, m * k);
   if (L->mm[i])
     return cal_onednn_mm_run(L->mm[i]);
   if (L->s.bf16)

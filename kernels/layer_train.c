@@ -180,9 +180,7 @@ static void transpose16(const uint16_t *a, uint16_t *at, int64_t rows,
 /* w (k×n) rounded to bf16 into w16 and, transposed, w16t (n×k) */
 static void round_weights(const float *w, uint16_t *w16, uint16_t *w16t,
                           int64_t k, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < k * n; i++)
-    w16[i] = cal_f32_to_bf16(w[i]);
+  cal_f32_to_bf16_n(w, w16, k * n);
   if (w16t)
     transpose16(w16, w16t, k, n);
 }
@@ -220,14 +218,8 @@ static int onednn_setup(cal_train_t *T) {
         (rc = cal_onednn_mm_create(CAL_GEMM_BF16, k, n, t, T->in16t[i],
                                    T->dout16[i], gw, &T->mm[3 * i + 2])) < 0)
       return rc;
-    for (int j = 0; j < 3; j++) {
-      const char *impl = cal_onednn_mm_impl(T->mm[3 * i + j]);
-      if (!strstr(T->impl, impl)) {
-        size_t len = strlen(T->impl);
-        snprintf(T->impl + len, sizeof T->impl - len, "%s%s",
-                 strchr(T->impl, ' ') ? "," : " ", impl);
-      }
-    }
+    for (int j = 0; j < 3; j++)
+      cal_onednn_mm_impl_append(T->mm[3 * i + j], T->impl, sizeof T->impl);
   }
   return 0;
 }
@@ -512,16 +504,10 @@ static void attention_bwd(cal_train_t *T) {
   }
 }
 
-static void to_bf16(const float *in, uint16_t *out, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    out[i] = cal_f32_to_bf16(in[i]);
-}
-
 /* in [rows][k] rounded to bf16 into out and, transposed, outt [k][rows] */
 static void to_bf16_both(const float *in, uint16_t *out, uint16_t *outt,
                          int64_t rows, int64_t k) {
-  to_bf16(in, out, rows * k);
+  cal_f32_to_bf16_n(in, out, rows * k);
   transpose16(out, outt, rows, k);
 }
 
@@ -556,7 +542,7 @@ static int fwd(cal_train_t *T, int i) {
     to_bf16_both(in, T->in16[i], T->in16t[i], t, k);
     return cal_onednn_mm_run(T->mm[3 * i]);
   }
-  to_bf16(in, T->in16[i], t * k);
+  cal_f32_to_bf16_n(in, T->in16[i], t * k);
   sbg(T, CblasNoTrans, CblasNoTrans, t, n, k, T->in16[i], k, T->w16[i], n,
       out, n);
   return 0;
@@ -575,7 +561,7 @@ static int bwd(cal_train_t *T, int i) {
     sg(CblasTrans, CblasNoTrans, k, n, t, in, k, dout, n, gw, n);
     return 0;
   }
-  to_bf16(dout, T->dout16[i], t * n);
+  cal_f32_to_bf16_n(dout, T->dout16[i], t * n);
   if (T->mm[0]) {
     int rc = cal_onednn_mm_run(T->mm[3 * i + 1]);
     return rc < 0 ? rc : cal_onednn_mm_run(T->mm[3 * i + 2]);

@@ -71,12 +71,6 @@ void cal_lm_head_free(cal_lm_head_t *H) {
   cal_free(H);
 }
 
-static void to_bf16(const float *in, uint16_t *out, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    out[i] = cal_f32_to_bf16(in[i]);
-}
-
 /* The bf16 products of a chunk n rows wide into set s, over the head's
  * buffers (the chunk's rows of W16 and its logits are bound per chunk),
  * and the implementations oneDNN chose, each once in H->impl.
@@ -103,14 +97,8 @@ static int bf16_products(cal_lm_head_t *H, int s, int64_t n) {
                                     CAL_ONEDNN_MM_TRANS_A, H->dl16, H->h16,
                                     H->gw, &H->mm[s][2])) < 0)
     return rc;
-  for (int j = 0; j < 3; j++) {
-    const char *impl = cal_onednn_mm_impl(H->mm[s][j]);
-    if (!strstr(H->impl, impl)) {
-      size_t len = strlen(H->impl);
-      snprintf(H->impl + len, sizeof H->impl - len, "%s%s",
-               strchr(H->impl, ' ') ? "," : " ", impl);
-    }
-  }
+  for (int j = 0; j < 3; j++)
+    cal_onednn_mm_impl_append(H->mm[s][j], H->impl, sizeof H->impl);
   return 0;
 }
 
@@ -160,7 +148,7 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   memset(H->dh, 0xff, 4 * (size_t)(t * d)); /* NaN until a step */
   if (bf16) {
     int64_t last = vocab - (vocab - 1) / H->chunk * H->chunk;
-    to_bf16(H->w[0], H->w16, (int64_t)nw);
+    cal_f32_to_bf16_n(H->w[0], H->w16, (int64_t)nw);
     if ((rc = bf16_products(H, 0, H->chunk)) < 0 ||
         (last != H->chunk && (rc = bf16_products(H, 1, last)) < 0))
       goto fail;
@@ -226,7 +214,7 @@ int cal_lm_head_step(cal_lm_head_t *H) {
   float *mx = H->lse, *sum = H->lse + t, *tl = H->lse + 2 * t;
   int rc;
   if (H->bf16)
-    to_bf16(H->h, H->h16, t * d);
+    cal_f32_to_bf16_n(H->h, H->h16, t * d);
   for (int64_t i = 0; i < t; i++) {
     mx[i] = -INFINITY;
     sum[i] = 0.0f;
