@@ -1,0 +1,216 @@
+/* The option table (commands/opt_table.c): every value type with good
+ * and bad values, ranges, choices, unknown options, missing values, the
+ * setter, defaults, and the help printed from the same rows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cal_exit.h"
+#include "opt_table.h"
+
+typedef struct args {
+  int flag, on, mode, fmt, calls;
+  long count;
+  uint64_t seed;
+  double ratio, frac, size;
+  const char *out;
+} args_t;
+
+static const cal_opt_choice_t modes[] = {
+    {"a", 1}, {"b", 2}, {"all", 3}, {NULL, 0}};
+static const cal_opt_choice_t formats[] = {
+    {"table", 0}, {"json", 1}, {NULL, 0}};
+
+static int count_calls(void *obj, const cal_opt_t *row, const char *val,
+                       const char *cmd) {
+  args_t *a = obj;
+  a->calls++;
+  return strcmp(val, "stop") == 0 ? 7 : -1;
+}
+
+static const cal_opt_t rows[] = {
+    {.type = CAL_OPT_TEXT, .help = "Options:\n"},
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = offsetof(args_t, out), .help = "write to FILE\n('-': stdout)"},
+    {.type = CAL_OPT_FLAG, .name = "flag", .letter = 'f',
+     .off = offsetof(args_t, flag), .help = "a flag"},
+    {.type = CAL_OPT_CLEAR, .name = "no-on", .off = offsetof(args_t, on),
+     .help = "clear on"},
+    {.type = CAL_OPT_LONG, .name = "count", .letter = 'n', .arg = "N",
+     .off = offsetof(args_t, count), .min = 1, .max = 10, .def = "4",
+     .help = "count (default 4)"},
+    {.type = CAL_OPT_U64, .name = "seed", .arg = "N",
+     .off = offsetof(args_t, seed), .def = "42",
+     .bad = "--seed needs a non-negative integer, not '%s'",
+     .help = "a seed, %g by default", .help_num = 42},
+    {.type = CAL_OPT_DOUBLE, .name = "ratio", .arg = "R",
+     .off = offsetof(args_t, ratio), .min = 0.5, .max = 2, .def = "1"},
+    {.type = CAL_OPT_FRACTION, .name = "frac", .arg = "F",
+     .off = offsetof(args_t, frac), .def = "3%",
+     .help = "a fraction (default 3%%)"},
+    {.type = CAL_OPT_SIZE, .name = "size", .arg = "SIZE",
+     .off = offsetof(args_t, size), .min = 1024, .max = 1e12},
+    {.type = CAL_OPT_SET, .name = "mode", .arg = "M", .choices = modes,
+     .off = offsetof(args_t, mode), .def = "a"},
+    {.type = CAL_OPT_ENUM, .name = "format", .arg = "F", .choices = formats,
+     .off = offsetof(args_t, fmt), .bad = "--format %s: use table or json"},
+    {.type = CAL_OPT_CALL, .name = "call", .arg = "X", .set = count_calls,
+     .label = "  --call X, --call=X", .help = "\ncalled"},
+    {.type = CAL_OPT_END},
+};
+
+static const cal_opt_cmd_t table = {
+    "demo", "Usage: demo\n\n", {{rows, 14, 1}, {cal_opt_help_rows, 14, 1}},
+    "\nExit status: 0 (100%%)\n"};
+
+/* Parse a command line given as one string of words; *err receives the
+ * stderr line. */
+static int parse(const char *line, args_t *a, char *err, size_t errlen,
+                 int *first) {
+  static char buf[512];
+  char *argv[32];
+  int argc = 0;
+  snprintf(buf, sizeof buf, "demo %s", line);
+  for (char *w = strtok(buf, " "); w && argc < 31; w = strtok(NULL, " "))
+    argv[argc++] = w;
+  argv[argc] = NULL;
+  memset(a, 0, sizeof *a);
+  a->on = 1;
+  assert_int_equal(cal_opt_defaults(&table, a), 0);
+  fflush(stderr);
+  FILE *cap = tmpfile();
+  assert_non_null(cap);
+  int saved = dup(STDERR_FILENO);
+  dup2(fileno(cap), STDERR_FILENO);
+  int rc = cal_opt_parse(&table, a, argc, argv, first);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(cap);
+  size_t n = fread(err, 1, errlen - 1, cap);
+  err[n] = '\0';
+  fclose(cap);
+  return rc;
+}
+
+static void good_values(void **state) {
+  (void)state;
+  args_t a;
+  char err[512];
+  int first = 0;
+  assert_int_equal(parse("", &a, err, sizeof err, &first), -1);
+  assert_int_equal(a.count, 4); /* the defaults */
+  assert_int_equal(a.seed, 42);
+  assert_int_equal(a.mode, 1);
+  assert_true(a.frac > 0.0299 && a.frac < 0.0301);
+  assert_int_equal(parse("-o x.json -f --no-on -n 10 --seed 0x10 --ratio 2 "
+                         "--frac 0.5 --size 2K --mode b,a --format json "
+                         "--call go p1 p2",
+                         &a, err, sizeof err, &first),
+                   -1);
+  assert_string_equal(err, "");
+  assert_string_equal(a.out, "x.json");
+  assert_int_equal(a.flag, 1);
+  assert_int_equal(a.on, 0);
+  assert_int_equal(a.count, 10);
+  assert_int_equal(a.seed, 16);
+  assert_true(a.ratio == 2.0 && a.frac == 0.5 && a.size == 2048.0);
+  assert_int_equal(a.mode, 3);
+  assert_int_equal(a.fmt, 1);
+  assert_int_equal(a.calls, 1);
+  assert_int_equal(first, 21); /* the operands follow the options */
+  assert_int_equal(parse("--count=3 --cou 5", &a, err, sizeof err, &first),
+                   -1);
+  assert_int_equal(a.count, 5); /* a unique prefix is the option */
+}
+
+/* Every bad value: its line on stderr and exit 2. */
+static void bad_values(void **state) {
+  (void)state;
+  static const struct {
+    const char *line, *err;
+  } cases[] = {
+      {"--count 0", "--count needs a whole number from 1 to 10, not '0'"},
+      {"-n 11", "--count needs a whole number from 1 to 10, not '11'"},
+      {"--count 2x", "--count needs a whole number from 1 to 10, not '2x'"},
+      {"--seed -1", "--seed needs a non-negative integer, not '-1'"},
+      {"--ratio 3", "--ratio needs a number from 0.5 to 2, not '3'"},
+      {"--ratio nan", "--ratio needs a number from 0.5 to 2, not 'nan'"},
+      {"--frac 5", "--frac needs a fraction like 5% or 0.05, not '5'"},
+      {"--size 1", "--size needs a size like 512M or 8G, not '1'"},
+      {"--size 4Q", "--size needs a size like 512M or 8G, not '4Q'"},
+      {"--mode c", "--mode is one of a, b, all, not 'c'"},
+      {"--mode a,", "--mode is one of a, b, all, not 'a,'"},
+      {"--format xml", "--format xml: use table or json"},
+      {"--bogus", "unknown option '--bogus'"},
+      {"-x", "unknown option '-x'"},
+      {"--count", "option '--count' needs a value"},
+      {"-o", "option '-o' needs a value"},
+      {"--flag=1", "unknown option '--flag=1'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    args_t a;
+    char err[512], want[512];
+    int first;
+    int rc = parse(cases[i].line, &a, err, sizeof err, &first);
+    snprintf(want, sizeof want, "calibrate demo: %s (see 'calibrate demo "
+             "--help')\n", cases[i].err);
+    if (rc != CAL_EXIT_USAGE || strcmp(err, want) != 0)
+      fail_msg("'%s': exit %d, stderr '%s'; expected 2, '%s'", cases[i].line,
+               rc, err, want);
+  }
+}
+
+/* A setter may stop the parse with its own code. */
+static void setter_stops(void **state) {
+  (void)state;
+  args_t a;
+  char err[64];
+  int first;
+  assert_int_equal(parse("--call stop --count 0", &a, err, sizeof err, &first),
+                   7);
+  assert_string_equal(err, "");
+}
+
+static void help_from_rows(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  assert_non_null(f);
+  cal_opt_help(&table, f);
+  fclose(f);
+  assert_string_equal(text,
+                      "Usage: demo\n\n"
+                      "Options:\n"
+                      "  -o, --output FILE  write to FILE\n"
+                      "              ('-': stdout)\n"
+                      "  -f, --flag  a flag\n"
+                      "  --no-on     clear on\n"
+                      "  -n, --count N  count (default 4)\n"
+                      "  --seed N    a seed, 42 by default\n"
+                      "  --frac F    a fraction (default 3%)\n"
+                      "  --call X, --call=X\n"
+                      "              called\n"
+                      "  -h, --help  show this help\n"
+                      "  -V, --version  show the version\n"
+                      "\nExit status: 0 (100%)\n");
+  free(text);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(good_values),
+      cmocka_unit_test(bad_values),
+      cmocka_unit_test(setter_stops),
+      cmocka_unit_test(help_from_rows),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
