@@ -13,8 +13,8 @@
 
 #define CMD "fleet"
 
-static void fleet_help(void) {
-  printf(
+static const cal_opt_cmd_t fleet_opts = {
+      CMD,
       "Usage: calibrate fleet [options]\n"
       "  started by your MPI launcher, e.g.\n"
       "  mpirun -np N --host a,b --bind-to none calibrate fleet [options]\n\n"
@@ -66,13 +66,19 @@ static void fleet_help(void) {
       "CALIBRATE_FLEET_DIE_RANK=R makes rank R exit before measuring, and\n"
       "CALIBRATE_FLEET_HANG_RANK=R makes it stop answering, so the job must\n"
       "end non-zero with no fleet profile (the hang at the others' deadline;\n"
-      "CALIBRATE_FLEET_HANG_AT=links: it stops before the all-reduce).\n");
-}
+      "CALIBRATE_FLEET_HANG_AT=links: it stops before the all-reduce).\n",
+      {{cal_opts_run_rows, 0, 0},
+       {cal_opt_help_rows, 0, 0},
+       {cal_opts_sweep_rows, 0, 0}},
+      NULL,
+};
+
+static void fleet_help(void) { cal_opt_help(&fleet_opts, stdout); }
 
 #ifdef CAL_HAVE_MPI
 
 static int measure(int argc, char **argv) {
-  static const cal_measure_cmd_t mc = {CMD, fleet_help, 0,
+  static const cal_measure_cmd_t mc = {&fleet_opts, 0,
                                        cal_measure_default_sections};
   return cal_measure_main(&mc, argc, argv, NULL);
 }
@@ -149,14 +155,12 @@ int cal_cmd_fleet(int argc, char **argv) {
    * line and exit 2 on every rank, and no job is started */
   cal_opts_t o;
   cal_opts_action_t action;
-  rc = cal_opts_parse(&o, nrest, rest, CMD, &action);
+  rc = cal_opts_parse(&o, nrest, rest, &fleet_opts, &action);
   cal_opts_free(&o);
-  if (rc != 0)
+  if (rc != 0 || action == CAL_OPTS_DONE)
     goto out;
   if (action != CAL_OPTS_RUN) {
-    rc = action == CAL_OPTS_HELP
-             ? (fleet_help(), CAL_EXIT_OK)
-             : cal_usage(CMD, "--preset list belongs to 'calibrate run'");
+    rc = cal_usage(CMD, "--preset list belongs to 'calibrate run'");
     goto out;
   }
 #ifdef CAL_HAVE_MPI

@@ -12,22 +12,14 @@ int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
   cal_ctx_t ctx;
   cal_opts_action_t action;
   memset(&ctx, 0, sizeof ctx);
-  int rc = cal_opts_parse(&o, argc, argv, mc->name, &action);
-  if (rc != 0)
+  int rc = cal_opts_parse(&o, argc, argv, mc->opts, &action);
+  if (rc != 0 || action == CAL_OPTS_DONE)
     goto out;
-  if (action == CAL_OPTS_HELP) {
-    mc->help();
-    goto out;
-  }
-  if (action == CAL_OPTS_VERSION) {
-    rc = cal_print_version();
-    goto out;
-  }
   if (action == CAL_OPTS_LIST_PRESETS) {
     if (mc->list_presets)
       cal_presets_print(stdout);
     else
-      rc = cal_usage(mc->name, "--preset belongs to the batch sweep");
+      rc = cal_usage(mc->opts->cmd, "--preset belongs to the batch sweep");
     goto out;
   }
   if ((rc = cal_ctx_open(&ctx)) != 0 || (rc = cal_opts_resolve(&o, &ctx.hw)) != 0 ||

@@ -7,8 +7,7 @@
 #include "run.h"
 
 typedef struct cal_measure_cmd {
-  const char *name;            /* "run", "attention", ... */
-  void (*help)(void);
+  const cal_opt_cmd_t *opts;   /* its options, name and help */
   int list_presets;            /* --preset list lists them (else an error) */
   /* after the options are resolved: set o->sections and anything else the
    * command adds; returns 0 or an exit code after printing one line */
@@ -30,6 +29,9 @@ typedef struct cal_measure_cmd {
  * the batch sweep, which --sweep-batch and --ci add (--ci drops the thread
  * scaling); --sections replaces them.  A cal_measure_cmd_t.prepare. */
 int cal_measure_default_sections(cal_opts_t *o, void *arg);
+
+/* The options of `calibrate run` (commands/run.c). */
+extern const cal_opt_cmd_t cal_run_opts;
 
 /* Returns the exit code. */
 int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,

@@ -2,7 +2,6 @@
  * depends on the machine. */
 #include "options.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,63 +19,12 @@
 #include "layer.h"
 #include "run.h"
 
-enum { O_SAMPLES = 256, O_MINTIME, O_CV, O_SEED, O_NOPROG, O_BUDGET,
-       O_SWEEP, O_PRESET, O_HIDDEN, O_HEADS, O_KVHEADS, O_FFN, O_SEQ, O_MODE,
-       O_BATCHES, O_NOEXT, O_MAXB, O_OPT, O_TOL, O_TEB, O_MEMB, O_DTYPE, O_CI,
-       O_ROUNDS, O_PLOTS, O_GEMM_ENGINE, O_ALLOW_BUSY, O_PARTIAL, O_NO_WAIT, O_SECTIONS, O_LAYERS };
-
-static const struct option long_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"quick", no_argument, NULL, 'q'},
-    {"threads", required_argument, NULL, 't'},
-    {"samples", required_argument, NULL, O_SAMPLES},
-    {"min-time", required_argument, NULL, O_MINTIME},
-    {"cv-threshold", required_argument, NULL, O_CV},
-    {"budget-scale", required_argument, NULL, O_BUDGET},
-    {"seed", required_argument, NULL, O_SEED},
-    {"no-progress", no_argument, NULL, O_NOPROG},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {"sweep-batch", no_argument, NULL, O_SWEEP},
-    {"ci", no_argument, NULL, O_CI},
-    {"plots", required_argument, NULL, O_PLOTS},
-    {"gemm-engine", required_argument, NULL, O_GEMM_ENGINE},
-    {"rounds", required_argument, NULL, O_ROUNDS},
-    {"allow-busy", no_argument, NULL, O_ALLOW_BUSY},
-    {"partial", no_argument, NULL, O_PARTIAL},
-    {"no-wait", no_argument, NULL, O_NO_WAIT},
-    {"sections", required_argument, NULL, O_SECTIONS},
-    {"preset", required_argument, NULL, O_PRESET},
-    {"hidden", required_argument, NULL, O_HIDDEN},
-    {"heads", required_argument, NULL, O_HEADS},
-    {"kv-heads", required_argument, NULL, O_KVHEADS},
-    {"ffn", required_argument, NULL, O_FFN},
-    {"seq", required_argument, NULL, O_SEQ},
-    {"mode", required_argument, NULL, O_MODE},
-    {"layers", required_argument, NULL, O_LAYERS},
-    {"batches", required_argument, NULL, O_BATCHES},
-    {"no-extend", no_argument, NULL, O_NOEXT},
-    {"max-batch", required_argument, NULL, O_MAXB},
-    {"optimize", required_argument, NULL, O_OPT},
-    {"tolerance", required_argument, NULL, O_TOL},
-    {"target-effective-batch", required_argument, NULL, O_TEB},
-    {"memory-budget", required_argument, NULL, O_MEMB},
-    {"dtype", required_argument, NULL, O_DTYPE},
-    {NULL, 0, NULL, 0},
-};
-
 static void defaults(cal_opts_t *o, const char *cmd) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
-  o->seed = 42;
-  o->budget_scale = 1.0;
   o->threads_asked = o->samples_asked = o->rounds_asked = -1;
   o->min_time_asked = o->cv_asked = -1;
-  o->sweep.modes = 3;
   o->sweep.extend = 1;
-  o->sweep.max_batch = 4096;
-  o->sweep.tolerance = 0.03;
   o->sweep.policy = CAL_OPTIMIZE_THROUGHPUT;
   o->attn.variant = -1; /* CAL_VARIANT_AUTO */
   o->gemm_engine = "auto";
@@ -106,8 +54,7 @@ static const char *gemm_engine_find(const char *name, char *list, size_t len) {
   return found;
 }
 
-/* --gemm-engine, or CALIBRATE_GEMM_ENGINE when `flag` is NULL. */
-static int gemm_engine_opt(cal_opts_t *o, const char *arg, const char *flag) {
+int cal_opts_gemm_engine(cal_opts_t *o, const char *arg, const char *flag) {
   char list[128];
   const char *e = gemm_engine_find(arg, list, sizeof list);
   if (!e)
@@ -117,224 +64,10 @@ static int gemm_engine_opt(cal_opts_t *o, const char *arg, const char *flag) {
   return 0;
 }
 
-/* --sections LIST: section keys (batch for batch_sweep), comma-separated. */
-static int sections_opt(cal_opts_t *o, const char *arg) {
-  unsigned set = 0;
-  const char *p = arg;
-  while (*p) {
-    size_t n = strcspn(p, ",");
-    int found = -1;
-    for (int i = 0; i < CAL_NSECTIONS && found < 0; i++)
-      if ((strlen(cal_sections[i].key) == n &&
-           strncmp(p, cal_sections[i].key, n) == 0) ||
-          (i == CAL_SEC_ID_BATCH && n == 5 && strncmp(p, "batch", 5) == 0))
-        found = i;
-    if (found < 0)
-      return cal_usage(o->cmd, "--sections: '%.*s' is not a section (gemm, "
-                               "scaling, attention, peak, bandwidth, roofline, "
-                               "batch)", (int)(n > 40 ? 40 : n), p);
-    set |= 1u << found;
-    p += n;
-    if (*p == ',')
-      p++;
-  }
-  if (!set)
-    return cal_usage(o->cmd, "--sections needs a list like gemm,peak");
-  o->sections_asked = set;
-  return 0;
-}
-
-/* The flags of the run itself (not the batch sweep's).  1: not one of
- * them; 0: taken; else an exit code. */
-static int run_flag(cal_opts_t *o, int c, const char *arg) {
-  const char *cmd = o->cmd;
-  switch (c) {
-  case 'o': o->out_asked = arg; return 0;
-  case 'q': o->quick = 1; return 0;
-  case 'v': o->verbose = 1; return 0;
-  case O_NOPROG: o->no_progress = 1; return 0;
-  case O_SWEEP: o->sections |= CAL_SEC_BATCH; return 0;
-  case O_CI: o->ci = 1; return 0;
-  case O_ALLOW_BUSY: o->allow_busy = 1; return 0;
-  case O_PARTIAL: o->partial = 1; return 0;
-  case O_NO_WAIT: o->no_wait = 1; return 0;
-  case O_SECTIONS: return sections_opt(o, arg);
-  case O_PLOTS: o->plots_dir = arg; return 0;
-  case O_GEMM_ENGINE:
-    o->gemm_engine_given = 1;
-    return gemm_engine_opt(o, arg, "--gemm-engine");
-  case 't':
-    if (cal_parse_long(arg, 1, 1 << 20, &o->threads_asked) < 0)
-      return cal_usage(cmd, "--threads needs a whole number of at least 1, "
-                            "not '%s'", arg);
-    return 0;
-  case O_SAMPLES:
-    if (cal_parse_long(arg, 1, 10000, &o->samples_asked) < 0)
-      return cal_usage(cmd, "--samples needs a whole number from 1 to 10000, "
-                            "not '%s'", arg);
-    return 0;
-  case O_MINTIME:
-    if (cal_parse_double(arg, 1e-6, 60, &o->min_time_asked) < 0)
-      return cal_usage(cmd, "--min-time needs seconds between 1e-6 and 60, "
-                            "not '%s'", arg);
-    return 0;
-  case O_CV:
-    if (cal_parse_fraction(arg, &o->cv_asked) < 0 || o->cv_asked <= 0)
-      return cal_usage(cmd, "--cv-threshold needs a fraction like 5%% or "
-                            "0.05, not '%s'", arg);
-    return 0;
-  case O_BUDGET:
-    if (cal_parse_double(arg, 0.01, 100, &o->budget_scale) < 0)
-      return cal_usage(cmd, "--budget-scale needs a factor between 0.01 and "
-                            "100, not '%s'", arg);
-    return 0;
-  case O_SEED:
-    if (cal_parse_u64(arg, &o->seed) < 0)
-      return cal_usage(cmd, "--seed needs a non-negative integer, not '%s'", arg);
-    return 0;
-  case O_ROUNDS:
-    if (cal_parse_long(arg, 1, 100, &o->rounds_asked) < 0)
-      return cal_usage(cmd, "--rounds needs a whole number from 1 to 100, "
-                            "not '%s'", arg);
-    return 0;
-  default:
-    return 1;
-  }
-}
-
-/* A whole number flag into *v (1 .. hi). */
-static int count_flag(const char *cmd, const char *name, const char *arg,
-                      long hi, long *v) {
-  if (cal_parse_long(arg, 1, hi, v) < 0)
-    return cal_usage(cmd, "%s needs a whole number from 1 to %ld, not '%s'",
-                     name, hi, arg);
-  return 0;
-}
-
-/* --mode: prefill, decode, train, both (prefill and decode) or all, or
- * a comma-separated list of them. */
-static int mode_flag(const char *cmd, const char *arg, int *modes) {
-  static const struct { const char *name; int bits; } names[] = {
-      {"prefill", 1}, {"decode", 2}, {"train", 4}, {"both", 3}, {"all", 7}};
-  int set = 0;
-  const char *p = arg;
-  while (1) {
-    size_t n = strcspn(p, ","), i;
-    for (i = 0; i < sizeof names / sizeof *names; i++)
-      if (strlen(names[i].name) == n && strncmp(p, names[i].name, n) == 0)
-        break;
-    if (n == 0 || i == sizeof names / sizeof *names)
-      return cal_usage(cmd, "--mode is prefill, decode, train, both or all "
-                            "(or a comma-separated list), not '%s'", arg);
-    set |= names[i].bits;
-    if (!p[n])
-      break;
-    p += n + 1;
-  }
-  *modes = set;
-  return 0;
-}
-
-/* What a batch sweep measures at most: batch sizes (a layer at batch
- * 65536 needs tens of GB even for the smallest preset) and points. */
-#define CAL_SWEEP_MAX_BATCH 65536
-#define CAL_SWEEP_MAX_POINTS 64
-
-/* The batch sweep's flags.  1: not one of them; 0: taken; else an exit
- * code.  shape[] collects --hidden .. --seq. */
-static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
-                      const char **preset) {
-  static const char *const names[] = {"--hidden", "--heads", "--kv-heads",
-                                      "--ffn", "--seq"};
-  const char *cmd = o->cmd;
-  cal_sweep_opts_t *sw = &o->sweep;
-  char err[256];
-  long v;
-  switch (c) {
-  case O_PRESET:
-    if (!cal_layer_preset_find(arg))
-      return cal_usage(cmd, "unknown preset '%s' (--preset list shows them)", arg);
-    *preset = arg;
-    return 0;
-  case O_HIDDEN: case O_HEADS: case O_KVHEADS: case O_FFN: case O_SEQ:
-    return count_flag(cmd, names[c - O_HIDDEN], arg, 1L << 22,
-                      &shape[c - O_HIDDEN]);
-  case O_MODE:
-    return mode_flag(cmd, arg, &sw->modes);
-  case O_LAYERS:
-    if (count_flag(cmd, "--layers", arg, 4096, &v))
-      return CAL_EXIT_USAGE;
-    sw->layers = v;
-    sw->layers_given = 1;
-    return 0;
-  case O_BATCHES:
-    free(sw->batches);
-    sw->batches = NULL;
-    if (cal_batches_parse(arg, &sw->batches, &sw->nbatches, err, sizeof err) < 0)
-      return cal_usage(cmd, "--batches: %s", err);
-    if (sw->nbatches > CAL_SWEEP_MAX_POINTS)
-      return cal_usage(cmd, "--batches: %zu batch sizes, at most %d in a "
-                            "sweep", sw->nbatches, CAL_SWEEP_MAX_POINTS);
-    if (sw->batches[sw->nbatches - 1] > CAL_SWEEP_MAX_BATCH)
-      return cal_usage(cmd, "--batches: batch size %lld is above %d, the "
-                            "largest a sweep measures",
-                       (long long)sw->batches[sw->nbatches - 1],
-                       CAL_SWEEP_MAX_BATCH);
-    return 0;
-  case O_NOEXT: sw->extend = 0; return 0;
-  case O_MAXB:
-    if (count_flag(cmd, "--max-batch", arg, CAL_SWEEP_MAX_BATCH, &v))
-      return CAL_EXIT_USAGE;
-    sw->max_batch = v;
-    return 0;
-  case O_OPT: {
-    cal_curve_policy_t pol;
-    if (cal_curve_policy_parse(arg, &pol) < 0)
-      return cal_usage(cmd, "--optimize is throughput or knee, not '%s'", arg);
-    sw->policy = pol;
-    return 0;
-  }
-  case O_TOL:
-    if (cal_parse_fraction(arg, &sw->tolerance) < 0)
-      return cal_usage(cmd, "--tolerance needs a fraction like 3%% or 0.03, "
-                            "not '%s'", arg);
-    return 0;
-  case O_TEB:
-    if (count_flag(cmd, "--target-effective-batch", arg, CAL_BATCH_MAX, &v))
-      return CAL_EXIT_USAGE;
-    sw->target_effective_batch = v;
-    return 0;
-  case O_DTYPE:
-    if (strcmp(arg, "fp32") == 0 || strcmp(arg, "bf16") == 0)
-      sw->dtype_asked = strcmp(arg, "fp32") == 0 ? "fp32" : "bf16";
-    else if (strcmp(arg, "auto") == 0)
-      sw->dtype_asked = NULL;
-    else
-      return cal_usage(cmd, "--dtype is fp32, bf16 or auto, not '%s'", arg);
-    return 0;
-  case O_MEMB: {
-    /* above physical memory the budget no longer guards against the OOM
-     * killer; below a mebibyte it is a typo (a size without its unit) */
-    double phys = (double)sysconf(_SC_PHYS_PAGES) *
-                  (double)sysconf(_SC_PAGESIZE);
-    if (cal_parse_size(arg, &sw->memory_budget) < 0)
-      return cal_usage(cmd, "--memory-budget needs a size like 512M or 8G, "
-                            "not '%s'", arg);
-    if (sw->memory_budget < 1048576)
-      return cal_usage(cmd, "--memory-budget %s is less than 1M (give a "
-                            "unit: 512M, 8G)", arg);
-    if (phys > 0 && sw->memory_budget > phys)
-      return cal_usage(cmd, "--memory-budget %s is more than this machine's "
-                            "%.1f GiB of memory", arg, phys / 1073741824.0);
-    return 0;
-  }
-  default:
-    return 1;
-  }
-}
-
 /* The layer shape: preset, then flag-by-flag overrides. */
-static int layer_shape(cal_opts_t *o, const char *preset, const long shape[5]) {
+static int layer_shape(cal_opts_t *o) {
+  const char *preset = o->preset_asked;
+  const long *shape = o->shape_asked;
   cal_sweep_opts_t *sw = &o->sweep;
   const cal_layer_preset_t *ps =
       cal_layer_preset_find(preset ? preset : "qwen2-0.5b");
@@ -359,39 +92,28 @@ static int layer_shape(cal_opts_t *o, const char *preset, const long shape[5]) {
   return 0;
 }
 
-int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
-                   cal_opts_action_t *action) {
-  long shape[5] = {0, 0, 0, 0, 0}; /* hidden heads kv-heads ffn seq */
-  const char *preset = NULL;
-  int c, rc;
-  defaults(o, cmd);
+int cal_opts_parse(cal_opts_t *o, int argc, char **argv,
+                   const cal_opt_cmd_t *t, cal_opts_action_t *action) {
+  int first, rc;
+  defaults(o, t->cmd);
   *action = CAL_OPTS_RUN;
-  opterr = 0;
-  optind = 0;
-  while ((c = getopt_long(argc, argv, ":o:qt:vhV", long_opts, NULL)) != -1) {
-    if (c == 'h' || c == 'V') {
-      *action = c == 'h' ? CAL_OPTS_HELP : CAL_OPTS_VERSION;
-      return 0;
-    }
-    if (c == O_PRESET && strcmp(optarg, "list") == 0) {
-      *action = CAL_OPTS_LIST_PRESETS;
-      return 0;
-    }
-    if ((rc = run_flag(o, c, optarg)) == 1)
-      rc = sweep_flag(o, c, optarg, shape, &preset);
-    if (rc == 1)
-      return cal_bad_option(cmd, c, argv);
-    if (rc)
-      return rc;
+  if (cal_opt_defaults(t, o) < 0)
+    return CAL_EXIT_INTERNAL;
+  if ((rc = cal_opt_parse(t, o, argc, argv, &first)) >= 0) {
+    if (rc == CAL_EXIT_OK)
+      *action = o->list_presets ? CAL_OPTS_LIST_PRESETS : CAL_OPTS_DONE;
+    return rc;
   }
-  if (optind < argc)
-    return cal_usage(cmd, "unexpected argument '%s'", argv[optind]);
+  if (first < argc)
+    return cal_usage(t->cmd, "unexpected argument '%s'", argv[first]);
+  if (o->sweep_asked)
+    o->sections |= CAL_SEC_BATCH;
   /* the variable, unless the flag chose */
   const char *env = getenv("CALIBRATE_GEMM_ENGINE");
   if (!o->gemm_engine_given && env && *env &&
-      (rc = gemm_engine_opt(o, env, NULL)) != 0)
+      (rc = cal_opts_gemm_engine(o, env, NULL)) != 0)
     return rc;
-  return layer_shape(o, preset, shape);
+  return layer_shape(o);
 }
 
 static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {

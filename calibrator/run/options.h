@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "hwinfo.h"
+#include "opt_table.h"
 
 /* Options of the batch sweep (--sweep-batch). */
 typedef struct cal_sweep_opts {
@@ -42,6 +43,11 @@ typedef struct cal_attn_opts {
   int variant;              /* CAL_VARIANT_AUTO unless forced */
   int custom, with_ref;
   cal_params_t shape;
+  /* as given: batch heads kv-heads seq nq nk head-dim, which of them were
+   * given (bit i: given[i]), --causal/--no-causal, --decode */
+  long given_shape[7];
+  unsigned given;
+  int causal, decode;
 } cal_attn_opts_t;
 
 typedef struct cal_opts {
@@ -72,6 +78,11 @@ typedef struct cal_opts {
   long samples_asked, rounds_asked;
   double min_time_asked, cv_asked;
   int no_progress, seq_given, gemm_engine_given;
+  /* the batch sweep's flags as given: --hidden --heads --kv-heads --ffn
+   * --seq (0: the preset's), --preset, --sweep-batch, --preset list */
+  long shape_asked[5];
+  const char *preset_asked;
+  int sweep_asked, list_presets;
 } cal_opts_t;
 
 /* Progress on stderr: off (--no-progress), a live line with an ETA on a
@@ -85,16 +96,26 @@ typedef enum cal_progress_mode {
 /* What the command line asked for besides a run. */
 typedef enum cal_opts_action {
   CAL_OPTS_RUN = 0,
-  CAL_OPTS_HELP,            /* --help */
+  CAL_OPTS_DONE,            /* --help or --version: printed */
   CAL_OPTS_LIST_PRESETS,    /* --preset list */
-  CAL_OPTS_VERSION,         /* --version */
 } cal_opts_action_t;
 
-/* Parse the options shared by measuring commands (argv[0] is the
- * command's name).  Returns 0 with *action set, or an exit code after
- * printing one line on stderr.  Free with cal_opts_free. */
-int cal_opts_parse(cal_opts_t *o, int argc, char **argv, const char *cmd,
-                   cal_opts_action_t *action);
+/* The rows every measuring command shares (option_rows.c): the run's own
+ * flags, and the batch sweep's (led by their help heading).  A measuring
+ * command's table (cal_opt_cmd_t) is its own rows, these, and the help
+ * rows. */
+extern const cal_opt_t cal_opts_run_rows[];
+extern const cal_opt_t cal_opts_sweep_rows[];
+
+/* Parse a measuring command's options by its table t (argv[0] is the
+ * command's name, t->cmd the name in messages).  Returns 0 with *action
+ * set, or an exit code after printing one line on stderr.  Free with
+ * cal_opts_free. */
+int cal_opts_parse(cal_opts_t *o, int argc, char **argv,
+                   const cal_opt_cmd_t *t, cal_opts_action_t *action);
+/* --gemm-engine, or CALIBRATE_GEMM_ENGINE when flag is NULL: 0, or exit
+ * 2 after its line. */
+int cal_opts_gemm_engine(cal_opts_t *o, const char *arg, const char *flag);
 /* Fill what depends on the machine: thread count, profile path (checked
  * writable), harness settings of --ci/--quick and the flags, memory
  * budget.  Returns 0 or an exit code after printing one line. */

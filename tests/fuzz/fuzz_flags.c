@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "curve.h"
+#include "measure.h"
 #include "options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   cal_opts_t o;
   cal_opts_action_t action;
   /* stderr lines of refused flags are expected; only crashes count */
-  cal_opts_parse(&o, argc, argv, "run", &action);
+  cal_opts_parse(&o, argc, argv, &cal_run_opts, &action);
   cal_opts_free(&o);
   free(text);
   return 0;

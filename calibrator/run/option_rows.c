@@ -1,0 +1,266 @@
+/* The options every measuring command shares, one row each: how each is
+ * parsed, checked and described in `calibrate run --help`. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cal_exit.h"
+#include "cli.h"
+#include "curve.h"
+#include "layer.h"
+#include "options.h"
+#include "run.h"
+
+_Static_assert(sizeof(long) == sizeof(int64_t),
+               "CAL_OPT_LONG rows store into int64_t fields");
+
+#define OFF(field) offsetof(cal_opts_t, field)
+
+/* --sections LIST: section keys (batch for batch_sweep), comma-separated. */
+static int sections_opt(void *obj, const cal_opt_t *row, const char *arg,
+                        const char *cmd) {
+  cal_opts_t *o = obj;
+  unsigned set = 0;
+  const char *p = arg;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    int found = -1;
+    for (int i = 0; i < CAL_NSECTIONS && found < 0; i++)
+      if ((strlen(cal_sections[i].key) == n &&
+           strncmp(p, cal_sections[i].key, n) == 0) ||
+          (i == CAL_SEC_ID_BATCH && n == 5 && strncmp(p, "batch", 5) == 0))
+        found = i;
+    if (found < 0)
+      return cal_usage(cmd, "--sections: '%.*s' is not a section (gemm, "
+                            "scaling, attention, peak, bandwidth, roofline, "
+                            "batch)", (int)(n > 40 ? 40 : n), p);
+    set |= 1u << found;
+    p += n;
+    if (*p == ',')
+      p++;
+  }
+  if (!set)
+    return cal_usage(cmd, "--sections needs a list like gemm,peak");
+  o->sections_asked = set;
+  return -1;
+}
+
+static int gemm_engine_opt(void *obj, const cal_opt_t *row, const char *arg,
+                           const char *cmd) {
+  cal_opts_t *o = obj;
+  o->gemm_engine_given = 1;
+  return cal_opts_gemm_engine(o, arg, "--gemm-engine") ? CAL_EXIT_USAGE : -1;
+}
+
+static int preset_opt(void *obj, const cal_opt_t *row, const char *arg,
+                      const char *cmd) {
+  cal_opts_t *o = obj;
+  if (strcmp(arg, "list") == 0) {
+    o->list_presets = 1;
+    return CAL_EXIT_OK;
+  }
+  if (!cal_layer_preset_find(arg))
+    return cal_usage(cmd, "unknown preset '%s' (--preset list shows them)", arg);
+  o->preset_asked = arg;
+  return -1;
+}
+
+static int layers_opt(void *obj, const cal_opt_t *row, const char *arg,
+                      const char *cmd) {
+  ((cal_opts_t *)obj)->sweep.layers_given = 1;
+  return -1;
+}
+
+/* What a batch sweep measures at most: batch sizes (a layer at batch
+ * 65536 needs tens of GB even for the smallest preset) and points. */
+#define CAL_SWEEP_MAX_BATCH 65536
+#define CAL_SWEEP_MAX_POINTS 64
+
+static int batches_opt(void *obj, const cal_opt_t *row, const char *arg,
+                       const char *cmd) {
+  cal_sweep_opts_t *sw = &((cal_opts_t *)obj)->sweep;
+  char err[256];
+  free(sw->batches);
+  sw->batches = NULL;
+  if (cal_batches_parse(arg, &sw->batches, &sw->nbatches, err, sizeof err) < 0)
+    return cal_usage(cmd, "--batches: %s", err);
+  if (sw->nbatches > CAL_SWEEP_MAX_POINTS)
+    return cal_usage(cmd, "--batches: %zu batch sizes, at most %d in a "
+                          "sweep", sw->nbatches, CAL_SWEEP_MAX_POINTS);
+  if (sw->batches[sw->nbatches - 1] > CAL_SWEEP_MAX_BATCH)
+    return cal_usage(cmd, "--batches: batch size %lld is above %d, the "
+                          "largest a sweep measures",
+                     (long long)sw->batches[sw->nbatches - 1],
+                     CAL_SWEEP_MAX_BATCH);
+  return -1;
+}
+
+static int optimize_opt(void *obj, const cal_opt_t *row, const char *arg,
+                        const char *cmd) {
+  cal_curve_policy_t pol;
+  if (cal_curve_policy_parse(arg, &pol) < 0)
+    return cal_usage(cmd, "--optimize is throughput or knee, not '%s'", arg);
+  ((cal_opts_t *)obj)->sweep.policy = pol;
+  return -1;
+}
+
+static int dtype_opt(void *obj, const cal_opt_t *row, const char *arg,
+                     const char *cmd) {
+  cal_sweep_opts_t *sw = &((cal_opts_t *)obj)->sweep;
+  if (strcmp(arg, "fp32") == 0 || strcmp(arg, "bf16") == 0)
+    sw->dtype_asked = strcmp(arg, "fp32") == 0 ? "fp32" : "bf16";
+  else if (strcmp(arg, "auto") == 0)
+    sw->dtype_asked = NULL;
+  else
+    return cal_usage(cmd, "--dtype is fp32, bf16 or auto, not '%s'", arg);
+  return -1;
+}
+
+/* Above physical memory the budget no longer guards against the OOM
+ * killer; below a mebibyte it is a typo (a size without its unit). */
+static int memory_budget_opt(void *obj, const cal_opt_t *row, const char *arg,
+                             const char *cmd) {
+  double b = ((cal_opts_t *)obj)->sweep.memory_budget;
+  double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (b < 1048576)
+    return cal_usage(cmd, "--memory-budget %s is less than 1M (give a "
+                          "unit: 512M, 8G)", arg);
+  if (phys > 0 && b > phys)
+    return cal_usage(cmd, "--memory-budget %s is more than this machine's "
+                          "%.1f GiB of memory", arg, phys / 1073741824.0);
+  return -1;
+}
+
+static const cal_opt_choice_t modes[] = {
+    {"prefill", 1}, {"decode", 2}, {"train", 4}, {"both", 3}, {"all", 7},
+    {NULL, 0}};
+
+const cal_opt_t cal_opts_run_rows[] = {
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(out_asked),
+     .help = "write the profile to FILE ('-': standard output;\n"
+             "the table then goes to standard error); default:\n"
+             "<host>-<UTC time>.json in the current directory\n"
+             "(results/ of the source tree for an\n"
+             "uninstalled build; $CALIBRATE_RESULTS_DIR)"},
+    {.type = CAL_OPT_FLAG, .name = "quick", .letter = 'q', .off = OFF(quick),
+     .help = "short run (under 20 s on 2 cores), fewer sizes"},
+    {.type = CAL_OPT_FLAG, .name = "ci", .off = OFF(ci),
+     .help = "preset for CI regression runs on noisy shared runners:\n"
+             "a few fixed points (under 20 s on 2 cores, so runs can\n"
+             "be repeated: compare several per side), 2 interleaved\n"
+             "rounds of 4 samples per point, with a short batch sweep"},
+    {.type = CAL_OPT_LONG, .name = "rounds", .arg = "N", .min = 1, .max = 100,
+     .off = OFF(rounds_asked),
+     .help = "measure every point in N interleaved rounds"},
+    {.type = CAL_OPT_LONG, .name = "threads", .letter = 't', .arg = "N",
+     .min = 1, .max = 1 << 20, .off = OFF(threads_asked),
+     .bad = "--threads needs a whole number of at least 1, not '%s'",
+     .help = "threads for the all-core runs (1..usable cores)"},
+    {.type = CAL_OPT_LONG, .name = "samples", .arg = "N", .min = 1,
+     .max = 10000, .off = OFF(samples_asked),
+     .help = "timed samples per point (default 7, at least 1)"},
+    {.type = CAL_OPT_DOUBLE, .name = "min-time", .arg = "S", .min = 1e-6,
+     .max = 60, .off = OFF(min_time_asked),
+     .bad = "--min-time needs seconds between 1e-6 and 60, not '%s'",
+     .help = "minimum seconds per sample (default 0.05, quick 0.01)"},
+    {.type = CAL_OPT_FRACTION, .name = "cv-threshold", .arg = "F",
+     .off = OFF(cv_asked),
+     .help = "mark points unstable above this CV (default 5%%)"},
+    {.type = CAL_OPT_DOUBLE, .name = "budget-scale", .arg = "F", .min = 0.01,
+     .max = 100, .def = "1", .off = OFF(budget_scale),
+     .bad = "--budget-scale needs a factor between 0.01 and 100, not '%s'",
+     .help = "multiply every section's time budget by F"},
+    {.type = CAL_OPT_U64, .name = "seed", .arg = "N", .def = "42",
+     .off = OFF(seed), .bad = "--seed needs a non-negative integer, not '%s'",
+     .help = "seed of the input data (default 42)"},
+    {.type = CAL_OPT_FLAG, .name = "no-progress", .off = OFF(no_progress),
+     .help = "no progress on standard error (by default a\n"
+             "live line on a terminal, else one line per\n"
+             "finished section)"},
+    {.type = CAL_OPT_STRING, .name = "plots", .arg = "DIR",
+     .off = OFF(plots_dir),
+     .help = "draw the charts (gnuplot) into DIR after the run"},
+    {.type = CAL_OPT_CALL, .name = "gemm-engine", .arg = "E",
+     .set = gemm_engine_opt,
+     .help = "auto (default: every engine that offers a dtype;\n"
+             "the best verified one is the headline), openblas\n"
+             "or onednn (only that one)"},
+    {.type = CAL_OPT_FLAG, .name = "verbose", .letter = 'v', .off = OFF(verbose),
+     .help = "say which kernel variants ran, and warnings"},
+    {.type = CAL_OPT_CALL, .name = "sections", .arg = "LIST",
+     .set = sections_opt,
+     .help = "only these sections, e.g. gemm,peak (gemm,\n"
+             "scaling, attention, peak, bandwidth, roofline,\n"
+             "batch); --sweep-batch adds batch"},
+    {.type = CAL_OPT_FLAG, .name = "allow-busy", .off = OFF(allow_busy),
+     .help = "keep the figures of points measured while other\n"
+             "processes took the cores (marked contaminated)"},
+    {.type = CAL_OPT_FLAG, .name = "partial", .off = OFF(partial),
+     .help = "on SIGINT/SIGTERM stop measuring and write the\n"
+             "sections that finished, marked incomplete"},
+    {.type = CAL_OPT_FLAG, .name = "no-wait", .off = OFF(no_wait),
+     .help = "refuse (exit 5) instead of waiting when another\n"
+             "calibrate run is measuring this machine"},
+    {.type = CAL_OPT_END},
+};
+
+#define SHAPE(n, i)                                                            \
+  {.type = CAL_OPT_LONG, .name = n, .arg = "N", .min = 1, .max = 1L << 22,   \
+   .off = OFF(shape_asked[i])}
+
+const cal_opt_t cal_opts_sweep_rows[] = {
+    {.type = CAL_OPT_TEXT,
+     .help = "\nBatch sweep (the throughput-versus-batch curve of a decoder "
+             "layer):\n"},
+    {.type = CAL_OPT_FLAG, .name = "sweep-batch", .off = OFF(sweep_asked),
+     .help = "also run the batch sweep"},
+    {.type = CAL_OPT_CALL, .name = "preset", .arg = "NAME", .set = preset_opt,
+     .help = "model shape (default qwen2-0.5b; 'list' lists them)"},
+    {.type = CAL_OPT_LONG, .name = "hidden", .arg = "N", .min = 1,
+     .max = 1L << 22, .off = OFF(shape_asked[0]),
+     .label = "      --hidden N, --heads N, --kv-heads N, --ffn N, --seq N",
+     .help = "\noverride the preset's sizes (seq: prefill length\n"
+             "and decode KV-cache length)"},
+    SHAPE("heads", 1), SHAPE("kv-heads", 2), SHAPE("ffn", 3), SHAPE("seq", 4),
+    {.type = CAL_OPT_SET, .name = "mode", .arg = "M", .choices = modes,
+     .def = "both", .off = OFF(sweep.modes),
+     .bad = "--mode is prefill, decode, train, both or all (or a "
+            "comma-separated list), not '%s'",
+     .help = "prefill, decode, train, both (prefill and\n"
+             "decode, the default), all, or a list: a,b"},
+    {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
+     .off = OFF(sweep.layers), .set = layers_opt,
+     .help = "train: the model's decoder layers, the whole\n"
+             "stack measured where it fits the memory budget\n"
+             "(default: the preset's depth, one layer\n"
+             "measured and scaled)"},
+    {.type = CAL_OPT_CALL, .name = "batches", .arg = "LIST", .set = batches_opt,
+     .help = "e.g. 1,2,4,8 or 1-256*2 (default powers of two\n"
+             "from 1 to 32, extended while throughput rises)"},
+    {.type = CAL_OPT_CLEAR, .name = "no-extend", .off = OFF(sweep.extend),
+     .help = "do not extend past the list"},
+    {.type = CAL_OPT_LONG, .name = "max-batch", .arg = "N", .min = 1,
+     .max = CAL_SWEEP_MAX_BATCH, .def = "4096", .off = OFF(sweep.max_batch),
+     .help = "never extend past N (default 4096)"},
+    {.type = CAL_OPT_CALL, .name = "optimize", .arg = "P", .set = optimize_opt,
+     .help = "throughput (the peak) or knee (default throughput)"},
+    {.type = CAL_OPT_FRACTION, .name = "tolerance", .arg = "F", .def = "3%",
+     .off = OFF(sweep.tolerance),
+     .bad = "--tolerance needs a fraction like 3%% or 0.03, not '%s'",
+     .help = "knee and shape tolerance (default 3%%)"},
+    {.type = CAL_OPT_LONG, .name = "target-effective-batch", .arg = "N",
+     .min = 1, .max = (double)CAL_BATCH_MAX,
+     .off = OFF(sweep.target_effective_batch),
+     .help = "recommend batch x accumulation steps"},
+    {.type = CAL_OPT_CALL, .name = "dtype", .arg = "D", .set = dtype_opt,
+     .help = "fp32, bf16 or auto (default: bf16 where the CPU\n"
+             "has a native bf16 matrix path, else fp32): the\n"
+             "layer's weights and matrix products' inputs"},
+    {.type = CAL_OPT_SIZE, .name = "memory-budget", .arg = "SIZE", .max = HUGE_VAL,
+     .off = OFF(sweep.memory_budget), .set = memory_budget_opt,
+     .help = "memory a point may use, e.g. 512M, 8G\n"
+             "(default: 90%% of available memory)"},
+    {.type = CAL_OPT_END},
+};
