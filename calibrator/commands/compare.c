@@ -3,7 +3,6 @@
  * profiles, or stdin once), compare them (analysis/compare.c) and render
  * the report (report/compare_render.c). */
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,44 +15,11 @@
 #include "compare.h"
 #include "compare_render.h"
 #include "html.h"
+#include "opt_table.h"
 #include "profile.h"
 
 #define CMD "compare"
 #define MAX_RUNS 64 /* profiles per side */
-
-static void compare_usage(FILE *f) {
-  fprintf(f,
-          "Usage: calibrate compare [options] BASE NEW\n"
-          "  or:  calibrate compare [options] --base A1 [A2...] --new B1 [B2...]\n\n"
-          "Compare two sides point by point.  A side is one or more profiles\n"
-          "or directories of profiles (every *.json in it); '-' reads one\n"
-          "profile from stdin.  With several runs a side, each point is tested\n"
-          "on its per-run medians (Welch t on the logs: the run-to-run spread\n"
-          "is in the test); with one run a side, on the samples (Mann-Whitney\n"
-          "U), and a change is called only past the run-to-run allowance\n"
-          "and while the machine's own speed (the fp32 FMA loop) held.\n"
-          "p-values are adjusted across points (Benjamini-Hochberg).\n"
-          "  --threshold T   change that matters, \"5%%\" or \"0.05\" (default 5%%)\n"
-          "  --alpha A       false-discovery level across points (default 0.01)\n"
-          "  --run-allowance R  one run a side: run-to-run change of unchanged\n"
-          "                  code (default %g%%; see docs/ci.md)\n"
-          "  --filter GLOBS  compare only ids matching one of the comma-separated\n"
-          "                  globs, e.g. 'gemm/*/best/*,attention/*'\n"
-          "  --only-changed  list only regressed and improved points\n"
-          "  --format F      table (default), md, json or html (one\n"
-          "                  self-contained page with the ratio chart; needs\n"
-          "                  gnuplot)\n"
-          "  -o, --output FILE  write the report to FILE atomically ('-' or\n"
-          "                  no -o: standard output)\n"
-          "  --warn-only     report regressions but exit 0\n"
-          "  --allow-different-machines  compare profiles of different machines\n"
-          "  -h, --help      this help\n"
-          "  -V, --version   show the version\n\n"
-          "Exit status:\n"
-          "  0  no regression\n"
-          "  1  a regression (exit 0 with --warn-only)\n" CAL_HELP_EXIT_COMMON,
-          100 * CAL_COMPARE_RUN_ALLOWANCE);
-}
 
 typedef struct compare_args {
   cal_compare_opts_t o;
@@ -65,70 +31,87 @@ typedef struct compare_args {
   size_t npaths[2];
 } compare_args_t;
 
-enum { O_RUN_ALLOWANCE = 256, O_FILTER, O_ONLY_CHANGED };
+#define OFF(field) offsetof(compare_args_t, field)
 
-static const struct option longopts[] = {
-    {"threshold", required_argument, NULL, 't'},
-    {"alpha", required_argument, NULL, 'a'},
-    {"run-allowance", required_argument, NULL, O_RUN_ALLOWANCE},
-    {"filter", required_argument, NULL, O_FILTER},
-    {"only-changed", no_argument, NULL, O_ONLY_CHANGED},
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"warn-only", no_argument, NULL, 'w'},
-    {"allow-different-machines", no_argument, NULL, 'M'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+/* --format: the format, html being the table's page (report/html.c). */
+static int format_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  compare_args_t *a = obj;
+  a->html = a->fmt == (cal_report_format_t)-1;
+  if (a->html)
+    a->fmt = CAL_REPORT_TABLE;
+  return -1;
+}
+
+static int filter_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  return *val ? -1 : cal_usage(cmd, "--filter needs at least one id glob");
+}
+
+static const cal_opt_choice_t formats[] = {{"table", CAL_REPORT_TABLE},
+                                           {"md", CAL_REPORT_MD},
+                                           {"json", CAL_REPORT_JSON},
+                                           {"html", -1},
+                                           {NULL, 0}};
+
+static const cal_opt_t compare_rows[] = {
+    {.type = CAL_OPT_FRACTION, .name = "threshold", .arg = "T",
+     .off = OFF(o.threshold),
+     .bad = "--threshold %s: give a fraction like 5%% or 0.05",
+     .help = "change that matters, \"5%%\" or \"0.05\" (default 5%%)"},
+    {.type = CAL_OPT_FRACTION, .name = "alpha", .arg = "A", .off = OFF(o.alpha),
+     .bad = "--alpha %s: give a level in (0, 1) like 0.01",
+     .help = "false-discovery level across points (default 0.01)"},
+    {.type = CAL_OPT_FRACTION, .name = "run-allowance", .arg = "R",
+     .off = OFF(o.run_allowance),
+     .bad = "--run-allowance %s: give a fraction like 50%% or 0.5",
+     .help = "one run a side: run-to-run change of unchanged\n"
+             "code (default %g%%; see docs/ci.md)",
+     .help_num = 100 * CAL_COMPARE_RUN_ALLOWANCE},
+    {.type = CAL_OPT_STRING, .name = "filter", .arg = "GLOBS",
+     .off = OFF(o.filter), .set = filter_opt,
+     .help = "compare only ids matching one of the comma-separated\n"
+             "globs, e.g. 'gemm/*/best/*,attention/*'"},
+    {.type = CAL_OPT_FLAG, .name = "only-changed", .off = OFF(only_changed),
+     .help = "list only regressed and improved points"},
+    {.type = CAL_OPT_ENUM, .name = "format", .arg = "F", .choices = formats,
+     .off = OFF(fmt), .set = format_opt,
+     .bad = "--format %s: use table, md, json or html",
+     .help = "table (default), md, json or html (one\n"
+             "self-contained page with the ratio chart; needs\n"
+             "gnuplot)"},
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(out_path),
+     .help = "write the report to FILE atomically ('-' or\n"
+             "no -o: standard output)"},
+    {.type = CAL_OPT_FLAG, .name = "warn-only", .off = OFF(warn_only),
+     .help = "report regressions but exit 0"},
+    {.type = CAL_OPT_FLAG, .name = "allow-different-machines",
+     .off = OFF(allow_diff),
+     .help = "compare profiles of different machines"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this help"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
 };
 
-static const char *const format_names[] = {
-    [CAL_REPORT_TABLE] = "table", [CAL_REPORT_MD] = "md", [CAL_REPORT_JSON] = "json"};
-
-/* One option; -1 to go on, else the exit code. */
-static int compare_option(int c, char **argv, compare_args_t *a) {
-  switch (c) {
-  case 't':
-    if (cal_parse_fraction(optarg, &a->o.threshold) < 0)
-      return cal_usage(CMD, "--threshold %s: give a fraction like 5%% or 0.05",
-                       optarg);
-    return -1;
-  case 'a':
-    if (cal_parse_fraction(optarg, &a->o.alpha) < 0)
-      return cal_usage(CMD, "--alpha %s: give a level in (0, 1) like 0.01",
-                       optarg);
-    return -1;
-  case O_RUN_ALLOWANCE:
-    if (cal_parse_fraction(optarg, &a->o.run_allowance) < 0)
-      return cal_usage(CMD, "--run-allowance %s: give a fraction like 50%% "
-                            "or 0.5", optarg);
-    return -1;
-  case O_FILTER:
-    if (!*optarg)
-      return cal_usage(CMD, "--filter needs at least one id glob");
-    a->o.filter = optarg;
-    return -1;
-  case O_ONLY_CHANGED: a->only_changed = 1; return -1;
-  case 'f':
-    a->html = strcmp(optarg, "html") == 0;
-    if (a->html) {
-      a->fmt = CAL_REPORT_TABLE;
-      return -1;
-    }
-    for (size_t k = 0; k < sizeof format_names / sizeof format_names[0]; k++)
-      if (strcmp(optarg, format_names[k]) == 0) {
-        a->fmt = (cal_report_format_t)k;
-        return -1;
-      }
-    return cal_usage(CMD, "--format %s: use table, md, json or html", optarg);
-  case 'o': a->out_path = optarg; return -1;
-  case 'w': a->warn_only = 1; return -1;
-  case 'M': a->allow_diff = 1; return -1;
-  case 'h': compare_usage(stdout); return CAL_EXIT_OK;
-  case 'V': return cal_print_version();
-  default: return cal_cmd_getopt_error(CMD, c, argv);
-  }
-}
+static const cal_opt_cmd_t compare_opts = {
+    CMD,
+    "Usage: calibrate compare [options] BASE NEW\n"
+    "  or:  calibrate compare [options] --base A1 [A2...] --new B1 [B2...]\n\n"
+    "Compare two sides point by point.  A side is one or more profiles\n"
+    "or directories of profiles (every *.json in it); '-' reads one\n"
+    "profile from stdin.  With several runs a side, each point is tested\n"
+    "on its per-run medians (Welch t on the logs: the run-to-run spread\n"
+    "is in the test); with one run a side, on the samples (Mann-Whitney\n"
+    "U), and a change is called only past the run-to-run allowance\n"
+    "and while the machine's own speed (the fp32 FMA loop) held.\n"
+    "p-values are adjusted across points (Benjamini-Hochberg).\n",
+    {{compare_rows, 18, 1}},
+    "\nExit status:\n"
+    "  0  no regression\n"
+    "  1  a regression (exit 0 with --warn-only)\n" CAL_HELP_EXIT_COMMON,
+};
 
 static int add_path(compare_args_t *a, int side, const char *p) {
   if (a->npaths[side] == MAX_RUNS)
@@ -170,7 +153,7 @@ static int split_sides(int argc, char **argv, compare_args_t *a, char **rest,
 
 /* -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
-  int c, code, nrest;
+  int code, nrest;
   memset(a, 0, sizeof *a);
   a->o = (cal_compare_opts_t){0.05, 0.01, 0.95, CAL_COMPARE_RUN_ALLOWANCE,
                               NULL, NULL, NULL};
@@ -178,20 +161,18 @@ static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
   a->out_path = "-";
   if ((code = split_sides(argc, argv, a, rest, &nrest)) >= 0)
     return code;
-  optind = 0; /* glibc: full re-initialisation, also for repeated calls */
-  opterr = 0;
-  while ((c = getopt_long(nrest, rest, ":hVo:", longopts, NULL)) != -1)
-    if ((code = compare_option(c, rest, a)) >= 0)
-      return code;
-  int npos = nrest - optind, lists = a->npaths[0] || a->npaths[1];
+  int first;
+  if ((code = cal_opt_parse(&compare_opts, a, nrest, rest, &first)) >= 0)
+    return code;
+  int npos = nrest - first, lists = a->npaths[0] || a->npaths[1];
   if (lists && (npos || !a->npaths[0] || !a->npaths[1]))
     return cal_usage(CMD, "give both --base and --new, and no other profile");
   if (!lists && npos != 2)
     return cal_usage(CMD, "need two profiles, BASE NEW, or --base A... --new "
                           "B...");
   if (!lists) {
-    a->paths[0][a->npaths[0]++] = rest[optind];
-    a->paths[1][a->npaths[1]++] = rest[optind + 1];
+    a->paths[0][a->npaths[0]++] = rest[first];
+    a->paths[1][a->npaths[1]++] = rest[first + 1];
   }
   int stdin_uses = 0;
   for (int s = 0; s < 2; s++)

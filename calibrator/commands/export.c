@@ -1,7 +1,6 @@
 /* `calibrate export --format bmf|gab|gab-smaller PROFILE`: parse the
  * options, load the profile, build the export (analysis/export.c) and
  * write it. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,28 +9,10 @@
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "compare.h"
+#include "opt_table.h"
 #include "profile.h"
 
 #define CMD "export"
-
-static void export_usage(FILE *f) {
-  fprintf(f,
-          "Usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
-          "[-o FILE]\n\n"
-          "Write a profile's points for continuous-benchmarking services:\n"
-          "  bmf          Bencher Metric Format: {point id: {metric: {value,\n"
-          "               lower_value, upper_value}}}, median and its CI\n"
-          "  gab          github-action-benchmark, tool customBiggerIsBetter:\n"
-          "               the points where higher is better\n"
-          "  gab-smaller  github-action-benchmark, tool customSmallerIsBetter:\n"
-          "               the points where lower is better (times)\n"
-          "  -o, --output FILE  write there atomically ('-' or no -o:\n"
-          "               standard output)\n"
-          "  -h, --help   show this help\n"
-          "  -V, --version  show the version\n\n"
-          "Exit status:\n"
-          "  0  success\n" CAL_HELP_EXIT_COMMON);
-}
 
 /* The formats: kind -1 is BMF, else cal_export_gab's `bigger`. */
 static const struct {
@@ -39,12 +20,42 @@ static const struct {
   int kind;
 } formats[] = {{"bmf", -1}, {"gab", 1}, {"gab-smaller", 0}};
 
-static const struct option longopts[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+typedef struct export_args {
+  const char *format, *out_path;
+} export_args_t;
+
+#define OFF(field) offsetof(export_args_t, field)
+
+static const cal_opt_t export_rows[] = {
+    {.type = CAL_OPT_TEXT,
+     .help = "  bmf          Bencher Metric Format: {point id: {metric: {value,\n"
+             "               lower_value, upper_value}}}, median and its CI\n"
+             "  gab          github-action-benchmark, tool customBiggerIsBetter:\n"
+             "               the points where higher is better\n"
+             "  gab-smaller  github-action-benchmark, tool "
+             "customSmallerIsBetter:\n"
+             "               the points where lower is better (times)\n"},
+    /* checked after the parse: a missing --format is an error too */
+    {.type = CAL_OPT_STRING, .name = "format", .letter = 'f', .arg = "F",
+     .off = OFF(format)},
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(out_path), .def = "-",
+     .help = "write there atomically ('-' or no -o:\nstandard output)"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h',
+     .help = "show this help"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
+};
+
+static const cal_opt_cmd_t export_opts = {
+    CMD,
+    "Usage: calibrate export --format bmf|gab|gab-smaller PROFILE.json "
+    "[-o FILE]\n\n"
+    "Write a profile's points for continuous-benchmarking services:\n",
+    {{export_rows, 15, 0}},
+    "\nExit status:\n"
+    "  0  success\n" CAL_HELP_EXIT_COMMON,
 };
 
 /* The kind of a --format value; -2 when none was given, -3 unknown. */
@@ -58,30 +69,24 @@ static int format_kind(const char *format) {
 }
 
 int cal_cmd_export(int argc, char **argv) {
-  const char *format = NULL, *out_path = "-";
-  int c, code = CAL_EXIT_USAGE;
+  export_args_t args = {NULL, NULL};
+  int first, code;
   cal_profile_t *p = NULL;
   json_t *out = NULL;
 
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":hVf:o:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'f': format = optarg; break;
-    case 'o': out_path = optarg; break;
-    case 'h': export_usage(stdout); return CAL_EXIT_OK;
-    case 'V': return cal_print_version();
-    default: return cal_cmd_getopt_error(CMD, c, argv);
-    }
-  }
+  cal_opt_defaults(&export_opts, &args);
+  if ((code = cal_opt_parse(&export_opts, &args, argc, argv, &first)) >= 0)
+    return code;
+  code = CAL_EXIT_USAGE;
+  const char *format = args.format, *out_path = args.out_path;
   int kind = format_kind(format);
   if (kind < -1)
     return cal_usage(CMD, "%s%s: use --format bmf, gab or gab-smaller",
                      format ? "--format " : "no --format given",
                      format ? format : "");
-  if (argc - optind != 1)
+  if (argc - first != 1)
     return cal_usage(CMD, "need one profile");
-  if (!(p = cal_cmd_load_profile(CMD, argv[optind])))
+  if (!(p = cal_cmd_load_profile(CMD, argv[first])))
     goto out;
   code = CAL_EXIT_INTERNAL;
   out = kind < 0 ? cal_export_bmf(p->root) : cal_export_gab(p->root, kind);
@@ -93,7 +98,7 @@ int cal_cmd_export(int argc, char **argv) {
     /* an empty list would make the tracking job pass while tracking
      * nothing */
     code = cal_usage(CMD, "%s holds no %s figure: nothing to export as %s "
-                     "(use --format %s)", argv[optind],
+                     "(use --format %s)", argv[first],
                      kind ? "higher-is-better" : "lower-is-better", format,
                      kind ? "gab-smaller" : "gab");
     goto out;

@@ -1,5 +1,4 @@
 /* calibrate info: what the machine is. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,44 +6,42 @@
 #include "cli.h"
 #include "cal_exit.h"
 #include "machine_json.h"
+#include "opt_table.h"
 #include "profile.h"
 #include "subcommands.h"
 
-static void info_help(void) {
-  printf("Usage: calibrate info [--json]\n\n"
-         "Print what this machine is: CPU, ISA features, topology, caches,\n"
-         "memory, BLAS library, clocks, and the cores this process may use\n"
-         "(affinity mask and cgroup CPU quota).\n\n"
-         "      --json     print the same as JSON (the profile's machine and\n"
-         "                 blas) on standard output\n"
-         "  -h, --help     show this help\n"
-         "  -V, --version  show the version\n\n"
-         "Exit status:\n"
-         "  0  success\n" CAL_HELP_EXIT_COMMON);
-}
+static const cal_opt_t info_rows[] = {
+    {.type = CAL_OPT_FLAG, .name = "json", .off = 0,
+     .help = "print the same as JSON (the profile's machine and\n"
+             "blas) on standard output"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h',
+     .help = "show this help"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
+};
+
+/* The object parsed into is the int --json sets. */
+static const cal_opt_cmd_t info_opts = {
+    "info",
+    "Usage: calibrate info [--json]\n\n"
+    "Print what this machine is: CPU, ISA features, topology, caches,\n"
+    "memory, BLAS library, clocks, and the cores this process may use\n"
+    "(affinity mask and cgroup CPU quota).\n\n",
+    {{info_rows, 17, 0}},
+    "\nExit status:\n"
+    "  0  success\n" CAL_HELP_EXIT_COMMON,
+};
 
 int cal_cmd_info(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, 'j'},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0},
-  };
-  int json = 0, c;
-  opterr = 0;
-  optind = 0;
-  while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-    switch (c) {
-    case 'j': json = 1; break;
-    case 'h': info_help(); return CAL_EXIT_OK;
-    case 'V': return cal_print_version();
-    default: return cal_bad_option("info", c, argv);
-    }
-  }
-  if (optind < argc)
-    return cal_usage("info", "unexpected argument '%s'", argv[optind]);
+  int json = 0, first;
+  int rc = cal_opt_parse(&info_opts, &json, argc, argv, &first);
+  if (rc >= 0)
+    return rc;
+  if (first < argc)
+    return cal_usage("info", "unexpected argument '%s'", argv[first]);
   cal_hwinfo_t hw;
-  int rc = cal_hwinfo_read(&hw);
+  rc = cal_hwinfo_read(&hw);
   if (rc < 0) {
     fprintf(stderr, "calibrate info: cannot read the machine: %s\n",
             cal_strerror(rc));
