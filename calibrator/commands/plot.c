@@ -11,11 +11,51 @@
 #include "cal_exit.h"
 #include "cal_paths.h"
 #include "cli.h"
+#include "opt_table.h"
 #include "plot.h"
 
 #define CMD "plot"
 
-static const char usage[] =
+static int output_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  if (!*val || strcmp(val, "-") == 0)
+    return cal_usage(cmd, "-o needs a directory: the charts are several "
+                          "files");
+  return -1;
+}
+
+static int format_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  if (strcmp(val, "png") && strcmp(val, "svg"))
+    return cal_usage(cmd, "--format must be png or svg: %s", val);
+  return -1;
+}
+
+#define OFF(field) offsetof(cal_plot_opts_t, field)
+
+static const cal_opt_t plot_rows[] = {
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "DIR",
+     .off = OFF(dir), .set = output_opt,
+     .help = "where to write (default " CAL_PLOT_DEFAULT_DIR "; a\n"
+             "directory of files, so not '-')"},
+    {.type = CAL_OPT_STRING, .name = "format", .arg = "png|svg",
+     .off = OFF(format), .set = format_opt,
+     .help = "image format (default png)"},
+    {.type = CAL_OPT_FLAG, .name = "script-only", .off = OFF(script_only),
+     .help = "write scripts and data, do not run gnuplot"},
+    {.type = CAL_OPT_STRING, .name = "templates", .arg = "DIR",
+     .off = OFF(templates),
+     .help = "gnuplot templates (default $CALIBRATE_PLOTS_DIR,\n"
+             "else plots/ of the data directory:\n"
+             "$CALIBRATE_DATA_DIR or share/calibrate)"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
+};
+
+static const cal_opt_cmd_t plot_opts = {
+    CMD,
     "Usage: calibrate plot PROFILE... [-o DIR] [--format png|svg] "
     "[--script-only] [--templates DIR]\n"
     "\n"
@@ -25,58 +65,19 @@ static const char usage[] =
     "attention per shape, compute peak vs theoretical.  Scripts (.gp) and\n"
     "data (.dat) are kept in DIR beside the images so they can be edited\n"
     "and re-run.  One self-contained HTML page: calibrate report.\n"
-    "\n"
-    "  -o, --output DIR   where to write (default " CAL_PLOT_DEFAULT_DIR "; a\n"
-    "                     directory of files, so not '-')\n"
-    "  --format png|svg   image format (default png)\n"
-    "  --script-only      write scripts and data, do not run gnuplot\n"
-    "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR,\n"
-    "                     else plots/ of the data directory:\n"
-    "                     $CALIBRATE_DATA_DIR or share/calibrate)\n"
-    "  -h, --help         this text\n"
-    "  -V, --version      show the version\n"
+    "\n",
+    {{plot_rows, 21, 1}},
     "\n"
     "Exit status:\n"
-    "  0  success\n" CAL_HELP_EXIT_COMMON;
-
-enum { OPT_FORMAT = 256, OPT_SCRIPT_ONLY, OPT_TEMPLATES };
-
-static const struct option long_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"script-only", no_argument, NULL, OPT_SCRIPT_ONLY},
-    {"templates", required_argument, NULL, OPT_TEMPLATES},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+    "  0  success\n" CAL_HELP_EXIT_COMMON,
 };
 
 /* Options into o; -1 when parsing is done and profiles follow at optind,
  * else the exit code to return now. */
 static int parse(int argc, char **argv, cal_plot_opts_t *o) {
-  int c;
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":o:hV", long_opts, NULL)) != -1) {
-    switch (c) {
-    case 'o':
-      if (!*optarg || strcmp(optarg, "-") == 0)
-        return cal_usage(CMD, "-o needs a directory: the charts are several "
-                                    "files");
-      o->dir = optarg;
-      break;
-    case OPT_FORMAT:
-      if (strcmp(optarg, "png") && strcmp(optarg, "svg"))
-        return cal_usage(CMD, "--format must be png or svg: %s", optarg);
-      o->format = optarg;
-      break;
-    case OPT_SCRIPT_ONLY: o->script_only = 1; break;
-    case OPT_TEMPLATES: o->templates = optarg; break;
-    case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
-    case 'V': return cal_print_version();
-    default: return cal_bad_option(CMD, c, argv);
-    }
-  }
+  int first, rc;
+  if ((rc = cal_opt_parse(&plot_opts, o, argc, argv, &first)) >= 0)
+    return rc;
   if (optind >= argc)
     return cal_usage(CMD, "give at least one profile");
   const char *env = getenv("CALIBRATE_PLOTS_DIR");

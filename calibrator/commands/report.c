@@ -9,12 +9,45 @@
 #include "cal_exit.h"
 #include "cli.h"
 #include "html.h"
+#include "opt_table.h"
 #include "profile.h"
 #include "subcommands.h"
 
 #define CMD "report"
 
-static const char usage[] =
+typedef struct report_args {
+  const char *out;
+  cal_html_opts_t o;
+} report_args_t;
+
+static int output_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  return *val ? -1 : cal_usage(cmd, "-o needs a file name");
+}
+
+#define OFF(field) offsetof(report_args_t, field)
+
+static const cal_opt_t report_rows[] = {
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(out), .set = output_opt,
+     .help = "where to write atomically ('-': standard output);\n"
+             "required"},
+    {.type = CAL_OPT_FRACTION, .name = "threshold", .arg = "T",
+     .off = OFF(o.threshold),
+     .bad = "--threshold %s: give \"5%%\" or \"0.05\"",
+     .help = "comparison: change that matters (default 5%%)"},
+    {.type = CAL_OPT_STRING, .name = "templates", .arg = "DIR",
+     .off = OFF(o.templates),
+     .help = "gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
+             "the plots/ directory of the build)"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
+};
+
+static const cal_opt_cmd_t report_opts = {
+    CMD,
     "Usage: calibrate report PROFILE... -o FILE [--threshold T] "
     "[--templates DIR]\n"
     "\n"
@@ -24,55 +57,22 @@ static const char usage[] =
     "the comparison of each against the first.  The page refers to nothing\n"
     "outside itself (no scripts, fonts, images or network), so it can be\n"
     "attached to a CI run or mailed.  Needs gnuplot (gnuplot-nox).\n"
-    "\n"
-    "  -o, --output FILE  where to write atomically ('-': standard output);\n"
-    "                     required\n"
-    "  --threshold T      comparison: change that matters (default 5%)\n"
-    "  --templates DIR    gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
-    "                     the plots/ directory of the build)\n"
-    "  -h, --help         this text\n"
-    "  -V, --version      show the version\n"
+    "\n",
+    {{report_rows, 21, 1}},
     "\n"
     "Exit status:\n"
     "  0  success\n" CAL_HELP_EXIT_COMMON
-    "     (gnuplot missing is 2: the message says how to install it)\n";
-
-enum { OPT_TEMPLATES = 256, OPT_THRESHOLD };
-
-static const struct option long_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"templates", required_argument, NULL, OPT_TEMPLATES},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+    "     (gnuplot missing is 2: the message says how to install it)\n",
 };
 
 int cal_cmd_report(int argc, char **argv) {
-  const char *out = NULL;
-  cal_html_opts_t o = {0};
+  report_args_t args = {NULL, {0}};
   char err[512];
-  int c;
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":o:hV", long_opts, NULL)) != -1) {
-    switch (c) {
-    case 'o':
-      if (!*optarg)
-        return cal_usage(CMD, "-o needs a file name");
-      out = optarg;
-      break;
-    case OPT_TEMPLATES: o.templates = optarg; break;
-    case OPT_THRESHOLD:
-      if (cal_parse_fraction(optarg, &o.threshold) < 0)
-        return cal_usage(CMD, "--threshold %s: give \"5%%\" or \"0.05\"",
-                         optarg);
-      break;
-    case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
-    case 'V': return cal_print_version();
-    default: return cal_cmd_getopt_error(CMD, c, argv);
-    }
-  }
+  int first, rc0;
+  if ((rc0 = cal_opt_parse(&report_opts, &args, argc, argv, &first)) >= 0)
+    return rc0;
+  const char *out = args.out;
+  cal_html_opts_t o = args.o;
   if (optind >= argc)
     return cal_usage(CMD, "give at least one profile");
   if (!out)
