@@ -73,6 +73,7 @@ static void bad_line(const cal_opt_t *r, const char *val, char *out,
   size_t n = 0;
   switch (r->type) {
   case CAL_OPT_LONG:
+  case CAL_OPT_COUNT:
     snprintf(out, len, "--%s needs a whole number from %.0f to %.0f, not '%s'",
              r->name, r->min, r->max, val);
     return;
@@ -109,6 +110,10 @@ static int convert(const cal_opt_t *r, void *obj, const char *val) {
   case CAL_OPT_CLEAR: *(int *)at = 0; return 0;
   case CAL_OPT_STRING: *(const char **)at = val; return 0;
   case CAL_OPT_CALL: return 0;
+  case CAL_OPT_COUNT:
+    if (*val < '0' || *val > '9')
+      return -1;
+    /* fall through */
   case CAL_OPT_LONG:
     if (cal_parse_long(val, (long)r->min, (long)r->max, &l) < 0)
       return -1;
@@ -142,23 +147,26 @@ static int convert(const cal_opt_t *r, void *obj, const char *val) {
   }
 }
 
+int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val) {
+  char msg[512];
+  if (row->bad)
+    expand(row->bad, val, 0, msg, sizeof msg);
+  else
+    bad_line(row, val, msg, sizeof msg);
+  return cal_usage(cmd, "%s", msg);
+}
+
 /* One option met on the command line: -1 to go on, else an exit code. */
 static int take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
                 const char *val) {
-  char msg[512];
   if (r->type == CAL_OPT_HELP) {
     cal_opt_help(t, stdout);
     return CAL_EXIT_OK;
   }
   if (r->type == CAL_OPT_VERSION)
     return cal_print_version();
-  if (convert(r, obj, val) < 0) {
-    if (r->bad)
-      expand(r->bad, val, 0, msg, sizeof msg);
-    else
-      bad_line(r, val, msg, sizeof msg);
-    return cal_usage(t->cmd, "%s", msg);
-  }
+  if (convert(r, obj, val) < 0)
+    return cal_opt_bad(t->cmd, r, val);
   return r->set ? r->set(obj, r, val, t->cmd) : -1;
 }
 

@@ -20,6 +20,7 @@ typedef enum cal_opt_type {
   CAL_OPT_FLAG,     /* no value: the int at off becomes 1 */
   CAL_OPT_CLEAR,    /* no value: the int at off becomes 0 */
   CAL_OPT_LONG,     /* a whole number in [min, max] into a long */
+  CAL_OPT_COUNT,    /* the same written with digits only (no sign) */
   CAL_OPT_U64,      /* a non-negative integer (decimal or 0x) into uint64_t */
   CAL_OPT_DOUBLE,   /* a finite number in [min, max] into a double */
   CAL_OPT_FRACTION, /* "5%" or "0.05", in (0, 1), into a double */
@@ -97,6 +98,10 @@ int cal_opt_defaults(const cal_opt_cmd_t *t, void *obj);
  * setter's code). */
 int cal_opt_parse(const cal_opt_cmd_t *t, void *obj, int argc, char **argv,
                   int *first);
+
+/* A setter's report of a bad value: the row's line for val (as the
+ * parser prints it); returns CAL_EXIT_USAGE. */
+int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val);
 
 /* The help: head, every printed part's rows, tail. */
 void cal_opt_help(const cal_opt_cmd_t *t, FILE *out);

@@ -16,6 +16,7 @@
 #include "cal_exit.h"
 #include "compare.h"
 #include "machine_names.h"
+#include "opt_table.h"
 #include "plan.h"
 #include "plan_input.h"
 #include "plan_render.h"
@@ -23,7 +24,7 @@
 
 #define CMD "plan"
 
-static const char usage[] =
+static const char plan_head[] =
     "Usage: calibrate plan INPUT... [options]\n"
     "\n"
     "Split work across machines in proportion to the throughput each\n"
@@ -45,53 +46,7 @@ static const char usage[] =
     "gradient accumulation that amortises the all-reduce (the arithmetic\n"
     "is shown; the step's batch: --global-batch, else\n"
     "--target-effective-batch, else the sum of the optimal batches).\n"
-    "\n"
-    "Work (one of):\n"
-    "  --examples N                  examples to split (integer counts)\n"
-    "  --epochs E --dataset-examples N   E passes over N examples\n"
-    "  --steps S --global-batch G    S optimizer steps of G examples (over\n"
-    "                                all machines)\n"
-    "Cost:\n"
-    "  --price-per-hour [NAME=]USD   price of a machine, matched by its name\n"
-    "                                or its input file; without NAME, of\n"
-    "                                every machine not priced by name.\n"
-    "                                Repeat per machine.  Each machine in\n"
-    "                                the split is billed for the split's\n"
-    "                                wall-clock time; alone = doing all the\n"
-    "                                work by itself\n"
-    "Batch and memory:\n"
-    "  --target-effective-batch T    micro-batch x accumulation per machine\n"
-    "  --model-params P              model parameters, e.g. 7e9\n"
-    "  --dtype fp32|bf16|fp16|int8   weight dtype (default bf16)\n"
-    "  --training full|lora|inference  (default full; Adam optimizer)\n"
-    "  --lora-fraction F             trainable share under LoRA (default 0.01)\n"
-    "  --layers L                    use the activation model: L layers of\n"
-    "                                the shapes a profile's batch sweep\n"
-    "                                records (modelled, not measured)\n"
-    "  --seq N                       its sequence length (default: the\n"
-    "                                profile's)\n"
-    "  --checkpointing               activation checkpointing (each layer's\n"
-    "                                input kept, one layer recomputed)\n"
-    "  --lora-rank R                 LoRA of rank R on all seven projections\n"
-    "                                (trainable params from the shapes;\n"
-    "                                with --training lora)\n"
-    "  --activation-fraction F       without --layers: activation bytes per\n"
-    "                                example as a fraction of weight bytes\n"
-    "                                (default 0.02 training, 0.005\n"
-    "                                inference)\n"
-    "  --headroom F                  memory kept free (default 0.10)\n"
-    "  --memory-gb NAME=GB           memory of a machine (a curve has none)\n"
-    "Output:\n"
-    "  --format table|md|json        output format (default table)\n"
-    "  -o, --output FILE             write there instead of stdout ('-':\n"
-    "                                stdout)\n"
-    "  -h, --help                    this text\n"
-    "  -V, --version                 show the version\n"
-    "\n"
-    "Exit status:\n"
-    "  0  success\n"
-    "  1  the model fits on no machine alone (sharding needed, or it fits\n"
-    "     nowhere); the plan is written all the same\n" CAL_HELP_EXIT_COMMON;
+    "\n";
 
 /* A NAME=VALUE option (NAME NULL when there was no '='). */
 typedef struct named_val {
@@ -110,48 +65,8 @@ typedef struct plan_args {
   size_t nnamed;
 } plan_args_t;
 
-enum {
-  OPT_EXAMPLES = 256, OPT_TARGET, OPT_PARAMS, OPT_DTYPE, OPT_TRAINING,
-  OPT_LORA, OPT_ACT, OPT_HEADROOM, OPT_FORMAT, OPT_EPOCHS, OPT_DATASET,
-  OPT_STEPS, OPT_GLOBAL, OPT_PRICE, OPT_MEMORY, OPT_LAYERS, OPT_SEQ,
-  OPT_CKPT, OPT_RANK,
-};
-
-static const struct option long_opts[] = {
-    {"examples", required_argument, NULL, OPT_EXAMPLES},
-    {"epochs", required_argument, NULL, OPT_EPOCHS},
-    {"dataset-examples", required_argument, NULL, OPT_DATASET},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"global-batch", required_argument, NULL, OPT_GLOBAL},
-    {"price-per-hour", required_argument, NULL, OPT_PRICE},
-    {"memory-gb", required_argument, NULL, OPT_MEMORY},
-    {"target-effective-batch", required_argument, NULL, OPT_TARGET},
-    {"model-params", required_argument, NULL, OPT_PARAMS},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"training", required_argument, NULL, OPT_TRAINING},
-    {"lora-fraction", required_argument, NULL, OPT_LORA},
-    {"layers", required_argument, NULL, OPT_LAYERS},
-    {"seq", required_argument, NULL, OPT_SEQ},
-    {"checkpointing", no_argument, NULL, OPT_CKPT},
-    {"lora-rank", required_argument, NULL, OPT_RANK},
-    {"activation-fraction", required_argument, NULL, OPT_ACT},
-    {"headroom", required_argument, NULL, OPT_HEADROOM},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
-
 static int bad(const char *msg, const char *arg) {
   return cal_usage(CMD, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
-}
-
-/* A count in [1, hi] written with digits only (no sign, no space). */
-static int parse_count(const char *s, long hi, long *out) {
-  if (!s || *s < '0' || *s > '9')
-    return CAL_EINVAL;
-  return cal_parse_long(s, 1, hi, out);
 }
 
 /* [NAME=]NUMBER with the number in [lo, hi]; NAME required when
@@ -171,125 +86,161 @@ static int parse_named(plan_args_t *a, const char *opt, const char *arg,
   return 0;
 }
 
-/* One option of the work; -1 to go on, else the exit code. */
-static int work_option(int c, plan_args_t *a) {
-  long v;
-  cal_work_t *w = &a->o.work;
-  switch (c) {
-  case OPT_EXAMPLES:
-    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
-      return bad("--examples needs an integer from 1 to 2^53 "
-                 "(9007199254740992)", optarg);
-    w->examples = (uint64_t)v;
-    return -1;
-  case OPT_EPOCHS:
-    if (cal_parse_double(optarg, 0, 1e9, &w->epochs) < 0 || w->epochs == 0)
-      return bad("--epochs needs a positive number such as 3 or 0.5", optarg);
-    return -1;
-  case OPT_DATASET:
-    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
-      return bad("--dataset-examples needs an integer from 1 to 2^53", optarg);
-    w->dataset_examples = (uint64_t)v;
-    return -1;
-  case OPT_STEPS:
-    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
-      return bad("--steps needs an integer from 1 to 2^53", optarg);
-    w->steps = (uint64_t)v;
-    return -1;
-  case OPT_GLOBAL:
-    if (parse_count(optarg, CAL_PLAN_MAX_EXAMPLES, &v) < 0)
-      return bad("--global-batch needs an integer from 1 to 2^53", optarg);
-    w->global_batch = (uint64_t)v;
-    return -1;
-  case OPT_PRICE:
-    if (parse_named(a, "--price-per-hour", optarg, 0, 1e6, 0) < 0)
-      return bad("--price-per-hour needs [NAME=]USD with USD a number from "
-                 "0 to 1e6, e.g. 2.50 or gpu-box=4.10", optarg);
-    a->o.priced = 1;
-    return -1;
-  case OPT_MEMORY:
-    if (parse_named(a, "--memory-gb", optarg, 0.001, 1e6, 1) < 0)
-      return bad("--memory-gb needs NAME=GB with GB a positive number, "
-                 "e.g. gpu-box=80", optarg);
-    return -1;
-  default: return -2;
-  }
+static int price_opt(void *obj, const cal_opt_t *row, const char *val,
+                     const char *cmd) {
+  plan_args_t *a = obj;
+  if (parse_named(a, "--price-per-hour", val, 0, 1e6, 0) < 0)
+    return cal_opt_bad(cmd, row, val);
+  a->o.priced = 1;
+  return -1;
 }
 
-/* One option of the model; -1 to go on, -2 not one of them, else the
- * exit code. */
-static int model_option(int c, plan_args_t *a) {
-  long v;
-  switch (c) {
-  case OPT_PARAMS:
-    if (cal_parse_double(optarg, 1, 1e15, &a->o.params) < 0)
-      return bad("--model-params needs a positive number such as 7e9", optarg);
-    return -1;
-  case OPT_DTYPE:
-    if (cal_dtype_parse(optarg, &a->o.dtype) < 0)
-      return bad("--dtype must be fp32, bf16, fp16 or int8", optarg);
-    return -1;
-  case OPT_TRAINING:
-    if (cal_training_parse(optarg, &a->o.training) < 0)
-      return bad("--training must be full, lora or inference", optarg);
-    return -1;
-  case OPT_LORA:
-    if (cal_parse_double(optarg, 0, 1, &a->lora) < 0 || a->lora == 0)
-      return bad("--lora-fraction must be in (0, 1]", optarg);
-    return -1;
-  case OPT_LAYERS:
-    if (parse_count(optarg, 100000, &v) < 0)
-      return bad("--layers needs an integer from 1 to 100000", optarg);
-    a->o.layers = v;
-    return -1;
-  case OPT_SEQ:
-    if (parse_count(optarg, 1L << 24, &v) < 0)
-      return bad("--seq needs an integer from 1 to 16777216", optarg);
-    a->o.seq = v;
-    return -1;
-  case OPT_CKPT: a->o.checkpointing = 1; return -1;
-  case OPT_RANK:
-    if (parse_count(optarg, 65536, &v) < 0)
-      return bad("--lora-rank needs an integer from 1 to 65536", optarg);
-    a->o.lora_rank = v;
-    return -1;
-  case OPT_ACT:
-    if (cal_parse_double(optarg, 0, 100, &a->act) < 0)
-      return bad("--activation-fraction must be a number >= 0", optarg);
-    a->act_set = 1;
-    return -1;
-  case OPT_HEADROOM:
-    if (cal_parse_double(optarg, 0, 0.99, &a->head) < 0)
-      return bad("--headroom must be in [0, 0.99]", optarg);
-    return -1;
-  default: return -2;
-  }
+static int memory_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  if (parse_named(obj, "--memory-gb", val, 0.001, 1e6, 1) < 0)
+    return cal_opt_bad(cmd, row, val);
+  return -1;
 }
 
-/* One option; -1 to go on, else the exit code. */
-static int plan_option(int c, char **argv, plan_args_t *a) {
-  int rc;
-  if ((rc = work_option(c, a)) != -2 || (rc = model_option(c, a)) != -2)
-    return rc;
-  switch (c) {
-  case OPT_TARGET: {
-    long v;
-    if (parse_count(optarg, INT32_MAX, &v) < 0)
-      return bad("--target-effective-batch needs a positive integer", optarg);
-    a->o.target = v;
-    return -1;
-  }
-  case OPT_FORMAT:
-    if (strcmp(optarg, "table") && strcmp(optarg, "md") && strcmp(optarg, "json"))
-      return bad("--format must be table, md or json", optarg);
-    a->format = optarg;
-    return -1;
-  case 'o': a->output = optarg; return -1;
-  case 'h': fputs(usage, stdout); return CAL_EXIT_OK;
-  case 'V': return cal_print_version();
-  default: return cal_bad_option(CMD, c, argv);
-  }
+/* A number that must not be 0 (--epochs, --lora-fraction). */
+static int nonzero(void *obj, const cal_opt_t *row, const char *val,
+                   const char *cmd) {
+  return *(double *)((char *)obj + row->off) == 0 ? cal_opt_bad(cmd, row, val)
+                                                  : -1;
 }
+
+static int dtype_opt(void *obj, const cal_opt_t *row, const char *val,
+                     const char *cmd) {
+  return cal_dtype_parse(val, &((plan_args_t *)obj)->o.dtype) < 0
+             ? cal_opt_bad(cmd, row, val) : -1;
+}
+
+static int training_opt(void *obj, const cal_opt_t *row, const char *val,
+                        const char *cmd) {
+  return cal_training_parse(val, &((plan_args_t *)obj)->o.training) < 0
+             ? cal_opt_bad(cmd, row, val) : -1;
+}
+
+static int act_opt(void *obj, const cal_opt_t *row, const char *val,
+                   const char *cmd) {
+  ((plan_args_t *)obj)->act_set = 1;
+  return -1;
+}
+
+static int format_opt(void *obj, const cal_opt_t *row, const char *val,
+                      const char *cmd) {
+  return strcmp(val, "table") && strcmp(val, "md") && strcmp(val, "json")
+             ? cal_opt_bad(cmd, row, val) : -1;
+}
+
+#define OFF(field) offsetof(plan_args_t, field)
+#define COUNT(n, field, hi, msg)                                               \
+  .type = CAL_OPT_COUNT, .name = n, .min = 1, .max = hi, .off = OFF(field),  \
+  .bad = msg ": %s"
+
+static const cal_opt_t plan_rows[] = {
+    {.type = CAL_OPT_TEXT, .help = "Work (one of):\n"},
+    {COUNT("examples", o.work.examples, CAL_PLAN_MAX_EXAMPLES,
+           "--examples needs an integer from 1 to 2^53 (9007199254740992)"),
+     .arg = "N", .help = "examples to split (integer counts)"},
+    {.type = CAL_OPT_DOUBLE, .name = "epochs", .max = 1e9,
+     .off = OFF(o.work.epochs), .set = nonzero,
+     .bad = "--epochs needs a positive number such as 3 or 0.5: %s",
+     .label = "  --epochs E --dataset-examples N ",
+     .help = "E passes over N examples"},
+    {COUNT("dataset-examples", o.work.dataset_examples, CAL_PLAN_MAX_EXAMPLES,
+           "--dataset-examples needs an integer from 1 to 2^53")},
+    {COUNT("steps", o.work.steps, CAL_PLAN_MAX_EXAMPLES,
+           "--steps needs an integer from 1 to 2^53"),
+     .label = "  --steps S --global-batch G",
+     .help = "S optimizer steps of G examples (over\nall machines)"},
+    {COUNT("global-batch", o.work.global_batch, CAL_PLAN_MAX_EXAMPLES,
+           "--global-batch needs an integer from 1 to 2^53")},
+    {.type = CAL_OPT_TEXT, .help = "Cost:\n"},
+    {.type = CAL_OPT_CALL, .name = "price-per-hour", .arg = "[NAME=]USD",
+     .set = price_opt,
+     .bad = "--price-per-hour needs [NAME=]USD with USD a number from 0 to "
+            "1e6, e.g. 2.50 or gpu-box=4.10: %s",
+     .help = "price of a machine, matched by its name\n"
+             "or its input file; without NAME, of\n"
+             "every machine not priced by name.\n"
+             "Repeat per machine.  Each machine in\n"
+             "the split is billed for the split's\n"
+             "wall-clock time; alone = doing all the\n"
+             "work by itself"},
+    {.type = CAL_OPT_TEXT, .help = "Batch and memory:\n"},
+    {COUNT("target-effective-batch", o.target, INT32_MAX,
+           "--target-effective-batch needs a positive integer"),
+     .arg = "T", .help = "micro-batch x accumulation per machine"},
+    {.type = CAL_OPT_DOUBLE, .name = "model-params", .arg = "P", .min = 1,
+     .max = 1e15, .off = OFF(o.params),
+     .bad = "--model-params needs a positive number such as 7e9: %s",
+     .help = "model parameters, e.g. 7e9"},
+    {.type = CAL_OPT_CALL, .name = "dtype", .arg = "fp32|bf16|fp16|int8",
+     .set = dtype_opt, .bad = "--dtype must be fp32, bf16, fp16 or int8: %s",
+     .help = "weight dtype (default bf16)"},
+    {.type = CAL_OPT_CALL, .name = "training", .arg = "full|lora|inference",
+     .set = training_opt,
+     .bad = "--training must be full, lora or inference: %s",
+     .help = "(default full; Adam optimizer)"},
+    {.type = CAL_OPT_DOUBLE, .name = "lora-fraction", .arg = "F", .max = 1,
+     .off = OFF(lora), .set = nonzero,
+     .bad = "--lora-fraction must be in (0, 1]: %s",
+     .help = "trainable share under LoRA (default 0.01)"},
+    {COUNT("layers", o.layers, 100000,
+           "--layers needs an integer from 1 to 100000"),
+     .arg = "L",
+     .help = "use the activation model: L layers of\n"
+             "the shapes a profile's batch sweep\n"
+             "records (modelled, not measured)"},
+    {COUNT("seq", o.seq, 1L << 24, "--seq needs an integer from 1 to 16777216"),
+     .arg = "N", .help = "its sequence length (default: the\nprofile's)"},
+    {.type = CAL_OPT_FLAG, .name = "checkpointing", .off = OFF(o.checkpointing),
+     .help = "activation checkpointing (each layer's\n"
+             "input kept, one layer recomputed)"},
+    {COUNT("lora-rank", o.lora_rank, 65536,
+           "--lora-rank needs an integer from 1 to 65536"),
+     .arg = "R",
+     .help = "LoRA of rank R on all seven projections\n"
+             "(trainable params from the shapes;\n"
+             "with --training lora)"},
+    {.type = CAL_OPT_DOUBLE, .name = "activation-fraction", .arg = "F",
+     .max = 100, .off = OFF(act), .set = act_opt,
+     .bad = "--activation-fraction must be a number >= 0: %s",
+     .help = "without --layers: activation bytes per\n"
+             "example as a fraction of weight bytes\n"
+             "(default 0.02 training, 0.005\n"
+             "inference)"},
+    {.type = CAL_OPT_DOUBLE, .name = "headroom", .arg = "F", .max = 0.99,
+     .off = OFF(head), .bad = "--headroom must be in [0, 0.99]: %s",
+     .help = "memory kept free (default 0.10)"},
+    {.type = CAL_OPT_CALL, .name = "memory-gb", .arg = "NAME=GB",
+     .set = memory_opt,
+     .bad = "--memory-gb needs NAME=GB with GB a positive number, e.g. "
+            "gpu-box=80: %s",
+     .help = "memory of a machine (a curve has none)"},
+    {.type = CAL_OPT_TEXT, .help = "Output:\n"},
+    {.type = CAL_OPT_STRING, .name = "format", .arg = "table|md|json",
+     .off = OFF(format), .set = format_opt,
+     .bad = "--format must be table, md or json: %s",
+     .help = "output format (default table)"},
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(output),
+     .help = "write there instead of stdout ('-':\nstdout)"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
+};
+
+static const cal_opt_cmd_t plan_opts = {
+    CMD, plan_head, {{plan_rows, 32, 1}},
+    "\n"
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  the model fits on no machine alone (sharding needed, or it fits\n"
+    "     nowhere); the plan is written all the same\n" CAL_HELP_EXIT_COMMON,
+};
 
 /* The work's unit from the options given; -1 to go on, else the exit
  * code. */
@@ -339,19 +290,16 @@ static int check_combinations(const plan_args_t *a) {
 
 /* -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, plan_args_t *a) {
-  int c, code;
+  int code, first;
   *a = (plan_args_t){.o = {.dtype = CAL_DT_BF16, .training = CAL_TRAIN_FULL},
                      .lora = CAL_PLAN_LORA_FRACTION,
                      .head = CAL_PLAN_HEADROOM,
                      .format = "table"};
   if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named)))
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  optind = 0; /* full re-initialisation: tests call this more than once */
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":o:hV", long_opts, NULL)) != -1)
-    if ((code = plan_option(c, argv, a)) >= 0)
-      return code;
-  if (optind >= argc)
+  if ((code = cal_opt_parse(&plan_opts, a, argc, argv, &first)) >= 0)
+    return code;
+  if (first >= argc)
     return bad("give at least one profile or curve",
                NULL);
   if ((code = resolve_work(a)) >= 0 || (code = check_combinations(a)) >= 0)
