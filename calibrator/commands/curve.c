@@ -16,40 +16,9 @@
 #include "cal_exit.h"
 #include "curve_csv.h"
 #include "curve_render.h"
+#include "opt_table.h"
 
 #define CMD "peak"
-
-static const char usage_text[] =
-    "Usage: calibrate peak FILE.csv [options]\n"
-    "\n"
-    "Find the peak, the knee and the shape of throughput-versus-batch-size\n"
-    "curves.  FILE is CSV with a header naming batch_size and throughput\n"
-    "(examples/s; aliases throughput_ex_per_s, examples_per_s), optionally\n"
-    "machine (one curve per machine) and status (ok|skipped|failed).  Rows\n"
-    "repeating a (machine, batch_size) are samples of one point.  '#' lines\n"
-    "are comments.  FILE \"-\" reads standard input.\n"
-    "\n"
-    "Options:\n"
-    "  --format table|json          output format (default table)\n"
-    "  --tolerance P                percent, e.g. 3 or 3% (default 3%): the\n"
-    "                               knee is the smallest batch within P of\n"
-    "                               the peak; drops and rises of P or less\n"
-    "                               count as flat\n"
-    "  --optimize throughput|knee   optimal batch = peak or knee (default\n"
-    "                               throughput)\n"
-    "  --target-effective-batch N   recommend batch b and accumulation steps\n"
-    "                               N / b\n"
-    "  -o, --output FILE            write there (atomically) instead of\n"
-    "                               standard output ('-': standard output)\n"
-    "  -h, --help                   this text\n"
-    "  -V, --version                show the version\n"
-    "\n"
-    "Shapes: rising (still rising at the largest batch: sweep further),\n"
-    "plateau (flat within the tolerance past the peak), peaked (drops by\n"
-    "more than the tolerance past the peak), single (one point).\n"
-    "\n"
-    "Exit status:\n"
-    "  0  success\n" CAL_HELP_EXIT_COMMON;
 
 typedef struct peak_args {
   const char *file;
@@ -73,78 +42,78 @@ static int parse_percent(const char *s, double *frac) {
   return rc;
 }
 
-/* A batch size written with digits only, 1 .. CAL_BATCH_MAX. */
-static int parse_batch(const char *s, int64_t *out) {
-  long v;
-  if (*s < '0' || *s > '9' || cal_parse_long(s, 1, CAL_BATCH_MAX, &v) < 0)
-    return CAL_EINVAL;
-  *out = v;
-  return 0;
+static int tolerance_opt(void *obj, const cal_opt_t *row, const char *val,
+                         const char *cmd) {
+  return parse_percent(val, &((peak_args_t *)obj)->opts.tolerance) < 0
+             ? cal_opt_bad(cmd, row, val) : -1;
 }
 
-/* The options that take a value: one handler each, returning -1 to go on
- * or the exit code. */
-typedef int (*peak_opt_fn)(const char *name, const char *val, peak_args_t *a);
-
-static int opt_format(const char *name, const char *val, peak_args_t *a) {
-  if (strcmp(val, "json") == 0)
-    a->json = 1;
-  else if (strcmp(val, "table") == 0)
-    a->json = 0;
-  else
-    return cal_usage(CMD, "--format must be table or json, not '%s'", val);
-  return -1;
+static int optimize_opt(void *obj, const cal_opt_t *row, const char *val,
+                        const char *cmd) {
+  return cal_curve_policy_parse(val, &((peak_args_t *)obj)->opts.policy) < 0
+             ? cal_opt_bad(cmd, row, val) : -1;
 }
 
-static int opt_tolerance(const char *name, const char *val, peak_args_t *a) {
-  if (parse_percent(val, &a->opts.tolerance) < 0)
-    return cal_usage(CMD, "--tolerance must be a percentage from 0 to "
-                       "below 100 such as 3%%, not '%s'", val);
-  return -1;
-}
+static const cal_opt_choice_t formats[] = {{"table", 0}, {"json", 1},
+                                           {NULL, 0}};
 
-static int opt_optimize(const char *name, const char *val, peak_args_t *a) {
-  if (cal_curve_policy_parse(val, &a->opts.policy) < 0)
-    return cal_usage(CMD, "--optimize must be throughput or knee, not "
-                       "'%s'", val);
-  return -1;
-}
+#define OFF(field) offsetof(peak_args_t, field)
 
-static int opt_target(const char *name, const char *val, peak_args_t *a) {
-  if (parse_batch(val, &a->target) < 0)
-    return cal_usage(CMD, "--target-effective-batch must be a positive "
-                       "integer up to 1073741824, not '%s'", val);
-  return -1;
-}
-
-static int opt_output(const char *name, const char *val, peak_args_t *a) {
-  if (!*val)
-    return cal_usage(CMD, "%s needs a file name", name);
-  a->output = val;
-  return -1;
-}
-
-static const struct {
-  const char *name;
-  peak_opt_fn fn;
-} peak_opts[] = {
-    {"--format", opt_format},
-    {"--tolerance", opt_tolerance},
-    {"--optimize", opt_optimize},
-    {"--target-effective-batch", opt_target},
-    {"--output", opt_output},
-    {"-o", opt_output},
+static const cal_opt_t peak_rows[] = {
+    {.type = CAL_OPT_ENUM, .name = "format", .arg = "table|json",
+     .choices = formats, .off = OFF(json),
+     .bad = "--format must be table or json, not '%s'",
+     .help = "output format (default table)"},
+    {.type = CAL_OPT_CALL, .name = "tolerance", .arg = "P", .set = tolerance_opt,
+     .bad = "--tolerance must be a percentage from 0 to below 100 such as "
+            "3%%, not '%s'",
+     .help = "percent, e.g. 3 or 3%% (default 3%%): the\n"
+             "knee is the smallest batch within P of\n"
+             "the peak; drops and rises of P or less\n"
+             "count as flat"},
+    {.type = CAL_OPT_CALL, .name = "optimize", .arg = "throughput|knee",
+     .set = optimize_opt, .bad = "--optimize must be throughput or knee, not "
+                                 "'%s'",
+     .help = "optimal batch = peak or knee (default\nthroughput)"},
+    {.type = CAL_OPT_COUNT, .name = "target-effective-batch", .arg = "N",
+     .min = 1, .max = (double)CAL_BATCH_MAX, .off = OFF(target),
+     .bad = "--target-effective-batch must be a positive integer up to "
+            "1073741824, not '%s'",
+     .help = "recommend batch b and accumulation steps\nN / b"},
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(output),
+     .help = "write there (atomically) instead of\n"
+             "standard output ('-': standard output)"},
+    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
+    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
+     .help = "show the version"},
+    {.type = CAL_OPT_END},
 };
 
-static peak_opt_fn find_option(const char *name) {
-  for (size_t k = 0; k < sizeof peak_opts / sizeof peak_opts[0]; k++)
-    if (strcmp(name, peak_opts[k].name) == 0)
-      return peak_opts[k].fn;
-  return NULL;
-}
+static const cal_opt_cmd_t peak_opts = {
+    CMD,
+    "Usage: calibrate peak FILE.csv [options]\n"
+    "\n"
+    "Find the peak, the knee and the shape of throughput-versus-batch-size\n"
+    "curves.  FILE is CSV with a header naming batch_size and throughput\n"
+    "(examples/s; aliases throughput_ex_per_s, examples_per_s), optionally\n"
+    "machine (one curve per machine) and status (ok|skipped|failed).  Rows\n"
+    "repeating a (machine, batch_size) are samples of one point.  '#' lines\n"
+    "are comments.  FILE \"-\" reads standard input.\n"
+    "\n"
+    "Options:\n",
+    {{peak_rows, 31, 1}},
+    "\n"
+    "Shapes: rising (still rising at the largest batch: sweep further),\n"
+    "plateau (flat within the tolerance past the peak), peaked (drops by\n"
+    "more than the tolerance past the peak), single (one point).\n"
+    "\n"
+    "Exit status:\n"
+    "  0  success\n" CAL_HELP_EXIT_COMMON,
+};
 
 /* The option at argv[*i] ("--name=value", "--name value", "-o value");
- * -1 to go on, else the exit code. */
+ * -1 to go on, else the exit code.  Names are exact (no prefixes). */
 static int parse_option(int argc, char **argv, int *i, peak_args_t *a) {
   const char *arg = argv[*i];
   char name[64];
@@ -154,14 +123,15 @@ static int parse_option(int argc, char **argv, int *i, peak_args_t *a) {
     return cal_usage(CMD, "unknown option %s", arg);
   memcpy(name, arg, len);
   name[len] = '\0';
-  peak_opt_fn fn = find_option(name);
-  if (!fn)
+  const cal_opt_t *row = cal_opt_find(&peak_opts, name);
+  if (!row || !cal_opt_takes_value(row))
     return cal_usage(CMD, "unknown option %s", name);
-  if (eq)
-    return fn(name, eq + 1, a);
-  if (*i + 1 < argc)
-    return fn(name, argv[++*i], a);
-  return cal_usage(CMD, "%s needs a value", name);
+  const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+  if (!val)
+    return cal_usage(CMD, "%s needs a value", name);
+  if (row->off == OFF(output) && !*val)
+    return cal_usage(CMD, "%s needs a file name", name);
+  return cal_opt_take(&peak_opts, row, a, val);
 }
 
 /* Returns -1 to go on, else the exit code.  Options and the file may come
@@ -179,11 +149,9 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
       a->file = arg;
     } else if (strcmp(arg, "--") == 0) {
       only_files = 1;
-    } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(usage_text, stdout);
-      return CAL_EXIT_OK;
-    } else if (strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
-      return cal_print_version();
+    } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
+               strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
+      return cal_opt_take(&peak_opts, cal_opt_find(&peak_opts, arg), a, NULL);
     } else if ((code = parse_option(argc, argv, &i, a)) >= 0) {
       return code;
     }

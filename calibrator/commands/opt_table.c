@@ -35,7 +35,7 @@ static void expand(const char *fmt, const char *s, double num, char *out,
   out[n] = '\0';
 }
 
-static int takes_value(const cal_opt_t *r) {
+int cal_opt_takes_value(const cal_opt_t *r) {
   return r->type >= CAL_OPT_LONG && r->type <= CAL_OPT_CALL;
 }
 
@@ -157,8 +157,8 @@ int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val) {
 }
 
 /* One option met on the command line: -1 to go on, else an exit code. */
-static int take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
-                const char *val) {
+int cal_opt_take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
+                 const char *val) {
   if (r->type == CAL_OPT_HELP) {
     cal_opt_help(t, stdout);
     return CAL_EXIT_OK;
@@ -168,6 +168,17 @@ static int take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
   if (convert(r, obj, val) < 0)
     return cal_opt_bad(t->cmd, r, val);
   return r->set ? r->set(obj, r, val, t->cmd) : -1;
+}
+
+const cal_opt_t *cal_opt_find(const cal_opt_cmd_t *t, const char *name) {
+  int letter = name[0] == '-' && name[1] && name[1] != '-' && !name[2];
+  for (int p = 0; p < CAL_OPT_MAX_PARTS && t->parts[p].rows; p++)
+    for (const cal_opt_t *r = t->parts[p].rows; r->type != CAL_OPT_END; r++)
+      if (r->name && (letter ? r->letter == name[1]
+                             : strncmp(name, "--", 2) == 0 &&
+                                   strcmp(name + 2, r->name) == 0))
+        return r;
+  return NULL;
 }
 
 int cal_opt_defaults(const cal_opt_cmd_t *t, void *obj) {
@@ -212,13 +223,13 @@ static int index_build(const cal_opt_cmd_t *t, opt_index_t *x) {
       if (!r->name || seen(x, r))
         continue;
       x->longopts[x->n] = (struct option){
-          r->name, takes_value(r) ? required_argument : no_argument, NULL,
+          r->name, cal_opt_takes_value(r) ? required_argument : no_argument, NULL,
           256 + (int)x->n};
       x->rows[x->n++] = r;
       if (r->letter && !strchr(x->optstring, r->letter) &&
           s + 3 < sizeof x->optstring) {
         x->optstring[s++] = (char)r->letter;
-        if (takes_value(r))
+        if (cal_opt_takes_value(r))
           x->optstring[s++] = ':';
       }
     }
@@ -249,7 +260,7 @@ int cal_opt_parse(const cal_opt_cmd_t *t, void *obj, int argc, char **argv,
   while (code < 0 &&
          (c = getopt_long(argc, argv, x.optstring, x.longopts, NULL)) != -1) {
     const cal_opt_t *r = row_of(&x, c);
-    code = r ? take(t, r, obj, optarg) : cal_bad_option(t->cmd, c, argv);
+    code = r ? cal_opt_take(t, r, obj, optarg) : cal_bad_option(t->cmd, c, argv);
   }
   *first = optind;
 out:

@@ -99,6 +99,16 @@ int cal_opt_defaults(const cal_opt_cmd_t *t, void *obj);
 int cal_opt_parse(const cal_opt_cmd_t *t, void *obj, int argc, char **argv,
                   int *first);
 
+/* For a command that scans argv itself (`calibrate peak`: exact names,
+ * options and operands in any order): the row of "--name" or "-x"
+ * (NULL: none), and what cal_opt_parse does with it and its value (-1 to
+ * go on, else the exit code). */
+const cal_opt_t *cal_opt_find(const cal_opt_cmd_t *t, const char *name);
+int cal_opt_take(const cal_opt_cmd_t *t, const cal_opt_t *row, void *obj,
+                 const char *val);
+/* Whether the row's option takes a value. */
+int cal_opt_takes_value(const cal_opt_t *row);
+
 /* A setter's report of a bad value: the row's line for val (as the
  * parser prints it); returns CAL_EXIT_USAGE. */
 int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val);
