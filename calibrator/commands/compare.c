@@ -89,9 +89,7 @@ static const cal_opt_t compare_rows[] = {
     {.type = CAL_OPT_FLAG, .name = "allow-different-machines",
      .off = OFF(allow_diff),
      .help = "compare profiles of different machines"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this help"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("this help"),
     {.type = CAL_OPT_END},
 };
 

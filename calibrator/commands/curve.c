@@ -84,9 +84,7 @@ static const cal_opt_t peak_rows[] = {
      .off = OFF(output),
      .help = "write there (atomically) instead of\n"
              "standard output ('-': standard output)"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("this text"),
     {.type = CAL_OPT_END},
 };
 

@@ -41,10 +41,7 @@ static const cal_opt_t export_rows[] = {
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(out_path), .def = "-",
      .help = "write there atomically ('-' or no -o:\nstandard output)"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h',
-     .help = "show this help"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("show this help"),
     {.type = CAL_OPT_END},
 };
 

@@ -14,10 +14,7 @@ static const cal_opt_t info_rows[] = {
     {.type = CAL_OPT_FLAG, .name = "json", .off = 0,
      .help = "print the same as JSON (the profile's machine and\n"
              "blas) on standard output"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h',
-     .help = "show this help"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("show this help"),
     {.type = CAL_OPT_END},
 };
 

@@ -10,10 +10,7 @@
 #include "cli.h"
 
 const cal_opt_t cal_opt_help_rows[] = {
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h',
-     .help = "show this help"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("show this help"),
     {.type = CAL_OPT_END},
 };
 

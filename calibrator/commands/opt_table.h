@@ -116,7 +116,12 @@ int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val);
 /* The help: head, every printed part's rows, tail. */
 void cal_opt_help(const cal_opt_cmd_t *t, FILE *out);
 
-/* The help and version rows every command has, printed at `width`. */
+/* The help and version rows every command has ("show this help"), as a
+ * part, and as two rows with the help line's own text. */
 extern const cal_opt_t cal_opt_help_rows[];
+#define CAL_OPT_HELP_VERSION(text)                                             \
+  {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = text},       \
+  {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',                \
+   .help = "show the version"}
 
 #endif

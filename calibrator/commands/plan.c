@@ -227,9 +227,7 @@ static const cal_opt_t plan_rows[] = {
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(output),
      .help = "write there instead of stdout ('-':\nstdout)"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("this text"),
     {.type = CAL_OPT_END},
 };
 

@@ -48,9 +48,7 @@ static const cal_opt_t plot_rows[] = {
      .help = "gnuplot templates (default $CALIBRATE_PLOTS_DIR,\n"
              "else plots/ of the data directory:\n"
              "$CALIBRATE_DATA_DIR or share/calibrate)"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("this text"),
     {.type = CAL_OPT_END},
 };
 

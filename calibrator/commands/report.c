@@ -40,9 +40,7 @@ static const cal_opt_t report_rows[] = {
      .off = OFF(o.templates),
      .help = "gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
              "the plots/ directory of the build)"},
-    {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = "this text"},
-    {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',
-     .help = "show the version"},
+    CAL_OPT_HELP_VERSION("this text"),
     {.type = CAL_OPT_END},
 };
 
