@@ -67,7 +67,9 @@ static const cal_opt_t rows[] = {
 };
 
 static const cal_opt_cmd_t table = {
-    "demo", "Usage: demo\n\n", {{rows, 14, 1}, {cal_opt_help_rows, 14, 1}},
+    "demo",
+    "Usage: demo\n\n",
+    {{rows, 14, CAL_OPT_FLAT}, {cal_opt_help_rows, 14, CAL_OPT_FLAT}},
     "\nExit status: 0 (100%%)\n"};
 
 /* Parse a command line given as one string of words; *err receives the
@@ -179,6 +181,50 @@ static void setter_stops(void **state) {
   assert_string_equal(err, "");
 }
 
+/* A command's own scan: rows by exact name or letter, a count written
+ * with digits only, the option as written in the bad line (%o). */
+static void find_and_take(void **state) {
+  (void)state;
+  typedef struct {
+    long n;
+  } count_t;
+  static const cal_opt_t own[] = {
+      {.type = CAL_OPT_COUNT, .name = "n", .letter = 'n', .min = 1, .max = 9,
+       .off = offsetof(count_t, n), .bad = "%o wants a digit, not '%s'"},
+      {.type = CAL_OPT_END},
+  };
+  static const cal_opt_cmd_t t = {"demo", NULL, {{own, 0, CAL_OPT_NOPARSE}},
+                                  NULL};
+  count_t c = {0};
+  assert_ptr_equal(cal_opt_find(&t, "--n"), &own[0]);
+  assert_ptr_equal(cal_opt_find(&t, "-n"), &own[0]);
+  assert_null(cal_opt_find(&t, "--m"));
+  assert_null(cal_opt_find(&t, "-nn"));
+  assert_int_equal(cal_opt_take(&t, &own[0], &c, "7", "-n"), -1);
+  assert_int_equal(c.n, 7);
+  char err[256];
+  fflush(stderr);
+  FILE *cap = tmpfile();
+  assert_non_null(cap);
+  int saved = dup(STDERR_FILENO);
+  dup2(fileno(cap), STDERR_FILENO);
+  int rc = cal_opt_take(&t, &own[0], &c, "+7", "--n=+7");
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(cap);
+  err[fread(err, 1, sizeof err - 1, cap)] = '\0';
+  fclose(cap);
+  assert_int_equal(rc, CAL_EXIT_USAGE);
+  assert_string_equal(err, "calibrate demo: --n=+7 wants a digit, not '+7' "
+                           "(see 'calibrate demo --help')\n");
+  /* a part the command scans itself is not getopt's (its line on stderr:
+   * unknown option '--n') */
+  int first;
+  char *argv[] = {"demo", "--n", "3", NULL};
+  assert_int_equal(cal_opt_parse(&t, &c, 3, argv, &first), CAL_EXIT_USAGE);
+}
+
 static void help_from_rows(void **state) {
   (void)state;
   char *text = NULL;
@@ -210,6 +256,7 @@ int main(void) {
       cmocka_unit_test(good_values),
       cmocka_unit_test(bad_values),
       cmocka_unit_test(setter_stops),
+      cmocka_unit_test(find_and_take),
       cmocka_unit_test(help_from_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,7 @@ static const cal_opt_cmd_t compare_opts = {
     "U), and a change is called only past the run-to-run allowance\n"
     "and while the machine's own speed (the fp32 FMA loop) held.\n"
     "p-values are adjusted across points (Benjamini-Hochberg).\n",
-    {{compare_rows, 18, 1}},
+    {{compare_rows, 18, CAL_OPT_FLAT}},
     "\nExit status:\n"
     "  0  no regression\n"
     "  1  a regression (exit 0 with --warn-only)\n" CAL_HELP_EXIT_COMMON,

@@ -100,7 +100,7 @@ static const cal_opt_cmd_t peak_opts = {
     "are comments.  FILE \"-\" reads standard input.\n"
     "\n"
     "Options:\n",
-    {{peak_rows, 31, 1}},
+    {{peak_rows, 31, CAL_OPT_FLAT}},
     "\n"
     "Shapes: rising (still rising at the largest batch: sweep further),\n"
     "plateau (flat within the tolerance past the peak), peaked (drops by\n"
@@ -129,7 +129,7 @@ static int parse_option(int argc, char **argv, int *i, peak_args_t *a) {
     return cal_usage(CMD, "%s needs a value", name);
   if (row->off == OFF(output) && !*val)
     return cal_usage(CMD, "%s needs a file name", name);
-  return cal_opt_take(&peak_opts, row, a, val);
+  return cal_opt_take(&peak_opts, row, a, val, name);
 }
 
 /* Returns -1 to go on, else the exit code.  Options and the file may come
@@ -149,7 +149,8 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
       only_files = 1;
     } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
                strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
-      return cal_opt_take(&peak_opts, cal_opt_find(&peak_opts, arg), a, NULL);
+      return cal_opt_take(&peak_opts, cal_opt_find(&peak_opts, arg), a, NULL,
+                          arg);
     } else if ((code = parse_option(argc, argv, &i, a)) >= 0) {
       return code;
     }

@@ -13,6 +13,47 @@
 
 #define CMD "fleet"
 
+/* The fleet's own options as written, the sizes before rounding. */
+typedef struct fleet_parse {
+  cal_fleet_args_t a;
+  double p2p, ar;
+} fleet_parse_t;
+
+#define OFF(field) offsetof(fleet_parse_t, field)
+
+static const cal_opt_t fleet_rows[] = {
+    {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
+     .off = OFF(a.out_path),
+     .help = "the fleet profile ('-': standard output, the\n"
+             "fleet profile alone; the nodes' and the fleet's\n"
+             "tables go to standard error); default:\n"
+             "fleet-<UTC time>.json in rank 0's current\n"
+             "directory (results/ of the source tree for an\n"
+             "uninstalled build; $CALIBRATE_RESULTS_DIR)"},
+    {.type = CAL_OPT_DOUBLE, .name = "timeout", .arg = "S", .min = 1,
+     .max = 1e6, .def = "300", .off = OFF(a.timeout_s),
+     .bad = "%o needs seconds from 1 to 1e6, not '%s'",
+     .help = "longest wait of a rank for the others at one\n"
+             "step of the link measurements (default 300)"},
+    {.type = CAL_OPT_DOUBLE, .name = "node-timeout", .arg = "S", .min = 1,
+     .max = 1e6, .def = "3600", .off = OFF(a.node_timeout_s),
+     .bad = "%o needs seconds from 1 to 1e6, not '%s'",
+     .help = "longest wait for the hosts' measuring runs\n(default 3600)"},
+    {.type = CAL_OPT_SIZE, .name = "p2p-max", .arg = "SIZE", .min = 8,
+     .max = 1 << 30, .def = "64M", .off = OFF(p2p),
+     .bad = "%o needs a size from 8 to 1G, not '%s'",
+     .help = "largest point-to-point message (default 64M)"},
+    {.type = CAL_OPT_SIZE, .name = "allreduce-max", .arg = "SIZE", .min = 1024,
+     .max = 1 << 30, .def = "256M", .off = OFF(ar),
+     .bad = "%o needs a size from 1K to 1G, not '%s'",
+     .help = "largest all-reduce message (default 256M)"},
+    {.type = CAL_OPT_FLAG, .name = "compare-plain", .off = OFF(a.compare_plain),
+     .help = "also time the same operations in a bare MPI\n"
+             "loop (MPI_Sendrecv, MPI_Allreduce) and print\n"
+             "ours against it (a benchmark of the harness)"},
+    {.type = CAL_OPT_END},
+};
+
 static const cal_opt_cmd_t fleet_opts = {
       CMD,
       "Usage: calibrate fleet [options]\n"
@@ -33,24 +74,11 @@ static const cal_opt_cmd_t fleet_opts = {
       "network to the data-parallel plan.\n"
       "--bind-to none lets the measuring rank use every core of its host\n"
       "(Open MPI binds each rank to one core by default).\n\n"
-      "Options of the fleet:\n"
-      "  -o, --output FILE      the fleet profile ('-': standard output, the\n"
-      "                         fleet profile alone; the nodes' and the fleet's\n"
-      "                         tables go to standard error); default:\n"
-      "                         fleet-<UTC time>.json in rank 0's current\n"
-      "                         directory (results/ of the source tree for an\n"
-      "                         uninstalled build; $CALIBRATE_RESULTS_DIR)\n"
-      "      --timeout S        longest wait of a rank for the others at one\n"
-      "                         step of the link measurements (default 300)\n"
-      "      --node-timeout S   longest wait for the hosts' measuring runs\n"
-      "                         (default 3600)\n"
-      "      --p2p-max SIZE     largest point-to-point message (default 64M)\n"
-      "      --allreduce-max SIZE  largest all-reduce message (default 256M)\n"
-      "      --compare-plain    also time the same operations in a bare MPI\n"
-      "                         loop (MPI_Sendrecv, MPI_Allreduce) and print\n"
-      "                         ours against it (a benchmark of the harness)\n"
-      "  -h, --help             show this help\n"
-      "  -V, --version          show the version\n"
+      "Options of the fleet:\n",
+      {{fleet_rows, 25, CAL_OPT_NOPARSE}, /* taken by cal_cmd_fleet's own scan */
+       {cal_opt_help_rows, 25, 0},
+       {cal_opts_run_rows, 0, 0},
+       {cal_opts_sweep_rows, 0, 0}},
       "Every other option is a run option for the nodes (see 'calibrate run\n"
       "--help'): --quick, --sections LIST, --allow-busy, --sweep-batch, ...\n\n"
       "Exit status (the same on every rank): 0 success, 2 usage or input\n"
@@ -67,11 +95,10 @@ static const cal_opt_cmd_t fleet_opts = {
       "CALIBRATE_FLEET_HANG_RANK=R makes it stop answering, so the job must\n"
       "end non-zero with no fleet profile (the hang at the others' deadline;\n"
       "CALIBRATE_FLEET_HANG_AT=links: it stops before the all-reduce).\n",
-      {{cal_opts_run_rows, 0, 0},
-       {cal_opt_help_rows, 0, 0},
-       {cal_opts_sweep_rows, 0, 0}},
-      NULL,
 };
+
+/* The fleet's own rows alone, for its scan of argv. */
+static const cal_opt_cmd_t fleet_own = {CMD, NULL, {{fleet_rows, 0, 0}}, NULL};
 
 static void fleet_help(void) { cal_opt_help(&fleet_opts, stdout); }
 
@@ -84,71 +111,57 @@ static int measure(int argc, char **argv) {
 }
 #endif
 
-/* The value of a fleet option: "--name=V" or the next argument. */
-static const char *value(int argc, char **argv, int *i, const char *name) {
-  size_t n = strlen(name);
-  if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=')
-    return argv[*i] + n + 1;
-  if (strcmp(argv[*i], name) != 0)
-    return NULL;
-  if (*i + 1 >= argc)
-    return "";
-  return argv[++*i];
+/* The fleet's option at argv[*i] (exact names, "--name=V" or the value
+ * in the next argument, "" when there is none); -2 when it is not one
+ * (a run option for the nodes), -1 taken, else the exit code. */
+static int fleet_option(int argc, char **argv, int *i, fleet_parse_t *f) {
+  const char *s = argv[*i], *eq = strchr(s, '=');
+  char name[64];
+  size_t len = eq ? (size_t)(eq - s) : strlen(s);
+  if (len >= sizeof name)
+    return -2;
+  memcpy(name, s, len);
+  name[len] = '\0';
+  const cal_opt_t *row = cal_opt_find(&fleet_own, name);
+  if (!row || (eq && !cal_opt_takes_value(row)))
+    return -2;
+  if (!cal_opt_takes_value(row))
+    return cal_opt_take(&fleet_own, row, f, NULL, s);
+  const char *v = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : "";
+  if (row->off == OFF(a.out_path) && !*v)
+    return cal_usage(CMD, "%s needs a file name", s);
+  return cal_opt_take(&fleet_own, row, f, v, s);
 }
 
 int cal_cmd_fleet(int argc, char **argv) {
-  cal_fleet_args_t a = {.timeout_s = 300, .node_timeout_s = 3600,
-                        .p2p_max = 64u << 20, .ar_max = 256u << 20};
+  fleet_parse_t f = {{0}, 0, 0};
+  cal_fleet_args_t *ap = &f.a;
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   if (!rest)
     return CAL_EXIT_INTERNAL;
   int nrest = 0, rc = CAL_EXIT_OK;
+  cal_opt_defaults(&fleet_own, &f);
   rest[nrest++] = CMD;
   for (int i = 1; i < argc; i++) {
-    const char *s = argv[i], *v;
-    double d;
+    const char *s = argv[i];
     if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
       fleet_help();
       goto out;
     } else if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
       rc = cal_print_version();
       goto out;
-    } else if (strcmp(s, "--compare-plain") == 0) {
-      a.compare_plain = 1;
-    } else if ((v = value(argc, argv, &i, "--timeout")) ||
-               (v = value(argc, argv, &i, "--node-timeout"))) {
-      if (cal_parse_double(v, 1, 1e6, &d) < 0) {
-        rc = cal_usage(CMD, "%s needs seconds from 1 to 1e6, not '%s'", s, v);
-        goto out;
-      }
-      *(strncmp(s, "--timeout", 9) == 0 ? &a.timeout_s : &a.node_timeout_s) = d;
-    } else if ((v = value(argc, argv, &i, "--p2p-max")) ||
-               (v = value(argc, argv, &i, "--allreduce-max"))) {
-      int p2p = strncmp(s, "--p2p-max", 9) == 0;
-      double lo = p2p ? 8 : 1024;
-      if (cal_parse_size(v, &d) < 0 || d < lo || d > (1u << 30)) {
-        rc = cal_usage(CMD, "%s needs a size from %s to 1G, not '%s'", s,
-                       p2p ? "8" : "1K", v);
-        goto out;
-      }
-      uint64_t b = (uint64_t)d;
-      if (!p2p)
-        b -= b % 4; /* whole fp32 values */
-      *(p2p ? &a.p2p_max : &a.ar_max) = b;
-    } else if ((v = value(argc, argv, &i, "--output")) ||
-               (v = value(argc, argv, &i, "-o"))) {
-      if (!*v) {
-        rc = cal_usage(CMD, "%s needs a file name", s);
-        goto out;
-      }
-      a.out_path = v;
-    } else {
+    } else if ((rc = fleet_option(argc, argv, &i, &f)) >= 0) {
+      goto out;
+    } else if (rc == -2) {
       if (strcmp(s, "-q") == 0 || strcmp(s, "--quick") == 0 ||
           strcmp(s, "--ci") == 0)
-        a.quick = 1;
+        ap->quick = 1;
       rest[nrest++] = argv[i];
     }
   }
+  ap->p2p_max = (uint64_t)f.p2p;
+  ap->ar_max = (uint64_t)f.ar - (uint64_t)f.ar % 4; /* whole fp32 values */
+  cal_fleet_args_t a = f.a;
   a.run_argc = nrest;
   a.run_argv = rest;
   /* the run options checked here, before MPI starts: a bad one is one

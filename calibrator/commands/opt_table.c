@@ -14,9 +14,10 @@ const cal_opt_t cal_opt_help_rows[] = {
     {.type = CAL_OPT_END},
 };
 
-/* fmt with "%%" as '%', "%s" as s and "%g" / "%d" as num, into out. */
-static void expand(const char *fmt, const char *s, double num, char *out,
-                   size_t len) {
+/* fmt with "%%" as '%', "%s" as s, "%o" as opt and "%g" / "%d" as num,
+ * into out. */
+static void expand(const char *fmt, const char *s, const char *opt,
+                   double num, char *out, size_t len) {
   size_t n = 0;
   for (const char *p = fmt; *p && n + 1 < len; p++) {
     if (*p != '%' || !p[1]) {
@@ -26,6 +27,7 @@ static void expand(const char *fmt, const char *s, double num, char *out,
     p++;
     int w = *p == '%' ? snprintf(out + n, len - n, "%%")
             : *p == 's' ? snprintf(out + n, len - n, "%s", s ? s : "")
+            : *p == 'o' ? snprintf(out + n, len - n, "%s", opt ? opt : "")
                         : snprintf(out + n, len - n, "%g", num);
     n += (size_t)w < len - n ? (size_t)w : len - n - 1;
   }
@@ -63,7 +65,6 @@ static int set_parse(const cal_opt_choice_t *c, const char *s, int *out) {
   return 0;
 }
 
-/* The line for a bad value of a row without its own. */
 static void bad_line(const cal_opt_t *r, const char *val, char *out,
                      size_t len) {
   char list[256] = "";
@@ -144,18 +145,26 @@ static int convert(const cal_opt_t *r, void *obj, const char *val) {
   }
 }
 
-int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val) {
-  char msg[512];
+/* The row's line for a bad value; given: the option as written (NULL:
+ * "--name"). */
+static int bad_as(const char *cmd, const cal_opt_t *row, const char *val,
+                  const char *given) {
+  char msg[512], opt[128];
+  snprintf(opt, sizeof opt, "--%s", row->name);
   if (row->bad)
-    expand(row->bad, val, 0, msg, sizeof msg);
+    expand(row->bad, val, given ? given : opt, 0, msg, sizeof msg);
   else
     bad_line(row, val, msg, sizeof msg);
   return cal_usage(cmd, "%s", msg);
 }
 
+int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val) {
+  return bad_as(cmd, row, val, NULL);
+}
+
 /* One option met on the command line: -1 to go on, else an exit code. */
 int cal_opt_take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
-                 const char *val) {
+                 const char *val, const char *given) {
   if (r->type == CAL_OPT_HELP) {
     cal_opt_help(t, stdout);
     return CAL_EXIT_OK;
@@ -163,7 +172,7 @@ int cal_opt_take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
   if (r->type == CAL_OPT_VERSION)
     return cal_print_version();
   if (convert(r, obj, val) < 0)
-    return cal_opt_bad(t->cmd, r, val);
+    return bad_as(t->cmd, r, val, given);
   return r->set ? r->set(obj, r, val, t->cmd) : -1;
 }
 
@@ -217,7 +226,7 @@ static int index_build(const cal_opt_cmd_t *t, opt_index_t *x) {
   x->optstring[0] = ':';
   for (int p = 0; p < CAL_OPT_MAX_PARTS && t->parts[p].rows; p++)
     for (const cal_opt_t *r = t->parts[p].rows; r->type != CAL_OPT_END; r++) {
-      if (!r->name || seen(x, r))
+      if (!r->name || (t->parts[p].flags & CAL_OPT_NOPARSE) || seen(x, r))
         continue;
       x->longopts[x->n] = (struct option){
           r->name, cal_opt_takes_value(r) ? required_argument : no_argument, NULL,
@@ -257,7 +266,7 @@ int cal_opt_parse(const cal_opt_cmd_t *t, void *obj, int argc, char **argv,
   while (code < 0 &&
          (c = getopt_long(argc, argv, x.optstring, x.longopts, NULL)) != -1) {
     const cal_opt_t *r = row_of(&x, c);
-    code = r ? cal_opt_take(t, r, obj, optarg) : cal_bad_option(t->cmd, c, argv);
+    code = r ? cal_opt_take(t, r, obj, optarg, NULL) : cal_bad_option(t->cmd, c, argv);
   }
   *first = optind;
 out:
@@ -270,7 +279,7 @@ out:
 static void put_text(const char *fmt, FILE *out) {
   char text[8192];
   if (fmt) {
-    expand(fmt, NULL, 0, text, sizeof text);
+    expand(fmt, NULL, NULL, 0, text, sizeof text);
     fputs(text, out);
   }
 }
@@ -283,14 +292,14 @@ static void help_row(const cal_opt_part_t *part, const cal_opt_t *r,
     put_text(r->help, out);
     return;
   }
-  expand(r->help, NULL, r->help_num, text, sizeof text);
+  expand(r->help, NULL, NULL, r->help_num, text, sizeof text);
   if (r->label)
     snprintf(left, sizeof left, "%s", r->label);
   else if (r->letter)
     snprintf(left, sizeof left, "  -%c, --%s%s%s", r->letter, r->name,
              r->arg ? " " : "", r->arg ? r->arg : "");
   else
-    snprintf(left, sizeof left, "%s--%s%s%s", part->flat ? "  " : "      ",
+    snprintf(left, sizeof left, "%s--%s%s%s", (part->flags & CAL_OPT_FLAT) ? "  " : "      ",
              r->name, r->arg ? " " : "", r->arg ? r->arg : "");
   int w = (int)strlen(left);
   const char *p = text;

@@ -56,8 +56,9 @@ struct cal_opt {
   double min, max;     /* LONG, DOUBLE, SIZE: the range allowed */
   const cal_opt_choice_t *choices; /* ENUM, SET */
   const char *def;     /* default, converted like a given value; NULL: none */
-  const char *bad;     /* the error for a bad value: a format whose one %s
-                          is the value (NULL: a line from the type) */
+  const char *bad;     /* the error for a bad value: a format whose %s is
+                          the value and %o the option as written (NULL: a
+                          line from the type) */
   cal_opt_setter_t set;
   const char *label;   /* the help's left column, whole, when not the
                           generated one ("      --hidden N, --heads N") */
@@ -74,8 +75,13 @@ struct cal_opt {
 typedef struct cal_opt_part {
   const cal_opt_t *rows;
   int width;
-  int flat; /* a row without a letter starts at 2 spaces, not at 6 */
+  int flags; /* CAL_OPT_FLAT, CAL_OPT_NOPARSE */
 } cal_opt_part_t;
+
+/* A row without a letter starts at 2 spaces, not at 6. */
+#define CAL_OPT_FLAT 1
+/* Printed in the help only: a scan of the command's own takes it. */
+#define CAL_OPT_NOPARSE 2
 
 #define CAL_OPT_MAX_PARTS 6
 
@@ -102,10 +108,11 @@ int cal_opt_parse(const cal_opt_cmd_t *t, void *obj, int argc, char **argv,
 /* For a command that scans argv itself (`calibrate peak`: exact names,
  * options and operands in any order): the row of "--name" or "-x"
  * (NULL: none), and what cal_opt_parse does with it and its value (-1 to
- * go on, else the exit code). */
+ * go on, else the exit code; given: the option as written, for a bad
+ * line's %o). */
 const cal_opt_t *cal_opt_find(const cal_opt_cmd_t *t, const char *name);
 int cal_opt_take(const cal_opt_cmd_t *t, const cal_opt_t *row, void *obj,
-                 const char *val);
+                 const char *val, const char *given);
 /* Whether the row's option takes a value. */
 int cal_opt_takes_value(const cal_opt_t *row);
 

@@ -232,7 +232,7 @@ static const cal_opt_t plan_rows[] = {
 };
 
 static const cal_opt_cmd_t plan_opts = {
-    CMD, plan_head, {{plan_rows, 32, 1}},
+    CMD, plan_head, {{plan_rows, 32, CAL_OPT_FLAT}},
     "\n"
     "Exit status:\n"
     "  0  success\n"

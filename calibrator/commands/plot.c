@@ -64,7 +64,7 @@ static const cal_opt_cmd_t plot_opts = {
     "data (.dat) are kept in DIR beside the images so they can be edited\n"
     "and re-run.  One self-contained HTML page: calibrate report.\n"
     "\n",
-    {{plot_rows, 21, 1}},
+    {{plot_rows, 21, CAL_OPT_FLAT}},
     "\n"
     "Exit status:\n"
     "  0  success\n" CAL_HELP_EXIT_COMMON,

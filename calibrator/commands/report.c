@@ -56,7 +56,7 @@ static const cal_opt_cmd_t report_opts = {
     "outside itself (no scripts, fonts, images or network), so it can be\n"
     "attached to a CI run or mailed.  Needs gnuplot (gnuplot-nox).\n"
     "\n",
-    {{report_rows, 21, 1}},
+    {{report_rows, 21, CAL_OPT_FLAT}},
     "\n"
     "Exit status:\n"
     "  0  success\n" CAL_HELP_EXIT_COMMON
