@@ -273,7 +273,7 @@ static int any_has_section(const char *const *paths, size_t n,
 static void check_charts(const fixture_t *f, const char *const *paths,
                          size_t n, const char *ext) {
   char name[64];
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     snprintf(name, sizeof name, "%s.%s", cal_charts[i].name, ext);
     if (any_has_section(paths, n, cal_charts[i].section)) {
       check_image(f, name, strcmp(ext, "png") == 0);
@@ -422,7 +422,7 @@ static void reference_charts(void **state) {
   assert_int_equal(run_plot(one, 3), CAL_EXIT_OK);
   char name[64];
   /* the reference profile has every section: every chart is drawn */
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     snprintf(name, sizeof name, "%s.png", cal_charts[i].name);
     check_image(f, name, 1);
   }
@@ -433,7 +433,7 @@ static void reference_charts(void **state) {
   free(gp);
   char *two[] = {"--format", "svg", "-o", f->plots, REFERENCE, evil};
   assert_int_equal(run_plot(two, 6), CAL_EXIT_OK);
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     snprintf(name, sizeof name, "%s.svg", cal_charts[i].name);
     check_image(f, name, 0);
     char *svg = read_out(f, name);
@@ -467,8 +467,38 @@ static void missing_templates_write_nothing(void **state) {
   assert_int_not_equal(access(f->plots, F_OK), 0);
 }
 
+/* Every row of the chart table is whole, and the report page places
+ * each chart once. */
+static void chart_table_whole(void **state) {
+  (void)state;
+  assert_true(cal_ncharts > 0);
+  int *seen = calloc(cal_ncharts, sizeof *seen);
+  assert_non_null(seen);
+  for (size_t i = 0; i < cal_ncharts; i++) {
+    const cal_chart_t *ch = &cal_charts[i];
+    assert_non_null(ch->name);
+    assert_non_null(ch->section);
+    assert_non_null(ch->what);
+    assert_non_null(ch->row);
+    assert_non_null(ch->caption);
+    assert_true(ch->ncols > 0 && ch->ncols <= CAL_GP_NCOL + 1);
+    for (int c = 0; c < ch->ncols; c++)
+      assert_non_null(ch->cols[c]);
+    assert_true(ch->page >= 1 && (size_t)ch->page <= cal_ncharts);
+    seen[ch->page - 1]++;
+  }
+  for (size_t i = 0; i < cal_ncharts; i++) {
+    assert_int_equal(seen[i], 1);
+    assert_non_null(cal_chart_on_page(i));
+    assert_int_equal(cal_chart_on_page(i)->page, (int)i + 1);
+  }
+  assert_null(cal_chart_on_page(cal_ncharts));
+  free(seen);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(chart_table_whole),
       cmocka_unit_test(quote_for_gnuplot),
       cmocka_unit_test_setup_teardown(scripts_and_data, setup, teardown),
       cmocka_unit_test_setup_teardown(clashing_names, setup, teardown),

@@ -1,8 +1,9 @@
 /* The charts of `calibrate plot`, described by one table (cal_charts): for
  * each, the profile section it reads, where its points are, how a point
  * becomes a row of the data file and which series it joins, and the
- * columns and extra script variables it writes.  cal_chart_collect()
- * walks the points of every profile the same way for all of them.
+ * columns and extra script variables it writes, and its place and
+ * caption on the report page.  cal_chart_collect() walks the points of
+ * every profile the same way for all of them.
  * Everything here reads borrowed profile trees and allocates only the
  * rows of the caller's set (free with cal_gp_set_free()). */
 #ifndef CAL_CHARTS_H
@@ -49,11 +50,17 @@ typedef struct cal_chart {
   cal_gp_header_fn header; /* extra variables; its arg is the chart_in */
   int ncols, with_text;
   const char *cols[CAL_GP_NCOL + 1];
+  int page;            /* its place on the report page, from 1 */
+  const char *caption; /* its caption on the report page */
 } cal_chart_t;
 
-#define CAL_NCHARTS 7
-/* The charts in drawing order. */
-extern const cal_chart_t cal_charts[CAL_NCHARTS];
+/* The charts in drawing order, cal_ncharts of them (counted from the
+ * table itself). */
+extern const cal_chart_t cal_charts[];
+extern const size_t cal_ncharts;
+
+/* The chart at place 0, 1, ... of the report page; NULL past the last. */
+const cal_chart_t *cal_chart_on_page(size_t place);
 
 /* Add the rows of ch from every profile of in to set; CAL_ENOMEM. */
 int cal_chart_collect(const cal_chart_t *ch, const cal_chart_in_t *in,

@@ -509,25 +509,6 @@ void cal_html_inline_svg(FILE *f, const char *dir, const char *name,
 
 /* ---- the page ---- */
 
-static const struct {
-  const char *name, *caption;
-} chart_captions[] = {
-    {"roofline", "Roofline: colour per dtype roof, marker per kernel family, "
-                 "filled = all threads, open = one thread; diamonds mark "
-                 "ridge points."},
-    {"peak", "Compute peak per dtype and engine as a share of the "
-             "theoretical peak."},
-    {"gemm", "GEMM throughput per size with confidence intervals and the "
-             "measured compute peaks."},
-    {"scaling", "Thread scaling: GFLOPS against ideal linear scaling, "
-                "and parallel efficiency."},
-    {"attention", "Attention: GFLOPS per shape and its fraction of the best "
-                  "GEMM at the same threads."},
-    {"bandwidth", "Memory bandwidth against the working set per core."},
-    {"batch_sweep", "Batch sweep: prefill and decode throughput, and "
-                    "latency against batch size."},
-};
-
 static int render(const json_t *const *roots, const char *const *paths,
                   size_t n, const json_t *const *reports, size_t nrep,
                   const cal_html_opts_t *o, FILE *f, char *err,
@@ -582,9 +563,9 @@ static int render(const json_t *const *roots, const char *const *paths,
   }
   if (n) {
     fputs("<h2>Charts</h2>\n", f);
-    for (size_t c = 0; c < sizeof chart_captions / sizeof chart_captions[0];
-         c++)
-      inline_svg(f, dir, chart_captions[c].name, chart_captions[c].caption);
+    const cal_chart_t *ch;
+    for (size_t c = 0; (ch = cal_chart_on_page(c)) != NULL; c++)
+      inline_svg(f, dir, ch->name, ch->caption);
   }
   for (size_t i = 0; i < n; i++) {
     fputs("<h2>Tables: ", f);

@@ -139,7 +139,7 @@ int cal_plot_trees(const json_t *const *roots, const char *const *paths,
                    size_t n, const cal_plot_opts_t *o, char *err,
                    size_t errlen) {
   plot_ctx_t c = {.in = {.roots = roots, .n = n}, .paths = paths, .o = o};
-  int drawn[CAL_NCHARTS] = {0};
+  int *drawn = NULL;
   int rc = 0;
   if (n == 0 || !o->dir || !o->format ||
       (strcmp(o->format, "png") && strcmp(o->format, "svg"))) {
@@ -147,21 +147,23 @@ int cal_plot_trees(const json_t *const *roots, const char *const *paths,
     return CAL_EINVAL;
   }
   c.tdir = cal_gp_template_dir(o->templates);
-  if ((rc = make_labels(&c)) < 0) {
+  drawn = calloc(cal_ncharts, sizeof *drawn);
+  if (!drawn || (rc = make_labels(&c)) < 0) {
+    rc = CAL_ENOMEM;
     snprintf(err, errlen, "out of memory");
     goto out;
   }
   /* every template readable before any file is written */
-  for (size_t i = 0; i < CAL_NCHARTS; i++)
+  for (size_t i = 0; i < cal_ncharts; i++)
     if ((rc = cal_gp_check_template(c.tdir, cal_charts[i].name, err,
                                     errlen)) < 0)
       goto out;
   if ((rc = cal_gp_make_dirs(o->dir, err, errlen)) < 0)
     goto out;
-  for (size_t i = 0; i < CAL_NCHARTS; i++)
+  for (size_t i = 0; i < cal_ncharts; i++)
     if ((rc = do_chart(&c, &cal_charts[i], &drawn[i], err, errlen)) < 0)
       goto out;
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     if (!drawn[i])
       continue;
     if (!o->script_only &&
@@ -174,6 +176,7 @@ int cal_plot_trees(const json_t *const *roots, const char *const *paths,
   }
 out:
   cal_machine_names_free(c.label, n);
+  free(drawn);
   return rc;
 }
 
