@@ -15,6 +15,124 @@
 #include "curve_json.h"
 #include "fleet_json.h"
 
+/* The batch sweep's point behind the top-level throughput: its mode is
+ * batch_source.mode, else prefill, else decode; NULL when none is found
+ * or its median is not the throughput (an edited or older profile).
+ * *mode: the mode it was found in. */
+static const json_t *throughput_point(const json_t *r, double thr,
+                                      int64_t batch, const char **mode) {
+  const json_t *modes =
+      json_object_get(json_object_get(r, "batch_sweep"), "modes");
+  const char *want = json_string_value(
+      json_object_get(json_object_get(r, "batch_source"), "mode"));
+  const char *const order[] = {want, "prefill", "decode"};
+  for (size_t k = 0; k < 3; k++) {
+    const json_t *pts =
+        order[k] ? json_object_get(json_object_get(modes, order[k]), "points")
+                 : NULL;
+    size_t i;
+    const json_t *pt;
+    json_array_foreach(pts, i, pt) {
+      const json_t *bs = json_object_get(pt, "batch_size");
+      if (!json_is_integer(bs) || json_integer_value(bs) != batch ||
+          strcmp(cal_json_str(pt, "status"), "ok") != 0)
+        continue;
+      double med = cal_json_num(pt, "examples_per_s", NAN);
+      if (fabs(med - thr) <= 1e-6 * fabs(thr)) {
+        *mode = order[k];
+        return pt;
+      }
+    }
+    if (order[k] && k == 0)
+      break; /* the recorded mode decides */
+  }
+  return NULL;
+}
+
+/* The train curve's optimal point (batch_sweep.modes.train): its
+ * examples/s into *thr and its batch into *batch, or nothing. */
+static void train_optimum(const json_t *r, double *thr, int64_t *batch) {
+  const json_t *train = json_object_get(
+      json_object_get(json_object_get(r, "batch_sweep"), "modes"), "train");
+  const json_t *ob = json_object_get(train, "optimal_batch_size");
+  size_t i;
+  const json_t *pt;
+  if (!json_is_integer(ob) || json_integer_value(ob) < 1)
+    return;
+  json_array_foreach(json_object_get(train, "points"), i, pt) {
+    const json_t *bs = json_object_get(pt, "batch_size");
+    double v = cal_json_num(pt, "examples_per_s", NAN);
+    if (json_is_integer(bs) &&
+        json_integer_value(bs) == json_integer_value(ob) &&
+        strcmp(cal_json_str(pt, "status"), "ok") == 0 && v > 0 &&
+        isfinite(v)) {
+      *thr = v;
+      *batch = (int64_t)json_integer_value(ob);
+      return;
+    }
+  }
+}
+
+static int64_t shape_int(const json_t *model, const char *k) {
+  const json_t *v = json_object_get(model, k);
+  return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
+  const json_t *r = p->root;
+  memset(m, 0, sizeof *m);
+  m->prof = p;
+  m->path = p->path;
+  m->source = CAL_PLAN_SRC_PROFILE;
+  m->name = json_string_value(json_object_get(r, "device_name"));
+  if (!m->name)
+    m->name = p->path;
+  const json_t *t = json_object_get(r, "throughput");
+  m->throughput = json_is_number(t) ? json_number_value(t) : NAN;
+  const json_t *b = json_object_get(r, "optimal_batch_size");
+  m->optimal_batch = json_is_integer(b) ? (int64_t)json_integer_value(b) : 0;
+  const json_t *avail = json_object_get(
+      json_object_get(json_object_get(r, "machine"), "memory"),
+      "available_bytes");
+  const json_t *mgb = json_object_get(r, "memory_gb");
+  if (json_is_number(avail) && json_number_value(avail) > 0)
+    m->available = json_number_value(avail);
+  else if (json_is_number(mgb) && json_number_value(mgb) > 0)
+    m->available = json_number_value(mgb) * 1e9;
+  else
+    m->available = 0;
+  m->price_per_hour = m->ci_low = m->ci_high = m->ci_level = NAN;
+  const char *found = NULL;
+  const json_t *pt = isfinite(m->throughput) && m->optimal_batch
+                         ? throughput_point(r, m->throughput, m->optimal_batch,
+                                            &found)
+                         : NULL;
+  m->mode = json_string_value(
+      json_object_get(json_object_get(r, "batch_source"), "mode"));
+  if (!m->mode)
+    m->mode = found;
+  train_optimum(r, &m->train_throughput, &m->train_batch);
+  const json_t *st = json_object_get(pt, "stats");
+  if (st) {
+    m->ci_low = cal_json_num(st, "ci_low", NAN);
+    m->ci_high = cal_json_num(st, "ci_high", NAN);
+    m->ci_level = cal_json_num(st, "ci_level", NAN);
+  }
+  const json_t *model =
+      json_object_get(json_object_get(r, "batch_sweep"), "model");
+  m->shape = (cal_act_shape_t){
+      .hidden = shape_int(model, "hidden"), .heads = shape_int(model, "heads"),
+      .kv_heads = shape_int(model, "kv_heads"),
+      .head_dim = shape_int(model, "head_dim"), .ffn = shape_int(model, "ffn"),
+      .seq = shape_int(model, "seq")};
+  if (m->shape.head_dim == 0 && m->shape.heads > 0 &&
+      m->shape.hidden % m->shape.heads == 0)
+    m->shape.head_dim = m->shape.hidden / m->shape.heads;
+  cal_act_shape_t probe = m->shape;
+  probe.layers = 1;
+  m->has_shape = cal_lora_params(&probe, 1) > 0;
+}
+
 /* Room for one more machine; NULL when out of memory. */
 static cal_plan_machine_t *new_machine(cal_plan_inputs_t *in) {
   if (in->n == in->cap) {
