@@ -232,7 +232,10 @@ static void missing_keys(void **state) {
       " \"gemm\": {\"points\": [{\"id\": \"a\", \"status\": \"failed\","
       "  \"reason\": \"why\"}, {\"id\": \"b\", \"status\": \"ok\","
       "  \"metric\": \"time_ms\", \"time_ms\": 2}]},"
-      " \"batch_sweep\": {\"modes\": {\"train\": {\"points\": []}}}}",
+      " \"batch_sweep\": {\"modes\": {\"train\": {\"points\": []},"
+      "  \"decode\": {\"points\": [{\"batch_size\": 4,"
+      "   \"samples_examples_per_s\": [1, 2.5]}, {\"id\": \"c\","
+      "   \"status\": \"ok\", \"batch_size\": 8}]}}}}",
       0, NULL);
   assert_non_null(r);
   cal_profile_t prof = {r, NULL, NULL};
@@ -256,7 +259,7 @@ static void missing_keys(void **state) {
   assert_null(v->batch_source.mode);
   assert_false(v->peak.has);
   assert_int_equal(v->peak.points.n, 0);
-  assert_int_equal(v->npoints, 2);
+  assert_int_equal(v->npoints, 3);
   const cal_vpoint_t *a = &v->points[0], *b = &v->points[1];
   assert_ptr_equal(v->gemm.points.p[0], a);
   assert_string_equal(a->reason, "why");
@@ -275,6 +278,19 @@ static void missing_keys(void **state) {
   assert_int_equal(t->points.n, 0);
   assert_false(t->peak_batch_size.has);
   assert_false(t->recommendation.has);
+  /* a point without an id is in its mode's list, not the profile's */
+  const cal_vbatch_mode_t *d = cal_vbatch_mode(&v->batch_sweep, "decode");
+  assert_int_equal(d->points.n, 2);
+  assert_null(d->points.p[0]->id);
+  assert_string_equal(d->points.p[0]->section, "batch_sweep");
+  assert_true(d->points.p[0]->batch_size.i == 4);
+  const cal_vsamples_t *s = cal_vpoint_samples(d->points.p[0], "examples_per_s");
+  assert_non_null(s);
+  assert_int_equal(s->n, 2);
+  assert_double_equal(s->v[1], 2.5, 0);
+  assert_false(d->points.p[0]->samples.has); /* no metric */
+  assert_null(cal_vpoint_samples(d->points.p[0], "gflops"));
+  assert_ptr_equal(d->points.p[1], &v->points[2]);
   /* written back as read */
   json_t *j = cal_vnum_json(&v->optimal_batch_size);
   assert_true(json_is_integer(j) && json_integer_value(j) == 8);
