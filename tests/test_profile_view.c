@@ -93,6 +93,24 @@ static int check_point(const char *section, json_t *pt, void *arg) {
   return 0;
 }
 
+/* A walk of the whole tree, stopping at points: they come in
+ * doc_points' order. */
+static void doc_walk(walk_t *w, const json_t *o) {
+  const char *k;
+  json_t *x;
+  size_t i;
+  if (json_is_array(o))
+    json_array_foreach(o, i, x) doc_walk(w, x);
+  if (!json_is_object(o))
+    return;
+  if (json_object_get(o, "id") && json_object_get(o, "status")) {
+    assert_true(w->i < w->v->npoints);
+    check_str(w->v->doc_points[w->i++]->id, o, "id");
+    return;
+  }
+  json_object_foreach((json_t *)o, k, x) doc_walk(w, x);
+}
+
 /* A section's list: the points of its "points" array, in order. */
 static void check_list(const cal_vpoints_t *l, const json_t *sec) {
   const json_t *arr = json_object_get(sec, "points");
@@ -183,6 +201,11 @@ static void check_profile(const char *path) {
   walk_t w = {v, 0};
   cal_profile_each_point(r, check_point, &w);
   assert_int_equal(w.i, v->npoints);
+  /* the points in the file's order, as a walk of the whole tree meets
+   * them */
+  walk_t d = {v, 0};
+  doc_walk(&d, r);
+  assert_int_equal(d.i, v->npoints);
   check_str(v->schema, r, "schema");
   check_str(v->device_name, r, "device_name");
   check_str(v->tool.version, json_object_get(r, "tool"), "version");

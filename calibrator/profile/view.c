@@ -261,6 +261,21 @@ static void read_top(cal_varena_t *a, cal_profile_view_t *v,
   read_quality(a, &v->quality, json_object_get(r, "quality"));
 }
 
+/* doc_points: the sections' runs of points in the file's order of keys. */
+static void order_by_document(cal_varena_t *a, cal_profile_view_t *v,
+                              const json_t *root) {
+  const char *key;
+  json_t *x;
+  size_t n = 0;
+  if (!(v->doc_points = cal_varena_alloc(a, v->npoints, sizeof *v->doc_points)))
+    return;
+  json_object_foreach((json_t *)root, key, x) {
+    for (size_t i = 0; i < v->npoints; i++)
+      if (strcmp(v->points[i].section, key) == 0)
+        v->doc_points[n++] = &v->points[i];
+  }
+}
+
 int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
   cal_varena_t *a = cal_varena_new();
   cal_profile_view_t *v = a ? cal_varena_alloc(a, 1, sizeof *v) : NULL;
@@ -280,6 +295,7 @@ int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
     return CAL_ENOMEM;
   }
   cal_profile_each_point(root, add_point, &b);
+  order_by_document(a, v, root);
   read_top(a, v, root);
   cal_vsections_read(&b, root);
   free(b.nodes);

@@ -294,6 +294,7 @@ typedef struct cal_vpeak {
 /* bandwidth.caches[]: the cache levels the working sets were sized by. */
 typedef struct cal_vbw_level {
   cal_vnum_t level, size_bytes, cores_sharing;
+  const char *level_str; /* the level when written as a string */
 } cal_vbw_level_t;
 
 typedef struct cal_vbandwidth {
@@ -420,9 +421,13 @@ typedef struct cal_profile_view {
   cal_vattention_t attention;
   cal_vroofline_t roofline;
   cal_vbatch_sweep_t batch_sweep;
-  /* every measured point in cal_profile_each_point's order */
+  /* every measured point in cal_profile_each_point's order (section by
+   * section in its fixed order, each section in document order) */
   cal_vpoint_t *points; /* owned */
   size_t npoints;
+  /* the same points in the order the file holds them (its sections in the
+   * order they appear in it): what a walk of the whole tree meets */
+  const cal_vpoint_t **doc_points; /* owned, npoints of them */
   struct cal_varena *arena; /* private: what the view owns */
 } cal_profile_view_t;
 

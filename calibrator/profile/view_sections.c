@@ -108,6 +108,7 @@ static void read_bandwidth(cal_vbuild_t *b, cal_vbandwidth_t *w,
     json_array_foreach(caches, i, x) {
       cal_vbw_level_t *c = &w->caches[w->ncaches++];
       c->level = cal_vnum_of(x, "level");
+      c->level_str = cal_vstr_of(x, "level");
       c->size_bytes = cal_vnum_of(x, "size_bytes");
       c->cores_sharing = cal_vnum_of(x, "cores_sharing");
     }
