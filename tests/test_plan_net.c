@@ -136,8 +136,17 @@ static cal_profile_t *machine_a(const char *mode, int with_train,
         json_pack("{s:i, s:[{s:i, s:s, s:f}]}", "optimal_batch_size", 16,
                   "points", "batch_size", 16, "status", "ok",
                   "examples_per_s", 100.0));
-  cal_plan_read_machine(p, m);
-  return p;
+  /* the view is built when a profile is parsed: parse the edited tree */
+  char *text = json_dumps(p->root, JSON_COMPACT);
+  cal_profile_t *q = NULL;
+  assert_non_null(text);
+  assert_int_equal(cal_profile_parse(text, strlen(text), p->path, &q, err,
+                                     sizeof err),
+                   0);
+  free(text);
+  cal_profile_free(p);
+  assert_int_equal(cal_plan_read_machine(q, m), 0);
+  return q;
 }
 
 /* The plan of one machine with a fleet's all-reduce curve: its "network"
