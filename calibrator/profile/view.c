@@ -52,7 +52,6 @@ static const cal_vkey_t point_keys[] = {
 
 void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                      const json_t *pt) {
-  char key[128];
   p->section = section;
   CAL_VREAD(p, point_keys, pt);
   p->higher_better = p->higher_is_better;
@@ -63,14 +62,15 @@ void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                         (len > 3 && strcmp(p->metric + len - 3, "_ms") == 0)));
   }
   p->value = cal_vnum_val(p->metric ? json_object_get(pt, p->metric) : NULL);
-  if (p->metric) {
-    snprintf(key, sizeof key, "samples_%s", p->metric);
-    p->samples = cal_vsamples_of(a, pt, key);
-  }
   p->stats = cal_vstats_of(pt, "stats");
-  p->samples_ms = cal_vsamples_of(a, pt, "samples_ms");
   p->params = cal_vfields_members(a, pt);
   read_figure_samples(a, p, pt);
+  /* samples_<metric> and samples_ms: the same arrays, not copies */
+  const cal_vsamples_t *s = cal_vpoint_samples(p, p->metric);
+  if (s)
+    p->samples = *s;
+  if ((s = cal_vpoint_samples(p, "ms")))
+    p->samples_ms = *s;
 }
 
 const cal_vsamples_t *cal_vpoint_samples(const cal_vpoint_t *p,
