@@ -69,30 +69,32 @@ static int collect_group(const cal_chart_t *ch, size_t p,
   return 0;
 }
 
-/* The points of a section that has no groups. */
-static const cal_vpoints_t *section_points(const cal_chart_t *ch,
-                                           const cal_profile_view_t *v) {
+/* The section chart ch reads in v: whether v has it (*has), and its
+ * points (NULL for the batch sweep and the roofline, which have no one
+ * list of measured points). */
+static const cal_vpoints_t *section_of(const cal_chart_t *ch,
+                                       const cal_profile_view_t *v, int *has) {
   switch (ch->src) {
-  case CAL_CHART_SRC_GEMM: return &v->gemm.points;
-  case CAL_CHART_SRC_SCALING: return &v->scaling.points;
-  case CAL_CHART_SRC_BANDWIDTH: return &v->bandwidth.points;
-  case CAL_CHART_SRC_ATTENTION: return &v->attention.points;
-  case CAL_CHART_SRC_PEAK: return &v->peak.points;
-  default: return NULL;
+  case CAL_CHART_SRC_BATCH: *has = v->batch_sweep.has; return NULL;
+  case CAL_CHART_SRC_ROOFLINE: *has = v->roofline.has; return NULL;
+  case CAL_CHART_SRC_GEMM: *has = v->gemm.has; return &v->gemm.points;
+  case CAL_CHART_SRC_SCALING: *has = v->scaling.has; return &v->scaling.points;
+  case CAL_CHART_SRC_BANDWIDTH:
+    *has = v->bandwidth.has;
+    return &v->bandwidth.points;
+  case CAL_CHART_SRC_ATTENTION:
+    *has = v->attention.has;
+    return &v->attention.points;
+  case CAL_CHART_SRC_PEAK: *has = v->peak.has; return &v->peak.points;
   }
+  *has = 0;
+  return NULL;
 }
 
 int cal_chart_has_section(const cal_chart_t *ch, const cal_profile_view_t *v) {
-  switch (ch->src) {
-  case CAL_CHART_SRC_BATCH: return v->batch_sweep.has;
-  case CAL_CHART_SRC_GEMM: return v->gemm.has;
-  case CAL_CHART_SRC_SCALING: return v->scaling.has;
-  case CAL_CHART_SRC_BANDWIDTH: return v->bandwidth.has;
-  case CAL_CHART_SRC_ROOFLINE: return v->roofline.has;
-  case CAL_CHART_SRC_ATTENTION: return v->attention.has;
-  case CAL_CHART_SRC_PEAK: return v->peak.has;
-  }
-  return 0;
+  int has;
+  section_of(ch, v, &has);
+  return has;
 }
 
 /* The rows of profile p into set. */
@@ -106,8 +108,10 @@ static int collect_profile(const cal_chart_t *ch, size_t p,
         return CAL_ENOMEM;
     return 0;
   }
-  if (ch->src != CAL_CHART_SRC_ROOFLINE)
-    return collect_group(ch, p, section_points(ch, v), NULL, set);
+  int has;
+  const cal_vpoints_t *pts = section_of(ch, v, &has);
+  if (pts)
+    return collect_group(ch, p, pts, NULL, set);
   /* the roofline's kernels: placed, not measured, so no status */
   cal_chart_pt_t in = {.group = &none, .group_key = ""};
   for (size_t k = 0; k < v->roofline.nkernels; k++) {
