@@ -1,6 +1,7 @@
 /* calibrate plot end to end on tests/data/profile_{a,b}.json: the generated
  * scripts and data, quoting of awkward names, skipped sections, a missing
- * gnuplot, and (when gnuplot is installed) valid PNG and SVG images. */
+ * gnuplot, and (when gnuplot is installed) valid PNG and SVG images; the
+ * chart table and the rows it collects from typed views. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -467,6 +468,62 @@ static void missing_templates_write_nothing(void **state) {
   assert_int_not_equal(access(f->plots, F_OK), 0);
 }
 
+/* The rows a chart collects from typed views: a confirmation left out,
+ * series by thread count when the threads vary, roofline kernels drawn
+ * though they have no status. */
+static void chart_rows_from_views(void **state) {
+  (void)state;
+  static const char j[] =
+      "{\"gemm\": {\"points\": ["
+      " {\"id\": \"g1\", \"status\": \"ok\", \"dtype\": \"fp32\","
+      "  \"m\": 64, \"n\": 64, \"k\": 64, \"gflops\": 10, \"threads\": 1},"
+      " {\"id\": \"g2\", \"status\": \"ok\", \"dtype\": \"fp32\","
+      "  \"m\": 64, \"n\": 64, \"k\": 64, \"gflops\": 18, \"threads\": 2},"
+      " {\"id\": \"g3\", \"status\": \"ok\", \"dtype\": \"fp32\","
+      "  \"confirms\": \"g1\", \"m\": 64, \"n\": 64, \"k\": 64,"
+      "  \"gflops\": 11, \"threads\": 1},"
+      " {\"id\": \"g4\", \"status\": \"failed\", \"dtype\": \"fp32\","
+      "  \"m\": 8, \"n\": 8, \"k\": 8, \"gflops\": 1, \"threads\": 1}]},"
+      " \"roofline\": {\"kernels\": [{\"kernel\": \"gemm_fp32\","
+      "  \"dtype\": \"fp32\", \"threads\": 2,"
+      "  \"intensity_flop_per_byte\": 4, \"gflops\": 20}]}}";
+  json_error_t e;
+  json_t *root = json_loads(j, 0, &e);
+  cal_profile_view_t *v = NULL;
+  assert_non_null(root);
+  assert_int_equal(cal_profile_view_build(root, &v), 0);
+  const cal_profile_view_t *views[1] = {v};
+  const char *labels[1] = {"box"};
+  cal_chart_in_t in = {views, labels, 1};
+  const cal_chart_t *gemm = NULL, *roof = NULL;
+  for (size_t i = 0; i < cal_ncharts; i++) {
+    if (strcmp(cal_charts[i].name, "gemm") == 0)
+      gemm = &cal_charts[i];
+    if (strcmp(cal_charts[i].name, "roofline") == 0)
+      roof = &cal_charts[i];
+  }
+  assert_non_null(gemm);
+  assert_non_null(roof);
+  assert_true(cal_chart_has_section(gemm, v));
+  assert_false(cal_chart_has_section(&cal_charts[0], v));
+  cal_gp_set_t set = {0};
+  assert_int_equal(cal_chart_collect(gemm, &in, &set), 0);
+  assert_int_equal(set.n, 2);
+  assert_string_equal(set.s[0].key, "fp32, 1 thread");
+  assert_string_equal(set.s[1].key, "fp32, 2 threads");
+  assert_int_equal(set.s[0].n, 1);
+  assert_double_equal(set.s[0].rows[0].v[3], 10, 0);
+  assert_double_equal(set.s[0].rows[0].x, 64, 1e-9);
+  cal_gp_set_free(&set);
+  assert_int_equal(cal_chart_collect(roof, &in, &set), 0);
+  assert_int_equal(set.n, 1);
+  assert_string_equal(set.s[0].key, "GEMM fp32, 2 threads");
+  assert_string_equal(set.s[0].rows[0].text, "gemm_fp32");
+  cal_gp_set_free(&set);
+  cal_profile_view_free(v);
+  json_decref(root);
+}
+
 /* Every row of the chart table is whole, and the report page places
  * each chart once. */
 static void chart_table_whole(void **state) {
@@ -499,6 +556,7 @@ static void chart_table_whole(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(chart_table_whole),
+      cmocka_unit_test(chart_rows_from_views),
       cmocka_unit_test(quote_for_gnuplot),
       cmocka_unit_test_setup_teardown(scripts_and_data, setup, teardown),
       cmocka_unit_test_setup_teardown(clashing_names, setup, teardown),

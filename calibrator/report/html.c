@@ -2,6 +2,7 @@
  * drawn as SVG in a temporary directory and inlined, the comparison. */
 #include "html.h"
 #include "html_internal.h"
+#include "html_profile.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -121,311 +122,6 @@ static void page_end(FILE *f) {
         "intervals.</p>\n</body>\n</html>\n", f);
 }
 
-/* ---- one profile's tables ---- */
-
-static void machine_table(FILE *f, const json_t *const *roots,
-                          const char *const *names, size_t n) {
-  fputs("<h2>Machine</h2>\n<table>\n<tr><th></th>", f);
-  for (size_t i = 0; i < n; i++) {
-    fputs("<th>", f);
-    ESC(f, names[i]);
-    fputs("</th>", f);
-  }
-  fputs("</tr>\n", f);
-  static const struct {
-    const char *label, *path[3];
-  } rows[] = {
-      {"device", {"device_name"}},
-      {"CPU", {"machine", "cpu", "brand"}},
-      {"host", {"machine", "hostname"}},
-      {"OS", {"machine", "os"}},
-      {"cores", {"machine", "topology", "cores"}},
-      {"hardware threads", {"machine", "topology", "hardware_threads"}},
-      {"usable cores", {"machine", "usable_cores"}},
-      {"memory (GiB)", {"machine", "memory", "total_bytes"}},
-      {"BLAS", {"blas", "config"}},
-      {"BLAS core type", {"blas", "coretype"}},
-      {"threads", {"settings", "threads"}},
-      {"created", {"created"}},
-      {"calibrate", {"tool", "version"}},
-      {"git", {"tool", "git"}},
-  };
-  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-    fputs("<tr><th>", f);
-    ESC(f, rows[r].label);
-    fputs("</th>", f);
-    for (size_t i = 0; i < n; i++) {
-      const json_t *v = roots[i];
-      for (int k = 0; k < 3 && rows[r].path[k]; k++)
-        v = json_object_get(v, rows[r].path[k]);
-      if (json_is_string(v))
-        text_cell(f, json_string_value(v));
-      else if (json_is_integer(v) && strstr(rows[r].label, "GiB"))
-        num_cell(f, (double)json_integer_value(v) / (1 << 30), "");
-      else if (json_is_integer(v))
-        fprintf(f, "<td class=\"n\">%" JSON_INTEGER_FORMAT "</td>",
-                json_integer_value(v));
-      else if (json_is_number(v))
-        num_cell(f, json_number_value(v), "");
-      else
-        fputs("<td>&mdash;</td>", f);
-    }
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void headline_table(FILE *f, const json_t *const *roots,
-                           const char *const *names, size_t n) {
-  static const struct {
-    const char *key, *label, *unit;
-  } keys[] = {
-      {"gflops", "best fp32 GEMM, all threads", "GFLOPS"},
-      {"gflops_per_core", "best fp32 GEMM, one thread", "GFLOPS"},
-      {"throughput", "batch sweep peak", "examples/s"},
-      {"optimal_batch_size", "optimal batch size", ""},
-      {"latency_ms", "latency at batch 1", "ms"},
-      {"memory_gb", "memory", "GB"},
-  };
-  fputs("<h2>Headline figures</h2>\n<table class=\"head\">\n<tr><th></th>",
-        f);
-  for (size_t i = 0; i < n; i++) {
-    fputs("<th>", f);
-    ESC(f, names[i]);
-    fputs("</th>", f);
-  }
-  fputs("</tr>\n", f);
-  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-    fputs("<tr><th>", f);
-    ESC(f, keys[k].label);
-    fputs("</th>", f);
-    for (size_t i = 0; i < n; i++)
-      num_cell(f, cal_json_num(roots[i], keys[k].key, NAN), keys[k].unit);
-    fputs("</tr>\n", f);
-  }
-  fputs("<tr><th>headline status</th>", f);
-  for (size_t i = 0; i < n; i++) {
-    const char *s = str(roots[i], "headline_status");
-    text_cell(f, s[0] ? s : "measured");
-  }
-  fputs("</tr>\n</table>\n", f);
-}
-
-static void gemm_table(FILE *f, const json_t *root) {
-  const json_t *dt = json_object_get(json_object_get(root, "gemm"), "dtypes");
-  if (!json_object_size(dt))
-    return;
-  fputs("<h3>GEMM, best per dtype</h3>\n<table>\n<tr><th>dtype</th>"
-        "<th>kernel</th><th>status</th><th>1 thread</th><th>all threads</th>"
-        "<th>note</th></tr>\n", f);
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)dt, k, v) {
-    fputs("<tr>", f);
-    text_cell(f, k);
-    text_cell(f, str(v, "kernel"));
-    text_cell(f, str(v, "status"));
-    const char *unit = strcmp(k, "int8") == 0 ? "GOPS" : "GFLOPS";
-    double t1 = cal_json_num(v, "best_gflops_1_thread",
-                             cal_json_num(v, "best_gops_1_thread", NAN));
-    double ta = cal_json_num(v, "best_gflops_all_threads",
-                             cal_json_num(v, "best_gops_all_threads", NAN));
-    num_cell(f, t1, unit);
-    num_cell(f, ta, unit);
-    text_cell(f, str(v, "reason"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void peak_table(FILE *f, const json_t *root) {
-  const json_t *pts = json_object_get(json_object_get(root, "peak"), "points");
-  if (!json_array_size(pts))
-    return;
-  fputs("<h3>Compute peak: measured versus theoretical</h3>\n<table>\n"
-        "<tr><th>kernel</th><th>dtype</th><th>variant</th><th>threads</th>"
-        "<th>measured</th><th>theoretical</th><th>of theoretical</th>"
-        "<th>status</th></tr>\n", f);
-  size_t i;
-  const json_t *pt;
-  json_array_foreach(pts, i, pt) {
-    const char *metric = str(pt, "metric");
-    double v = cal_json_num(pt, metric[0] ? metric : "gflops", NAN);
-    double e = cal_json_num(pt, "efficiency", NAN);
-    const char *unit = strcmp(metric, "gops") == 0 ? "GOPS" : "GFLOPS";
-    fputs("<tr>", f);
-    text_cell(f, str(pt, "kernel"));
-    text_cell(f, str(pt, "dtype"));
-    text_cell(f, str(pt, "variant"));
-    num_cell(f, cal_json_num(pt, "threads", NAN), "");
-    num_cell(f, v, unit);
-    num_cell(f, e > 0 ? v / e : NAN, unit);
-    num_cell(f, e > 0 ? 100 * e : NAN, "%");
-    text_cell(f, str(pt, "status"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void roof_table(FILE *f, const json_t *root) {
-  const json_t *roof = json_object_get(root, "roofline");
-  const json_t *bw = json_object_get(roof, "bandwidth_gbps");
-  if (!json_object_size(bw))
-    return;
-  fputs("<h3>Memory bandwidth per level (roofline ceilings)</h3>\n<table>\n"
-        "<tr><th>level</th><th>bandwidth</th><th>kernel</th></tr>\n", f);
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)bw, k, v) {
-    fputs("<tr>", f);
-    text_cell(f, k);
-    num_cell(f, json_is_number(v) ? json_number_value(v) : NAN, "GB/s");
-    text_cell(f, str(json_object_get(roof, "bandwidth_kernel"), k));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void sweep_table(FILE *f, const json_t *root) {
-  const json_t *bs = json_object_get(root, "batch_sweep");
-  const json_t *modes = json_object_get(bs, "modes");
-  if (!json_object_size(modes))
-    return;
-  const json_t *m = json_object_get(bs, "model");
-  fputs("<h3>Batch sweep: ", f);
-  ESC(f, str(m, "preset"));
-  fprintf(f, ", seq %.0f, hidden %.0f</h3>\n<table>\n<tr><th>mode</th>"
-             "<th>status</th><th>peak batch</th><th>peak throughput</th>"
-             "<th>knee batch</th><th>optimal batch</th><th>latency at "
-             "batch 1</th><th>shape</th><th>stopped</th></tr>\n",
-          cal_json_num(m, "seq", NAN), cal_json_num(m, "hidden", NAN));
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)modes, k, v) {
-    fputs("<tr>", f);
-    text_cell(f, k);
-    text_cell(f, str(v, "status"));
-    num_cell(f, cal_json_num(v, "peak_batch_size", NAN), "");
-    num_cell(f, cal_json_num(v, "peak_examples_per_s", NAN),
-             strcmp(k, "decode") == 0 ? "tokens/s" : "examples/s");
-    num_cell(f, cal_json_num(v, "knee_batch_size", NAN), "");
-    num_cell(f, cal_json_num(v, "optimal_batch_size", NAN), "");
-    num_cell(f, cal_json_num(v, "latency_ms_batch_1", NAN), "ms");
-    text_cell(f, str(v, "shape"));
-    text_cell(f, str(v, "stop_reason"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void attention_table(FILE *f, const json_t *root) {
-  const json_t *pts =
-      json_object_get(json_object_get(root, "attention"), "points");
-  if (!json_array_size(pts))
-    return;
-  fputs("<h3>Attention</h3>\n<table>\n<tr><th>point</th><th>threads</th>"
-        "<th>GFLOPS</th><th>of best GEMM</th><th>status</th></tr>\n", f);
-  size_t i;
-  const json_t *pt;
-  json_array_foreach(pts, i, pt) {
-    fputs("<tr>", f);
-    text_cell(f, str(pt, "id"));
-    num_cell(f, cal_json_num(pt, "threads", NAN), "");
-    num_cell(f, cal_json_num(pt, "gflops", NAN), "");
-    double r = cal_json_num(pt, "ratio_to_gemm", NAN);
-    num_cell(f, 100 * r, "%");
-    text_cell(f, str(pt, "status"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-/* ---- quality notes ---- */
-
-typedef struct qual {
-  FILE *f;
-  size_t unstable, bad;
-} qual_t;
-
-/* Every measured point (an object with an id and a status) anywhere in
- * the tree: unstable, contaminated, failed or skipped ones listed. */
-static void quality_walk(qual_t *q, const json_t *o) {
-  if (json_is_array(o)) {
-    size_t i;
-    const json_t *v;
-    json_array_foreach(o, i, v) quality_walk(q, v);
-    return;
-  }
-  if (!json_is_object(o))
-    return;
-  const char *id = json_string_value(json_object_get(o, "id"));
-  const char *st = json_string_value(json_object_get(o, "status"));
-  if (id && st) {
-    int unstable =
-        json_is_true(json_object_get(json_object_get(o, "stats"), "unstable"));
-    int contaminated = json_is_true(json_object_get(o, "contaminated"));
-    if (strcmp(st, "ok") || contaminated) {
-      fputs("<li class=\"warn\">", q->f);
-      ESC(q->f, id);
-      fputs(": ", q->f);
-      ESC(q->f, contaminated && !strcmp(st, "ok") ? "contaminated" : st);
-      const char *why = json_string_value(json_object_get(o, "reason"));
-      if (why) {
-        fputs(" (", q->f);
-        ESC(q->f, why);
-        fputs(")", q->f);
-      }
-      fputs("</li>\n", q->f);
-      q->bad++;
-    } else if (unstable) {
-      double cv = cal_json_num(json_object_get(o, "stats"), "cv", NAN);
-      fputs("<li>", q->f);
-      ESC(q->f, id);
-      fprintf(q->f, ": unstable (cv %.1f%%)</li>\n", 100 * cv);
-      q->unstable++;
-    }
-    return;
-  }
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)o, k, v) quality_walk(q, v);
-}
-
-static void quality_notes(FILE *f, const json_t *root) {
-  const json_t *ql = json_object_get(root, "quality");
-  fputs("<h3>Quality notes</h3>\n", f);
-  fprintf(f, "<p>noisy: %s; unstable points: %.0f; failed points: %.0f; "
-             "elapsed %.1f s</p>\n",
-          json_is_true(json_object_get(ql, "noisy")) ? "yes" : "no",
-          cal_json_num(ql, "unstable_points", NAN),
-          cal_json_num(ql, "failed_points", NAN),
-          cal_json_num(ql, "elapsed_s", NAN));
-  const json_t *w = json_object_get(ql, "warnings");
-  if (json_array_size(w)) {
-    fputs("<ul>\n", f);
-    size_t i;
-    const json_t *s;
-    json_array_foreach(w, i, s) {
-      fputs("<li class=\"warn\">", f);
-      ESC(f, json_string_value(s));
-      fputs("</li>\n", f);
-    }
-    fputs("</ul>\n", f);
-  }
-  qual_t q = {.f = f};
-  /* a plain list, not a collapsed one: it must print */
-  fputs("<p>Points that were unstable (coefficient of variation above the "
-        "threshold), contaminated, failed or skipped:</p>\n"
-        "<ul class=\"pts\">\n", f);
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)root, k, v) if (strcmp(k, "quality"))
-      quality_walk(&q, v);
-  if (!q.unstable && !q.bad)
-    fputs("<li>none</li>\n", f);
-  fputs("</ul>\n", f);
-}
-
 /* ---- charts ---- */
 
 /* The temporary chart directory: mkdtemp under $TMPDIR or /tmp. */
@@ -509,10 +205,18 @@ void cal_html_inline_svg(FILE *f, const char *dir, const char *name,
 
 /* ---- the page ---- */
 
-static int render(const json_t *const *roots, const char *const *paths,
-                  size_t n, const json_t *const *reports, size_t nrep,
-                  const cal_html_opts_t *o, FILE *f, char *err,
+/* The profiles of the page: their views and where they were read. */
+typedef struct page_in {
+  const cal_profile_view_t *const *views;
+  const char *const *paths;
+  size_t n;
+} page_in_t;
+
+static int render(const page_in_t *in, const json_t *const *reports,
+                  size_t nrep, const cal_html_opts_t *o, FILE *f, char *err,
                   size_t errlen) {
+  const char *const *paths = in->paths;
+  size_t n = in->n;
   char *dir = chart_dir(err, errlen);
   int rc = 0;
   if (!dir)
@@ -521,7 +225,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   char **names = NULL;
   const char **own = calloc(n ? n : 1, sizeof *own);
   for (size_t i = 0; own && i < n; i++)
-    own[i] = json_string_value(json_object_get(roots[i], "device_name"));
+    own[i] = in->views[i]->device_name;
   rc = own ? cal_machine_names(own, paths, n, &names) : CAL_ENOMEM;
   free(own);
   if (rc < 0) {
@@ -531,7 +235,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   if (n) {
     cal_plot_opts_t po = {.dir = dir, .format = "svg",
                           .templates = o->templates};
-    if ((rc = cal_plot_trees(roots, paths, n, &po, err, errlen)) < 0)
+    if ((rc = cal_plot_views(in->views, paths, n, &po, err, errlen)) < 0)
       goto out;
   }
   char title[200];
@@ -551,8 +255,8 @@ static int render(const json_t *const *roots, const char *const *paths,
       ESC(f, paths[i]);
     }
     fputs("</p>\n", f);
-    machine_table(f, roots, (const char *const *)names, n);
-    headline_table(f, roots, (const char *const *)names, n);
+    cal_html_machine_table(f, in->views, (const char *const *)names, n);
+    cal_html_headline_table(f, in->views, (const char *const *)names, n);
   }
   for (size_t r = 0; r < nrep; r++) {
     if (r == 0)
@@ -571,12 +275,7 @@ static int render(const json_t *const *roots, const char *const *paths,
     fputs("<h2>Tables: ", f);
     ESC(f, names[i]);
     fputs("</h2>\n", f);
-    gemm_table(f, roots[i]);
-    peak_table(f, roots[i]);
-    roof_table(f, roots[i]);
-    attention_table(f, roots[i]);
-    sweep_table(f, roots[i]);
-    quality_notes(f, roots[i]);
+    cal_html_profile_tables(f, in->views[i]);
   }
   page_end(f);
 out:
@@ -591,44 +290,52 @@ out:
   return rc;
 }
 
-/* Render into a memory buffer. */
-static int render_mem(const json_t *const *roots, const char *const *paths,
-                      size_t n, const json_t *const *reports, size_t nrep,
-                      const cal_html_opts_t *o, char **html, size_t *len,
-                      char *err, size_t errlen) {
-  *html = NULL;
-  *len = 0;
-  FILE *f = open_memstream(html, len);
-  if (!f) {
-    snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
-  }
-  int rc = render(roots, paths, n, reports, nrep, o, f, err, errlen);
-  if (fclose(f) != 0 && rc == 0) {
-    snprintf(err, errlen, "out of memory");
-    rc = CAL_ENOMEM;
-  }
-  if (rc < 0) {
-    free(*html);
-    *html = NULL;
-    *len = 0;
-  }
-  return rc;
+/* What a page shows: profiles and compare reports. */
+typedef struct page_args {
+  const page_in_t *in;
+  const json_t *const *reports;
+  size_t nrep;
+  const cal_html_opts_t *o;
+} page_args_t;
+
+static int render_page(const void *data, int variant, FILE *f, char *err,
+                       size_t errlen) {
+  const page_args_t *a = data;
+  (void)variant;
+  return render(a->in, a->reports, a->nrep, a->o, f, err, errlen);
 }
 
-int cal_html_render(const json_t *const *roots, const char *const *paths,
-                    size_t n, const cal_html_opts_t *opts, char **html,
-                    size_t *len, char *err, size_t errlen) {
+/* Render into a memory buffer. */
+static int render_mem(const page_in_t *in, const json_t *const *reports,
+                      size_t nrep, const cal_html_opts_t *o, char **html,
+                      size_t *len, char *err, size_t errlen) {
+  static const cal_reporter_t page = {"html", "the page", render_page, 0};
+  page_args_t a = {in, reports, nrep, o};
+  return cal_reporter_render_mem(&page, &a, html, len, err, errlen);
+}
+
+/* The report page of n profiles, each later one compared with the
+ * first, into f. */
+static int report_page(const cal_profile_t *const *profiles, size_t n,
+                       const cal_html_opts_t *opts, FILE *f, char *err,
+                       size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
   if (n == 0) {
     snprintf(err, errlen, "report: no profile given");
     return CAL_EINVAL;
   }
   json_t **reps = calloc(n, sizeof *reps);
-  int rc = 0;
-  if (!reps) {
+  const cal_profile_view_t **views = calloc(n, sizeof *views);
+  const char **paths = calloc(n, sizeof *paths);
+  int rc = reps && views && paths ? 0 : CAL_ENOMEM;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    paths[i] = profiles[i]->path;
+    if (!(views[i] = cal_profile_view(profiles[i])))
+      rc = CAL_ENOMEM;
+  }
+  if (rc < 0) {
     snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
+    goto out;
   }
   /* each later profile against the first */
   for (size_t i = 1; i < n; i++) {
@@ -637,17 +344,41 @@ int cal_html_render(const json_t *const *roots, const char *const *paths,
                              .ci_level = 0.95,
                              .run_allowance = CAL_COMPARE_RUN_ALLOWANCE,
                              .base_name = paths[0], .new_name = paths[i]};
-    if ((rc = cal_compare_profiles(roots[0], roots[i], &co, &reps[i - 1], err,
-                                   errlen)) < 0)
+    if ((rc = cal_compare_profiles(profiles[0]->root, profiles[i]->root, &co,
+                                   &reps[i - 1], err, errlen)) < 0)
       goto out;
   }
-  rc = render_mem(roots, paths, n, (const json_t *const *)reps, n - 1, &o,
-                  html, len, err, errlen);
+  page_in_t in = {views, paths, n};
+  rc = render(&in, (const json_t *const *)reps, n - 1, &o, f, err, errlen);
 out:
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; reps && i < n; i++)
     json_decref(reps[i]);
   free(reps);
+  free(views);
+  free(paths);
   return rc;
+}
+
+/* The report reporter: the page of a cal_html_in_t. */
+static int render_report(const void *data, int variant, FILE *out, char *err,
+                         size_t errlen) {
+  const cal_html_in_t *in = data;
+  (void)variant;
+  return report_page(in->profiles, in->n, in->opts, out, err, errlen);
+}
+
+const cal_reporter_t cal_html_reporters[] = {
+    {"html", "one self-contained HTML page", render_report, 0},
+};
+const size_t cal_html_nreporters =
+    sizeof cal_html_reporters / sizeof cal_html_reporters[0];
+
+int cal_html_render(const cal_profile_t *const *profiles, size_t n,
+                    const cal_html_opts_t *opts, char **html, size_t *len,
+                    char *err, size_t errlen) {
+  cal_html_in_t in = {profiles, n, opts};
+  return cal_reporter_render_mem(&cal_html_reporters[0], &in, html, len, err,
+                                 errlen);
 }
 
 int cal_html_render_compare(const json_t *report, const cal_html_opts_t *opts,
@@ -655,5 +386,6 @@ int cal_html_render_compare(const json_t *report, const cal_html_opts_t *opts,
                             size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
   const json_t *reps[1] = {report};
-  return render_mem(NULL, NULL, 0, reps, 1, &o, html, len, err, errlen);
+  page_in_t none = {NULL, NULL, 0};
+  return render_mem(&none, reps, 1, &o, html, len, err, errlen);
 }
