@@ -439,14 +439,8 @@ static int write_plan(const cal_plan_t *plan, const plan_args_t *a) {
   if (!r)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "no reporter for --format %s",
                     a->format);
-  FILE *mem = open_memstream(&text, &len);
-  if (!mem)
-    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  int e = r->render(plan, r->variant, mem, err, sizeof err);
-  if (fclose(mem) != 0 || e < 0) {
-    free(text);
-    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  }
+  if (cal_reporter_render_mem(r, plan, &text, &len, err, sizeof err) < 0)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "%s", err);
   int rc = CAL_EXIT_OK;
   if (cal_write_atomic(a->output ? a->output : "-", text, len, err,
                        sizeof err) < 0)
