@@ -206,7 +206,7 @@ void cal_html_inline_svg(FILE *f, const char *dir, const char *name,
 /* ---- the page ---- */
 
 static int render(const json_t *const *roots, const char *const *paths,
-                  size_t n, const json_t *const *reports, size_t nrep,
+                  size_t n, const cal_comparison_t *reports, size_t nrep,
                   const cal_html_opts_t *o, FILE *f, char *err,
                   size_t errlen) {
   char *dir = chart_dir(err, errlen);
@@ -253,7 +253,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   for (size_t r = 0; r < nrep; r++) {
     if (r == 0)
       fputs("<h2>Comparison</h2>\n", f);
-    if ((rc = cal_html_compare_section(f, reports[r], dir, o->templates,
+    if ((rc = cal_html_compare_section(f, &reports[r], dir, o->templates,
                                         r + 1, err, errlen)) < 0)
       goto out;
   }
@@ -284,7 +284,7 @@ out:
 
 /* Render into a memory buffer. */
 static int render_mem(const json_t *const *roots, const char *const *paths,
-                      size_t n, const json_t *const *reports, size_t nrep,
+                      size_t n, const cal_comparison_t *reports, size_t nrep,
                       const cal_html_opts_t *o, char **html, size_t *len,
                       char *err, size_t errlen) {
   *html = NULL;
@@ -315,7 +315,7 @@ int cal_html_render(const json_t *const *roots, const char *const *paths,
     snprintf(err, errlen, "report: no profile given");
     return CAL_EINVAL;
   }
-  json_t **reps = calloc(n, sizeof *reps);
+  cal_comparison_t *reps = calloc(n, sizeof *reps);
   int rc = 0;
   if (!reps) {
     snprintf(err, errlen, "out of memory");
@@ -323,28 +323,27 @@ int cal_html_render(const json_t *const *roots, const char *const *paths,
   }
   /* each later profile against the first */
   for (size_t i = 1; i < n; i++) {
-    cal_compare_opts_t co = {.threshold = o.threshold > 0 ? o.threshold : 0.05,
-                             .alpha = o.alpha > 0 ? o.alpha : 0.01,
-                             .ci_level = 0.95,
-                             .run_allowance = CAL_COMPARE_RUN_ALLOWANCE,
-                             .base_name = paths[0], .new_name = paths[i]};
+    cal_compare_opts_t co = cal_compare_defaults();
+    co.threshold = o.threshold > 0 ? o.threshold : co.threshold;
+    co.alpha = o.alpha > 0 ? o.alpha : co.alpha;
+    co.base_name = paths[0];
+    co.new_name = paths[i];
     if ((rc = cal_compare_profiles(roots[0], roots[i], &co, &reps[i - 1], err,
                                    errlen)) < 0)
       goto out;
   }
-  rc = render_mem(roots, paths, n, (const json_t *const *)reps, n - 1, &o,
+  rc = render_mem(roots, paths, n, reps, n - 1, &o,
                   html, len, err, errlen);
 out:
   for (size_t i = 0; i < n; i++)
-    json_decref(reps[i]);
+    cal_compare_free(&reps[i]);
   free(reps);
   return rc;
 }
 
-int cal_html_render_compare(const json_t *report, const cal_html_opts_t *opts,
-                            char **html, size_t *len, char *err,
-                            size_t errlen) {
+int cal_html_render_compare(const cal_comparison_t *c,
+                            const cal_html_opts_t *opts, char **html,
+                            size_t *len, char *err, size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
-  const json_t *reps[1] = {report};
-  return render_mem(NULL, NULL, 0, reps, 1, &o, html, len, err, errlen);
+  return render_mem(NULL, NULL, 0, c, 1, &o, html, len, err, errlen);
 }
