@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_vec.h"
 #include "compare.h"
 #include "compare_internal.h"
 #include "profile.h"
@@ -48,14 +49,8 @@ static int add_diff(diffs_t *d, const char *key, const json_t *a,
         json_equal((json_t *)d->v[i].base, (json_t *)a) &&
         json_equal((json_t *)d->v[i].newv, (json_t *)b))
       return 0;
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 16;
-    cal_compare_diff_t *v = realloc(d->v, cap * sizeof *v);
-    if (!v)
-      return CAL_ENOMEM;
-    d->v = v;
-    d->cap = cap;
-  }
+  if (cal_grow(&d->v, d->n, &d->cap, sizeof *d->v, 16) < 0)
+    return CAL_ENOMEM;
   d->v[d->n++] = (cal_compare_diff_t){key, a, b, where};
   return 0;
 }

@@ -63,31 +63,15 @@ fail:
   return NULL;
 }
 
-/* Appends to arr; a NULL element (out of memory) fails. */
-static int append(json_t *arr, json_t *v) {
-  return !arr || !v || json_array_append_new(arr, v) ? CAL_ENOMEM : 0;
-}
+/* One element of a list of the result: item(c, i). */
+typedef json_t *(*item_fn)(const cal_comparison_t *c, size_t i);
 
-static json_t *points_json(const cal_comparison_t *c) {
+/* The array of item(c, 0..n-1); NULL when out of memory. */
+static json_t *list_json(const cal_comparison_t *c, size_t n, item_fn item) {
   json_t *a = json_array();
-  for (size_t i = 0; a && i < c->npoints; i++)
-    if (append(a, point_json(&c->points[i])) < 0) {
-      json_decref(a);
-      return NULL;
-    }
-  return a;
-}
-
-/* The lists after the points: machine differences, top-level figures,
- * ids only on one side, points not compared, run names; NULL when out of
- * memory. */
-static json_t *diffs_json(const cal_comparison_t *c) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < c->ndiffs; i++) {
-    const cal_compare_diff_t *d = &c->diffs[i];
-    if (append(a, json_pack("{s:s, s:O, s:O, s:s?}", "key", d->key, "base",
-                            d->base, "new", d->newv, "profile",
-                            d->profile)) < 0) {
+  for (size_t i = 0; a && i < n; i++) {
+    json_t *v = item(c, i);
+    if (!v || json_array_append_new(a, v)) {
       json_decref(a);
       return NULL;
     }
@@ -95,41 +79,43 @@ static json_t *diffs_json(const cal_comparison_t *c) {
   return a;
 }
 
-static json_t *tops_json(const cal_comparison_t *c) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < c->ntops; i++) {
-    const cal_compare_top_t *t = &c->tops[i];
-    if (append(a, json_pack("{s:s, s:f, s:f, s:o, s:b, s:s}", "key", t->key,
-                            "base", t->base, "new", t->newv, "ratio",
-                            num(t->ratio), "higher_is_better",
-                            t->higher_is_better, "verdict",
-                            cal_verdict_name(CAL_VERDICT_INFO))) < 0) {
-      json_decref(a);
-      return NULL;
-    }
-  }
-  return a;
+static json_t *point_item(const cal_comparison_t *c, size_t i) {
+  return point_json(&c->points[i]);
 }
 
-static json_t *ids_json(const char *const *ids, size_t n) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < n; i++)
-    if (append(a, json_string(ids[i])) < 0) {
-      json_decref(a);
-      return NULL;
-    }
-  return a;
+static json_t *diff_item(const cal_comparison_t *c, size_t i) {
+  const cal_compare_diff_t *d = &c->diffs[i];
+  return json_pack("{s:s, s:O, s:O, s:s?}", "key", d->key, "base", d->base,
+                   "new", d->newv, "profile", d->profile);
 }
 
-static json_t *skipped_json(const cal_comparison_t *c) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < c->nskipped; i++)
-    if (append(a, json_pack("{s:s, s:s}", "id", c->skipped[i].id, "reason",
-                            c->skipped[i].reason)) < 0) {
-      json_decref(a);
-      return NULL;
-    }
-  return a;
+static json_t *top_item(const cal_comparison_t *c, size_t i) {
+  const cal_compare_top_t *t = &c->tops[i];
+  return json_pack("{s:s, s:f, s:f, s:o, s:b, s:s}", "key", t->key, "base",
+                   t->base, "new", t->newv, "ratio", num(t->ratio),
+                   "higher_is_better", t->higher_is_better, "verdict",
+                   cal_verdict_name(CAL_VERDICT_INFO));
+}
+
+static json_t *skip_item(const cal_comparison_t *c, size_t i) {
+  return json_pack("{s:s, s:s}", "id", c->skipped[i].id, "reason",
+                   c->skipped[i].reason);
+}
+
+static json_t *only_base_item(const cal_comparison_t *c, size_t i) {
+  return json_string(c->only_base[i]);
+}
+
+static json_t *only_new_item(const cal_comparison_t *c, size_t i) {
+  return json_string(c->only_new[i]);
+}
+
+static json_t *base_run_item(const cal_comparison_t *c, size_t i) {
+  return json_string(c->base_runs[i]);
+}
+
+static json_t *new_run_item(const cal_comparison_t *c, size_t i) {
+  return json_string(c->new_runs[i]);
 }
 
 static json_t *summary_json(const cal_comparison_t *c) {
@@ -169,14 +155,16 @@ json_t *cal_compare_json(const cal_comparison_t *c) {
       c->new_label, "threshold", o->threshold, "alpha", o->alpha, "ci_level",
       o->ci_level, "run_allowance", o->run_allowance, "multiple_testing",
       "benjamini-hochberg", "filter", o->filter, "machine_differences",
-      diffs_json(c), "allow_different_machines", c->allow_different_machines,
-      "points", points_json(c), "top_level", tops_json(c), "only_in_base",
-      ids_json(c->only_base, c->nonly_base), "only_in_new",
-      ids_json(c->only_new, c->nonly_new), "not_compared", skipped_json(c),
-      "summary", summary_json(c), "base_runs",
-      ids_json(c->base_runs, c->summary.runs_base), "new_runs",
-      ids_json(c->new_runs, c->summary.runs_new), "only_changed",
-      c->only_changed);
+      list_json(c, c->ndiffs, diff_item), "allow_different_machines",
+      c->allow_different_machines, "points",
+      list_json(c, c->npoints, point_item), "top_level",
+      list_json(c, c->ntops, top_item), "only_in_base",
+      list_json(c, c->nonly_base, only_base_item), "only_in_new",
+      list_json(c, c->nonly_new, only_new_item), "not_compared",
+      list_json(c, c->nskipped, skip_item), "summary", summary_json(c),
+      "base_runs", list_json(c, c->summary.runs_base, base_run_item),
+      "new_runs", list_json(c, c->summary.runs_new, new_run_item),
+      "only_changed", c->only_changed);
   return rep;
 }
 
