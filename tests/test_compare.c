@@ -583,8 +583,8 @@ static void side_free(json_t **runs, size_t n) {
 }
 
 static json_t *compare_n(json_t **b, size_t nb, json_t **n, size_t nn) {
-  cal_compare_side_t sb = {(const json_t *const *)b, NULL, nb, "base"};
-  cal_compare_side_t sn = {(const json_t *const *)n, NULL, nn, "new"};
+  cal_compare_side_t sb = {(const json_t *const *)b, NULL, nb, "base", NULL};
+  cal_compare_side_t sn = {(const json_t *const *)n, NULL, nn, "new", NULL};
   cal_comparison_t c;
   char err[256];
   if (cal_compare_sides(&sb, &sn, &opts, &c, err, sizeof err) < 0)

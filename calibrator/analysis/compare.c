@@ -13,6 +13,7 @@
 #include "profile.h"
 #include "stats.h"
 #include "verdict.h"
+#include "view.h"
 
 cal_compare_opts_t cal_compare_defaults(void) {
   return (cal_compare_opts_t){0.05, 0.01, 0.95, CAL_COMPARE_RUN_ALLOWANCE,
@@ -30,20 +31,14 @@ static double judged(double r) { return isinf(r) ? 1e308 : r; }
 
 /* The points of one side: every id seen in any of its runs, in the order
  * first seen, each with its point in every run (null where a run lacks
- * it). */
+ * it, else the point's index in that run's view). */
 typedef struct side_points {
   json_t *order; /* [id] */
-  json_t *by_id; /* id -> {section, points: [point | null] * nruns} */
+  json_t *by_id; /* id -> [index | null] * nruns */
+  const cal_profile_view_t **views; /* the runs' views */
+  cal_profile_view_t **built;       /* the views built here (owned) */
   size_t nruns;
 } side_points_t;
-
-typedef struct collect_ctx {
-  side_points_t *s;
-  size_t run;
-  json_t *seen;    /* ids of this run */
-  const char *dup; /* first repeated id of this run (borrowed) */
-  const char *filter;
-} collect_ctx_t;
 
 /* Whether id matches one of the comma-separated globs (all when NULL). */
 static int id_selected(const char *filter, const char *id) {
@@ -63,35 +58,62 @@ static int id_selected(const char *filter, const char *id) {
   return 0;
 }
 
-static int collect(const char *section, json_t *point, void *arg) {
-  collect_ctx_t *c = arg;
-  const char *id = json_string_value(json_object_get(point, "id"));
-  if (!id || !id_selected(c->filter, id))
-    return 0;
-  if (json_object_get(c->seen, id)) {
-    c->dup = id;
-    return 1;
+/* The selected points of run r into s; *dup gets the first id the run
+ * repeats.  CAL_ENOMEM. */
+static int collect(side_points_t *s, size_t r, const char *filter,
+                   const char **dup) {
+  const cal_profile_view_t *v = s->views[r];
+  json_t *seen = json_object();
+  int rc = seen ? 0 : CAL_ENOMEM;
+  for (size_t k = 0; rc == 0 && !*dup && k < v->npoints; k++) {
+    const char *id = v->points[k].id;
+    if (!id || !id_selected(filter, id))
+      continue;
+    if (json_object_get(seen, id)) {
+      *dup = id;
+      break;
+    }
+    json_t *e = json_object_get(s->by_id, id);
+    if (!e) {
+      e = json_array();
+      for (size_t i = 0; e && i < s->nruns; i++)
+        json_array_append_new(e, json_null());
+      if (!e || json_object_set_new(s->by_id, id, e) ||
+          json_array_append_new(s->order, json_string(id)))
+        rc = CAL_ENOMEM;
+    }
+    if (rc == 0 && (json_object_set(seen, id, json_true()) ||
+                    json_array_set_new(e, r, json_integer((json_int_t)k))))
+      rc = CAL_ENOMEM;
   }
-  if (json_object_set(c->seen, id, json_true()))
-    return CAL_ENOMEM;
-  json_t *e = json_object_get(c->s->by_id, id);
-  if (!e) {
-    json_t *pts = json_array();
-    for (size_t i = 0; pts && i < c->s->nruns; i++)
-      json_array_append_new(pts, json_null());
-    e = json_pack("{s:s, s:o}", "section", section, "points", pts);
-    if (!e || json_object_set_new(c->s->by_id, id, e) ||
-        json_array_append_new(c->s->order, json_string(id)))
-      return CAL_ENOMEM;
-  }
-  return json_array_set(json_object_get(e, "points"), c->run, point)
-             ? CAL_ENOMEM
-             : 0;
+  json_decref(seen);
+  return rc;
 }
 
 static void side_points_clear(side_points_t *s) {
   json_decref(s->order);
   json_decref(s->by_id);
+  for (size_t r = 0; s->built && r < s->nruns; r++)
+    cal_profile_view_free(s->built[r]);
+  free(s->built);
+  free(s->views);
+}
+
+/* The views of a side's runs: given, or built from the trees. */
+static int side_views(const cal_compare_side_t *side, side_points_t *s) {
+  s->views = calloc(side->n, sizeof *s->views);
+  s->built = side->views ? NULL : calloc(side->n, sizeof *s->built);
+  if (!s->views || (!side->views && !s->built))
+    return CAL_ENOMEM;
+  for (size_t r = 0; r < side->n; r++) {
+    if (side->views)
+      s->views[r] = side->views[r];
+    else if (cal_profile_view_build(side->runs[r], &s->built[r]) < 0)
+      return CAL_ENOMEM;
+    else
+      s->views[r] = s->built[r];
+  }
+  return 0;
 }
 
 static int side_points_load(const cal_compare_side_t *side, const char *filter,
@@ -99,91 +121,57 @@ static int side_points_load(const cal_compare_side_t *side, const char *filter,
   s->order = json_array();
   s->by_id = json_object();
   s->nruns = side->n;
-  if (!s->order || !s->by_id)
+  if (!s->order || !s->by_id || side_views(side, s) < 0)
     return CAL_ENOMEM;
   for (size_t r = 0; r < side->n; r++) {
-    collect_ctx_t c = {s, r, json_object(), NULL, filter};
-    if (!c.seen)
-      return CAL_ENOMEM;
-    int rc = cal_profile_each_point(side->runs[r], collect, &c);
-    if (rc >= 0 && c.dup) {
+    const char *dup = NULL;
+    int rc = collect(s, r, filter, &dup);
+    if (rc >= 0 && dup) {
       snprintf(err, errlen, "%s: point id \"%s\" appears twice",
                side->names && side->names[r] ? side->names[r] : side->label,
-               c.dup);
+               dup);
       rc = CAL_EINVAL;
     }
-    json_decref(c.seen);
     if (rc < 0)
       return rc;
   }
   return 0;
 }
 
-/* Samples of `metric` as a malloc'ed array; NULL with *n = 0 on failure. */
-static double *samples_of(const json_t *pt, const char *metric, size_t *n) {
-  char key[128];
-  snprintf(key, sizeof key, "samples_%s", metric);
-  const json_t *arr = json_object_get(pt, key);
-  size_t len = json_array_size(arr);
-  *n = 0;
-  double *x = len ? malloc(len * sizeof *x) : NULL;
-  if (!x)
-    return NULL;
-  for (size_t i = 0; i < len; i++)
-    x[i] = json_number_value(json_array_get(arr, i));
-  *n = len;
-  return x;
-}
+/* A string of a view, "" when absent. */
+static const char *str(const char *s) { return s ? s : ""; }
 
 /* One run's value of a point: the median of its samples, else its
  * figure; NAN when it has neither. */
-static double run_value(const json_t *pt, const char *metric) {
-  size_t n = 0;
-  double *x = samples_of(pt, metric, &n), v = NAN;
-  if (x && n)
-    v = cal_median(x, n);
-  free(x);
-  return isfinite(v) ? v : cal_json_num(pt, metric, NAN);
-}
-
-/* Direction of a point: its own "higher_is_better", else a guess from the
- * metric's name (times are lower-is-better). */
-int cal_point_higher_is_better(const json_t *pt, const char *metric) {
-  const json_t *h = json_object_get(pt, "higher_is_better");
-  if (json_is_boolean(h))
-    return json_is_true(h);
-  size_t len = strlen(metric);
-  return !(strcmp(metric, "ms") == 0 ||
-           (len > 3 && strcmp(metric + len - 3, "_ms") == 0));
+static double run_value(const cal_vpoint_t *pt) {
+  double v = pt->samples.n ? cal_median(pt->samples.v, pt->samples.n) : NAN;
+  return isfinite(v) ? v : pt->value.v;
 }
 
 /* --------------------------------------------------------------- judge */
 
 /* One run per side: Mann-Whitney U on the samples, Moses interval of the
  * ratio of medians, into e (verdict decided later). */
-static int judge_samples(const json_t *bp, const json_t *np,
+static int judge_samples(const cal_vpoint_t *bp, const cal_vpoint_t *np,
                          const char *metric, const cal_compare_opts_t *o,
                          cal_compare_point_t *e) {
-  size_t nb = 0, nn = 0;
-  double *xb = samples_of(bp, metric, &nb);
-  double *xn = samples_of(np, metric, &nn);
+  size_t nb = bp->samples.n, nn = np->samples.n;
+  const double *xb = bp->samples.v, *xn = np->samples.v;
   cal_mwu_t t;
   cal_ratio_ci_t ci;
-  int rc = CAL_ENOMEM;
-  if (!xb || !xn)
-    goto out;
+  int rc;
+  if (!nb || !nn) /* no samples to test (the sides' checks ask for them) */
+    return CAL_ENOMEM;
   if ((rc = cal_mwu_test(xb, nb, xn, nn, &t)) < 0 ||
       (rc = cal_ratio_ci(xb, nb, xn, nn, o->ci_level, &ci)) < 0)
-    goto out;
+    return rc;
   double mb = cal_median(xb, nb), mn = cal_median(xn, nn);
   if (!isfinite(ci.ratio) && mb == 0 && mn > 0)
     ci.ratio = INFINITY; /* from nothing to something */
-  int hib = cal_point_higher_is_better(bp, metric);
+  int hib = bp->higher_better;
   /* a point its run marked unstable (CV past the run's threshold: the
    * machine was busy or its clock moved) */
-  int unstable =
-      json_is_true(json_object_get(json_object_get(bp, "stats"), "unstable")) ||
-      json_is_true(json_object_get(json_object_get(np, "stats"), "unstable"));
+  int unstable = bp->stats.unstable == 1 || np->stats.unstable == 1;
   *e = (cal_compare_point_t){
       .metric = metric, .higher_is_better = hib, .n_base = nb, .n_new = nn,
       .runs_base = 1, .runs_new = 1, .base_median = fin(mb),
@@ -197,11 +185,7 @@ static int judge_samples(const json_t *bp, const json_t *np,
       .new_run_spread = NAN, .unstable = unstable};
   /* the report states u, p and p_min as numbers: a test that gives none
    * fails the comparison */
-  rc = isfinite(t.u) && isfinite(t.p) && isfinite(t.p_min) ? 0 : CAL_ENOMEM;
-out:
-  free(xb);
-  free(xn);
-  return rc;
+  return isfinite(t.u) && isfinite(t.p) && isfinite(t.p_min) ? 0 : CAL_ENOMEM;
 }
 
 /* Several runs on a side: one value per run (its median), Welch's t on
@@ -260,19 +244,20 @@ static void list_only(const side_points_t *in, const side_points_t *other,
   }
 }
 
-/* The ok points of a side's entry into ok[] (room for nruns); how many.
- * *first gets the first point of any status. */
-static size_t ok_points(const json_t *e, const json_t **ok,
-                        const json_t **first) {
-  size_t n = 0, i;
-  json_t *pt;
+/* The ok points of an id on a side into ok[] (room for nruns); how
+ * many.  *first gets the first point of any status. */
+static size_t ok_points(const side_points_t *s, const char *id,
+                        const cal_vpoint_t **ok, const cal_vpoint_t **first) {
+  size_t n = 0, r;
+  json_t *at;
   *first = NULL;
-  json_array_foreach(json_object_get(e, "points"), i, pt) {
-    if (json_is_null(pt))
+  json_array_foreach(json_object_get(s->by_id, id), r, at) {
+    if (json_is_null(at))
       continue;
+    const cal_vpoint_t *pt = &s->views[r]->points[json_integer_value(at)];
     if (!*first)
       *first = pt;
-    if (strcmp(cal_json_str(pt, "status"), "ok") == 0)
+    if (strcmp(str(pt->status), "ok") == 0)
       ok[n++] = pt;
   }
   return n;
@@ -280,13 +265,11 @@ static size_t ok_points(const json_t *e, const json_t **ok,
 
 /* A metric differing between the ok points of both sides; NULL when all
  * agree. */
-static const char *other_metric(const json_t *const *pts, size_t n,
+static const char *other_metric(const cal_vpoint_t *const *pts, size_t n,
                                 const char *metric) {
-  for (size_t i = 0; i < n; i++) {
-    const char *m = cal_json_str(pts[i], "metric");
-    if (strcmp(m, metric))
-      return m;
-  }
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(str(pts[i]->metric), metric))
+      return str(pts[i]->metric);
   return NULL;
 }
 
@@ -295,14 +278,11 @@ static const char *other_metric(const json_t *const *pts, size_t n,
 static int compare_point(const side_points_t *sb, const side_points_t *sn,
                          const char *id, const cal_compare_opts_t *o,
                          cal_comparison_t *c) {
-  json_t *en = json_object_get(sn->by_id, id);
-  json_t *eb = json_object_get(sb->by_id, id);
-  const char *section = cal_json_str(en, "section");
-  const json_t **okb = NULL, **okn = NULL, *fb, *fn;
+  const cal_vpoint_t **okb = NULL, **okn = NULL, *fb, *fn;
   double *vb = NULL, *vn = NULL;
   cal_compare_point_t *e = &c->points[c->npoints];
   int rc = CAL_ENOMEM;
-  if (!eb) {
+  if (!json_object_get(sb->by_id, id)) {
     c->only_new[c->nonly_new++] = id;
     return 0;
   }
@@ -313,13 +293,13 @@ static int compare_point(const side_points_t *sb, const side_points_t *sn,
   if (!okb || !okn || !vb || !vn)
     goto out;
   rc = 0;
-  size_t nb = ok_points(eb, okb, &fb), nn = ok_points(en, okn, &fn);
+  size_t nb = ok_points(sb, id, okb, &fb), nn = ok_points(sn, id, okn, &fn);
   if (!nb || !nn) {
-    add_not_compared(c, id, "status", nb ? "ok" : cal_json_str(fb, "status"),
-                     nn ? "ok" : cal_json_str(fn, "status"));
+    add_not_compared(c, id, "status", nb ? "ok" : str(fb->status),
+                     nn ? "ok" : str(fn->status));
     goto out;
   }
-  const char *metric = cal_json_str(okb[0], "metric"), *m2;
+  const char *metric = str(okb[0]->metric), *m2;
   if ((m2 = other_metric(okb, nb, metric)) ||
       (m2 = other_metric(okn, nn, metric))) {
     add_not_compared(c, id, "metric", metric, m2);
@@ -329,11 +309,10 @@ static int compare_point(const side_points_t *sb, const side_points_t *sn,
     rc = judge_samples(okb[0], okn[0], metric, o, e);
   } else {
     for (size_t i = 0; i < nb; i++)
-      vb[i] = run_value(okb[i], metric);
+      vb[i] = run_value(okb[i]);
     for (size_t i = 0; i < nn; i++)
-      vn[i] = run_value(okn[i], metric);
-    rc = judge_runs(vb, nb, vn, nn, cal_point_higher_is_better(okb[0], metric),
-                    metric, o, e);
+      vn[i] = run_value(okn[i]);
+    rc = judge_runs(vb, nb, vn, nn, okb[0]->higher_better, metric, o, e);
     if (rc == CAL_EINVAL) { /* a run without a usable figure */
       add_skip(c, id, "a run has no finite figure");
       rc = 0;
@@ -342,7 +321,7 @@ static int compare_point(const side_points_t *sb, const side_points_t *sn,
   }
   if (rc == 0) {
     e->id = id;
-    e->section = section;
+    e->section = fn->section;
     c->npoints++;
   }
 out:
@@ -529,7 +508,8 @@ int cal_compare_sides(const cal_compare_side_t *base,
       goto out;
   }
   if ((rc = decide_all(o, c)) < 0 ||
-      (rc = cal_compare_top_level(base, newp, c)) < 0 ||
+      (rc = cal_compare_top_level(sb.views, sb.nruns, sn.views, sn.nruns,
+                                  c)) < 0 ||
       (rc = summarize(c)) < 0)
     goto out;
   rc = cal_compare_sides_diff(base, newp, c);
@@ -553,8 +533,9 @@ int cal_compare_profiles(const json_t *base, const json_t *newp,
                          char *err, size_t errlen) {
   const json_t *b[1] = {base}, *n[1] = {newp};
   const char *bn[1] = {o->base_name}, *nn[1] = {o->new_name};
-  cal_compare_side_t sb = {b, bn, 1, o->base_name ? o->base_name : "base"};
-  cal_compare_side_t sn = {n, nn, 1, o->new_name ? o->new_name : "new"};
+  cal_compare_side_t sb = {b, bn, 1, o->base_name ? o->base_name : "base",
+                          NULL};
+  cal_compare_side_t sn = {n, nn, 1, o->new_name ? o->new_name : "new", NULL};
   return cal_compare_sides(&sb, &sn, o, c, err, errlen);
 }
 

@@ -49,12 +49,16 @@ typedef struct cal_compare_opts {
  * run allowance above, every point, no names. */
 cal_compare_opts_t cal_compare_defaults(void);
 
-/* One side: n >= 1 validated profile trees (borrowed) and their names. */
+struct cal_profile_view;
+
+/* One side: n >= 1 validated profile trees (borrowed), their names and
+ * their typed views (profile/view.h; NULL: built for the comparison). */
 typedef struct cal_compare_side {
   const json_t *const *runs;
   const char *const *names; /* may be NULL */
   size_t n;
   const char *label;        /* the side in the report, e.g. "base/ (5)" */
+  const struct cal_profile_view *const *views; /* may be NULL */
 } cal_compare_side_t;
 
 /* One point judged.  Strings are borrowed from the profiles (or static);
@@ -168,10 +172,6 @@ void cal_compare_keep_changed(cal_comparison_t *c);
  * where both have them) into *diffs (malloc'd, *n of them).  CAL_ENOMEM. */
 int cal_compare_machine_diff(const json_t *base, const json_t *newp,
                              cal_compare_diff_t **diffs, size_t *n);
-
-/* Direction of a point: its own "higher_is_better", else a guess from the
- * metric's name (times, "ms" and "*_ms", are lower-is-better). */
-int cal_point_higher_is_better(const json_t *pt, const char *metric);
 
 /* Export a profile.  Bencher Metric Format: {id: {metric: {value,
  * lower_value, upper_value}}} for every ok point (value = the median,

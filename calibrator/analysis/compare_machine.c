@@ -1,6 +1,7 @@
 /* What a comparison states besides its points: the machine identity keys
- * that differ between the profiles, and the top-level figures of both
- * sides (see compare.h). */
+ * that differ between the profiles (read from the trees: they are compared
+ * and written as the JSON values they are), and the top-level figures of
+ * both sides (from the views) (see compare.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "compare.h"
 #include "compare_internal.h"
 #include "profile.h"
+#include "view.h"
 
 /* Value at a dotted path ("machine.cpu.brand"), NULL when absent. */
 static const json_t *get_path(const json_t *root, const char *path) {
@@ -111,25 +113,27 @@ double cal_compare_median(double *v, size_t k) {
 }
 
 /* Median of a top-level figure over the runs of a side; NAN when none. */
-static double side_figure(const cal_compare_side_t *s, const char *key) {
+static double side_figure(const cal_profile_view_t *const *runs, size_t n,
+                          const char *key) {
   double v[64];
   size_t k = 0;
-  for (size_t i = 0; i < s->n && k < 64; i++) {
-    double x = cal_json_num(s->runs[i], key, NAN);
-    if (isfinite(x))
-      v[k++] = x;
+  for (size_t i = 0; i < n && k < 64; i++) {
+    const cal_vnum_t *x = cal_profile_view_figure(runs[i], key);
+    if (x && isfinite(x->v))
+      v[k++] = x->v;
   }
   return cal_compare_median(v, k);
 }
 
-int cal_compare_top_level(const cal_compare_side_t *b,
-                          const cal_compare_side_t *n, cal_comparison_t *c) {
+int cal_compare_top_level(const cal_profile_view_t *const *b, size_t nb,
+                          const cal_profile_view_t *const *n, size_t nn,
+                          cal_comparison_t *c) {
   c->tops = calloc(CAL_NTOP_FIGURES, sizeof *c->tops);
   if (!c->tops)
     return CAL_ENOMEM;
   for (size_t i = 0; i < CAL_NTOP_FIGURES; i++) {
-    double x = side_figure(b, cal_top_figures[i].key);
-    double y = side_figure(n, cal_top_figures[i].key);
+    double x = side_figure(b, nb, cal_top_figures[i].key);
+    double y = side_figure(n, nn, cal_top_figures[i].key);
     if (!isfinite(x) || !isfinite(y))
       continue;
     double r = x != 0 ? y / x : NAN;

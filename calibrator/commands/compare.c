@@ -19,6 +19,7 @@
 #include "html.h"
 #include "profile.h"
 #include "reporter.h"
+#include "view.h"
 
 #define CMD "compare"
 #define MAX_RUNS 64 /* profiles per side */
@@ -208,6 +209,7 @@ static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
 typedef struct side {
   cal_profile_t *p[MAX_RUNS];
   const json_t *roots[MAX_RUNS];
+  const cal_profile_view_t *views[MAX_RUNS];
   char *names[MAX_RUNS];
   size_t n;
   char label[512];
@@ -229,6 +231,7 @@ static int load_one(side_t *s, const char *path) {
   if (!(s->p[s->n] = cal_cmd_load_profile(CMD, path)))
     return -1;
   s->roots[s->n] = s->p[s->n]->root;
+  s->views[s->n] = cal_profile_view(s->p[s->n]);
   if (!(s->names[s->n] = strdup(path))) {
     cal_profile_free(s->p[s->n]);
     cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
@@ -359,15 +362,24 @@ static int write_report(const cal_comparison_t *c, const compare_args_t *a) {
   return code;
 }
 
+/* The views of a side's profiles; NULL when one could not be built (the
+ * comparison then builds them). */
+static const cal_profile_view_t *const *side_views(const side_t *s) {
+  for (size_t i = 0; i < s->n; i++)
+    if (!s->views[i])
+      return NULL;
+  return s->views;
+}
+
 /* Compare the loaded sides and write the report: an exit code. */
 static int compare_and_report(const side_t *sb, const side_t *sn,
                               const compare_args_t *a) {
   cal_comparison_t c;
   char err[512];
   cal_compare_side_t b = {sb->roots, (const char *const *)sb->names, sb->n,
-                          sb->label};
+                          sb->label, side_views(sb)};
   cal_compare_side_t n = {sn->roots, (const char *const *)sn->names, sn->n,
-                          sn->label};
+                          sn->label, side_views(sn)};
   int rc = cal_compare_sides(&b, &n, &a->o, &c, err, sizeof err), code;
   if (rc < 0) {
     code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
