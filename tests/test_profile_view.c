@@ -93,6 +93,24 @@ static int check_point(const char *section, json_t *pt, void *arg) {
   return 0;
 }
 
+/* A walk of the whole tree, stopping at points: they come in
+ * doc_points' order. */
+static void doc_walk(walk_t *w, const json_t *o) {
+  const char *k;
+  json_t *x;
+  size_t i;
+  if (json_is_array(o))
+    json_array_foreach(o, i, x) doc_walk(w, x);
+  if (!json_is_object(o))
+    return;
+  if (json_object_get(o, "id") && json_object_get(o, "status")) {
+    assert_true(w->i < w->v->npoints);
+    check_str(w->v->doc_points[w->i++]->id, o, "id");
+    return;
+  }
+  json_object_foreach((json_t *)o, k, x) doc_walk(w, x);
+}
+
 /* A section's list: the points of its "points" array, in order. */
 static void check_list(const cal_vpoints_t *l, const json_t *sec) {
   const json_t *arr = json_object_get(sec, "points");
@@ -183,6 +201,11 @@ static void check_profile(const char *path) {
   walk_t w = {v, 0};
   cal_profile_each_point(r, check_point, &w);
   assert_int_equal(w.i, v->npoints);
+  /* the points in the file's order, as a walk of the whole tree meets
+   * them */
+  walk_t d = {v, 0};
+  doc_walk(&d, r);
+  assert_int_equal(d.i, v->npoints);
   check_str(v->schema, r, "schema");
   check_str(v->device_name, r, "device_name");
   check_str(v->tool.version, json_object_get(r, "tool"), "version");
@@ -232,7 +255,10 @@ static void missing_keys(void **state) {
       " \"gemm\": {\"points\": [{\"id\": \"a\", \"status\": \"failed\","
       "  \"reason\": \"why\"}, {\"id\": \"b\", \"status\": \"ok\","
       "  \"metric\": \"time_ms\", \"time_ms\": 2}]},"
-      " \"batch_sweep\": {\"modes\": {\"train\": {\"points\": []}}}}",
+      " \"batch_sweep\": {\"modes\": {\"train\": {\"points\": []},"
+      "  \"decode\": {\"points\": [{\"batch_size\": 4,"
+      "   \"samples_examples_per_s\": [1, 2.5]}, {\"id\": \"c\","
+      "   \"status\": \"ok\", \"batch_size\": 8}]}}}}",
       0, NULL);
   assert_non_null(r);
   cal_profile_t prof = {r, NULL, NULL};
@@ -256,7 +282,7 @@ static void missing_keys(void **state) {
   assert_null(v->batch_source.mode);
   assert_false(v->peak.has);
   assert_int_equal(v->peak.points.n, 0);
-  assert_int_equal(v->npoints, 2);
+  assert_int_equal(v->npoints, 3);
   const cal_vpoint_t *a = &v->points[0], *b = &v->points[1];
   assert_ptr_equal(v->gemm.points.p[0], a);
   assert_string_equal(a->reason, "why");
@@ -275,6 +301,19 @@ static void missing_keys(void **state) {
   assert_int_equal(t->points.n, 0);
   assert_false(t->peak_batch_size.has);
   assert_false(t->recommendation.has);
+  /* a point without an id is in its mode's list, not the profile's */
+  const cal_vbatch_mode_t *d = cal_vbatch_mode(&v->batch_sweep, "decode");
+  assert_int_equal(d->points.n, 2);
+  assert_null(d->points.p[0]->id);
+  assert_string_equal(d->points.p[0]->section, "batch_sweep");
+  assert_true(d->points.p[0]->batch_size.i == 4);
+  const cal_vsamples_t *s = cal_vpoint_samples(d->points.p[0], "examples_per_s");
+  assert_non_null(s);
+  assert_int_equal(s->n, 2);
+  assert_double_equal(s->v[1], 2.5, 0);
+  assert_false(d->points.p[0]->samples.has); /* no metric */
+  assert_null(cal_vpoint_samples(d->points.p[0], "gflops"));
+  assert_ptr_equal(d->points.p[1], &v->points[2]);
   /* written back as read */
   json_t *j = cal_vnum_json(&v->optimal_batch_size);
   assert_true(json_is_integer(j) && json_integer_value(j) == 8);

@@ -528,15 +528,34 @@ out:
   return rc;
 }
 
+/* One profile a side, with its view (NULL: built for the comparison). */
+static int compare_pair(const json_t *base, const json_t *newp,
+                        const cal_profile_view_t *bview,
+                        const cal_profile_view_t *nview,
+                        const cal_compare_opts_t *o, cal_comparison_t *c,
+                        char *err, size_t errlen) {
+  const json_t *b[1] = {base}, *n[1] = {newp};
+  const char *bn[1] = {o->base_name}, *nn[1] = {o->new_name};
+  const cal_profile_view_t *bv[1] = {bview}, *nv[1] = {nview};
+  int views = bview && nview;
+  cal_compare_side_t sb = {b, bn, 1, o->base_name ? o->base_name : "base",
+                          views ? bv : NULL};
+  cal_compare_side_t sn = {n, nn, 1, o->new_name ? o->new_name : "new",
+                          views ? nv : NULL};
+  return cal_compare_sides(&sb, &sn, o, c, err, errlen);
+}
+
 int cal_compare_profiles(const json_t *base, const json_t *newp,
                          const cal_compare_opts_t *o, cal_comparison_t *c,
                          char *err, size_t errlen) {
-  const json_t *b[1] = {base}, *n[1] = {newp};
-  const char *bn[1] = {o->base_name}, *nn[1] = {o->new_name};
-  cal_compare_side_t sb = {b, bn, 1, o->base_name ? o->base_name : "base",
-                          NULL};
-  cal_compare_side_t sn = {n, nn, 1, o->new_name ? o->new_name : "new", NULL};
-  return cal_compare_sides(&sb, &sn, o, c, err, errlen);
+  return compare_pair(base, newp, NULL, NULL, o, c, err, errlen);
+}
+
+int cal_compare_loaded(const cal_profile_t *base, const cal_profile_t *newp,
+                       const cal_compare_opts_t *o, cal_comparison_t *c,
+                       char *err, size_t errlen) {
+  return compare_pair(base->root, newp->root, cal_profile_view(base),
+                      cal_profile_view(newp), o, c, err, errlen);
 }
 
 void cal_compare_free(cal_comparison_t *c) {

@@ -24,6 +24,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "profile.h"
 #include "verdict.h"
 
 #define CAL_COMPARE_SCHEMA "calibrate-compare/1"
@@ -162,6 +163,10 @@ int cal_compare_sides(const cal_compare_side_t *base,
 int cal_compare_profiles(const json_t *base, const json_t *newp,
                          const cal_compare_opts_t *opts,
                          cal_comparison_t *out, char *err, size_t errlen);
+/* The same with two loaded profiles and the views built at load. */
+int cal_compare_loaded(const cal_profile_t *base, const cal_profile_t *newp,
+                       const cal_compare_opts_t *opts, cal_comparison_t *out,
+                       char *err, size_t errlen);
 void cal_compare_free(cal_comparison_t *c);
 
 /* Keep only the regressed and improved points (--only-changed; the

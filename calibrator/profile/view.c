@@ -8,6 +8,26 @@
 
 #include "cal_err.h"
 
+/* Every "samples_<figure>" array of pt. */
+static void read_figure_samples(cal_varena_t *a, cal_vpoint_t *p,
+                                const json_t *pt) {
+  static const char pre[] = "samples_";
+  const char *key;
+  json_t *x;
+  size_t n = 0;
+  json_object_foreach((json_t *)pt, key, x) n += json_is_array(x) &&
+                                                  strncmp(key, pre, sizeof pre - 1) == 0;
+  if (!(p->figure_samples = cal_varena_alloc(a, n, sizeof *p->figure_samples)))
+    return;
+  json_object_foreach((json_t *)pt, key, x) {
+    if (!json_is_array(x) || strncmp(key, pre, sizeof pre - 1))
+      continue;
+    cal_vfigure_samples_t *f = &p->figure_samples[p->nfigure_samples++];
+    f->figure = key + sizeof pre - 1;
+    f->s = cal_vsamples_of(a, pt, key);
+  }
+}
+
 void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                      const json_t *pt) {
   char key[128];
@@ -61,6 +81,15 @@ void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
     *(cal_vnum_t *)((char *)p + nums[i].off) = cal_vnum_of(pt, nums[i].key);
   p->params = cal_vfields_members(a, pt);
+  read_figure_samples(a, p, pt);
+}
+
+const cal_vsamples_t *cal_vpoint_samples(const cal_vpoint_t *p,
+                                         const char *figure) {
+  for (size_t i = 0; figure && i < p->nfigure_samples; i++)
+    if (strcmp(p->figure_samples[i].figure, figure) == 0)
+      return &p->figure_samples[i].s;
+  return NULL;
 }
 
 /* The walk of cal_profile_each_point, twice: count, then fill. */
@@ -79,22 +108,29 @@ static int add_point(const char *section, json_t *pt, void *arg) {
   return 0;
 }
 
-cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const json_t *o, const char *k) {
+cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
+                             const json_t *o, const char *k) {
   const json_t *arr = json_object_get(o, k), *x;
   cal_vpoints_t r = {NULL, 0};
-  size_t i, at = 0;
+  size_t i, at = 0, n = b->v->npoints;
   if (!(r.p = cal_varena_alloc(b->a, json_array_size(arr), sizeof *r.p)))
     return r;
   json_array_foreach(arr, i, x) {
-    /* points come in document order: search on from the last found */
-    for (size_t j = 0; j < b->v->npoints; j++) {
-      size_t at2 = (at + j) % b->v->npoints;
-      if (b->nodes[at2] == x) {
-        r.p[r.n++] = &b->v->points[at2];
-        at = at2 + 1;
-        break;
+    const cal_vpoint_t *found = NULL;
+    /* points come in document order: search on from the last one found */
+    for (size_t j = 0; j < n && !found; j++)
+      if (b->nodes[(at + j) % n] == x) {
+        at = (at + j) % n;
+        found = &b->v->points[at++];
       }
+    if (!found) { /* no id or no status: read here, not in the list */
+      cal_vpoint_t *p = cal_varena_alloc(b->a, 1, sizeof *p);
+      if (p)
+        cal_vpoint_read(b->a, p, section, x);
+      found = p;
     }
+    if (found)
+      r.p[r.n++] = found;
   }
   return r;
 }
@@ -225,6 +261,21 @@ static void read_top(cal_varena_t *a, cal_profile_view_t *v,
   read_quality(a, &v->quality, json_object_get(r, "quality"));
 }
 
+/* doc_points: the sections' runs of points in the file's order of keys. */
+static void order_by_document(cal_varena_t *a, cal_profile_view_t *v,
+                              const json_t *root) {
+  const char *key;
+  json_t *x;
+  size_t n = 0;
+  if (!(v->doc_points = cal_varena_alloc(a, v->npoints, sizeof *v->doc_points)))
+    return;
+  json_object_foreach((json_t *)root, key, x) {
+    for (size_t i = 0; i < v->npoints; i++)
+      if (strcmp(v->points[i].section, key) == 0)
+        v->doc_points[n++] = &v->points[i];
+  }
+}
+
 int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
   cal_varena_t *a = cal_varena_new();
   cal_profile_view_t *v = a ? cal_varena_alloc(a, 1, sizeof *v) : NULL;
@@ -244,6 +295,7 @@ int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
     return CAL_ENOMEM;
   }
   cal_profile_each_point(root, add_point, &b);
+  order_by_document(a, v, root);
   read_top(a, v, root);
   cal_vsections_read(&b, root);
   free(b.nodes);

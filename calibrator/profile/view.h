@@ -118,12 +118,29 @@ typedef struct cal_vpoint {
   cal_vnum_t efficiency, speedup, gflops_per_thread, ratio_to_gemm;
   cal_vnum_t speedup_vs_reference, bytes_per_run, flops_per_run;
   cal_vnum_t memory_bytes;
-  /* every scalar member, in document order (named ones included) */
+  /* every member, in document order (named ones included; an array or
+   * object member has only its key set) */
   cal_vfields_t params;
+  /* every "samples_<figure>" array, in document order */
+  struct cal_vfigure_samples *figure_samples; /* owned */
+  size_t nfigure_samples;
 } cal_vpoint_t;
 
-/* A list of points of one section or mode: pointers into the profile's
- * list of every point (cal_profile_view_t.points). */
+/* One "samples_<figure>" array of a point. */
+typedef struct cal_vfigure_samples {
+  const char *figure; /* <figure>: the key without "samples_" */
+  cal_vsamples_t s;
+} cal_vfigure_samples_t;
+
+/* The samples of figure ("examples_per_s" for "samples_examples_per_s"),
+ * NULL when the point has no such array. */
+const cal_vsamples_t *cal_vpoint_samples(const cal_vpoint_t *p,
+                                         const char *figure);
+
+/* The points of one section or mode: one per element of its "points"
+ * array, in order.  An element with "id" and "status" is the profile's
+ * own entry (a pointer into cal_profile_view_t.points); any other is read
+ * the same way and lives only here. */
 typedef struct cal_vpoints {
   const cal_vpoint_t **p; /* owned array */
   size_t n;
@@ -277,6 +294,7 @@ typedef struct cal_vpeak {
 /* bandwidth.caches[]: the cache levels the working sets were sized by. */
 typedef struct cal_vbw_level {
   cal_vnum_t level, size_bytes, cores_sharing;
+  const char *level_str; /* the level when written as a string */
 } cal_vbw_level_t;
 
 typedef struct cal_vbandwidth {
@@ -403,9 +421,13 @@ typedef struct cal_profile_view {
   cal_vattention_t attention;
   cal_vroofline_t roofline;
   cal_vbatch_sweep_t batch_sweep;
-  /* every measured point in cal_profile_each_point's order */
+  /* every measured point in cal_profile_each_point's order (section by
+   * section in its fixed order, each section in document order) */
   cal_vpoint_t *points; /* owned */
   size_t npoints;
+  /* the same points in the order the file holds them (its sections in the
+   * order they appear in it): what a walk of the whole tree meets */
+  const cal_vpoint_t **doc_points; /* owned, npoints of them */
   struct cal_varena *arena; /* private: what the view owns */
 } cal_profile_view_t;
 

@@ -44,8 +44,10 @@ typedef struct cal_vbuild {
   const json_t **nodes; /* nodes[i] is the tree of v->points[i] */
 } cal_vbuild_t;
 
-/* The points of the array under k of o (those in the view's list). */
-cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const json_t *o, const char *k);
+/* Every element of the array under k of o: the view's own entry for a
+ * point in its list, else one read here (for section). */
+cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
+                             const json_t *o, const char *k);
 /* Fill one point from its tree. */
 void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                      const json_t *pt);

@@ -65,7 +65,7 @@ static void read_gemm(cal_vbuild_t *b, cal_vgemm_t *g, const json_t *o) {
   g->sweeps = cal_varena_alloc(b->a, json_array_size(sweeps), sizeof *g->sweeps);
   if (g->sweeps)
     json_array_foreach(sweeps, i, x) read_gemm_sweep(&g->sweeps[g->nsweeps++], x);
-  g->points = cal_vpoints_of(b, o, "points");
+  g->points = cal_vpoints_of(b, "gemm", o, "points");
 }
 
 static void read_peak(cal_vbuild_t *b, cal_vpeak_t *p, const json_t *o) {
@@ -93,7 +93,7 @@ static void read_peak(cal_vbuild_t *b, cal_vpeak_t *p, const json_t *o) {
       t->gops = cal_vnum_of(x, "gops");
       t->gops_per_core = cal_vnum_of(x, "gops_per_core");
     }
-  p->points = cal_vpoints_of(b, o, "points");
+  p->points = cal_vpoints_of(b, "peak", o, "points");
 }
 
 static void read_bandwidth(cal_vbuild_t *b, cal_vbandwidth_t *w,
@@ -108,10 +108,11 @@ static void read_bandwidth(cal_vbuild_t *b, cal_vbandwidth_t *w,
     json_array_foreach(caches, i, x) {
       cal_vbw_level_t *c = &w->caches[w->ncaches++];
       c->level = cal_vnum_of(x, "level");
+      c->level_str = cal_vstr_of(x, "level");
       c->size_bytes = cal_vnum_of(x, "size_bytes");
       c->cores_sharing = cal_vnum_of(x, "cores_sharing");
     }
-  w->points = cal_vpoints_of(b, o, "points");
+  w->points = cal_vpoints_of(b, "bandwidth", o, "points");
 }
 
 static void read_attention(cal_vbuild_t *b, cal_vattention_t *t,
@@ -128,7 +129,7 @@ static void read_attention(cal_vbuild_t *b, cal_vattention_t *t,
       r->gflops = cal_vnum_of(x, "gflops");
       r->source = cal_vstr_of(x, "source");
     }
-  t->points = cal_vpoints_of(b, o, "points");
+  t->points = cal_vpoints_of(b, "attention", o, "points");
 }
 
 static void read_roof_kernel(cal_vroof_kernel_t *k, const json_t *o) {
@@ -210,7 +211,7 @@ static void read_mode(cal_vbuild_t *b, cal_vbatch_mode_t *m, const char *key,
     *(cal_vnum_t *)((char *)m + nums[i].off) = cal_vnum_of(o, nums[i].key);
   m->tied_batch_sizes = cal_vnums_of(b->a, o, "tied_batch_sizes", &m->ntied);
   read_recommend(&m->recommendation, json_object_get(o, "recommendation"));
-  m->points = cal_vpoints_of(b, o, "points");
+  m->points = cal_vpoints_of(b, "batch_sweep", o, "points");
   m->fields = cal_vfields_members(b->a, o);
 }
 
@@ -250,7 +251,7 @@ void cal_vsections_read(cal_vbuild_t *b, const json_t *root) {
   read_gemm(b, &v->gemm, json_object_get(root, "gemm"));
   v->scaling.has = json_is_object(scaling);
   v->scaling.n = cal_vnum_of(scaling, "n");
-  v->scaling.points = cal_vpoints_of(b, scaling, "points");
+  v->scaling.points = cal_vpoints_of(b, "scaling", scaling, "points");
   read_peak(b, &v->peak, json_object_get(root, "peak"));
   read_bandwidth(b, &v->bandwidth, json_object_get(root, "bandwidth"));
   read_attention(b, &v->attention, json_object_get(root, "attention"));

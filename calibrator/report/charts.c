@@ -9,13 +9,11 @@
 #include <string.h>
 
 #include "cal_err.h"
-#include "profile.h"
 
 /* ---- reading points ---- */
 
-int cal_chart_point_ok(const json_t *pt) {
-  const char *s = json_string_value(json_object_get(pt, "status"));
-  return s && strcmp(s, "ok") == 0;
+int cal_chart_point_ok(const cal_vpoint_t *pt) {
+  return pt->status && strcmp(pt->status, "ok") == 0;
 }
 
 /* The palette entry of a dtype, the same in every chart (gnuplot.c
@@ -29,15 +27,13 @@ int cal_chart_dtype_lt(const char *dt) {
   return 7;
 }
 
-/* Distinct values of an integer key among ok points: more than one? */
-static int varies(const json_t *points, const char *k) {
-  size_t i;
-  const json_t *pt;
+/* Distinct thread counts among ok points: more than one? */
+static int threads_vary(const cal_vpoints_t *points) {
   double first = NAN;
-  json_array_foreach(points, i, pt) {
-    if (!cal_chart_point_ok(pt))
+  for (size_t i = 0; i < points->n; i++) {
+    if (!cal_chart_point_ok(points->p[i]))
       continue;
-    double v = cal_json_num(pt, k, NAN);
+    double v = points->p[i]->threads.v;
     if (isnan(first))
       first = v;
     else if (v != first)
@@ -46,22 +42,77 @@ static int varies(const json_t *points, const char *k) {
   return 0;
 }
 
+/* One row offered to the chart, added to set when it gives one. */
+static int offer(const cal_chart_t *ch, size_t p, const cal_chart_pt_t *in,
+                 cal_gp_set_t *set) {
+  cal_gp_row_t r = {0};
+  char key[sizeof set->s->key] = "";
+  if (ch->row(in, &r, key, sizeof key) && cal_gp_set_add(set, p, key, &r) < 0)
+    return CAL_ENOMEM;
+  return 0;
+}
+
 /* The points of one group of profile p into set. */
-static int collect_group(const cal_chart_t *ch, size_t p, const json_t *group,
-                         const char *group_key, cal_gp_set_t *set) {
-  const json_t *pts = json_object_get(group, ch->points);
-  cal_chart_pt_t in = {.group = group, .group_key = group_key,
-                       .by_threads = varies(pts, "threads")};
-  size_t i;
-  const json_t *pt;
-  json_array_foreach(pts, i, pt) {
-    if (ch->ok_only && !cal_chart_point_ok(pt))
+static int collect_group(const cal_chart_t *ch, size_t p,
+                         const cal_vpoints_t *pts,
+                         const cal_vbatch_mode_t *mode, cal_gp_set_t *set) {
+  cal_chart_pt_t in = {.group = pts, .mode = mode,
+                       .group_key = mode ? mode->name : "",
+                       .by_threads = threads_vary(pts)};
+  for (size_t i = 0; i < pts->n; i++) {
+    if (ch->ok_only && !cal_chart_point_ok(pts->p[i]))
       continue;
-    cal_gp_row_t r = {0};
-    char key[sizeof set->s->key] = "";
-    in.pt = pt;
-    if (ch->row(&in, &r, key, sizeof key) &&
-        cal_gp_set_add(set, p, key, &r) < 0)
+    in.pt = pts->p[i];
+    if (offer(ch, p, &in, set) < 0)
+      return CAL_ENOMEM;
+  }
+  return 0;
+}
+
+/* The points of a section that has no groups. */
+static const cal_vpoints_t *section_points(const cal_chart_t *ch,
+                                           const cal_profile_view_t *v) {
+  switch (ch->src) {
+  case CAL_CHART_SRC_GEMM: return &v->gemm.points;
+  case CAL_CHART_SRC_SCALING: return &v->scaling.points;
+  case CAL_CHART_SRC_BANDWIDTH: return &v->bandwidth.points;
+  case CAL_CHART_SRC_ATTENTION: return &v->attention.points;
+  case CAL_CHART_SRC_PEAK: return &v->peak.points;
+  default: return NULL;
+  }
+}
+
+int cal_chart_has_section(const cal_chart_t *ch, const cal_profile_view_t *v) {
+  switch (ch->src) {
+  case CAL_CHART_SRC_BATCH: return v->batch_sweep.has;
+  case CAL_CHART_SRC_GEMM: return v->gemm.has;
+  case CAL_CHART_SRC_SCALING: return v->scaling.has;
+  case CAL_CHART_SRC_BANDWIDTH: return v->bandwidth.has;
+  case CAL_CHART_SRC_ROOFLINE: return v->roofline.has;
+  case CAL_CHART_SRC_ATTENTION: return v->attention.has;
+  case CAL_CHART_SRC_PEAK: return v->peak.has;
+  }
+  return 0;
+}
+
+/* The rows of profile p into set. */
+static int collect_profile(const cal_chart_t *ch, size_t p,
+                           const cal_profile_view_t *v, cal_gp_set_t *set) {
+  static const cal_vpoints_t none = {NULL, 0};
+  if (ch->src == CAL_CHART_SRC_BATCH) {
+    for (size_t m = 0; m < v->batch_sweep.nmodes; m++)
+      if (collect_group(ch, p, &v->batch_sweep.modes[m].points,
+                        &v->batch_sweep.modes[m], set) < 0)
+        return CAL_ENOMEM;
+    return 0;
+  }
+  if (ch->src != CAL_CHART_SRC_ROOFLINE)
+    return collect_group(ch, p, section_points(ch, v), NULL, set);
+  /* the roofline's kernels: placed, not measured, so no status */
+  cal_chart_pt_t in = {.group = &none, .group_key = ""};
+  for (size_t k = 0; k < v->roofline.nkernels; k++) {
+    in.kernel = &v->roofline.kernels[k];
+    if (offer(ch, p, &in, set) < 0)
       return CAL_ENOMEM;
   }
   return 0;
@@ -69,19 +120,9 @@ static int collect_group(const cal_chart_t *ch, size_t p, const json_t *group,
 
 int cal_chart_collect(const cal_chart_t *ch, const cal_chart_in_t *in,
                       cal_gp_set_t *set) {
-  for (size_t p = 0; p < in->n; p++) {
-    const json_t *sec = json_object_get(in->roots[p], ch->section);
-    if (!ch->groups) {
-      if (collect_group(ch, p, sec, "", set) < 0)
-        return CAL_ENOMEM;
-      continue;
-    }
-    const char *name;
-    json_t *group;
-    json_object_foreach(json_object_get(sec, ch->groups), name, group)
-      if (collect_group(ch, p, group, name, set) < 0)
-        return CAL_ENOMEM;
-  }
+  for (size_t p = 0; p < in->n; p++)
+    if (collect_profile(ch, p, in->views[p], set) < 0)
+      return CAL_ENOMEM;
   if (ch->finish)
     ch->finish(set);
   return 0;
@@ -93,7 +134,7 @@ int cal_chart_collect(const cal_chart_t *ch, const cal_chart_in_t *in,
 const cal_chart_t cal_charts[] = {
     {.name = "batch_sweep", .section = "batch_sweep",
      .what = "Throughput vs batch size", .what_fn = cal_chart_batch_what,
-     .groups = "modes", .points = "points", .ok_only = 1,
+     .src = CAL_CHART_SRC_BATCH, .ok_only = 1,
      .row = cal_chart_batch_row, .width = 1200, .height = 520, .ncols = 9,
      .cols = {"batch_size", "examples_per_s", "ci_low", "ci_high", "is_peak",
               "is_knee", "latency_ms", "latency_ci_low", "latency_ci_high"},
@@ -101,14 +142,14 @@ const cal_chart_t cal_charts[] = {
      .caption = "Batch sweep: prefill and decode throughput, and latency "
                 "against batch size."},
     {.name = "gemm", .section = "gemm", .what = "GEMM GFLOPS vs size",
-     .points = "points", .ok_only = 1, .row = cal_chart_gemm_row,
+     .src = CAL_CHART_SRC_GEMM, .ok_only = 1, .row = cal_chart_gemm_row,
      .header = cal_chart_gemm_header, .ncols = 7,
      .cols = {"cbrt(m*n*k)", "m", "n", "k", "gflops", "ci_low", "ci_high"},
      .page = 3,
      .caption = "GEMM throughput per size with confidence intervals and the "
                 "measured compute peaks."},
     {.name = "scaling", .section = "scaling", .what = "Scaling with threads",
-     .points = "points", .ok_only = 1, .row = cal_chart_scaling_row,
+     .src = CAL_CHART_SRC_SCALING, .ok_only = 1, .row = cal_chart_scaling_row,
      .finish = cal_chart_scaling_ideal, .ncols = 6,
      .cols = {"threads", "gflops", "ideal_gflops", "efficiency", "ci_low",
               "ci_high"},
@@ -116,14 +157,15 @@ const cal_chart_t cal_charts[] = {
      .caption = "Thread scaling: GFLOPS against ideal linear scaling, and "
                 "parallel efficiency."},
     {.name = "bandwidth", .section = "bandwidth",
-     .what = "Memory bandwidth vs working set per core", .points = "points",
+     .what = "Memory bandwidth vs working set per core",
+     .src = CAL_CHART_SRC_BANDWIDTH,
      .ok_only = 1, .row = cal_chart_bandwidth_row,
      .header = cal_chart_bandwidth_header, .ncols = 4,
      .cols = {"bytes_per_core", "gbps", "ci_low", "ci_high"},
      .page = 6,
      .caption = "Memory bandwidth against the working set per core."},
     {.name = "roofline", .section = "roofline", .what = "Roofline",
-     .points = "kernels", .row = cal_chart_roofline_row,
+     .src = CAL_CHART_SRC_ROOFLINE, .row = cal_chart_roofline_row,
      .has_extra = cal_chart_roofline_has_ceilings,
      .header = cal_chart_roofline_header, .height = 720, .ncols = 3,
      .with_text = 1, .cols = {"intensity_flop_per_byte", "gflops", "name"},
@@ -133,7 +175,8 @@ const cal_chart_t cal_charts[] = {
                 "ridge points."},
     {.name = "attention", .section = "attention",
      .what = "Attention GFLOPS and fraction of GEMM per shape",
-     .points = "points", .ok_only = 1, .row = cal_chart_attention_row,
+     .src = CAL_CHART_SRC_ATTENTION, .ok_only = 1,
+     .row = cal_chart_attention_row,
      .height = 720, .ncols = 6, .with_text = 1,
      .cols = {"position", "gflops", "ci_low", "ci_high", "pct_of_gemm",
               "shape"},
@@ -141,7 +184,8 @@ const cal_chart_t cal_charts[] = {
      .caption = "Attention: GFLOPS per shape and its fraction of the best "
                 "GEMM at the same threads."},
     {.name = "peak", .section = "peak",
-     .what = "Compute peak: measured vs theoretical", .points = "points",
+     .what = "Compute peak: measured vs theoretical",
+     .src = CAL_CHART_SRC_PEAK,
      .ok_only = 1, .row = cal_chart_peak_row, .ncols = 7, .with_text = 1,
      .cols = {"position", "pct_of_theoretical", "measured", "theoretical",
               "ci_low_pct", "ci_high_pct", "kernel"},

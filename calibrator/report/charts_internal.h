@@ -4,7 +4,6 @@
 #ifndef CAL_CHARTS_INTERNAL_H
 #define CAL_CHARTS_INTERNAL_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -12,7 +11,11 @@
 #include "gnuplot.h"
 
 /* Whether a point's status is "ok". */
-int cal_chart_point_ok(const json_t *pt);
+int cal_chart_point_ok(const cal_vpoint_t *pt);
+/* A number of a view, or d where the profile has none. */
+static inline double cal_chart_num(cal_vnum_t n, double d) {
+  return n.has ? n.v : d;
+}
 /* The palette entry of a dtype, the same in every chart (gnuplot.c
  * defines the palette). */
 int cal_chart_dtype_lt(const char *dt);

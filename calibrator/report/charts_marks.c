@@ -9,29 +9,6 @@
 #include <string.h>
 
 #include "gnuplot.h"
-#include "profile.h"
-
-/* root.section.key, or NULL */
-static const json_t *section_get(const json_t *root, const char *section,
-                                 const char *key) {
-  return json_object_get(json_object_get(root, section), key);
-}
-
-/* The items of the array section.key of every profile, in order. */
-typedef struct item_iter {
-  const cal_chart_in_t *in;
-  const char *section, *key;
-  size_t p, i; /* the profile of the item last returned; the next index */
-} item_iter_t;
-
-static const json_t *next_item(item_iter_t *it) {
-  for (; it->p < it->in->n; it->p++, it->i = 0) {
-    const json_t *a = section_get(it->in->roots[it->p], it->section, it->key);
-    if (it->i < json_array_size(a))
-      return json_array_get(a, it->i++);
-  }
-  return NULL;
-}
 
 /* ---- bandwidth: cache sizes marked ---- */
 
@@ -45,52 +22,57 @@ static void human_bytes(double b, char *buf, size_t len) {
   snprintf(buf, len, "%.3g %s", b, unit[u]);
 }
 
-static void level_name(const json_t *lv, char *buf, size_t len) {
-  if (json_is_integer(lv))
-    snprintf(buf, len, "L%" JSON_INTEGER_FORMAT, json_integer_value(lv));
-  else if (json_is_string(lv))
-    snprintf(buf, len, "%s", json_string_value(lv));
+static void level_name(const cal_vbw_level_t *cc, char *buf, size_t len) {
+  if (cc->level.is_int)
+    snprintf(buf, len, "L%lld", (long long)cc->level.i);
+  else if (cc->level_str)
+    snprintf(buf, len, "%s", cc->level_str);
   else
     snprintf(buf, len, "?");
 }
 
 typedef char cache_name_t[160];
 
+/* Cache cc of profile p as a mark after the n in size[] and name[],
+ * unless one of the same level and size is there; the new count. */
+static size_t cache_mark(const cal_chart_in_t *in, size_t p,
+                         const cal_vbw_level_t *cc, double *size,
+                         cache_name_t *name, size_t n) {
+  double total = cc->size_bytes.v;
+  double sharing = cal_chart_num(cc->cores_sharing, 1);
+  if (!(total > 0))
+    return n;
+  /* the axis is the working set per core: a shared cache's share */
+  double sz = sharing > 1 ? total / sharing : total;
+  char lv[32], hb[100], tb[32];
+  level_name(cc, lv, sizeof lv);
+  human_bytes(sz, hb, sizeof hb);
+  if (sharing > 1) {
+    human_bytes(total, tb, sizeof tb);
+    size_t at = strlen(hb);
+    snprintf(hb + at, sizeof hb - at, " per core (%s / %g, reported)", tb,
+             sharing);
+  }
+  for (size_t j = 0; j < n; j++)
+    if (size[j] == sz && strncmp(name[j], lv, strlen(lv)) == 0)
+      return n;
+  size[n] = sz;
+  if (in->n > 1)
+    snprintf(name[n], sizeof name[n], "%s %s (%.30s)", lv, hb, in->labels[p]);
+  else
+    snprintf(name[n], sizeof name[n], "%s %s", lv, hb);
+  return n + 1;
+}
+
 /* Distinct (level, size) cache marks over all profiles into size[] and
  * name[] (room for every cache); returns how many. */
 static size_t cache_marks(const cal_chart_in_t *in, double *size,
                           cache_name_t *name) {
   size_t n = 0;
-  item_iter_t it = {.in = in, .section = "bandwidth", .key = "caches"};
-  for (const json_t *cc; (cc = next_item(&it)) != NULL;) {
-    double total = cal_json_num(cc, "size_bytes", NAN);
-    double sharing = cal_json_num(cc, "cores_sharing", 1);
-    if (!(total > 0))
-      continue;
-    /* the axis is the working set per core: a shared cache's share */
-    double sz = sharing > 1 ? total / sharing : total;
-    char lv[32], hb[100], tb[32];
-    level_name(json_object_get(cc, "level"), lv, sizeof lv);
-    human_bytes(sz, hb, sizeof hb);
-    if (sharing > 1) {
-      human_bytes(total, tb, sizeof tb);
-      size_t at = strlen(hb);
-      snprintf(hb + at, sizeof hb - at, " per core (%s / %g, reported)", tb,
-               sharing);
-    }
-    int dup = 0;
-    for (size_t j = 0; j < n; j++)
-      dup |= size[j] == sz && strncmp(name[j], lv, strlen(lv)) == 0;
-    if (dup)
-      continue;
-    size[n] = sz;
-    if (in->n > 1)
-      snprintf(name[n], sizeof name[n], "%s %s (%.30s)", lv, hb,
-               in->labels[it.p]);
-    else
-      snprintf(name[n], sizeof name[n], "%s %s", lv, hb);
-    n++;
-  }
+  for (size_t p = 0; p < in->n; p++)
+    for (size_t c = 0; c < in->views[p]->bandwidth.ncaches; c++)
+      n = cache_mark(in, p, &in->views[p]->bandwidth.caches[c], size, name,
+                     n);
   return n;
 }
 
@@ -112,23 +94,22 @@ static size_t measured_drops(const cal_chart_in_t *in, double *at,
                              cache_name_t *name) {
   size_t n = 0;
   for (size_t p = 0; p < in->n && n < DROP_MAX; p++) {
-    const json_t *pts =
-        json_object_get(json_object_get(in->roots[p], "bandwidth"), "points");
+    const cal_vpoints_t *pts = &in->views[p]->bandwidth.points;
     ws_pt_t w[128];
     size_t nw = 0, i;
-    const json_t *pt;
     const char *kernel = NULL;
-    json_array_foreach(pts, i, pt) {
-      const char *k = json_string_value(json_object_get(pt, "kernel"));
-      if (!cal_chart_point_ok(pt) || json_object_get(pt, "level") || !k ||
-          cal_json_num(pt, "threads", 1) != 1 || nw >= 128)
+    for (i = 0; i < pts->n; i++) {
+      const cal_vpoint_t *pt = pts->p[i];
+      const char *k = pt->kernel;
+      if (!cal_chart_point_ok(pt) || pt->level || !k ||
+          cal_chart_num(pt->threads, 1) != 1 || nw >= 128)
         continue;
       if (!kernel)
         kernel = k; /* the first staircase kernel */
       if (strcmp(k, kernel) != 0)
         continue;
-      w[nw].ws = cal_json_num(pt, "working_set_bytes", NAN);
-      w[nw].gbps = cal_json_num(pt, "gbps", NAN);
+      w[nw].ws = pt->working_set_bytes.v;
+      w[nw].gbps = pt->gbps.v;
       if (w[nw].ws > 0 && w[nw].gbps > 0)
         nw++;
     }
@@ -175,9 +156,8 @@ static void bandwidth_drops(FILE *f, const cal_chart_in_t *in) {
 void cal_chart_bandwidth_header(FILE *f, const void *arg) {
   const cal_chart_in_t *in = arg;
   size_t cap = 0, n = 0;
-  item_iter_t it = {.in = in, .section = "bandwidth", .key = "caches"};
-  while (next_item(&it))
-    cap++;
+  for (size_t p = 0; p < in->n; p++)
+    cap += in->views[p]->bandwidth.ncaches;
   double *size = calloc(cap ? cap : 1, sizeof *size);
   cache_name_t *name = calloc(cap ? cap : 1, sizeof *name);
   if (size && name)
@@ -211,16 +191,15 @@ static void roof_range(roof_walk_t *w, double x) {
 
 /* The bandwidth of the last level (main memory) of a profile: the
  * "memory" key, else the lowest bandwidth; 0 when none. */
-static double dram_gbps(const json_t *roof) {
-  const json_t *bw = json_object_get(roof, "bandwidth_gbps");
-  double m = cal_json_num(bw, "memory", NAN);
+static double dram_gbps(const cal_vroofline_t *roof) {
+  const cal_vfields_t *bw = &roof->bandwidth_gbps;
+  const cal_vfield_t *mem = cal_vfields_get(bw, "memory");
+  double m = mem ? mem->num.v : NAN;
   if (m > 0)
     return m;
   double lo = 0;
-  const char *key;
-  json_t *x;
-  json_object_foreach((json_t *)bw, key, x) {
-    double b = json_is_number(x) ? json_number_value(x) : NAN;
+  for (size_t i = 0; i < bw->n; i++) {
+    double b = bw->f[i].num.v;
     if (b > 0 && (lo == 0 || b < lo))
       lo = b;
   }
@@ -229,14 +208,13 @@ static double dram_gbps(const json_t *roof) {
 
 /* The ceilings of profile p: counted, ridges measured, written to w->f. */
 static void roof_profile(const cal_chart_in_t *in, size_t p, roof_walk_t *w) {
-  const json_t *roof = json_object_get(in->roots[p], "roofline");
+  const cal_vroofline_t *roof = &in->views[p]->roofline;
   const char *pre = in->n > 1 ? in->labels[p] : "", *sep = in->n > 1 ? " " : "";
   double peak = 0, dram = dram_gbps(roof);
-  const char *key;
-  json_t *x;
   char l[200];
-  json_object_foreach(json_object_get(roof, "compute_gflops"), key, x) {
-    double g = json_is_number(x) ? json_number_value(x) : NAN;
+  for (size_t i = 0; i < roof->compute_gflops.n; i++) {
+    const char *key = roof->compute_gflops.f[i].key;
+    double g = roof->compute_gflops.f[i].num.v;
     if (!(g > 0) || strcmp(key, "int8") == 0) /* int8 is GOPS */
       continue;
     peak = g > peak ? g : peak;
@@ -259,8 +237,9 @@ static void roof_profile(const cal_chart_in_t *in, size_t p, roof_walk_t *w) {
     }
     w->ncomp++;
   }
-  json_object_foreach(json_object_get(roof, "bandwidth_gbps"), key, x) {
-    double b = json_is_number(x) ? json_number_value(x) : NAN;
+  for (size_t i = 0; i < roof->bandwidth_gbps.n; i++) {
+    const char *key = roof->bandwidth_gbps.f[i].key;
+    double b = roof->bandwidth_gbps.f[i].num.v;
     if (!(b > 0))
       continue;
     if (peak > 0)
@@ -298,12 +277,12 @@ void cal_chart_roofline_header(FILE *f, const void *arg) {
   w.ncomp = w.nmem = 0;
   for (size_t p = 0; p < in->n; p++)
     roof_profile(in, p, &w);
-  item_iter_t it = {.in = in, .section = "roofline", .key = "kernels"};
-  for (const json_t *pt; (pt = next_item(&it)) != NULL;) {
-    double x = cal_json_num(pt, "intensity_flop_per_byte", NAN);
-    if (x > 0)
-      roof_range(&w, x);
-  }
+  for (size_t p = 0; p < in->n; p++)
+    for (size_t k = 0; k < in->views[p]->roofline.nkernels; k++) {
+      double x = in->views[p]->roofline.kernels[k].intensity_flop_per_byte.v;
+      if (x > 0)
+        roof_range(&w, x);
+    }
   if (!(w.xmax > 0)) {
     w.xmin = 1.0 / 16;
     w.xmax = 64;
@@ -313,10 +292,8 @@ void cal_chart_roofline_header(FILE *f, const void *arg) {
 
 int cal_chart_roofline_has_ceilings(const cal_chart_in_t *in) {
   for (size_t p = 0; p < in->n; p++)
-    if (json_object_size(section_get(in->roots[p], "roofline",
-                                     "compute_gflops")) ||
-        json_object_size(section_get(in->roots[p], "roofline",
-                                     "bandwidth_gbps")))
+    if (in->views[p]->roofline.compute_gflops.n ||
+        in->views[p]->roofline.bandwidth_gbps.n)
       return 1;
   return 0;
 }
@@ -338,17 +315,13 @@ void cal_chart_gemm_header(FILE *f, const void *arg) {
       n = 0;
     }
     for (size_t p = 0; p < in->n; p++) {
-      const json_t *roof = json_object_get(in->roots[p], "roofline");
-      /* only dtypes the GEMM section measured */
-      const json_t *dts =
-          json_object_get(json_object_get(in->roots[p], "gemm"), "dtypes");
-      const char *key;
-      json_t *x;
-      json_object_foreach(json_object_get(roof, "compute_gflops"), key, x) {
-        double g = json_is_number(x) ? json_number_value(x) : NAN;
-        if (!(g > 0) || !json_object_get(dts, key) ||
-            strcmp(json_string_value(json_object_get(
-                       json_object_get(dts, key), "status")) ?: "", "measured"))
+      const cal_vroofline_t *roof = &in->views[p]->roofline;
+      for (size_t i = 0; i < roof->compute_gflops.n; i++) {
+        const char *key = roof->compute_gflops.f[i].key;
+        double g = roof->compute_gflops.f[i].num.v;
+        /* only dtypes the GEMM section measured */
+        const cal_vgemm_dtype_t *d = cal_vgemm_dtype(&in->views[p]->gemm, key);
+        if (!(g > 0) || !d || !d->status || strcmp(d->status, "measured"))
           continue;
         n++;
         if (pass == 0)
@@ -356,7 +329,7 @@ void cal_chart_gemm_header(FILE *f, const void *arg) {
         char l[160];
         snprintf(l, sizeof l, "%s%.30s%s%s measured peak, %g threads: %.4g",
                  "", in->n > 1 ? in->labels[p] : "", in->n > 1 ? " " : "",
-                 key, cal_json_num(roof, "threads", 0), g);
+                 key, cal_chart_num(roof->threads, 0), g);
         fprintf(f, "peak_gflops[%zu] = %.10g; peak_lt[%zu] = %d\n"
                    "peak_label[%zu] = ", n, g, n,
                 in->n > 1 ? (int)p + 1 : cal_chart_dtype_lt(key), n);
@@ -371,12 +344,11 @@ void cal_chart_gemm_header(FILE *f, const void *arg) {
 
 void cal_chart_batch_what(const cal_chart_in_t *in, char *buf, size_t len) {
   for (size_t p = 0; p < in->n; p++) {
-    const json_t *bs = json_object_get(in->roots[p], "batch_sweep");
-    if (!json_is_object(bs))
+    const cal_vbatch_sweep_t *bs = &in->views[p]->batch_sweep;
+    if (!bs->has)
       continue;
-    const json_t *m = json_object_get(bs, "model");
-    const char *preset = json_string_value(json_object_get(m, "preset"));
-    double seq = cal_json_num(m, "seq", NAN);
+    const char *preset = bs->model.preset;
+    double seq = bs->model.seq.v;
     size_t at = (size_t)snprintf(buf, len, "Batch sweep:");
     if (preset)
       at += (size_t)snprintf(buf + at, len - at, " %.24s,", preset);
@@ -385,12 +357,10 @@ void cal_chart_batch_what(const cal_chart_in_t *in, char *buf, size_t len) {
     /* the modes, each with what it ran (train: the model's layers,
      * measured or scaled from fewer; the others one layer), and the
      * dtype of their points */
-    const char *dtype = NULL, *mk;
-    json_t *mode;
-    int first = 1;
-    json_object_foreach(json_object_get(bs, "modes"), mk, mode) {
-      double layers = cal_json_num(mode, "layers", NAN);
-      double from = cal_json_num(mode, "scaled_from_layers", NAN);
+    const char *dtype = NULL;
+    for (size_t i = 0; i < bs->nmodes; i++) {
+      const cal_vbatch_mode_t *mode = &bs->modes[i];
+      double layers = mode->layers.v, from = mode->scaled_from_layers.v;
       char what[80];
       if (layers > 1 && from > 0)
         snprintf(what, sizeof what, " (%g layers, scaled from %g)", layers,
@@ -401,11 +371,9 @@ void cal_chart_batch_what(const cal_chart_in_t *in, char *buf, size_t len) {
         snprintf(what, sizeof what, " (one layer)");
       if (at < len)
         at += (size_t)snprintf(buf + at, len - at, "%s%.20s%s",
-                               first ? " " : ", ", mk, what);
-      first = 0;
-      const json_t *pt = json_array_get(json_object_get(mode, "points"), 0);
-      if (!dtype)
-        dtype = json_string_value(json_object_get(pt, "dtype"));
+                               i == 0 ? " " : ", ", mode->name, what);
+      if (!dtype && mode->points.n)
+        dtype = mode->points.p[0]->dtype;
     }
     if (dtype && at < len)
       snprintf(buf + at, len - at, ", %.12s", dtype);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "profile.h"
 
 /* gnuplot point types: filled for all threads, open for one thread */
 enum { PT_CIRCLE = 6, PT_SQUARE = 4, PT_TRIANGLE = 8, PT_DIAMOND = 12 };
@@ -20,18 +19,17 @@ static const char *thread_word(double t) {
 
 int cal_chart_batch_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                         size_t keylen) {
-  r->x = cal_json_num(p->pt, "batch_size", NAN);
-  double y = cal_json_num(p->pt, "examples_per_s", NAN);
+  r->x = p->pt->batch_size.v;
+  double y = p->pt->examples_per_s.v;
   if (!(r->x > 0) || !isfinite(y))
     return 0;
-  const json_t *st = json_object_get(p->pt, "stats");
+  const cal_vstats_t *st = &p->pt->stats;
   r->v[0] = y;
-  r->v[1] = cal_json_num(st, "ci_low", y);
-  r->v[2] = cal_json_num(st, "ci_high", y);
-  r->v[3] = r->x == cal_json_num(p->group, "peak_batch_size", NAN);
-  r->v[4] = r->x == cal_json_num(p->group, "knee_batch_size", NAN);
-  r->v[5] = cal_json_num(p->pt, "latency_ms",
-                         cal_json_num(p->pt, "time_ms", NAN));
+  r->v[1] = cal_chart_num(st->ci_low, y);
+  r->v[2] = cal_chart_num(st->ci_high, y);
+  r->v[3] = r->x == p->mode->peak_batch_size.v;
+  r->v[4] = r->x == p->mode->knee_batch_size.v;
+  r->v[5] = cal_chart_num(p->pt->latency_ms, p->pt->time_ms.v);
   /* latency is the step for batch / rate: the rate's interval, inverted */
   r->v[6] = r->v[5] * y / r->v[2];
   r->v[7] = r->v[5] * y / r->v[1];
@@ -47,34 +45,32 @@ int cal_chart_batch_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
 int cal_chart_gemm_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                        size_t keylen) {
   /* a confirmation re-measures a size already on the curve */
-  if (json_object_get(p->pt, "confirms"))
+  if (p->pt->confirms)
     return 0;
   /* the point's own rate: gflops, or gops for int8 */
-  const char *metric = json_string_value(json_object_get(p->pt, "metric"));
-  double m = cal_json_num(p->pt, "m", NAN), n = cal_json_num(p->pt, "n", NAN);
-  double k = cal_json_num(p->pt, "k", NAN);
-  double g = cal_json_num(p->pt, metric ? metric : "gflops", NAN);
+  const char *metric = p->pt->metric;
+  double m = p->pt->m.v, n = p->pt->n.v, k = p->pt->k.v;
+  double g = metric ? p->pt->value.v : p->pt->gflops.v;
   if (!(m > 0 && n > 0 && k > 0) || !isfinite(g))
     return 0;
-  const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
-  const char *engine = json_string_value(json_object_get(p->pt, "engine"));
+  const char *dt = p->pt->dtype, *engine = p->pt->engine;
   char what[64];
   snprintf(what, sizeof what, "%s%s%s%s", dt ? dt : "?", engine ? " " : "",
            engine ? engine : "",
            metric && strcmp(metric, "gops") == 0 ? " (GOPS)" : "");
-  double t = cal_json_num(p->pt, "threads", 0);
+  double t = cal_chart_num(p->pt->threads, 0);
   if (p->by_threads)
     snprintf(key, keylen, "%s, %g %s", what, t, thread_word(t));
   else
     snprintf(key, keylen, "%s", what);
-  const json_t *st = json_object_get(p->pt, "stats");
+  const cal_vstats_t *st = &p->pt->stats;
   r->x = cbrt(m * n * k);
   r->v[0] = m;
   r->v[1] = n;
   r->v[2] = k;
   r->v[3] = g;
-  r->v[4] = cal_json_num(st, "ci_low", g);
-  r->v[5] = cal_json_num(st, "ci_high", g);
+  r->v[4] = cal_chart_num(st->ci_low, g);
+  r->v[5] = cal_chart_num(st->ci_high, g);
   r->lt = cal_chart_dtype_lt(dt);
   r->pt = filled(PT_CIRCLE, !p->by_threads || t > 1);
   return 1;
@@ -82,15 +78,15 @@ int cal_chart_gemm_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
 
 int cal_chart_scaling_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                           size_t keylen) {
-  r->x = cal_json_num(p->pt, "threads", NAN);
-  r->v[0] = cal_json_num(p->pt, "gflops", NAN);
-  r->v[2] = cal_json_num(p->pt, "efficiency", NAN);
+  r->x = p->pt->threads.v;
+  r->v[0] = p->pt->gflops.v;
+  r->v[2] = p->pt->efficiency.v;
   if (!(r->x >= 1) || !isfinite(r->v[0]))
     return 0;
-  const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
-  const json_t *st = json_object_get(p->pt, "stats");
-  r->v[3] = cal_json_num(st, "ci_low", r->v[0]);
-  r->v[4] = cal_json_num(st, "ci_high", r->v[0]);
+  const char *dt = p->pt->dtype;
+  const cal_vstats_t *st = &p->pt->stats;
+  r->v[3] = cal_chart_num(st->ci_low, r->v[0]);
+  r->v[4] = cal_chart_num(st->ci_high, r->v[0]);
   r->lt = cal_chart_dtype_lt(dt);
   snprintf(key, keylen, "%s", dt ? dt : "");
   return 1;
@@ -108,18 +104,17 @@ void cal_chart_scaling_ideal(cal_gp_set_t *set) {
 
 int cal_chart_bandwidth_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                             size_t keylen) {
-  double threads = cal_json_num(p->pt, "threads", 1);
+  double threads = cal_chart_num(p->pt->threads, 1);
   /* per core: the cache marks are per-core sizes, and each thread of a
    * 2-thread point streams its own share of the working set */
-  r->x = cal_json_num(p->pt, "working_set_bytes", NAN) /
-         (threads >= 1 ? threads : 1);
-  r->v[0] = cal_json_num(p->pt, "gbps", NAN);
+  r->x = p->pt->working_set_bytes.v / (threads >= 1 ? threads : 1);
+  r->v[0] = p->pt->gbps.v;
   if (!(r->x > 0) || !isfinite(r->v[0]))
     return 0;
-  const json_t *st = json_object_get(p->pt, "stats");
-  r->v[1] = cal_json_num(st, "ci_low", r->v[0]);
-  r->v[2] = cal_json_num(st, "ci_high", r->v[0]);
-  const char *kn = json_string_value(json_object_get(p->pt, "kernel"));
+  const cal_vstats_t *st = &p->pt->stats;
+  r->v[1] = cal_chart_num(st->ci_low, r->v[0]);
+  r->v[2] = cal_chart_num(st->ci_high, r->v[0]);
+  const char *kn = p->pt->kernel;
   if (kn && strncmp(kn, "stream_", 7) == 0)
     kn += 7;
   static const char *const kernels[] = {"read", "triad", "copy", "write",
@@ -128,14 +123,13 @@ int cal_chart_bandwidth_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   for (int i = 0; kn && i < 6; i++)
     if (strcmp(kn, kernels[i]) == 0)
       r->lt = i + 1;
-  int level = json_is_string(json_object_get(p->pt, "level"));
+  int level = p->pt->level != NULL;
   /* per-level points are separate measurements, never joined */
   r->tag = level ? 1 : 2;
   r->pt = filled(level ? PT_SQUARE : PT_CIRCLE, threads > 1);
   /* cache-level points and the working-set staircase are separate
    * series: joining them would zigzag */
-  const char *kind = json_is_string(json_object_get(p->pt, "level"))
-                         ? "per level" : "staircase";
+  const char *kind = level ? "per level" : "staircase";
   if (p->by_threads)
     snprintf(key, keylen, "%s %s, %g %s", kn ? kn : "?", kind, threads,
              thread_word(threads));
@@ -148,13 +142,13 @@ int cal_chart_roofline_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                            size_t keylen) {
   (void)key;
   (void)keylen;
-  r->x = cal_json_num(p->pt, "intensity_flop_per_byte", NAN);
-  r->v[0] = cal_json_num(p->pt, "gflops", NAN);
+  const cal_vroof_kernel_t *kr = p->kernel;
+  r->x = kr->intensity_flop_per_byte.v;
+  r->v[0] = kr->gflops.v;
   if (!(r->x > 0) || !(r->v[0] > 0))
     return 0;
-  const char *nm = json_string_value(json_object_get(p->pt, "kernel"));
-  const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
-  double t = cal_json_num(p->pt, "threads", 1);
+  const char *nm = kr->kernel, *dt = kr->dtype;
+  double t = cal_chart_num(kr->threads, 1);
   snprintf(r->text, sizeof r->text, "%s", nm ? nm : "");
   /* no text at the points (they collide): one series per kernel family,
    * dtype and threads, its marker and colour in the key */
@@ -183,17 +177,17 @@ int cal_chart_roofline_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
  * order shapes first appear; the shape named in the text column */
 int cal_chart_attention_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                             size_t keylen) {
-  const char *id = json_string_value(json_object_get(p->pt, "id"));
-  double g = cal_json_num(p->pt, "gflops", NAN);
+  const char *id = p->pt->id;
+  double g = p->pt->gflops.v;
   if (!id || !isfinite(g))
     return 0;
   const char *cut = strrchr(id, '/');
   size_t shape_len = cut ? (size_t)(cut - id) : strlen(id);
   size_t i, ord = 0, nseen = 0;
-  const json_t *q;
   struct { const char *s; size_t len; } seen[256];
-  json_array_foreach(json_object_get(p->group, "points"), i, q) {
-    const char *qid = json_string_value(json_object_get(q, "id"));
+  for (i = 0; i < p->group->n; i++) {
+    const cal_vpoint_t *q = p->group->p[i];
+    const char *qid = q->id;
     if (!qid)
       continue;
     const char *qc = strrchr(qid, '/');
@@ -216,13 +210,13 @@ int cal_chart_attention_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
            (int)(shape_len - (size_t)(shown - id)), shown);
   for (char *c = r->text; *c; c++)
     *c = *c == '/' ? ' ' : *c;
-  const json_t *st = json_object_get(p->pt, "stats");
-  double t = cal_json_num(p->pt, "threads", 1);
+  const cal_vstats_t *st = &p->pt->stats;
+  double t = cal_chart_num(p->pt->threads, 1);
   r->x = (double)ord + 1 + (t > 1 ? 0.12 : -0.12);
   r->v[0] = g;
-  r->v[1] = cal_json_num(st, "ci_low", g);
-  r->v[2] = cal_json_num(st, "ci_high", g);
-  r->v[3] = 100 * cal_json_num(p->pt, "ratio_to_gemm", NAN);
+  r->v[1] = cal_chart_num(st->ci_low, g);
+  r->v[2] = cal_chart_num(st->ci_high, g);
+  r->v[3] = 100 * p->pt->ratio_to_gemm.v;
   r->lt = t > 1 ? 2 : 1;
   r->pt = filled(PT_TRIANGLE, t > 1);
   snprintf(key, keylen, "%g %s", t, thread_word(t));
@@ -233,27 +227,25 @@ int cal_chart_attention_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
  * (the point's efficiency), one bar per thread count */
 int cal_chart_peak_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
                        size_t keylen) {
-  const char *metric = json_string_value(json_object_get(p->pt, "metric"));
-  double v = cal_json_num(p->pt, metric ? metric : "gflops", NAN);
-  double e = cal_json_num(p->pt, "efficiency", NAN);
-  const char *kn = json_string_value(json_object_get(p->pt, "kernel"));
-  const char *var = json_string_value(json_object_get(p->pt, "variant"));
-  const char *dt = json_string_value(json_object_get(p->pt, "dtype"));
+  const char *metric = p->pt->metric;
+  double v = metric ? p->pt->value.v : p->pt->gflops.v;
+  double e = p->pt->efficiency.v;
+  const char *kn = p->pt->kernel;
+  const char *var = p->pt->variant;
+  const char *dt = p->pt->dtype;
   if (!(v > 0) || !(e > 0) || !kn)
     return 0;
   /* x: the position of the (kernel, variant) among the ok points */
   size_t i, ord = 0, nseen = 0;
-  const json_t *q;
-  const json_t *seen[128];
-  json_array_foreach(json_object_get(p->group, "points"), i, q) {
+  const cal_vpoint_t *seen[128];
+  for (i = 0; i < p->group->n; i++) {
+    const cal_vpoint_t *q = p->group->p[i];
     if (!cal_chart_point_ok(q))
       continue;
-    const char *qk = json_string_value(json_object_get(q, "kernel"));
-    const char *qv = json_string_value(json_object_get(q, "variant"));
+    const char *qk = q->kernel, *qv = q->variant;
     size_t j;
     for (j = 0; j < nseen; j++) {
-      const char *sk = json_string_value(json_object_get(seen[j], "kernel"));
-      const char *sv = json_string_value(json_object_get(seen[j], "variant"));
+      const char *sk = seen[j]->kernel, *sv = seen[j]->variant;
       if (sk && qk && !strcmp(sk, qk) && !strcmp(sv ? sv : "", qv ? qv : ""))
         break;
     }
@@ -264,15 +256,15 @@ int cal_chart_peak_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
       break;
     }
   }
-  double t = cal_json_num(p->pt, "threads", 1);
+  double t = cal_chart_num(p->pt->threads, 1);
   r->x = (double)ord + 1 + (t > 1 ? 0.2 : -0.2);
   r->v[0] = 100 * e;
   r->v[1] = v;
   r->v[2] = v / e;
   /* the median's interval, as a share of the same theoretical peak */
-  const json_t *st = json_object_get(p->pt, "stats");
-  r->v[3] = 100 * e * cal_json_num(st, "ci_low", v) / v;
-  r->v[4] = 100 * e * cal_json_num(st, "ci_high", v) / v;
+  const cal_vstats_t *st = &p->pt->stats;
+  r->v[3] = 100 * e * cal_chart_num(st->ci_low, v) / v;
+  r->v[4] = 100 * e * cal_chart_num(st->ci_high, v) / v;
   snprintf(r->text, sizeof r->text, "%s %s%s%s", dt ? dt : "?", kn,
            var ? " " : "", var ? var : "");
   r->lt = t > 1 ? 2 : 1;

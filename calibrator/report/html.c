@@ -205,10 +205,18 @@ void cal_html_inline_svg(FILE *f, const char *dir, const char *name,
 
 /* ---- the page ---- */
 
-static int render(const json_t *const *roots, const char *const *paths,
-                  size_t n, const cal_comparison_t *reports, size_t nrep,
-                  const cal_html_opts_t *o, FILE *f, char *err,
+/* The profiles of the page: their views and where they were read. */
+typedef struct page_in {
+  const cal_profile_view_t *const *views;
+  const char *const *paths;
+  size_t n;
+} page_in_t;
+
+static int render(const page_in_t *in, const cal_comparison_t *reports,
+                  size_t nrep, const cal_html_opts_t *o, FILE *f, char *err,
                   size_t errlen) {
+  const char *const *paths = in->paths;
+  size_t n = in->n;
   char *dir = chart_dir(err, errlen);
   int rc = 0;
   if (!dir)
@@ -217,7 +225,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   char **names = NULL;
   const char **own = calloc(n ? n : 1, sizeof *own);
   for (size_t i = 0; own && i < n; i++)
-    own[i] = json_string_value(json_object_get(roots[i], "device_name"));
+    own[i] = in->views[i]->device_name;
   rc = own ? cal_machine_names(own, paths, n, &names) : CAL_ENOMEM;
   free(own);
   if (rc < 0) {
@@ -227,7 +235,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   if (n) {
     cal_plot_opts_t po = {.dir = dir, .format = "svg",
                           .templates = o->templates};
-    if ((rc = cal_plot_trees(roots, paths, n, &po, err, errlen)) < 0)
+    if ((rc = cal_plot_views(in->views, paths, n, &po, err, errlen)) < 0)
       goto out;
   }
   char title[200];
@@ -247,8 +255,8 @@ static int render(const json_t *const *roots, const char *const *paths,
       ESC(f, paths[i]);
     }
     fputs("</p>\n", f);
-    cal_html_machine_table(f, roots, (const char *const *)names, n);
-    cal_html_headline_table(f, roots, (const char *const *)names, n);
+    cal_html_machine_table(f, in->views, (const char *const *)names, n);
+    cal_html_headline_table(f, in->views, (const char *const *)names, n);
   }
   for (size_t r = 0; r < nrep; r++) {
     if (r == 0)
@@ -267,7 +275,7 @@ static int render(const json_t *const *roots, const char *const *paths,
     fputs("<h2>Tables: ", f);
     ESC(f, names[i]);
     fputs("</h2>\n", f);
-    cal_html_profile_tables(f, roots[i]);
+    cal_html_profile_tables(f, in->views[i]);
   }
   page_end(f);
 out:
@@ -282,44 +290,52 @@ out:
   return rc;
 }
 
-/* Render into a memory buffer. */
-static int render_mem(const json_t *const *roots, const char *const *paths,
-                      size_t n, const cal_comparison_t *reports, size_t nrep,
-                      const cal_html_opts_t *o, char **html, size_t *len,
-                      char *err, size_t errlen) {
-  *html = NULL;
-  *len = 0;
-  FILE *f = open_memstream(html, len);
-  if (!f) {
-    snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
-  }
-  int rc = render(roots, paths, n, reports, nrep, o, f, err, errlen);
-  if (fclose(f) != 0 && rc == 0) {
-    snprintf(err, errlen, "out of memory");
-    rc = CAL_ENOMEM;
-  }
-  if (rc < 0) {
-    free(*html);
-    *html = NULL;
-    *len = 0;
-  }
-  return rc;
+/* What a page shows: profiles and compare reports. */
+typedef struct page_args {
+  const page_in_t *in;
+  const cal_comparison_t *reports;
+  size_t nrep;
+  const cal_html_opts_t *o;
+} page_args_t;
+
+static int render_page(const void *data, int variant, FILE *f, char *err,
+                       size_t errlen) {
+  const page_args_t *a = data;
+  (void)variant;
+  return render(a->in, a->reports, a->nrep, a->o, f, err, errlen);
 }
 
-int cal_html_render(const json_t *const *roots, const char *const *paths,
-                    size_t n, const cal_html_opts_t *opts, char **html,
-                    size_t *len, char *err, size_t errlen) {
+/* Render into a memory buffer. */
+static int render_mem(const page_in_t *in, const cal_comparison_t *reports,
+                      size_t nrep, const cal_html_opts_t *o, char **html,
+                      size_t *len, char *err, size_t errlen) {
+  static const cal_reporter_t page = {"html", "the page", render_page, 0};
+  page_args_t a = {in, reports, nrep, o};
+  return cal_reporter_render_mem(&page, &a, html, len, err, errlen);
+}
+
+/* The report page of n profiles, each later one compared with the
+ * first, into f. */
+static int report_page(const cal_profile_t *const *profiles, size_t n,
+                       const cal_html_opts_t *opts, FILE *f, char *err,
+                       size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
   if (n == 0) {
     snprintf(err, errlen, "report: no profile given");
     return CAL_EINVAL;
   }
   cal_comparison_t *reps = calloc(n, sizeof *reps);
-  int rc = 0;
-  if (!reps) {
+  const cal_profile_view_t **views = calloc(n, sizeof *views);
+  const char **paths = calloc(n, sizeof *paths);
+  int rc = reps && views && paths ? 0 : CAL_ENOMEM;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    paths[i] = profiles[i]->path;
+    if (!(views[i] = cal_profile_view(profiles[i])))
+      rc = CAL_ENOMEM;
+  }
+  if (rc < 0) {
     snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
+    goto out;
   }
   /* each later profile against the first */
   for (size_t i = 1; i < n; i++) {
@@ -328,22 +344,47 @@ int cal_html_render(const json_t *const *roots, const char *const *paths,
     co.alpha = o.alpha > 0 ? o.alpha : co.alpha;
     co.base_name = paths[0];
     co.new_name = paths[i];
-    if ((rc = cal_compare_profiles(roots[0], roots[i], &co, &reps[i - 1], err,
-                                   errlen)) < 0)
+    if ((rc = cal_compare_loaded(profiles[0], profiles[i], &co, &reps[i - 1],
+                                 err, errlen)) < 0)
       goto out;
   }
-  rc = render_mem(roots, paths, n, reps, n - 1, &o,
-                  html, len, err, errlen);
+  page_in_t in = {views, paths, n};
+  rc = render(&in, reps, n - 1, &o, f, err, errlen);
 out:
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; reps && i < n; i++)
     cal_compare_free(&reps[i]);
   free(reps);
+  free(views);
+  free(paths);
   return rc;
+}
+
+/* The report reporter: the page of a cal_html_in_t. */
+static int render_report(const void *data, int variant, FILE *out, char *err,
+                         size_t errlen) {
+  const cal_html_in_t *in = data;
+  (void)variant;
+  return report_page(in->profiles, in->n, in->opts, out, err, errlen);
+}
+
+const cal_reporter_t cal_html_reporters[] = {
+    {"html", "one self-contained HTML page", render_report, 0},
+};
+const size_t cal_html_nreporters =
+    sizeof cal_html_reporters / sizeof cal_html_reporters[0];
+
+int cal_html_render(const cal_profile_t *const *profiles, size_t n,
+                    const cal_html_opts_t *opts, char **html, size_t *len,
+                    char *err, size_t errlen) {
+  cal_html_in_t in = {profiles, n, opts};
+  return cal_reporter_render_mem(&cal_html_reporters[0], &in, html, len, err,
+                                 errlen);
 }
 
 int cal_html_render_compare(const cal_comparison_t *c,
                             const cal_html_opts_t *opts, char **html,
                             size_t *len, char *err, size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
-  return render_mem(NULL, NULL, 0, c, 1, &o, html, len, err, errlen);
+  page_in_t none = {NULL, NULL, 0};
+  return render_mem(&none, c, 1, &o, html, len, err, errlen);
 }

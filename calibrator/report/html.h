@@ -14,6 +14,8 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "profile.h"
+#include "reporter.h"
 
 typedef struct cal_html_opts {
   const char *templates; /* gnuplot templates; NULL: the default lookup */
@@ -21,14 +23,14 @@ typedef struct cal_html_opts {
   double alpha;          /* compare: false-discovery level; 0: 0.01 */
 } cal_html_opts_t;
 
-/* Render the page of n >= 1 profile trees (paths[i] names tree i) into a
- * malloc'd buffer *html of *len bytes.  Charts are drawn in a private
+/* Render the page of n >= 1 loaded profiles into a malloc'd buffer *html
+ * of *len bytes.  Charts are drawn in a private
  * temporary directory that is removed afterwards.  Returns 0, or
  * CAL_ENOTFOUND (gnuplot missing; err has the install hint), CAL_ESYS,
  * CAL_EIO, CAL_EINVAL, CAL_ENOMEM with one line in err. */
-int cal_html_render(const json_t *const *roots, const char *const *paths,
-                    size_t n, const cal_html_opts_t *opts, char **html,
-                    size_t *len, char *err, size_t errlen);
+int cal_html_render(const cal_profile_t *const *profiles, size_t n,
+                    const cal_html_opts_t *opts, char **html, size_t *len,
+                    char *err, size_t errlen);
 
 /* A comparison (analysis/compare.h) as a page: summary, the table of
  * points and the ratio chart.  Same returns. */
@@ -44,5 +46,17 @@ int cal_compare_render_html(const void *in, int variant, FILE *f, char *err,
 /* s as HTML text or attribute value: & < > " ' escaped, control
  * characters as spaces, bytes that are not UTF-8 as U+FFFD. */
 void cal_html_escape(FILE *f, const char *s);
+
+/* The report page as a reporter (reporter.h), "html": its data is a
+ * cal_html_in_t, the page is written to the stream it is given, and it
+ * returns as cal_html_render. */
+typedef struct cal_html_in {
+  const cal_profile_t *const *profiles; /* n >= 1 loaded profiles */
+  size_t n;
+  const cal_html_opts_t *opts; /* NULL: the defaults */
+} cal_html_in_t;
+
+extern const cal_reporter_t cal_html_reporters[];
+extern const size_t cal_html_nreporters;
 
 #endif

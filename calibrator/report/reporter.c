@@ -1,7 +1,10 @@
 /* Picking a reporter from a command's table by its --format value. */
 #include "reporter.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "cal_err.h"
 
 const cal_reporter_t *cal_reporter_find(const cal_reporter_t *tab, size_t n,
                                         const char *format) {
@@ -27,4 +30,27 @@ const char *cal_reporter_list(const cal_reporter_t *tab, size_t n, char *buf,
     at += (size_t)w;
   }
   return buf;
+}
+
+int cal_reporter_render_mem(const cal_reporter_t *r, const void *in,
+                            char **buf, size_t *len, char *err,
+                            size_t errlen) {
+  *buf = NULL;
+  *len = 0;
+  FILE *f = open_memstream(buf, len);
+  if (!f) {
+    snprintf(err, errlen, "out of memory");
+    return CAL_ENOMEM;
+  }
+  int rc = r->render(in, r->variant, f, err, errlen);
+  if (fclose(f) != 0 && rc == 0) {
+    snprintf(err, errlen, "out of memory");
+    rc = CAL_ENOMEM;
+  }
+  if (rc < 0) {
+    free(*buf);
+    *buf = NULL;
+    *len = 0;
+  }
+  return rc;
 }

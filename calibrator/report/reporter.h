@@ -52,4 +52,11 @@ const cal_reporter_t *cal_reporter_find(const cal_reporter_t *tab, size_t n,
 const char *cal_reporter_list(const cal_reporter_t *tab, size_t n, char *buf,
                               size_t len);
 
+/* Render r into a malloc'd buffer *buf of *len bytes (open_memstream),
+ * for outputs written whole and atomically.  Returns render's code (on
+ * failure *buf is NULL), or CAL_ENOMEM with err. */
+int cal_reporter_render_mem(const cal_reporter_t *r, const void *in,
+                            char **buf, size_t *len, char *err,
+                            size_t errlen);
+
 #endif
