@@ -28,20 +28,39 @@ static void read_figure_samples(cal_varena_t *a, cal_vpoint_t *p,
   }
 }
 
+#define P cal_vpoint_t
+static const cal_vkey_t point_keys[] = {
+    CAL_VSTR(P, id), CAL_VSTR(P, status), CAL_VSTR(P, reason),
+    CAL_VSTR(P, metric), CAL_VBOOL(P, higher_is_better), CAL_VNUM(P, time_ms),
+    CAL_VBOOL(P, contaminated), CAL_VBOOL(P, remeasured),
+    CAL_VBOOL(P, throttled), CAL_VBOOL(P, pinned), CAL_VSTR(P, kernel),
+    CAL_VSTR(P, variant), CAL_VSTR(P, dtype), CAL_VSTR(P, engine),
+    CAL_VSTR(P, impl), CAL_VSTR(P, confirms), CAL_VSTR(P, role_of),
+    CAL_VSTR(P, level), CAL_VBOOL(P, causal), CAL_VNUM(P, threads),
+    CAL_VNUM(P, iterations_per_sample), CAL_VNUM(P, iters), CAL_VNUM(P, m),
+    CAL_VNUM(P, n), CAL_VNUM(P, k), CAL_VNUM(P, batch_size),
+    CAL_VNUM(P, working_set_bytes), CAL_VNUM(P, heads), CAL_VNUM(P, kv_heads),
+    CAL_VNUM(P, head_dim), CAL_VNUM(P, nq), CAL_VNUM(P, nk),
+    CAL_VNUM(P, batch), CAL_VNUM(P, gflops), CAL_VNUM(P, gops),
+    CAL_VNUM(P, gbps), CAL_VNUM(P, examples_per_s), CAL_VNUM(P, tokens_per_s),
+    CAL_VNUM(P, latency_ms), CAL_VNUM(P, efficiency), CAL_VNUM(P, speedup),
+    CAL_VNUM(P, gflops_per_thread), CAL_VNUM(P, ratio_to_gemm),
+    CAL_VNUM(P, speedup_vs_reference), CAL_VNUM(P, bytes_per_run),
+    CAL_VNUM(P, flops_per_run), CAL_VNUM(P, memory_bytes),
+};
+#undef P
+
 void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                      const json_t *pt) {
   char key[128];
   p->section = section;
-  p->id = cal_vstr_of(pt, "id");
-  p->status = cal_vstr_of(pt, "status");
-  p->reason = cal_vstr_of(pt, "reason");
-  p->metric = cal_vstr_of(pt, "metric");
-  p->higher_is_better = cal_vbool_of(pt, "higher_is_better");
+  CAL_VREAD(p, point_keys, pt);
   p->higher_better = p->higher_is_better;
   if (p->higher_better == CAL_VABSENT) {
     size_t len = p->metric ? strlen(p->metric) : 0;
-    p->higher_better = !(p->metric && (strcmp(p->metric, "ms") == 0 ||
-                                       (len > 3 && strcmp(p->metric + len - 3, "_ms") == 0)));
+    p->higher_better =
+        !(p->metric && (strcmp(p->metric, "ms") == 0 ||
+                        (len > 3 && strcmp(p->metric + len - 3, "_ms") == 0)));
   }
   p->value = cal_vnum_val(p->metric ? json_object_get(pt, p->metric) : NULL);
   if (p->metric) {
@@ -49,37 +68,7 @@ void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
     p->samples = cal_vsamples_of(a, pt, key);
   }
   p->stats = cal_vstats_of(pt, "stats");
-  p->time_ms = cal_vnum_of(pt, "time_ms");
   p->samples_ms = cal_vsamples_of(a, pt, "samples_ms");
-  p->contaminated = cal_vbool_of(pt, "contaminated");
-  p->remeasured = cal_vbool_of(pt, "remeasured");
-  p->throttled = cal_vbool_of(pt, "throttled");
-  p->pinned = cal_vbool_of(pt, "pinned");
-  p->kernel = cal_vstr_of(pt, "kernel");
-  p->variant = cal_vstr_of(pt, "variant");
-  p->dtype = cal_vstr_of(pt, "dtype");
-  p->engine = cal_vstr_of(pt, "engine");
-  p->impl = cal_vstr_of(pt, "impl");
-  p->confirms = cal_vstr_of(pt, "confirms");
-  p->role_of = cal_vstr_of(pt, "role_of");
-  p->level = cal_vstr_of(pt, "level");
-  p->causal = cal_vbool_of(pt, "causal");
-  static const struct {
-    const char *key;
-    size_t off;
-  } nums[] = {
-#define N(f) {#f, offsetof(cal_vpoint_t, f)}
-      N(threads), N(iterations_per_sample), N(iters), N(m), N(n), N(k),
-      N(batch_size), N(working_set_bytes), N(heads), N(kv_heads),
-      N(head_dim), N(nq), N(nk), N(batch), N(gflops), N(gops), N(gbps),
-      N(examples_per_s), N(tokens_per_s), N(latency_ms), N(efficiency),
-      N(speedup), N(gflops_per_thread), N(ratio_to_gemm),
-      N(speedup_vs_reference), N(bytes_per_run), N(flops_per_run),
-      N(memory_bytes),
-#undef N
-  };
-  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-    *(cal_vnum_t *)((char *)p + nums[i].off) = cal_vnum_of(pt, nums[i].key);
   p->params = cal_vfields_members(a, pt);
   read_figure_samples(a, p, pt);
 }
@@ -135,130 +124,127 @@ cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
   return r;
 }
 
+#define M cal_vmachine_t
+static const cal_vkey_t machine_keys[] = {
+    CAL_VSTR(M, hostname), CAL_VSTR(M, os), CAL_VSTR(M, affinity),
+    CAL_VNUM(M, usable_cores), CAL_VNUM(M, allowed_cores),
+    CAL_VNUM(M, allowed_hardware_threads), CAL_VNUM(M, cgroup_cpu_quota),
+};
+static const cal_vkey_t cpu_keys[] = {
+    CAL_VSTR_K(M, cpu.arch, "arch"),     CAL_VSTR_K(M, cpu.vendor, "vendor"),
+    CAL_VSTR_K(M, cpu.brand, "brand"),   CAL_VNUM_K(M, cpu.family, "family"),
+    CAL_VNUM_K(M, cpu.model, "model"),   CAL_VNUM_K(M, cpu.stepping, "stepping"),
+};
+static const cal_vkey_t topology_keys[] = {
+    CAL_VNUM_K(M, topology.packages, "packages"),
+    CAL_VNUM_K(M, topology.cores, "cores"),
+    CAL_VNUM_K(M, topology.hardware_threads, "hardware_threads"),
+    CAL_VNUM_K(M, topology.numa_nodes, "numa_nodes"),
+};
+static const cal_vkey_t memory_keys[] = {
+    CAL_VNUM_K(M, memory.total_bytes, "total_bytes"),
+    CAL_VNUM_K(M, memory.available_bytes, "available_bytes"),
+    CAL_VNUM_K(M, memory.cgroup_limit_bytes, "cgroup_limit_bytes"),
+};
+static const cal_vkey_t clock_keys[] = {
+    CAL_VNUM_K(M, clocks.base_mhz, "base_mhz"),
+    CAL_VNUM_K(M, clocks.max_mhz, "max_mhz"),
+    CAL_VSTR_K(M, clocks.governor, "governor"),
+};
+#undef M
+#define C cal_vcache_t
+static const cal_vkey_t cache_keys[] = {
+    CAL_VNUM(C, level), CAL_VNUM(C, size_bytes), CAL_VNUM(C, line_bytes),
+    CAL_VNUM(C, instances), CAL_VNUM(C, cores_sharing), CAL_VSTR(C, type),
+};
+#undef C
+
 static void read_machine(cal_varena_t *a, cal_vmachine_t *m,
                          const json_t *mj) {
   const json_t *cpu = json_object_get(mj, "cpu");
-  const json_t *topo = json_object_get(mj, "topology");
-  const json_t *mem = json_object_get(mj, "memory");
-  const json_t *clk = json_object_get(mj, "clocks");
   const json_t *caches = json_object_get(mj, "caches"), *c;
   size_t i;
   m->has = json_is_object(mj);
-  m->hostname = cal_vstr_of(mj, "hostname");
-  m->os = cal_vstr_of(mj, "os");
-  m->affinity = cal_vstr_of(mj, "affinity");
-  m->cpu.arch = cal_vstr_of(cpu, "arch");
-  m->cpu.vendor = cal_vstr_of(cpu, "vendor");
-  m->cpu.brand = cal_vstr_of(cpu, "brand");
-  m->cpu.family = cal_vnum_of(cpu, "family");
-  m->cpu.model = cal_vnum_of(cpu, "model");
-  m->cpu.stepping = cal_vnum_of(cpu, "stepping");
+  CAL_VREAD(m, machine_keys, mj);
+  CAL_VREAD(m, cpu_keys, cpu);
+  CAL_VREAD(m, topology_keys, json_object_get(mj, "topology"));
+  CAL_VREAD(m, memory_keys, json_object_get(mj, "memory"));
+  CAL_VREAD(m, clock_keys, json_object_get(mj, "clocks"));
   m->cpu.isa = cal_vstrings_of(a, cpu, "isa");
-  m->topology.packages = cal_vnum_of(topo, "packages");
-  m->topology.cores = cal_vnum_of(topo, "cores");
-  m->topology.hardware_threads = cal_vnum_of(topo, "hardware_threads");
-  m->topology.numa_nodes = cal_vnum_of(topo, "numa_nodes");
-  m->usable_cores = cal_vnum_of(mj, "usable_cores");
-  m->allowed_cores = cal_vnum_of(mj, "allowed_cores");
-  m->allowed_hardware_threads = cal_vnum_of(mj, "allowed_hardware_threads");
-  m->cgroup_cpu_quota = cal_vnum_of(mj, "cgroup_cpu_quota");
-  m->memory.total_bytes = cal_vnum_of(mem, "total_bytes");
-  m->memory.available_bytes = cal_vnum_of(mem, "available_bytes");
-  m->memory.cgroup_limit_bytes = cal_vnum_of(mem, "cgroup_limit_bytes");
-  m->clocks.base_mhz = cal_vnum_of(clk, "base_mhz");
-  m->clocks.max_mhz = cal_vnum_of(clk, "max_mhz");
-  m->clocks.governor = cal_vstr_of(clk, "governor");
   m->has_caches = json_is_array(caches);
   m->caches = cal_varena_alloc(a, json_array_size(caches), sizeof *m->caches);
-  json_array_foreach(m->caches ? caches : NULL, i, c) {
-    cal_vcache_t *x = &m->caches[m->ncaches++];
-    x->level = cal_vnum_of(c, "level");
-    x->size_bytes = cal_vnum_of(c, "size_bytes");
-    x->line_bytes = cal_vnum_of(c, "line_bytes");
-    x->instances = cal_vnum_of(c, "instances");
-    x->cores_sharing = cal_vnum_of(c, "cores_sharing");
-    x->type = cal_vstr_of(c, "type");
-  }
+  json_array_foreach(m->caches ? caches : NULL, i, c)
+    CAL_VREAD(&m->caches[m->ncaches++], cache_keys, c);
 }
 
-static void read_blas(cal_vblas_t *b, const json_t *o) {
-  b->has = json_is_object(o);
-  b->library = cal_vstr_of(o, "library");
-  b->version = cal_vstr_of(o, "version");
-  b->config = cal_vstr_of(o, "config");
-  b->coretype = cal_vstr_of(o, "coretype");
-  b->coretype_source = cal_vstr_of(o, "coretype_source");
-  b->coretype_library_choice = cal_vstr_of(o, "coretype_library_choice");
-  b->parallel = cal_vstr_of(o, "parallel");
-  b->threads = cal_vnum_of(o, "threads");
-}
-
-static void read_settings(cal_varena_t *a, cal_vsettings_t *s,
-                          const json_t *o) {
-  s->has = json_is_object(o);
-  s->quick = cal_vbool_of(o, "quick");
-  s->ci = cal_vbool_of(o, "ci");
-  s->threads = cal_vnum_of(o, "threads");
-  s->samples = cal_vnum_of(o, "samples");
-  s->rounds = cal_vnum_of(o, "rounds");
-  s->seed = cal_vnum_of(o, "seed");
-  s->min_sample_s = cal_vnum_of(o, "min_sample_s");
-  s->warmup_s = cal_vnum_of(o, "warmup_s");
-  s->cv_threshold = cal_vnum_of(o, "cv_threshold");
-  s->ci_level = cal_vnum_of(o, "ci_level");
-  s->timer_resolution_s = cal_vnum_of(o, "timer_resolution_s");
-  s->budget_scale = cal_vnum_of(o, "budget_scale");
-  s->gemm_engine = cal_vstr_of(o, "gemm_engine");
-  s->fields = cal_vfields_members(a, o);
-}
-
-static void read_quality(cal_varena_t *a, cal_vquality_t *q,
-                         const json_t *o) {
-  q->has = json_is_object(o);
-  q->noisy = cal_vbool_of(o, "noisy");
-  q->allow_busy = cal_vbool_of(o, "allow_busy");
-  q->unstable_points = cal_vnum_of(o, "unstable_points");
-  q->failed_points = cal_vnum_of(o, "failed_points");
-  q->contaminated_points = cal_vnum_of(o, "contaminated_points");
-  q->remeasured_points = cal_vnum_of(o, "remeasured_points");
-  q->elapsed_s = cal_vnum_of(o, "elapsed_s");
-  q->remeasure_s = cal_vnum_of(o, "remeasure_s");
-  q->watch_s = cal_vnum_of(o, "watch_s");
-  q->warnings = cal_vstrings_of(a, o, "warnings");
-  q->section_times_s = cal_vfields_of(a, o, "section_times_s");
-}
+#define B cal_vblas_t
+static const cal_vkey_t blas_keys[] = {
+    CAL_VSTR(B, library),  CAL_VSTR(B, version),
+    CAL_VSTR(B, config),   CAL_VSTR(B, coretype),
+    CAL_VSTR(B, coretype_source), CAL_VSTR(B, coretype_library_choice),
+    CAL_VSTR(B, parallel), CAL_VNUM(B, threads),
+};
+#undef B
+#define S cal_vsettings_t
+static const cal_vkey_t settings_keys[] = {
+    CAL_VBOOL(S, quick),         CAL_VBOOL(S, ci),
+    CAL_VNUM(S, threads),        CAL_VNUM(S, samples),
+    CAL_VNUM(S, rounds),         CAL_VNUM(S, seed),
+    CAL_VNUM(S, min_sample_s),   CAL_VNUM(S, warmup_s),
+    CAL_VNUM(S, cv_threshold),   CAL_VNUM(S, ci_level),
+    CAL_VNUM(S, timer_resolution_s), CAL_VNUM(S, budget_scale),
+    CAL_VSTR(S, gemm_engine),
+};
+#undef S
+#define Q cal_vquality_t
+static const cal_vkey_t quality_keys[] = {
+    CAL_VBOOL(Q, noisy),           CAL_VBOOL(Q, allow_busy),
+    CAL_VNUM(Q, unstable_points),  CAL_VNUM(Q, failed_points),
+    CAL_VNUM(Q, contaminated_points), CAL_VNUM(Q, remeasured_points),
+    CAL_VNUM(Q, elapsed_s),        CAL_VNUM(Q, remeasure_s),
+    CAL_VNUM(Q, watch_s),
+};
+#undef Q
+#define V cal_profile_view_t
+static const cal_vkey_t top_keys[] = {
+    CAL_VSTR(V, schema),          CAL_VSTR(V, device_name),
+    CAL_VSTR(V, device),          CAL_VSTR(V, created),
+    CAL_VSTR(V, headline_status), CAL_VNUM(V, gflops),
+    CAL_VNUM(V, gflops_per_core), CAL_VNUM(V, optimal_batch_size),
+    CAL_VNUM(V, throughput),      CAL_VNUM(V, memory_gb),
+    CAL_VNUM(V, latency_ms),
+};
+static const cal_vkey_t batch_source_keys[] = {
+    CAL_VSTR_K(V, batch_source.mode, "mode"),
+    CAL_VSTR_K(V, batch_source.dtype, "dtype"),
+    CAL_VSTR_K(V, batch_source.engine, "engine"),
+    CAL_VSTR_K(V, batch_source.preset, "preset"),
+    CAL_VSTR_K(V, batch_source.workload, "workload"),
+    CAL_VNUM_K(V, batch_source.hidden, "hidden"),
+    CAL_VNUM_K(V, batch_source.seq, "seq"),
+};
+#undef V
 
 static void read_top(cal_varena_t *a, cal_profile_view_t *v,
                      const json_t *r) {
-  const json_t *tool = json_object_get(r, "tool");
   const json_t *bs = json_object_get(r, "batch_source");
-  v->schema = cal_vstr_of(r, "schema");
-  v->device_name = cal_vstr_of(r, "device_name");
-  v->device = cal_vstr_of(r, "device");
-  v->created = cal_vstr_of(r, "created");
-  v->headline_status = cal_vstr_of(r, "headline_status");
-  v->tool.name = cal_vstr_of(tool, "name");
-  v->tool.version = cal_vstr_of(tool, "version");
-  v->tool.git = cal_vstr_of(tool, "git");
-  v->gflops = cal_vnum_of(r, "gflops");
-  v->gflops_per_core = cal_vnum_of(r, "gflops_per_core");
-  v->optimal_batch_size = cal_vnum_of(r, "optimal_batch_size");
-  v->throughput = cal_vnum_of(r, "throughput");
-  v->memory_gb = cal_vnum_of(r, "memory_gb");
-  v->latency_ms = cal_vnum_of(r, "latency_ms");
+  const json_t *settings = json_object_get(r, "settings");
+  const json_t *quality = json_object_get(r, "quality");
+  CAL_VREAD(v, top_keys, r);
+  cal_vtool_read(&v->tool, json_object_get(r, "tool"));
   v->batch_source.has = json_is_object(bs);
-  v->batch_source.mode = cal_vstr_of(bs, "mode");
-  v->batch_source.dtype = cal_vstr_of(bs, "dtype");
-  v->batch_source.engine = cal_vstr_of(bs, "engine");
-  v->batch_source.preset = cal_vstr_of(bs, "preset");
-  v->batch_source.workload = cal_vstr_of(bs, "workload");
-  v->batch_source.hidden = cal_vnum_of(bs, "hidden");
-  v->batch_source.seq = cal_vnum_of(bs, "seq");
+  CAL_VREAD(v, batch_source_keys, bs);
   v->headline_null_reasons = cal_vfields_of(a, r, "headline_null_reasons");
   read_machine(a, &v->machine, json_object_get(r, "machine"));
-  read_blas(&v->blas, json_object_get(r, "blas"));
-  read_settings(a, &v->settings, json_object_get(r, "settings"));
-  read_quality(a, &v->quality, json_object_get(r, "quality"));
+  v->blas.has = json_is_object(json_object_get(r, "blas"));
+  CAL_VREAD(&v->blas, blas_keys, json_object_get(r, "blas"));
+  v->settings.has = json_is_object(settings);
+  CAL_VREAD(&v->settings, settings_keys, settings);
+  v->settings.fields = cal_vfields_members(a, settings);
+  v->quality.has = json_is_object(quality);
+  CAL_VREAD(&v->quality, quality_keys, quality);
+  v->quality.warnings = cal_vstrings_of(a, quality, "warnings");
+  v->quality.section_times_s = cal_vfields_of(a, quality, "section_times_s");
 }
 
 /* doc_points: the sections' runs of points in the file's order of keys. */
@@ -277,34 +263,27 @@ static void order_by_document(cal_varena_t *a, cal_profile_view_t *v,
 }
 
 int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
-  cal_varena_t *a = cal_varena_new();
-  cal_profile_view_t *v = a ? cal_varena_alloc(a, 1, sizeof *v) : NULL;
+  cal_varena_t *a = NULL;
+  cal_profile_view_t *v = cal_varena_first(sizeof *v, &a);
   size_t n = 0;
   *out = NULL;
-  if (!v) {
-    cal_varena_free(a);
+  if (!v)
     return CAL_ENOMEM;
-  }
   v->arena = a;
   cal_profile_each_point(root, count_point, &n);
   cal_vbuild_t b = {a, v, calloc(n ? n : 1, sizeof *b.nodes)};
   v->points = cal_varena_alloc(a, n, sizeof *v->points);
-  if (!b.nodes || (n && !v->points)) {
-    free(b.nodes);
-    cal_varena_free(a);
-    return CAL_ENOMEM;
+  if (b.nodes && !a->failed) {
+    cal_profile_each_point(root, add_point, &b);
+    order_by_document(a, v, root);
+    read_top(a, v, root);
+    cal_vsections_read(&b, root);
+  } else {
+    a->failed = 1;
   }
-  cal_profile_each_point(root, add_point, &b);
-  order_by_document(a, v, root);
-  read_top(a, v, root);
-  cal_vsections_read(&b, root);
   free(b.nodes);
-  if (a->failed) {
-    cal_varena_free(a);
-    return CAL_ENOMEM;
-  }
-  *out = v;
-  return 0;
+  *out = cal_varena_finish(a, v);
+  return *out ? 0 : CAL_ENOMEM;
 }
 
 void cal_profile_view_free(cal_profile_view_t *v) {
@@ -323,17 +302,8 @@ const cal_profile_view_t *cal_profile_view(const cal_profile_t *p) {
 
 const cal_vnum_t *cal_profile_view_figure(const cal_profile_view_t *v,
                                           const char *key) {
-  static const struct {
-    const char *key;
-    size_t off;
-  } figs[] = {
-#define F(f) {#f, offsetof(cal_profile_view_t, f)}
-      F(gflops), F(gflops_per_core), F(optimal_batch_size), F(throughput),
-      F(memory_gb), F(latency_ms),
-#undef F
-  };
-  for (size_t i = 0; key && i < sizeof figs / sizeof figs[0]; i++)
-    if (strcmp(figs[i].key, key) == 0)
-      return (const cal_vnum_t *)((const char *)v + figs[i].off);
+  for (size_t i = 0; key && i < sizeof top_keys / sizeof top_keys[0]; i++)
+    if (top_keys[i].kind == CAL_VK_NUM && strcmp(top_keys[i].key, key) == 0)
+      return (const cal_vnum_t *)((const char *)v + top_keys[i].off);
   return NULL;
 }

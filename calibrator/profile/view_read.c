@@ -29,6 +29,22 @@ void *cal_varena_alloc(cal_varena_t *a, size_t n, size_t size) {
   return b->data;
 }
 
+void *cal_varena_first(size_t size, cal_varena_t **a) {
+  void *v = (*a = cal_varena_new()) ? cal_varena_alloc(*a, 1, size) : NULL;
+  if (!v) {
+    cal_varena_free(*a);
+    *a = NULL;
+  }
+  return v;
+}
+
+void *cal_varena_finish(cal_varena_t *a, void *view) {
+  if (!a->failed)
+    return view;
+  cal_varena_free(a);
+  return NULL;
+}
+
 void cal_varena_free(cal_varena_t *a) {
   if (!a)
     return;
@@ -71,23 +87,19 @@ int cal_vbool_of(const json_t *o, const char *k) {
   return json_is_boolean(v) ? json_is_true(v) : CAL_VABSENT;
 }
 
+#define S cal_vstats_t
+static const cal_vkey_t stats_keys[] = {
+    CAL_VNUM(S, n),      CAL_VNUM(S, median),  CAL_VNUM(S, mean),
+    CAL_VNUM(S, min),    CAL_VNUM(S, max),     CAL_VNUM(S, stddev),
+    CAL_VNUM(S, mad),    CAL_VNUM(S, cv),      CAL_VNUM(S, ci_low),
+    CAL_VNUM(S, ci_high), CAL_VNUM(S, ci_level), CAL_VBOOL(S, unstable),
+};
+#undef S
+
 cal_vstats_t cal_vstats_of(const json_t *o, const char *k) {
   const json_t *s = json_object_get(o, k);
-  cal_vstats_t st = {
-      .has = json_is_object(s),
-      .n = cal_vnum_of(s, "n"),
-      .median = cal_vnum_of(s, "median"),
-      .mean = cal_vnum_of(s, "mean"),
-      .min = cal_vnum_of(s, "min"),
-      .max = cal_vnum_of(s, "max"),
-      .stddev = cal_vnum_of(s, "stddev"),
-      .mad = cal_vnum_of(s, "mad"),
-      .cv = cal_vnum_of(s, "cv"),
-      .ci_low = cal_vnum_of(s, "ci_low"),
-      .ci_high = cal_vnum_of(s, "ci_high"),
-      .ci_level = cal_vnum_of(s, "ci_level"),
-      .unstable = cal_vbool_of(s, "unstable"),
-  };
+  cal_vstats_t st = {.has = json_is_object(s)};
+  CAL_VREAD(&st, stats_keys, s);
   return st;
 }
 
@@ -154,4 +166,26 @@ cal_vnum_t *cal_vnums_of(cal_varena_t *a, const json_t *o, const char *k,
   if (r)
     json_array_foreach(arr, i, x) r[i] = cal_vnum_val(x);
   return r;
+}
+
+void cal_vread(void *dst, const cal_vkey_t *keys, size_t n, const json_t *o) {
+  for (size_t i = 0; i < n; i++) {
+    char *at = (char *)dst + keys[i].off;
+    if (keys[i].kind == CAL_VK_NUM)
+      *(cal_vnum_t *)at = cal_vnum_of(o, keys[i].key);
+    else if (keys[i].kind == CAL_VK_STR)
+      *(const char **)at = cal_vstr_of(o, keys[i].key);
+    else
+      *(int *)at = cal_vbool_of(o, keys[i].key);
+  }
+}
+
+#define T cal_vtool_t
+static const cal_vkey_t tool_keys[] = {
+    CAL_VSTR(T, name), CAL_VSTR(T, version), CAL_VSTR(T, git),
+};
+#undef T
+
+void cal_vtool_read(cal_vtool_t *t, const json_t *o) {
+  CAL_VREAD(t, tool_keys, o);
 }

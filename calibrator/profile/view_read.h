@@ -19,6 +19,12 @@ cal_varena_t *cal_varena_new(void);
 /* n zeroed elements of size bytes (NULL for n 0 or on failure). */
 void *cal_varena_alloc(cal_varena_t *a, size_t n, size_t size);
 void cal_varena_free(cal_varena_t *a);
+/* A new arena into *a and its first object (the view), zeroed; NULL with
+ * nothing left allocated on failure. */
+void *cal_varena_first(size_t size, cal_varena_t **a);
+/* The end of a build: view, or NULL with the arena freed when an
+ * allocation failed on the way. */
+void *cal_varena_finish(cal_varena_t *a, void *view);
 
 cal_vnum_t cal_vnum_val(const json_t *v);
 cal_vnum_t cal_vnum_of(const json_t *o, const char *k);
@@ -36,6 +42,29 @@ cal_vfields_t cal_vfields_members(cal_varena_t *a, const json_t *obj);
 /* One number per element of the array under k. */
 cal_vnum_t *cal_vnums_of(cal_varena_t *a, const json_t *o, const char *k,
                          size_t *n);
+
+/* A table of members read into a struct: member key of the object goes
+ * to the field at offset off, as a number, a string or a boolean. */
+enum { CAL_VK_NUM, CAL_VK_STR, CAL_VK_BOOL };
+typedef struct cal_vkey {
+  const char *key;
+  size_t off;
+  int kind;
+} cal_vkey_t;
+/* Entries for field f of struct type T read from the member named key
+ * (the _K forms) or named as the field. */
+#define CAL_VNUM_K(T, f, key) {key, offsetof(T, f), CAL_VK_NUM}
+#define CAL_VSTR_K(T, f, key) {key, offsetof(T, f), CAL_VK_STR}
+#define CAL_VBOOL_K(T, f, key) {key, offsetof(T, f), CAL_VK_BOOL}
+#define CAL_VNUM(T, f) CAL_VNUM_K(T, f, #f)
+#define CAL_VSTR(T, f) CAL_VSTR_K(T, f, #f)
+#define CAL_VBOOL(T, f) CAL_VBOOL_K(T, f, #f)
+void cal_vread(void *dst, const cal_vkey_t *keys, size_t n, const json_t *o);
+#define CAL_VREAD(dst, keys, o) \
+  cal_vread(dst, keys, sizeof(keys) / sizeof((keys)[0]), o)
+
+/* tool{name, version, git} of a profile or a fleet profile. */
+void cal_vtool_read(cal_vtool_t *t, const json_t *o);
 
 /* Building one profile view: the points found so far and their trees. */
 typedef struct cal_vbuild {
