@@ -344,16 +344,9 @@ static int write_report(const cal_comparison_t *c, const compare_args_t *a) {
   char *buf = NULL, err[512] = "out of memory";
   size_t len = 0;
   int code = CAL_EXIT_OK;
-  FILE *mf = open_memstream(&buf, &len);
-  if (!mf)
-    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  int rc = r->render(c, r->variant, mf, err, sizeof err);
-  if (fclose(mf) != 0 && rc == 0) {
-    snprintf(err, sizeof err, "out of memory rendering the report");
-    rc = CAL_ENOMEM;
-  }
+  int rc = cal_reporter_render_mem(r, c, &buf, &len, err, sizeof err);
   if (rc < 0)
-    code = cal_fail(CMD, rc == CAL_ENOMEM || rc == CAL_ESYS || rc == CAL_EIO
+    code = cal_fail(CMD, rc == CAL_ENOMEM || rc == CAL_ESYS
                              ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
                     "%s", err);
   else if (cal_write_atomic(a->out_path, buf, len, err, sizeof err) < 0)

@@ -172,7 +172,7 @@ int cal_compare_render_json(const void *in, int variant, FILE *f, char *err,
                             size_t errlen) {
   (void)variant;
   json_t *rep = cal_compare_json(in);
-  int rc = rep ? 0 : CAL_ENOMEM;
+  int rc = rep ? 0 : CAL_EIO; /* as a tree that cannot be written */
   if (rep && json_dumpf(rep, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) < 0)
     rc = CAL_EIO;
   json_decref(rep);

@@ -316,9 +316,9 @@ int cal_compare_render_text(const void *in, int variant, FILE *f, char *err,
     render_md(c, f);
   else
     render_table(c, f);
-  if (ferror(f)) {
+  if (ferror(f)) { /* the command renders into memory */
     snprintf(err, errlen, "out of memory rendering the report");
-    return CAL_EIO;
+    return CAL_ENOMEM;
   }
   return 0;
 }

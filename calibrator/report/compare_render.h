@@ -16,7 +16,8 @@ typedef enum cal_report_format {
 } cal_report_format_t;
 
 /* A cal_render_fn (report/reporter.h): in is a cal_comparison_t, variant
- * CAL_REPORT_TABLE or CAL_REPORT_MD.  CAL_EIO when writing fails. */
+ * CAL_REPORT_TABLE or CAL_REPORT_MD.  CAL_ENOMEM when writing fails (f
+ * is a memory stream). */
 int cal_compare_render_text(const void *in, int variant, FILE *f, char *err,
                             size_t errlen);
 
