@@ -4,13 +4,12 @@
  * The tree, schema "calibrate-compare/1":
  *   schema, base, new (labels of the sides), base_runs, new_runs (the
  *   profiles of each side), threshold, alpha, ci_level, run_allowance,
- *   multiple_testing ("benjamini-hochberg"), filter (or absent),
- *   machine_differences [{key, base, new, profile?}],
+ *   multiple_testing ("benjamini-hochberg"), filter (null: none),
+ *   machine_differences [{key, base, new, profile (null with one
+ *   profile a side)}],
  *   allow_different_machines,
  *   points [{id, section, metric, higher_is_better, n_base, n_new (values
  *            the test used: samples with one run a side, else runs),
- *            machine_speed_ratio (one run a side: new / base of the
- *            fp32 FMA loop at one thread; null when absent),
  *            runs_base, runs_new, base_median, new_median (of the samples,
  *            or of the per-run medians), base_geomean, new_geomean (runs,
  *            log scale: the geometric means of the per-run medians),
@@ -37,7 +36,9 @@
  *            runs_base, runs_new,
  *            base_run_spread, new_run_spread (medians over the points),
  *            geomean (oriented, > 1 = better; null when none),
- *            geomean_points, regression (bool), machine_speed_ratio},
+ *            geomean_points, regression (bool), machine_speed_ratio (one
+ *            run a side: new / base of the fp32 FMA loop at one thread;
+ *            null when absent)},
  *   only_changed (bool)
  * Numbers that cannot be computed are null. */
 #ifndef CAL_COMPARE_JSON_H
