@@ -1,7 +1,8 @@
 /* Unit tests of what lays a comparison out and of the rules it is judged
  * by: the JSON tree of a hand-made typed result (keys, their order, nulls
  * and absent keys), its table and markdown, the per-point verdict of
- * verdict.c with its single-run rules, and the machine identity diff. */
+ * verdict.c with its single-run rules, and the machine identity diff
+ * (profile/identity.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "compare.h"
 #include "compare_json.h"
 #include "compare_render.h"
+#include "identity.h"
 #include "test_util.h"
 #include "verdict.h"
 
@@ -250,6 +252,12 @@ static void machine_diff(void **state) {
                         "1");
   json_t *b = json_pack("{s:{s:{s:s, s:[s]}}, s:{s:s}}", "machine", "cpu",
                         "brand", "A", "isa", "avx2", "tool", "version", "1");
+  /* profile/identity.c: a key's value by its dotted path */
+  assert_string_equal(cal_identity_keys[5], "machine.cpu.isa");
+  assert_int_equal(json_array_size(cal_profile_identity(a, 5)), 2);
+  assert_string_equal(json_string_value(cal_profile_identity(a, 1)), "A");
+  assert_null(cal_profile_identity(a, 0)); /* no vendor */
+  assert_null(cal_profile_identity(a, CAL_NIDENTITY_KEYS));
   cal_compare_diff_t *d = NULL;
   size_t n = 0;
   assert_int_equal(cal_compare_machine_diff(a, b, &d, &n), 0);

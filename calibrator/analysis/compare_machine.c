@@ -1,7 +1,7 @@
 /* What a comparison states besides its points: the machine identity keys
- * that differ between the profiles (read from the trees: they are compared
- * and written as the JSON values they are), and the top-level figures of
- * both sides (from the views) (see compare.h). */
+ * that differ between the profiles (profile/identity.h: compared and
+ * written as the JSON values they are), and the top-level figures of both
+ * sides, from their views (see compare.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +10,9 @@
 #include "cal_vec.h"
 #include "compare.h"
 #include "compare_internal.h"
+#include "identity.h"
 #include "profile.h"
 #include "view.h"
-
-/* Value at a dotted path ("machine.cpu.brand"), NULL when absent. */
-static const json_t *get_path(const json_t *root, const char *path) {
-  char buf[128];
-  snprintf(buf, sizeof buf, "%s", path);
-  const json_t *node = root;
-  char *save = NULL;
-  for (char *part = strtok_r(buf, ".", &save); part && node;
-       part = strtok_r(NULL, ".", &save))
-    node = json_object_get(node, part);
-  return node;
-}
-
-/* Identity of the machine, its BLAS and engines, and the tool a profile
- * was measured with: what must not differ for a difference of speed to
- * mean a change of code.  The git commit is left out (base and head
- * differ by design), and so are hostname, memory and clocks (runners of
- * one class differ there without measuring differently). */
-static const char *const machine_keys[] = {
-    "machine.cpu.vendor",   "machine.cpu.brand",    "machine.cpu.family",
-    "machine.cpu.model",    "machine.cpu.stepping", "machine.cpu.isa",
-    "machine.caches",       "machine.usable_cores", "blas.library",
-    "blas.version",         "blas.coretype",        "blas.parallel",
-    "gemm.onednn.version",  "tool.version",
-};
 
 typedef struct diffs {
   cal_compare_diff_t *v;
@@ -60,12 +36,12 @@ static int add_diff(diffs_t *d, const char *key, const json_t *a,
 /* Differences of one profile against the reference into d. */
 static int diff_into(diffs_t *d, const json_t *ref, const json_t *p,
                      const char *where) {
-  for (size_t i = 0; i < sizeof machine_keys / sizeof machine_keys[0]; i++) {
-    const json_t *a = get_path(ref, machine_keys[i]);
-    const json_t *b = get_path(p, machine_keys[i]);
+  for (size_t i = 0; i < CAL_NIDENTITY_KEYS; i++) {
+    const json_t *a = cal_profile_identity(ref, i);
+    const json_t *b = cal_profile_identity(p, i);
     if (!a || !b || json_equal((json_t *)a, (json_t *)b))
       continue;
-    if (add_diff(d, machine_keys[i], a, b, where))
+    if (add_diff(d, cal_identity_keys[i], a, b, where))
       return CAL_ENOMEM;
   }
   return 0;
