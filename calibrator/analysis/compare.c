@@ -2,7 +2,6 @@
  * point, into the typed result of compare.h. */
 #include "compare.h"
 
-#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,117 +25,6 @@ static double fin(double v) { return isfinite(v) ? v : NAN; }
 /* The ratio as judged: +-inf as 1e308, a number the verdict, the
  * geometric mean and the machine's speed can use. */
 static double judged(double r) { return isinf(r) ? 1e308 : r; }
-
-/* ------------------------------------------------------- point collection */
-
-/* The points of one side: every id seen in any of its runs, in the order
- * first seen, each with its point in every run (null where a run lacks
- * it, else the point's index in that run's view). */
-typedef struct side_points {
-  json_t *order; /* [id] */
-  json_t *by_id; /* id -> [index | null] * nruns */
-  const cal_profile_view_t **views; /* the runs' views */
-  cal_profile_view_t **built;       /* the views built here (owned) */
-  size_t nruns;
-} side_points_t;
-
-/* Whether id matches one of the comma-separated globs (all when NULL). */
-static int id_selected(const char *filter, const char *id) {
-  if (!filter || !*filter)
-    return 1;
-  char glob[256];
-  for (const char *p = filter; *p;) {
-    size_t len = strcspn(p, ",");
-    if (len && len < sizeof glob) {
-      memcpy(glob, p, len);
-      glob[len] = '\0';
-      if (fnmatch(glob, id, 0) == 0)
-        return 1;
-    }
-    p += len + (p[len] == ',');
-  }
-  return 0;
-}
-
-/* The selected points of run r into s; *dup gets the first id the run
- * repeats.  CAL_ENOMEM. */
-static int collect(side_points_t *s, size_t r, const char *filter,
-                   const char **dup) {
-  const cal_profile_view_t *v = s->views[r];
-  json_t *seen = json_object();
-  int rc = seen ? 0 : CAL_ENOMEM;
-  for (size_t k = 0; rc == 0 && !*dup && k < v->npoints; k++) {
-    const char *id = v->points[k].id;
-    if (!id || !id_selected(filter, id))
-      continue;
-    if (json_object_get(seen, id)) {
-      *dup = id;
-      break;
-    }
-    json_t *e = json_object_get(s->by_id, id);
-    if (!e) {
-      e = json_array();
-      for (size_t i = 0; e && i < s->nruns; i++)
-        json_array_append_new(e, json_null());
-      if (!e || json_object_set_new(s->by_id, id, e) ||
-          json_array_append_new(s->order, json_string(id)))
-        rc = CAL_ENOMEM;
-    }
-    if (rc == 0 && (json_object_set(seen, id, json_true()) ||
-                    json_array_set_new(e, r, json_integer((json_int_t)k))))
-      rc = CAL_ENOMEM;
-  }
-  json_decref(seen);
-  return rc;
-}
-
-static void side_points_clear(side_points_t *s) {
-  json_decref(s->order);
-  json_decref(s->by_id);
-  for (size_t r = 0; s->built && r < s->nruns; r++)
-    cal_profile_view_free(s->built[r]);
-  free(s->built);
-  free(s->views);
-}
-
-/* The views of a side's runs: given, or built from the trees. */
-static int side_views(const cal_compare_side_t *side, side_points_t *s) {
-  s->views = calloc(side->n, sizeof *s->views);
-  s->built = side->views ? NULL : calloc(side->n, sizeof *s->built);
-  if (!s->views || (!side->views && !s->built))
-    return CAL_ENOMEM;
-  for (size_t r = 0; r < side->n; r++) {
-    if (side->views)
-      s->views[r] = side->views[r];
-    else if (cal_profile_view_build(side->runs[r], &s->built[r]) < 0)
-      return CAL_ENOMEM;
-    else
-      s->views[r] = s->built[r];
-  }
-  return 0;
-}
-
-static int side_points_load(const cal_compare_side_t *side, const char *filter,
-                            side_points_t *s, char *err, size_t errlen) {
-  s->order = json_array();
-  s->by_id = json_object();
-  s->nruns = side->n;
-  if (!s->order || !s->by_id || side_views(side, s) < 0)
-    return CAL_ENOMEM;
-  for (size_t r = 0; r < side->n; r++) {
-    const char *dup = NULL;
-    int rc = collect(s, r, filter, &dup);
-    if (rc >= 0 && dup) {
-      snprintf(err, errlen, "%s: point id \"%s\" appears twice",
-               side->names && side->names[r] ? side->names[r] : side->label,
-               dup);
-      rc = CAL_EINVAL;
-    }
-    if (rc < 0)
-      return rc;
-  }
-  return 0;
-}
 
 /* A string of a view, "" when absent. */
 static const char *str(const char *s) { return s ? s : ""; }
@@ -234,27 +122,24 @@ static void add_not_compared(cal_comparison_t *c, const char *id,
 }
 
 /* Ids of one side missing from the other, into ids[*n]. */
-static void list_only(const side_points_t *in, const side_points_t *other,
-                      const char **ids, size_t *n) {
-  size_t i;
-  json_t *id;
-  json_array_foreach(in->order, i, id) {
-    if (!json_object_get(other->by_id, json_string_value(id)))
-      ids[(*n)++] = json_string_value(id);
-  }
+static void list_only(const cal_side_points_t *in,
+                      const cal_side_points_t *other, const char **ids,
+                      size_t *n) {
+  for (size_t k = 0; k < in->nids; k++)
+    if (cal_side_points_find(other, in->ids[k]) < 0)
+      ids[(*n)++] = in->ids[k];
 }
 
-/* The ok points of an id on a side into ok[] (room for nruns); how
- * many.  *first gets the first point of any status. */
-static size_t ok_points(const side_points_t *s, const char *id,
+/* The ok points of id k on a side into ok[] (room for nruns); how many.
+ * *first gets the first point of any status. */
+static size_t ok_points(const cal_side_points_t *s, size_t k,
                         const cal_vpoint_t **ok, const cal_vpoint_t **first) {
-  size_t n = 0, r;
-  json_t *at;
+  size_t n = 0;
   *first = NULL;
-  json_array_foreach(json_object_get(s->by_id, id), r, at) {
-    if (json_is_null(at))
+  for (size_t r = 0; r < s->nruns; r++) {
+    const cal_vpoint_t *pt = s->at[k * s->nruns + r];
+    if (!pt)
       continue;
-    const cal_vpoint_t *pt = &s->views[r]->points[json_integer_value(at)];
     if (!*first)
       *first = pt;
     if (strcmp(str(pt->status), "ok") == 0)
@@ -275,14 +160,16 @@ static const char *other_metric(const cal_vpoint_t *const *pts, size_t n,
 
 /* One id of the new side: only in new, not comparable, or judged into
  * the next point of c. */
-static int compare_point(const side_points_t *sb, const side_points_t *sn,
-                         const char *id, const cal_compare_opts_t *o,
-                         cal_comparison_t *c) {
+static int compare_point(const cal_side_points_t *sb,
+                         const cal_side_points_t *sn, size_t kn,
+                         const cal_compare_opts_t *o, cal_comparison_t *c) {
+  const char *id = sn->ids[kn];
+  long kb = cal_side_points_find(sb, id);
   const cal_vpoint_t **okb = NULL, **okn = NULL, *fb, *fn;
   double *vb = NULL, *vn = NULL;
   cal_compare_point_t *e = &c->points[c->npoints];
   int rc = CAL_ENOMEM;
-  if (!json_object_get(sb->by_id, id)) {
+  if (kb < 0) {
     c->only_new[c->nonly_new++] = id;
     return 0;
   }
@@ -293,7 +180,8 @@ static int compare_point(const side_points_t *sb, const side_points_t *sn,
   if (!okb || !okn || !vb || !vn)
     goto out;
   rc = 0;
-  size_t nb = ok_points(sb, id, okb, &fb), nn = ok_points(sn, id, okn, &fn);
+  size_t nb = ok_points(sb, (size_t)kb, okb, &fb);
+  size_t nn = ok_points(sn, kn, okn, &fn);
   if (!nb || !nn) {
     add_not_compared(c, id, "status", nb ? "ok" : str(fb->status),
                      nn ? "ok" : str(fn->status));
@@ -460,10 +348,10 @@ static int summarize(cal_comparison_t *c) {
 /* The result's arrays, sized for what the sides hold; its labels and
  * run names.  CAL_ENOMEM. */
 static int result_init(const cal_compare_side_t *b,
-                       const cal_compare_side_t *n, const side_points_t *sb,
-                       const side_points_t *sn, const cal_compare_opts_t *o,
+                       const cal_compare_side_t *n, const cal_side_points_t *sb,
+                       const cal_side_points_t *sn, const cal_compare_opts_t *o,
                        cal_comparison_t *c) {
-  size_t nn = json_array_size(sn->order) + 1;
+  size_t nn = sn->nids + 1;
   c->opts = *o;
   c->base_label = b->label;
   c->new_label = n->label;
@@ -472,7 +360,7 @@ static int result_init(const cal_compare_side_t *b,
   c->points = calloc(nn, sizeof *c->points);
   c->skipped = calloc(nn, sizeof *c->skipped);
   c->only_new = calloc(nn, sizeof *c->only_new);
-  c->only_base = calloc(json_array_size(sb->order) + 1, sizeof *c->only_base);
+  c->only_base = calloc(sb->nids + 1, sizeof *c->only_base);
   c->base_runs = calloc(b->n, sizeof *c->base_runs);
   c->new_runs = calloc(n->n, sizeof *c->new_runs);
   if (!c->points || !c->skipped || !c->only_new || !c->only_base ||
@@ -489,24 +377,21 @@ int cal_compare_sides(const cal_compare_side_t *base,
                       const cal_compare_side_t *newp,
                       const cal_compare_opts_t *o, cal_comparison_t *c,
                       char *err, size_t errlen) {
-  side_points_t sb = {0}, sn = {0};
+  cal_side_points_t sb = {0}, sn = {0};
   int rc;
   *c = (cal_comparison_t){0};
   if (!base->n || !newp->n) {
     snprintf(err, errlen, "a side has no profile");
     return CAL_EINVAL;
   }
-  if ((rc = side_points_load(base, o->filter, &sb, err, errlen)) < 0 ||
-      (rc = side_points_load(newp, o->filter, &sn, err, errlen)) < 0 ||
+  if ((rc = cal_side_points_load(base, o->filter, &sb, err, errlen)) < 0 ||
+      (rc = cal_side_points_load(newp, o->filter, &sn, err, errlen)) < 0 ||
       (rc = result_init(base, newp, &sb, &sn, o, c)) < 0)
     goto out;
   list_only(&sb, &sn, c->only_base, &c->nonly_base);
-  size_t i;
-  json_t *id;
-  json_array_foreach(sn.order, i, id) {
-    if ((rc = compare_point(&sb, &sn, json_string_value(id), o, c)) < 0)
+  for (size_t k = 0; k < sn.nids; k++)
+    if ((rc = compare_point(&sb, &sn, k, o, c)) < 0)
       goto out;
-  }
   if ((rc = decide_all(o, c)) < 0 ||
       (rc = cal_compare_top_level(sb.views, sb.nruns, sn.views, sn.nruns,
                                   c)) < 0 ||
@@ -514,17 +399,10 @@ int cal_compare_sides(const cal_compare_side_t *base,
     goto out;
   rc = cal_compare_sides_diff(base, newp, c);
 out:
-  /* the result's ids and sections are the strings of the sides' lists */
-  if (rc == 0 && ((c->store = json_array()) == NULL ||
-                  json_array_append(c->store, sb.order) ||
-                  json_array_append(c->store, sb.by_id) ||
-                  json_array_append(c->store, sn.order) ||
-                  json_array_append(c->store, sn.by_id)))
-    rc = CAL_ENOMEM;
   if (rc == CAL_ENOMEM)
     snprintf(err, errlen, "out of memory comparing profiles");
-  side_points_clear(&sb);
-  side_points_clear(&sn);
+  cal_side_points_clear(&sb);
+  cal_side_points_clear(&sn);
   return rc;
 }
 
@@ -559,7 +437,6 @@ int cal_compare_loaded(const cal_profile_t *base, const cal_profile_t *newp,
 }
 
 void cal_compare_free(cal_comparison_t *c) {
-  json_decref(c->store);
   free(c->base_runs);
   free(c->new_runs);
   free(c->diffs);

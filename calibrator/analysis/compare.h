@@ -147,7 +147,6 @@ typedef struct cal_comparison {
   cal_compare_skip_t *skipped;
   size_t nskipped;
   cal_compare_summary_t summary;
-  json_t *store; /* owns the id and section strings */
 } cal_comparison_t;
 
 /* Compare two sides into *out (released with cal_compare_free even on
