@@ -2,7 +2,7 @@
  * by: the JSON tree of a hand-made typed result (keys, their order, nulls
  * and absent keys), its table and markdown, the per-point verdict of
  * verdict.c with its single-run rules, and the machine identity diff
- * (profile/identity.c). */
+ * (profile/identity.c), and a side's points (compare_points.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,11 +15,13 @@
 
 #include "cal_err.h"
 #include "compare.h"
+#include "compare_internal.h"
 #include "compare_json.h"
 #include "compare_render.h"
 #include "identity.h"
 #include "test_util.h"
 #include "verdict.h"
+#include "view.h"
 
 /* Two points: one by runs (regressed, with geometric means), one on
  * samples whose ratio could not be stated (inconclusive). */
@@ -270,6 +272,49 @@ static void machine_diff(void **state) {
   json_decref(b);
 }
 
+/* A profile tree holding gemm points with these ids (NULL-terminated). */
+static json_t *with_ids(const char *const *ids) {
+  json_t *pts = json_array();
+  for (size_t i = 0; ids[i]; i++)
+    json_array_append_new(pts, json_pack("{s:s, s:s, s:s, s:f}", "id", ids[i],
+                                         "status", "ok", "metric", "gflops",
+                                         "gflops", 1.0));
+  return json_pack("{s:{s:o}}", "gemm", "points", pts);
+}
+
+static void side_points(void **state) {
+  (void)state;
+  static const char *const r0[] = {"gemm/b", "gemm/a", NULL};
+  static const char *const r1[] = {"gemm/c", "gemm/a", "peak/x", NULL};
+  static const char *const r2[] = {"gemm/a", "gemm/a", NULL};
+  json_t *runs[3] = {with_ids(r0), with_ids(r1), with_ids(r2)};
+  const char *names[3] = {"r0", "r1", "r2"};
+  cal_compare_side_t side = {(const json_t *const *)runs, names, 2, "side",
+                             NULL};
+  cal_side_points_t s = {0};
+  char err[128];
+  assert_int_equal(cal_side_points_load(&side, "gemm/*", &s, err, sizeof err),
+                   0);
+  /* the order first seen over the runs; peak/x filtered out */
+  assert_int_equal(s.nids, 3);
+  assert_string_equal(s.ids[0], "gemm/b");
+  assert_string_equal(s.ids[2], "gemm/c");
+  assert_int_equal(cal_side_points_find(&s, "gemm/a"), 1);
+  assert_int_equal(cal_side_points_find(&s, "peak/x"), -1);
+  assert_null(s.at[0 * 2 + 1]); /* gemm/b is not in run 1 */
+  assert_string_equal(s.at[1 * 2 + 1]->id, "gemm/a");
+  cal_side_points_clear(&s);
+  /* a run repeating an id is refused, named */
+  side.runs = (const json_t *const *)runs + 1;
+  side.names = names + 1;
+  assert_int_equal(cal_side_points_load(&side, NULL, &s, err, sizeof err),
+                   CAL_EINVAL);
+  assert_string_equal(err, "r2: point id \"gemm/a\" appears twice");
+  cal_side_points_clear(&s);
+  for (size_t i = 0; i < 3; i++)
+    json_decref(runs[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_tree),
@@ -277,6 +322,7 @@ int main(void) {
       cmocka_unit_test(point_rules),
       cmocka_unit_test(machine_moved),
       cmocka_unit_test(machine_diff),
+      cmocka_unit_test(side_points),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
