@@ -25,10 +25,28 @@
 
 /* Two points: one by runs (regressed, with geometric means), one on
  * samples whose ratio could not be stated (inconclusive). */
-static void make(cal_comparison_t *c, cal_compare_point_t *pts,
-                 cal_compare_top_t *top, cal_compare_skip_t *skip,
-                 cal_compare_diff_t *diff, json_t *bv, json_t *nv) {
+typedef struct fixture {
+  cal_comparison_t c;
+  cal_compare_point_t pts[2];
+  cal_compare_top_t top;
+  cal_compare_skip_t skip;
+  cal_compare_diff_t diff;
+  json_t *bv, *nv; /* the machine difference's values */
+} fixture_t;
+
+static void unmake(fixture_t *fx) {
+  json_decref(fx->bv);
+  json_decref(fx->nv);
+}
+
+static cal_comparison_t *make(fixture_t *fx) {
   static const char *only_b[] = {"gemm/gone"}, *runs[] = {"a.json", "b.json"};
+  cal_comparison_t *c = &fx->c;
+  cal_compare_point_t *pts = fx->pts;
+  cal_compare_top_t *top = &fx->top;
+  cal_compare_skip_t *skip = &fx->skip;
+  cal_compare_diff_t *diff = &fx->diff;
+  json_t *bv = fx->bv = json_string("X"), *nv = fx->nv = json_string("Y");
   memset(c, 0, sizeof *c);
   c->opts = cal_compare_defaults();
   c->base_label = "base/ ...";
@@ -74,6 +92,7 @@ static void make(cal_comparison_t *c, cal_compare_point_t *pts,
       .runs_new = 2, .base_run_spread = 0.01, .new_run_spread = 0.02,
       .geomean = 0.75, .geomean_points = 1, .machine_speed_ratio = NAN,
       .regression = 1};
+  return c;
 }
 
 /* The keys of o in order, joined by ','. */
@@ -87,20 +106,20 @@ static void keys_of(const json_t *o, char *buf, size_t len) {
   }
 }
 
+/* o's keys, in order, are those of want ("a,b,c,"). */
+static void assert_keys(const json_t *o, const char *want) {
+  char keys[1024];
+  keys_of(o, keys, sizeof keys);
+  assert_string_equal(keys, want);
+}
+
 static void json_tree(void **state) {
   (void)state;
-  cal_comparison_t c;
-  cal_compare_point_t pts[2];
-  cal_compare_top_t top;
-  cal_compare_skip_t skip;
-  cal_compare_diff_t diff;
-  json_t *bv = json_string("X"), *nv = json_string("Y");
-  make(&c, pts, &top, &skip, &diff, bv, nv);
+  fixture_t fx;
+  cal_comparison_t *cp = make(&fx), c = *cp;
   json_t *rep = cal_compare_json(&c);
   assert_non_null(rep);
-  char keys[1024];
-  keys_of(rep, keys, sizeof keys);
-  assert_string_equal(keys,
+  assert_keys(rep,
                       "schema,base,new,threshold,alpha,ci_level,run_allowance,"
                       "multiple_testing,filter,machine_differences,"
                       "allow_different_machines,points,top_level,only_in_base,"
@@ -108,8 +127,7 @@ static void json_tree(void **state) {
                       "only_changed,");
   assert_true(json_is_null(json_object_get(rep, "filter"))); /* no filter */
   const json_t *p0 = json_array_get(json_object_get(rep, "points"), 0);
-  keys_of(p0, keys, sizeof keys);
-  assert_string_equal(keys,
+  assert_keys(p0,
                       "id,section,metric,higher_is_better,n_base,n_new,"
                       "runs_base,runs_new,base_median,new_median,ratio,ci_low,"
                       "ci_high,ci_level,hl_ratio,oriented_ratio,u,z,p,p_min,"
@@ -120,8 +138,7 @@ static void json_tree(void **state) {
   assert_string_equal(json_string_value(json_object_get(p0, "verdict")),
                       "regressed");
   const json_t *p1 = json_array_get(json_object_get(rep, "points"), 1);
-  keys_of(p1, keys, sizeof keys);
-  assert_string_equal(keys,
+  assert_keys(p1,
                       "id,section,metric,higher_is_better,n_base,n_new,"
                       "runs_base,runs_new,base_median,new_median,ratio,ci_low,"
                       "ci_high,ci_level,hl_ratio,oriented_ratio,u,z,p,p_min,"
@@ -147,19 +164,13 @@ static void json_tree(void **state) {
   fclose(f);
   assert_true(len > 2 && buf[len - 1] == '\n' && buf[len - 2] == '}');
   free(buf);
-  json_decref(bv);
-  json_decref(nv);
+  unmake(&fx);
 }
 
 static void text_and_markdown(void **state) {
   (void)state;
-  cal_comparison_t c;
-  cal_compare_point_t pts[2];
-  cal_compare_top_t top;
-  cal_compare_skip_t skip;
-  cal_compare_diff_t diff;
-  json_t *bv = json_string("X"), *nv = json_string("Y");
-  make(&c, pts, &top, &skip, &diff, bv, nv);
+  fixture_t fx;
+  cal_comparison_t *cp = make(&fx), c = *cp;
   char *buf = NULL, err[128];
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -185,8 +196,7 @@ static void text_and_markdown(void **state) {
   assert_non_null(strstr(buf, "| **regressed** | `gemm/a` |"));
   assert_null(strstr(buf, "<details>")); /* --only-changed: no full list */
   free(buf);
-  json_decref(bv);
-  json_decref(nv);
+  unmake(&fx);
 }
 
 /* One point at the defaults: threshold 5%, alpha 0.01, allowance 50%. */
