@@ -1,7 +1,9 @@
 /* `calibrate compare BASE NEW` and `calibrate compare --base A... --new
  * B...`: parse the options, load both sides (files, directories of
- * profiles, or stdin once), compare them (analysis/compare.c) and render
- * the report (report/compare_render.c). */
+ * profiles, or stdin once), compare them once into a typed result
+ * (analysis/compare.c) and hand it to the reporter of --format (the table
+ * and markdown of report/compare_render.c, the JSON of compare_json.c,
+ * the page of html_compare.c). */
 #include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>

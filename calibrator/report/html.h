@@ -19,8 +19,10 @@
 
 typedef struct cal_html_opts {
   const char *templates; /* gnuplot templates; NULL: the default lookup */
-  double threshold;      /* compare: change that matters; 0: 5% */
-  double alpha;          /* compare: false-discovery level; 0: 0.01 */
+  double threshold;      /* compare: change that matters; 0: compare's
+                            default (cal_compare_defaults) */
+  double alpha;          /* compare: false-discovery level; 0: the
+                            default */
 } cal_html_opts_t;
 
 /* Render the page of n >= 1 loaded profiles into a malloc'd buffer *html
