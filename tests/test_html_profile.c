@@ -44,6 +44,13 @@ static char *out_close(out_t *o) {
   return o->s;
 }
 
+/* Free what a test wrote and read. */
+static void done(char *s, cal_profile_view_t *v, json_t *root) {
+  free(s);
+  cal_profile_view_free(v);
+  json_decref(root);
+}
+
 static const char machine_json[] =
     "{\"device_name\": \"a<b\", \"created\": \"2024-05-01T00:00:00Z\","
     " \"machine\": {\"cpu\": {\"brand\": \"Xeon\"}, \"topology\":"
@@ -88,9 +95,7 @@ static void machine_and_headline(void **state) {
   assert_non_null(strstr(s, "<td class=\"n\">123.5 GFLOPS</td>"));
   assert_non_null(strstr(s, "<tr><th>memory</th><td class=\"n\">&mdash;"));
   assert_non_null(strstr(s, "<tr><th>headline status</th><td>partial</td>"));
-  free(s);
-  cal_profile_view_free(v);
-  json_decref(root);
+  done(s, v, root);
 }
 
 /* Sections in another order than the fixed one: the quality notes list
@@ -151,9 +156,7 @@ static void section_tables(void **state) {
   assert_non_null(c);
   assert_true(p < a && a < b && b < c);
   assert_null(strstr(s, "<li>none</li>"));
-  free(s);
-  cal_profile_view_free(v);
-  json_decref(root);
+  done(s, v, root);
 }
 
 static void empty_profile(void **state) {
@@ -168,9 +171,7 @@ static void empty_profile(void **state) {
   assert_null(strstr(s, "<table>"));
   assert_non_null(strstr(s, "<p>noisy: no; unstable points: nan;"));
   assert_non_null(strstr(s, "<li>none</li>"));
-  free(s);
-  cal_profile_view_free(v);
-  json_decref(root);
+  done(s, v, root);
 }
 
 int main(void) {
