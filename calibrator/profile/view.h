@@ -4,6 +4,9 @@
  * reads them back here; code outside profile/ reads the views below
  * instead of looking keys up by name.  A view is built once from a
  * validated tree (cal_profile_view) and lives as long as the profile.
+ * The views read; they judge nothing: what a reader did with a missing
+ * or odd value (a default, a guess from the metric's name) it still does,
+ * from the absent marks below.
  *
  * Conventions, the same in every view:
  *   - strings point into the profile's tree (valid while it lives); NULL
@@ -43,7 +46,8 @@ typedef struct cal_vnum {
  * real); JSON null when !has.  NULL on allocation failure. */
 json_t *cal_vnum_json(const cal_vnum_t *n);
 
-/* An array of numbers (samples); elements that are not numbers are NAN.
+/* An array of numbers (samples); elements that are not numbers are NAN
+ * (a validated profile's samples of ok points are all numbers).
  * has: the key was present and an array (possibly empty). */
 typedef struct cal_vsamples {
   double *v; /* n values, owned by the view */
@@ -90,7 +94,8 @@ typedef struct cal_vstats {
 
 /* A measured point: an object with "id" and "status" anywhere in a
  * section (the objects cal_profile_each_point visits).  The named fields
- * below are the ones sections write; any other scalar key is in params. */
+ * below are the ones sections write; every member, named or not, is also
+ * in params. */
 typedef struct cal_vpoint {
   const char *section; /* "gemm", "scaling", "peak", ... (static string) */
   const char *id, *status, *reason, *metric;
