@@ -336,13 +336,22 @@ static const cal_reporter_t compare_reporters[] = {
      cal_compare_render_html, 0},
 };
 
+/* The --format name of the parsed choice, as the reporter table has it. */
+static const char *format_of(const compare_args_t *a) {
+  switch (a->fmt) {
+  case CAL_REPORT_MD: return a->html ? "html" : "md";
+  case CAL_REPORT_JSON: return a->html ? "html" : "json";
+  default: return a->html ? "html" : "table";
+  }
+}
+
 /* Render the comparison with the reporter of --format and write it
  * atomically to -o: an exit code; a missing gnuplot (html) is exit 2
  * with the install hint. */
 static int write_report(const cal_comparison_t *c, const compare_args_t *a) {
   const cal_reporter_t *r = cal_reporter_find(
       compare_reporters, CAL_NREPORTERS(compare_reporters),
-      a->html ? "html" : format_names[a->fmt]);
+      format_of(a));
   char *buf = NULL, err[512] = "out of memory";
   size_t len = 0;
   int code = CAL_EXIT_OK;
