@@ -338,11 +338,11 @@ static const cal_reporter_t compare_reporters[] = {
 
 /* The --format name of the parsed choice, as the reporter table has it. */
 static const char *format_of(const compare_args_t *a) {
-  switch (a->fmt) {
-  case CAL_REPORT_MD: return a->html ? "html" : "md";
-  case CAL_REPORT_JSON: return a->html ? "html" : "json";
-  default: return a->html ? "html" : "table";
-  }
+  if (a->html)
+    return "html";
+  return a->fmt == CAL_REPORT_MD     ? "md"
+         : a->fmt == CAL_REPORT_JSON ? "json"
+                                     : "table";
 }
 
 /* Render the comparison with the reporter of --format and write it
