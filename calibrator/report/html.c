@@ -212,7 +212,7 @@ typedef struct page_in {
   size_t n;
 } page_in_t;
 
-static int render(const page_in_t *in, const json_t *const *reports,
+static int render(const page_in_t *in, const cal_comparison_t *reports,
                   size_t nrep, const cal_html_opts_t *o, FILE *f, char *err,
                   size_t errlen) {
   const char *const *paths = in->paths;
@@ -261,7 +261,7 @@ static int render(const page_in_t *in, const json_t *const *reports,
   for (size_t r = 0; r < nrep; r++) {
     if (r == 0)
       fputs("<h2>Comparison</h2>\n", f);
-    if ((rc = cal_html_compare_section(f, reports[r], dir, o->templates,
+    if ((rc = cal_html_compare_section(f, &reports[r], dir, o->templates,
                                         r + 1, err, errlen)) < 0)
       goto out;
   }
@@ -293,7 +293,7 @@ out:
 /* What a page shows: profiles and compare reports. */
 typedef struct page_args {
   const page_in_t *in;
-  const json_t *const *reports;
+  const cal_comparison_t *reports;
   size_t nrep;
   const cal_html_opts_t *o;
 } page_args_t;
@@ -306,7 +306,7 @@ static int render_page(const void *data, int variant, FILE *f, char *err,
 }
 
 /* Render into a memory buffer. */
-static int render_mem(const page_in_t *in, const json_t *const *reports,
+static int render_mem(const page_in_t *in, const cal_comparison_t *reports,
                       size_t nrep, const cal_html_opts_t *o, char **html,
                       size_t *len, char *err, size_t errlen) {
   static const cal_reporter_t page = {"html", "the page", render_page, 0};
@@ -324,7 +324,7 @@ static int report_page(const cal_profile_t *const *profiles, size_t n,
     snprintf(err, errlen, "report: no profile given");
     return CAL_EINVAL;
   }
-  json_t **reps = calloc(n, sizeof *reps);
+  cal_comparison_t *reps = calloc(n, sizeof *reps);
   const cal_profile_view_t **views = calloc(n, sizeof *views);
   const char **paths = calloc(n, sizeof *paths);
   int rc = reps && views && paths ? 0 : CAL_ENOMEM;
@@ -339,20 +339,20 @@ static int report_page(const cal_profile_t *const *profiles, size_t n,
   }
   /* each later profile against the first */
   for (size_t i = 1; i < n; i++) {
-    cal_compare_opts_t co = {.threshold = o.threshold > 0 ? o.threshold : 0.05,
-                             .alpha = o.alpha > 0 ? o.alpha : 0.01,
-                             .ci_level = 0.95,
-                             .run_allowance = CAL_COMPARE_RUN_ALLOWANCE,
-                             .base_name = paths[0], .new_name = paths[i]};
-    if ((rc = cal_compare_profiles(profiles[0]->root, profiles[i]->root, &co,
-                                   &reps[i - 1], err, errlen)) < 0)
+    cal_compare_opts_t co = cal_compare_defaults();
+    co.threshold = o.threshold > 0 ? o.threshold : co.threshold;
+    co.alpha = o.alpha > 0 ? o.alpha : co.alpha;
+    co.base_name = paths[0];
+    co.new_name = paths[i];
+    if ((rc = cal_compare_loaded(profiles[0], profiles[i], &co, &reps[i - 1],
+                                 err, errlen)) < 0)
       goto out;
   }
   page_in_t in = {views, paths, n};
-  rc = render(&in, (const json_t *const *)reps, n - 1, &o, f, err, errlen);
+  rc = render(&in, reps, n - 1, &o, f, err, errlen);
 out:
   for (size_t i = 0; reps && i < n; i++)
-    json_decref(reps[i]);
+    cal_compare_free(&reps[i]);
   free(reps);
   free(views);
   free(paths);
@@ -381,11 +381,10 @@ int cal_html_render(const cal_profile_t *const *profiles, size_t n,
                                  errlen);
 }
 
-int cal_html_render_compare(const json_t *report, const cal_html_opts_t *opts,
-                            char **html, size_t *len, char *err,
-                            size_t errlen) {
+int cal_html_render_compare(const cal_comparison_t *c,
+                            const cal_html_opts_t *opts, char **html,
+                            size_t *len, char *err, size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
-  const json_t *reps[1] = {report};
   page_in_t none = {NULL, NULL, 0};
-  return render_mem(&none, reps, 1, &o, html, len, err, errlen);
+  return render_mem(&none, c, 1, &o, html, len, err, errlen);
 }

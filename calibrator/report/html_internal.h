@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "compare.h"
+
 /* o[k] as a string, "" when absent */
 const char *cal_html_str(const json_t *o, const char *k);
 /* a number cell: "%.4g", or an em dash when absent */
@@ -18,10 +20,10 @@ void cal_html_text_cell(FILE *f, const char *s);
 void cal_html_inline_svg(FILE *f, const char *dir, const char *name,
                          const char *caption);
 
-/* One compare report: summary, ratio chart (drawn into dir, its name
+/* One comparison: summary, ratio chart (drawn into dir, its name
  * suffixed _idx) and the table of points. */
-int cal_html_compare_section(FILE *f, const json_t *rep, const char *dir,
-                             const char *templates, size_t idx, char *err,
-                             size_t errlen);
+int cal_html_compare_section(FILE *f, const cal_comparison_t *rep,
+                             const char *dir, const char *templates,
+                             size_t idx, char *err, size_t errlen);
 
 #endif
