@@ -71,10 +71,9 @@ static void fleet_help(void) {
 
 #ifdef CAL_HAVE_MPI
 
-static int measure(int argc, char **argv) {
-  static const cal_measure_cmd_t mc = {CMD, fleet_help, 0,
-                                       cal_measure_default_sections};
-  return cal_measure_main(&mc, argc, argv, NULL);
+/* A node's run of the run options (a cal_opts_t). */
+static int measure(void *opts, FILE *table, json_t **profile) {
+  return cal_measure_node(opts, table, profile);
 }
 #endif
 
@@ -93,6 +92,8 @@ static const char *value(int argc, char **argv, int *i, const char *name) {
 int cal_cmd_fleet(int argc, char **argv) {
   cal_fleet_args_t a = {.timeout_s = 300, .node_timeout_s = 3600,
                         .p2p_max = 64u << 20, .ar_max = 256u << 20};
+  cal_opts_t o;
+  memset(&o, 0, sizeof o); /* freed at the end, parsed or not */
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   if (!rest)
     return CAL_EXIT_INTERNAL;
@@ -143,14 +144,10 @@ int cal_cmd_fleet(int argc, char **argv) {
       rest[nrest++] = argv[i];
     }
   }
-  a.run_argc = nrest;
-  a.run_argv = rest;
   /* the run options checked here, before MPI starts: a bad one is one
    * line and exit 2 on every rank, and no job is started */
-  cal_opts_t o;
   cal_opts_action_t action;
   rc = cal_opts_parse(&o, nrest, rest, CMD, &action);
-  cal_opts_free(&o);
   if (rc != 0)
     goto out;
   if (action != CAL_OPTS_RUN) {
@@ -161,12 +158,14 @@ int cal_cmd_fleet(int argc, char **argv) {
   }
 #ifdef CAL_HAVE_MPI
   a.measure = measure;
+  a.measure_arg = &o;
   rc = cal_fleet_main(&a);
 #else
   rc = cal_usage(CMD, "this calibrate was built without MPI (install "
                       "libopenmpi-dev and openmpi-bin, and build again)");
 #endif
 out:
+  cal_opts_free(&o);
   free(rest);
   return rc;
 }

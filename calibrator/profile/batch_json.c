@@ -6,12 +6,12 @@
 #include "curve_json.h"
 #include "point_json.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 /* A point: measured ones in the point convention (examples/s samples and
  * the layer's figures), others {id, status, reason}; then batch and
  * memory.  NULL when out of memory. */
-static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
+static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                           const cal_batch_point_t *bp, int decode) {
   json_t *o;
   if (!bp->measured) {
@@ -126,7 +126,7 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
 
 /* Train: what its figures are (the model built of one measured layer and
  * the measured LM head), the FLOP convention and the memory model. */
-static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
+static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                       json_t *jm) {
   /* the fewest layers a measured point ran: the figures are scaled from
    * them when that is fewer than the model's */
@@ -207,7 +207,7 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
 
 /* A mode: its points, status, and when measured why the sweep ended, the
  * analysis, batch-1 latency and time.  NULL when out of memory. */
-static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
+static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                          int mi) {
   const cal_batch_mode_t *m = &res->modes[mi];
   json_t *jm = json_object(), *pts = json_array();
@@ -238,7 +238,7 @@ fail:
   return NULL;
 }
 
-static json_t *section_json(const cal_run_t *r, const cal_batch_result_t *res) {
+static json_t *section_json(const cal_run_result_t *r, const cal_batch_result_t *res) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   return json_pack(
       "{s:{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}, s:s, s:f, s:f, s:o, s:f, s:o}",
@@ -254,7 +254,7 @@ static json_t *section_json(const cal_run_t *r, const cal_batch_result_t *res) {
       "time_budget_s", res->time_budget_s, "modes", json_object());
 }
 
-json_t *cal_batch_write(const cal_run_t *r, const void *result) {
+json_t *cal_batch_write(const cal_run_result_t *r, const void *result) {
   const cal_batch_result_t *res = result;
   json_t *sec = section_json(r, res);
   if (!sec)

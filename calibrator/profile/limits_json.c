@@ -31,7 +31,7 @@
 #include "profile.h"
 #include "point_json.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -311,14 +311,14 @@ static json_t *caches_json(const cal_hwinfo_t *hw) {
   return caches;
 }
 
-json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
+json_t *cal_bandwidth_write(const cal_run_result_t *r, const void *result) {
   const cal_bandwidth_result_t *res = result;
   int ok = 1;
   json_t *sec = cal_bandwidth_section_json(res->points, res->levels,
                                            res->npoints);
   if (!sec)
     return NULL;
-  cal_limits_put(sec, "caches", caches_json(&r->ctx->hw), &ok);
+  cal_limits_put(sec, "caches", caches_json(r->hw), &ok);
   if (!ok) {
     json_decref(sec);
     return NULL;
@@ -335,7 +335,7 @@ const char *const cal_efficiency_keys[CAL_NEFF] = {
 static const int efficiency_null_when_unknown[CAL_NEFF] = {
     [CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK] = 1};
 
-json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
+json_t *cal_roofline_write(const cal_run_result_t *r, const void *result) {
   const cal_roofline_result_t *res = result;
   int ok = 1;
   json_t *sec = cal_roofline_section_json(

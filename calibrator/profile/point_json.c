@@ -5,7 +5,7 @@
 
 #include "profile.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
                             const char *reason) {
@@ -97,7 +97,7 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
 
 /* {"points": [...]} of a plain point list; the metric is "gbps" for
  * stream kernels, "gops" for int8, else "gflops". */
-json_t *cal_points_write(const cal_run_t *r, const void *result) {
+json_t *cal_points_write(const cal_run_result_t *r, const void *result) {
   const cal_points_result_t *p = result;
   json_t *points = json_array();
   for (size_t i = 0; points && i < p->n; i++) {

@@ -116,7 +116,7 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
             m->rec.note);
 }
 
-void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_batch_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_batch_result_t *res = result;
   const cal_sweep_opts_t *o = &r->opt->sweep;
   int threads = r->opt->threads;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 static const char *status_name(cal_point_status_t st) {
   return cal_point_status_name(st);
@@ -82,7 +82,7 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
   }
 }
 
-void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_gemm_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_gemm_result_t *g = result;
   fprintf(out, "\n%-27s%-14s%-23s%d threads\n", "GEMM (C = A*B, square n)",
           "engine", "1 thread, pinned", r->opt->threads);
@@ -93,7 +93,7 @@ void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
     sweep_line(g, &g->sweeps[j], out);
 }
 
-void cal_scaling_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_scaling_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_scaling_result_t *s = result;
   fprintf(out, "\nScaling (n=%lld)         threads  GFLOPS   speedup  efficiency\n",
           (long long)s->n);

@@ -30,6 +30,8 @@ typedef struct cal_points_result {
 
 /* A new result of n zeroed points; NULL when out of memory. */
 cal_points_result_t *cal_points_new(const char *title, size_t n);
+/* Frees it (a section's drop function); accepts NULL. */
+void cal_points_drop(void *result);
 
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */
