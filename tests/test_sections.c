@@ -55,7 +55,7 @@ static void charts_named_by_their_section(void **state) {
     while (*p) {
       size_t len = strcspn(p, ",");
       int found = 0;
-      for (int c = 0; c < CAL_NCHARTS; c++)
+      for (int c = 0; c < (int)cal_ncharts; c++)
         if (strlen(cal_charts[c].name) == len &&
             strncmp(cal_charts[c].name, p, len) == 0) {
           assert_string_equal(cal_charts[c].section, cal_sections[i].key);
@@ -65,7 +65,7 @@ static void charts_named_by_their_section(void **state) {
       p += len + (p[len] == ',');
     }
   }
-  for (int c = 0; c < CAL_NCHARTS; c++)
+  for (int c = 0; c < (int)cal_ncharts; c++)
     for (int i = 0; i < CAL_NSECTIONS; i++)
       if (strcmp(cal_charts[c].section, cal_sections[i].key) == 0)
         assert_true(listed(cal_sections[i].charts, cal_charts[c].name));
