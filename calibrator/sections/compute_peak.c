@@ -3,7 +3,7 @@
  * where the CPU has one and the kernel lets this process use it) at one
  * pinned thread and all threads, the clock under vector load and the
  * theoretical peak they are a fraction of.  A loop this machine cannot run
- * is a skipped point whose reason says why (kernels/amx.h). */
+ * is a skipped point whose reason says why (kernels/isa/amx.h). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -131,7 +131,7 @@ typedef struct cal_scaling_result {
 
 typedef struct cal_attn_point {
   char id[160];
-  cal_attn_shape_t shape;   /* kernels/attention.h */
+  cal_attn_shape_t shape;   /* kernels/attention/attention.h */
   int reference;            /* the reference kernel, not the fused one */
   double ratio_to_gemm;     /* 0: unknown */
   double speedup_vs_reference; /* fused points; 0: unknown */

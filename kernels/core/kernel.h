@@ -79,7 +79,7 @@ typedef struct cal_kernel {
 /* The engine of a kernel: k->engine, or "builtin" for our own code. */
 const char *cal_kernel_engine(const cal_kernel_t *k);
 
-/* The registry, in kernels/registry.c.  Entries belong to the library. */
+/* The registry, in kernels/core/registry.c.  Entries belong to the library. */
 const cal_kernel_t *cal_kernel_find(const char *name);
 size_t cal_kernel_count(void);
 const cal_kernel_t *cal_kernel_at(size_t i);
