@@ -348,7 +348,7 @@ static void decode_bandwidth_json(void **state) {
                                     .points = &pt, .npoints = 1};
   res.top_mode = -1;
   res.dtype = "fp32";
-  res.engine = "openblas";
+  res.engine = CAL_ENGINE_OPENBLAS;
   res.mem_read_threads = 2;
   for (int known = 0; known < 2; known++) {
     res.mem_read_gbps = known ? 31.5 : NAN;

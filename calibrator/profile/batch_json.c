@@ -43,12 +43,10 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
                       bp->alt_latency_ms));
       /* train in fp32 runs its products on OpenBLAS's sgemm (transposes
        * as flags) whatever the section's engine: its impl says which */
-      json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
-                                                       ? "builtin"
-                                                   : bp->step_ms > 0
-                                                       ? (strncmp(pt->impl, "onednn", 6) == 0
-                                                              ? "onednn" : "openblas")
-                                                       : res->engine));
+      cal_engine_t e = strcmp(bp->matrix_path, "gemv") == 0 ? CAL_ENGINE_BUILTIN
+                       : bp->step_ms > 0                    ? pt->engine
+                                                            : res->engine;
+      json_object_set_new(o, "engine", json_string(cal_engine_name(e)));
       if (pt->impl[0])
         json_object_set_new(o, "impl", json_string(pt->impl));
       if (bp->step_ms > 0) {
@@ -261,7 +259,7 @@ json_t *cal_batch_write(const cal_run_t *r, const void *result) {
     return NULL;
   json_object_set_new(sec, "dtype", json_string(res->dtype));
   json_object_set_new(sec, "dtype_choice", json_string(r->opt->sweep.dtype_why));
-  json_object_set_new(sec, "engine", json_string(res->engine));
+  json_object_set_new(sec, "engine", json_string(cal_engine_name(res->engine)));
   json_object_set_new(sec, "engine_choice", json_string(res->engine_why));
   json_object_set_new(sec, "flops_note",
                       json_string("matrix products and attention; elementwise "

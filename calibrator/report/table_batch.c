@@ -126,7 +126,7 @@ void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
           (long long)o->kv_heads, (long long)o->ffn, (long long)o->seq,
           res->dtype, threads, threads == 1 ? "" : "s");
   fprintf(out, "  dtype %s (%s); products on %s (%s)\n", res->dtype,
-          o->dtype_why, res->engine, res->engine_why);
+          o->dtype_why, cal_engine_name(res->engine), res->engine_why);
   for (int m = 0; m < 3; m++)
     if (res->ran[m])
       print_mode(res, m, out);

@@ -11,6 +11,7 @@
 
 #include "cal_err.h"
 #include "curve.h"
+#include "engine.h"
 #include "layer.h"
 #include "layer_train.h"
 #include "lm_head.h"
@@ -48,7 +49,7 @@ typedef struct sweep {
   size_t nlist, cap;
   double t0, budget, mem_budget;
   double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
-  const char *engine;       /* the products' engine (cal_params_t.engine) */
+  cal_engine_t engine;      /* the products' engine (cal_params_t.engine) */
   const cal_kernel_t *head; /* train: the LM head's step */
 } sweep_t;
 
@@ -646,7 +647,7 @@ void cal_batch_drop(void *result) {
 static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   const cal_gemm_best_t *b = g ? cal_gemm_best(g, res->dtype, 1) : NULL;
-  if (b && b->kernel && b->kernel->engine) {
+  if (b && b->kernel && b->kernel->engine != CAL_ENGINE_BUILTIN) {
     res->engine = b->kernel->engine;
     snprintf(res->engine_why, sizeof res->engine_why,
              "the GEMM section's best verified %s engine on all threads (%s, "
@@ -654,7 +655,7 @@ static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
              strcmp(res->dtype, "int8") == 0 ? "GOPS" : "GFLOPS");
     return;
   }
-  res->engine = cal_layer_default_engine(strcmp(res->dtype, "bf16") == 0);
+  res->engine = cal_engine_default(strcmp(res->dtype, "bf16") == 0);
   snprintf(res->engine_why, sizeof res->engine_why,
            "no GEMM figure for %s in this run: the layer's default (oneDNN "
            "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
@@ -671,10 +672,10 @@ static void head_kernel(cal_batch_result_t *res) {
   if (strcmp(res->dtype, "bf16") != 0) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32, as the layers (OpenBLAS sgemm)");
-  } else if (strcmp(res->engine, "onednn") != 0) {
+  } else if (res->engine != CAL_ENGINE_ONEDNN) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32 (OpenBLAS sgemm): the layers' bf16 products run on %s, "
-             "the bf16 head on oneDNN only", res->engine);
+             "the bf16 head on oneDNN only", cal_engine_name(res->engine));
   } else if (k16->supported(NULL, &why) < 0) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32 (OpenBLAS sgemm): oneDNN cannot run bf16 here (%s)", why);

@@ -63,7 +63,7 @@ static cal_gemm_point_t *keep_point(cal_gemm_result_t *g, cal_point_t *pt,
     return NULL;
   }
   const char *e = cal_kernel_engine(pt->kernel);
-  int plain = strcmp(e, "openblas") == 0;
+  int plain = pt->kernel->engine == CAL_ENGINE_OPENBLAS;
   snprintf(gp->id, sizeof gp->id, "gemm/%s%s%s/%lldx%lldx%lld/t%d%s",
            plain ? "" : e, plain ? "" : "/", pt->kernel->dtype, (long long)n,
            (long long)n, (long long)n, threads, suffix);

@@ -34,8 +34,11 @@ cal_points_result_t *cal_points_new(const char *title, size_t n);
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */
 
-#define CAL_GEMM_MAX_DTYPES 4   /* fp32, fp64, bf16, int8 */
-#define CAL_GEMM_MAX_ENGINES 3  /* per dtype */
+/* a slot per dtype and, in each, per engine (core/kind.h): the plan
+ * stops the run when the kernel table holds two GEMM kernels of one dtype
+ * and engine */
+#define CAL_GEMM_MAX_DTYPES CAL_DTYPE_COUNT
+#define CAL_GEMM_MAX_ENGINES CAL_ENGINE_COUNT
 #define CAL_GEMM_MAX_SWEEPS (2 * CAL_GEMM_MAX_DTYPES * CAL_GEMM_MAX_ENGINES)
 
 typedef struct cal_gemm_point {
@@ -261,9 +264,9 @@ typedef struct cal_batch_mode {
 typedef struct cal_batch_result {
   cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
   const char *dtype;        /* the layer's: "fp32" or "bf16"; static */
-  /* the engine of the layer's BLAS-path products ("openblas", "onednn")
+  /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)
    * and why it was chosen */
-  const char *engine;
+  cal_engine_t engine;
   char engine_why[192];
   int ran[3];
   double weights_bytes, memory_budget_bytes, time_budget_s;

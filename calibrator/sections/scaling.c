@@ -68,7 +68,7 @@ int cal_scaling_measure(cal_run_t *r) {
       s->npoints++;
       /* OpenBLAS points keep their old ids, as in the GEMM section */
       const char *e = cal_kernel_engine(k);
-      int plain = strcmp(e, "openblas") == 0;
+      int plain = k->engine == CAL_ENGINE_OPENBLAS;
       snprintf(sp->id, sizeof sp->id, "scaling/%s%s%s/%lld/t%d",
                plain ? "" : e, plain ? "" : "/", k->dtype, (long long)s->n, t);
       if (sp->pt.status != CAL_POINT_OK)

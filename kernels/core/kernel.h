@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cal_err.h"
+#include "kind.h"
 
 /* Parameters of one kernel invocation.  Each family reads its own fields and
  * ignores the rest; zero-initialise and fill what applies. */
@@ -37,8 +38,8 @@ typedef struct cal_params {
   /* ISA variant (cal_isa_variant_t), CAL_VARIANT_AUTO for the best one */
   int variant;
   /* kernels built of several library products (the layer): the engine
-   * that runs them, "openblas" or "onednn"; NULL for the kernel's default */
-  const char *engine;
+   * that runs them; CAL_ENGINE_BUILTIN (zero) for the kernel's default */
+  cal_engine_t engine;
   /* the layer in decode: "gemv" (the one-team matrix-vector path) or
    * "blas" (the engine's GEMM) forced; NULL for the default rule */
   const char *path;
@@ -48,9 +49,9 @@ typedef struct cal_kernel {
   const char *name;   /* unique, e.g. "sgemm" */
   const char *family; /* "gemm", "attention", "stream", "fma", "layer" */
   const char *dtype;  /* "fp32", "fp64", "bf16", "int8" */
-  /* the library that does the work: "openblas", "onednn"; NULL for our own
-   * code ("builtin", see cal_kernel_engine) */
-  const char *engine;
+  /* the library that does the work; CAL_ENGINE_BUILTIN (zero) for our
+   * own code */
+  cal_engine_t engine;
   /* analytic floating-point operations of one run */
   double (*flops)(const cal_params_t *p);
   /* bytes one run moves to/from memory (0 when not meaningful) */
@@ -74,9 +75,12 @@ typedef struct cal_kernel {
    * impl_info_str, e.g. "brg:avx512_core_bf16"); may be NULL (none),
    * the string belongs to the state */
   const char *(*impl_name)(const void *state);
+  /* the engine setup() chose for the products (the layer's and the
+   * training step's); NULL: the kernel's engine */
+  cal_engine_t (*engine_used)(const void *state);
 } cal_kernel_t;
 
-/* The engine of a kernel: k->engine, or "builtin" for our own code. */
+/* The name of a kernel's engine ("builtin" for our own code). */
 const char *cal_kernel_engine(const cal_kernel_t *k);
 
 /* The registry, in kernels/core/registry.c.  Entries belong to the library. */

@@ -15,6 +15,7 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
+#include "engine.h"
 #include "layer_internal.h"
 
 void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
@@ -158,32 +159,26 @@ static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
     w16[i] = cal_f32_to_bf16(tmp[i]);
 }
 
-const char *cal_layer_default_engine(int bf16) {
-  const char *why = NULL;
-  return bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) == 0 ? "onednn"
-                                                                 : "openblas";
-}
-
-/* The BLAS path's products on the chosen engine: "onednn" (one matmul
- * each, fp32 or bf16 inputs) or "openblas" (sgemm, or sbgemm in bf16);
- * NULL: cal_layer_default_engine. */
-static int products_setup(cal_layer_t *L, const char *engine) {
+/* The BLAS path's products on the chosen engine: oneDNN (one matmul
+ * each, fp32 or bf16 inputs) or OpenBLAS (sgemm, or sbgemm in bf16);
+ * CAL_ENGINE_BUILTIN: cal_engine_default. */
+static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   const cal_layer_shape_t *s = &L->s;
   const int64_t t = L->l.tokens, d = s->hidden, f = s->ffn;
   const int64_t hq = s->heads * L->l.hd, nqkv = L->l.nqkv;
   cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
-  if (!engine)
-    engine = cal_layer_default_engine(s->bf16);
-  if (strcmp(engine, "openblas") == 0) {
-    L->engine = "openblas";
+  if (engine == CAL_ENGINE_BUILTIN)
+    engine = cal_engine_default(s->bf16);
+  if (engine == CAL_ENGINE_OPENBLAS) {
+    L->engine = engine;
     if (s->bf16 && !(L->sbgemm = cal_openblas_sbgemm()))
       return CAL_EUNSUPP;
     snprintf(L->impl, sizeof L->impl, "openblas %s", s->bf16 ? "sbgemm" : "sgemm");
     return 0;
   }
-  if (strcmp(engine, "onednn") != 0)
+  if (engine != CAL_ENGINE_ONEDNN)
     return CAL_EINVAL;
-  L->engine = "onednn";
+  L->engine = engine;
   const int64_t dims[CAL_LAYER_NMM][3] = {
       {t, nqkv, d}, {t, d, hq}, {t, 2 * f, d}, {t, d, f}};
   void *a[CAL_LAYER_NMM], *b[CAL_LAYER_NMM];
@@ -470,21 +465,13 @@ static const char *layer_impl(const void *state) {
   return ((const cal_layer_t *)state)->impl;
 }
 
+static cal_engine_t layer_engine(const void *state) {
+  const cal_layer_t *L = state;
+  return L->team ? CAL_ENGINE_BUILTIN : L->engine;
+}
+
 static int bf16_supported(const cal_params_t *p, const char **why) {
-  const char *asked = p ? p->engine : NULL;
-  const char *e = asked ? asked : cal_layer_default_engine(1);
-  if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16))) {
-    *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
-    return CAL_EUNSUPP;
-  }
-  if (strcmp(e, "onednn") == 0)
-    return cal_onednn_supported(CAL_GEMM_BF16, why);
-  if (!cal_openblas_sbgemm()) {
-    *why = asked ? "BLAS library was built without bfloat16 (no cblas_sbgemm)"
-                 : "neither oneDNN nor the BLAS library runs bf16 natively here";
-    return CAL_EUNSUPP;
-  }
-  return 0;
+  return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
 }
 
 static int setup_as(const cal_params_t *p, void **st, int decode, int bf16) {
@@ -503,7 +490,7 @@ const cal_kernel_t cal_kernel_layer_prefill = {
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
-    .impl_name = layer_impl,
+    .impl_name = layer_impl, .engine_used = layer_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_decode = {
@@ -511,7 +498,7 @@ const cal_kernel_t cal_kernel_layer_decode = {
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
-    .impl_name = layer_impl,
+    .impl_name = layer_impl, .engine_used = layer_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
@@ -520,6 +507,7 @@ const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
     .supported = bf16_supported, .setup = prefill16_setup, .run = layer_run,
     .verify = cal_layer_verify, .teardown = layer_teardown,
     .variant_name = layer_variant, .impl_name = layer_impl,
+    .engine_used = layer_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_decode_bf16 = {
@@ -528,4 +516,5 @@ const cal_kernel_t cal_kernel_layer_decode_bf16 = {
     .supported = bf16_supported, .setup = decode16_setup, .run = layer_run,
     .verify = cal_layer_verify, .teardown = layer_teardown,
     .variant_name = layer_variant, .impl_name = layer_impl,
+    .engine_used = layer_engine,
 };

@@ -45,7 +45,7 @@ typedef struct cal_layer {
   int nthreads;       /* the team's size (rows of hteam) */
   cal_gemv_fn gemv;   /* the variant's GEMV (team path, fp32) */
   cal_gemv_bf16_fn gemv16; /* the same over bf16 weights */
-  const char *engine; /* BLAS path: "openblas" or "onednn"; static */
+  cal_engine_t engine; /* BLAS path: OpenBLAS or oneDNN */
   cal_onednn_mm_t *mm[CAL_LAYER_NMM]; /* onednn: one matmul per product */
   cal_sbgemm_fn sbgemm; /* openblas in bf16 */
   char impl[160];     /* what ran the products (kernel impl_name) */

@@ -12,6 +12,7 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
+#include "engine.h"
 
 #define RMS_EPS 1e-6f
 
@@ -224,32 +225,33 @@ static int onednn_setup(cal_train_t *T) {
   return 0;
 }
 
-static int engine_setup(cal_train_t *T, const char *engine) {
+static int engine_setup(cal_train_t *T, cal_engine_t engine) {
   if (!T->s.bf16) {
     /* fp32: OpenBLAS's sgemm takes the transposes as flags */
-    if (engine && strcmp(engine, "openblas") && strcmp(engine, "onednn"))
+    if (engine != CAL_ENGINE_BUILTIN && engine != CAL_ENGINE_OPENBLAS &&
+        engine != CAL_ENGINE_ONEDNN)
       return CAL_EINVAL;
-    T->engine = "openblas";
+    T->engine = CAL_ENGINE_OPENBLAS;
     snprintf(T->impl, sizeof T->impl, "openblas sgemm");
     return 0;
   }
-  if (!engine)
-    engine = cal_layer_default_engine(1);
-  if (strcmp(engine, "openblas") == 0) {
-    T->engine = "openblas";
+  if (engine == CAL_ENGINE_BUILTIN)
+    engine = cal_engine_default(1);
+  if (engine == CAL_ENGINE_OPENBLAS) {
+    T->engine = engine;
     if (!(T->sbgemm = cal_openblas_sbgemm()))
       return CAL_EUNSUPP;
     snprintf(T->impl, sizeof T->impl, "openblas sbgemm");
     return 0;
   }
-  if (strcmp(engine, "onednn") != 0)
+  if (engine != CAL_ENGINE_ONEDNN)
     return CAL_EINVAL;
-  T->engine = "onednn";
+  T->engine = engine;
   return onednn_setup(T);
 }
 
 int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
-                     const char *engine, cal_train_t **out) {
+                     cal_engine_t engine, cal_train_t **out) {
   *out = NULL;
   cal_layer_shape_t q = *s;
   q.decode = 0;
@@ -731,7 +733,7 @@ void cal_train_stack_free(cal_train_stack_t *S) {
 }
 
 int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
-                           uint64_t seed, const char *engine,
+                           uint64_t seed, cal_engine_t engine,
                            cal_train_stack_t **out) {
   *out = NULL;
   if (layers < 1 || layers > 4096)
@@ -842,20 +844,12 @@ static const char *train_impl(const void *st) {
   return ((const cal_train_stack_t *)st)->T[0]->impl;
 }
 
+static cal_engine_t train_engine(const void *st) {
+  return ((const cal_train_stack_t *)st)->T[0]->engine;
+}
+
 static int bf16_supported(const cal_params_t *p, const char **why) {
-  const char *asked = p ? p->engine : NULL;
-  const char *e = asked ? asked : cal_layer_default_engine(1);
-  if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16))) {
-    *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
-    return CAL_EUNSUPP;
-  }
-  if (strcmp(e, "onednn") == 0)
-    return cal_onednn_supported(CAL_GEMM_BF16, why);
-  if (!cal_openblas_sbgemm()) {
-    *why = "neither oneDNN nor the BLAS library runs bf16 natively here";
-    return CAL_EUNSUPP;
-  }
-  return 0;
+  return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
 }
 
 const cal_kernel_t cal_kernel_layer_train = {
@@ -863,6 +857,7 @@ const cal_kernel_t cal_kernel_layer_train = {
     .flops = train_flops, .bytes = train_bytes, .mem_bytes = train_mem,
     .setup = train_setup, .run = train_run, .verify = train_verify,
     .teardown = train_teardown, .impl_name = train_impl,
+    .engine_used = train_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_train_bf16 = {
@@ -870,5 +865,5 @@ const cal_kernel_t cal_kernel_layer_train_bf16 = {
     .flops = train_flops, .bytes = train_bytes16, .mem_bytes = train_mem16,
     .supported = bf16_supported, .setup = train_setup16, .run = train_run,
     .verify = train_verify, .teardown = train_teardown,
-    .impl_name = train_impl,
+    .impl_name = train_impl, .engine_used = train_engine,
 };

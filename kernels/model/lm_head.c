@@ -12,6 +12,7 @@
 #include "cal_bf16.h"
 #include "cal_err.h"
 #include "cal_mem.h"
+#include "engine.h"
 
 double cal_lm_head_flops(int64_t t, int64_t d, int64_t v) {
   return 3.0 * 2.0 * (double)t * (double)v * (double)d;
@@ -108,7 +109,7 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   if (t < 1 || d < 1 || vocab < 2 || vocab > (1 << 30) || d > (1 << 20))
     return CAL_EINVAL;
   const char *why = NULL;
-  if (bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+  if (bf16 && cal_bf16_supported(CAL_ENGINE_ONEDNN, &why) < 0)
     return CAL_EUNSUPP;
   cal_lm_head_t *H = cal_alloc(sizeof *H);
   if (!H)
@@ -472,7 +473,7 @@ static const char *head_impl(const void *st) {
 }
 static int bf16_supported(const cal_params_t *p, const char **why) {
   (void)p;
-  return cal_onednn_supported(CAL_GEMM_BF16, why);
+  return cal_bf16_supported(CAL_ENGINE_ONEDNN, why);
 }
 
 const cal_kernel_t cal_kernel_lm_head_train = {
@@ -484,7 +485,7 @@ const cal_kernel_t cal_kernel_lm_head_train = {
 
 const cal_kernel_t cal_kernel_lm_head_train_bf16 = {
     .name = "lm_head_train_bf16", .family = "lm_head", .dtype = "bf16",
-    .engine = "onednn", .flops = head_flops, .bytes = head_bytes16,
+    .engine = CAL_ENGINE_ONEDNN, .flops = head_flops, .bytes = head_bytes16,
     .mem_bytes = head_mem16, .supported = bf16_supported,
     .setup = head_setup16, .run = head_run, .verify = head_verify,
     .teardown = head_teardown, .impl_name = head_impl,
