@@ -206,6 +206,62 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   return 0;
 }
 
+/* The small-batch decode path: one OpenMP team and our matrix-vector
+ * products, where path asks for "gemv" or (NULL) the shape's rule picks
+ * it; its scratch rows.  CAL_EINVAL for an unknown path or "gemv" in
+ * prefill, CAL_EUNSUPP, CAL_ENOMEM. */
+static int team_setup(cal_layer_t *L, const char *path) {
+  const cal_layer_shape_t *s = &L->s;
+  const size_t d = (size_t)s->hidden, f = (size_t)s->ffn;
+  const size_t t = (size_t)L->l.tokens, hq = (size_t)(s->heads * L->l.hd);
+  if (path && strcmp(path, "gemv") && strcmp(path, "blas"))
+    return CAL_EINVAL;
+  if (path && strcmp(path, "gemv") == 0 && !s->decode)
+    return CAL_EINVAL; /* the one-team path is a decode step */
+  if (!(L->team = path ? strcmp(path, "gemv") == 0 : uses_team(s)))
+    return 0;
+  L->nthreads = omp_get_max_threads();
+  L->gemv = cal_gemv_for(L->variant);
+  L->gemv16 = cal_gemv_bf16_for(L->variant);
+  if (!L->gemv || !L->gemv16)
+    return CAL_EUNSUPP;
+  if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
+    return CAL_ENOMEM;
+  size_t k = hq > f ? hq : f;
+  if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
+    return CAL_ENOMEM;
+  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
+  return 0;
+}
+
+/* The weights and gains from the seed (tmp: bf16's fp32 staging); each
+ * sequence's input (and KV cache) from its own stream, so sequence 0 is
+ * the same at every batch size. */
+static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
+                        const size_t nw[CAL_LAYER_NMM]) {
+  const cal_layer_shape_t *s = &L->s;
+  const cal_layer_layout_t *l = &L->l;
+  const size_t d = (size_t)s->hidden, hq = (size_t)(s->heads * l->hd);
+  cal_rng_t r;
+  cal_rng_seed(&r, seed);
+  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
+  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
+  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
+  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
+  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
+  size_t seq_tokens = (size_t)l->lq;
+  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
+  for (int64_t b = 0; b < s->batch; b++) {
+    cal_rng_t rb;
+    cal_rng_seed(&rb, seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
+    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
+                 1.0f, &rb);
+    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
+    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
+  }
+}
+
 static int layer_setup(const cal_params_t *p, void **state, int bf16) {
   cal_layer_t *L = cal_alloc(sizeof *L);
   float *tmp = NULL; /* bf16: fp32 staging of the weights */
@@ -267,54 +323,17 @@ static int layer_setup(const cal_params_t *p, void **state, int bf16) {
     goto fail;
   if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
     goto fail;
-  if (p->path && strcmp(p->path, "gemv") && strcmp(p->path, "blas"))
-    goto fail_inval;
-  if (p->path && strcmp(p->path, "gemv") == 0 && !s->decode)
-    goto fail_inval; /* the one-team path is a decode step */
-  if ((L->team = p->path ? strcmp(p->path, "gemv") == 0 : uses_team(s))) {
-    L->nthreads = omp_get_max_threads();
-    L->gemv = cal_gemv_for(L->variant);
-    L->gemv16 = cal_gemv_bf16_for(L->variant);
-    if (!L->gemv || !L->gemv16) {
-      rc = CAL_EUNSUPP;
-      goto fail;
-    }
-    if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
-      goto fail;
-    size_t k = hq > f ? hq : f;
-    if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
-      goto fail;
-    snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
-  }
-  /* weights from the seed; each sequence's input (and KV cache) from its
-   * own stream, so sequence 0 is the same at every batch size */
-  cal_rng_t r;
-  cal_rng_seed(&r, p->seed);
-  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
-  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
-  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
-  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  if ((rc = team_setup(L, p->path)) < 0)
+    goto fail;
+  rc = CAL_ENOMEM;
+  fill_inputs(L, p->seed, tmp, nw);
   cal_free(tmp);
   tmp = NULL;
-  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
-  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
-  size_t seq_tokens = (size_t)l->lq;
-  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
-  for (int64_t b = 0; b < s->batch; b++) {
-    cal_rng_t rb;
-    cal_rng_seed(&rb, p->seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
-    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
-                 1.0f, &rb);
-    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
-    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
-  }
   memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
   if (!L->team && (rc = products_setup(L, p->engine)) < 0)
     goto fail;
   *state = L;
   return 0;
-fail_inval:
-  rc = CAL_EINVAL;
 fail:
   cal_free(tmp);
   layer_teardown(L);

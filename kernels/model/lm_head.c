@@ -309,6 +309,45 @@ static double w_at(const cal_lm_head_t *H, const float *W, size_t j) {
 
 #define VERIFY_TOKENS 8
 
+/* The gradient rows of the sampled tokens' targets and of eight more
+ * spread over the vocabulary against the one the step's first moment
+ * holds (g: d doubles of scratch); bf16: those rows of the copy the next
+ * step reads against the new masters rounded.  1 when all agree. */
+static int rows_ok(const cal_lm_head_t *H, const float *W, int ntok,
+                   double tol, double *g) {
+  const int64_t t = H->t, d = H->d, V = H->vocab;
+  const int prev = 1 - H->cur;
+  for (int k = 0; k < ntok + 8; k++) {
+    int64_t v = k < ntok ? H->target[token_at(H, k)]
+                         : (int64_t)(k - ntok) * (V - 1) / 7;
+    double e2 = 0, r2 = 0;
+    for (int64_t e = 0; e < d; e++)
+      g[e] = 0;
+    for (int64_t i = 0; i < t; i++) {
+      double l = 0;
+      for (int64_t e = 0; e < d; e++)
+        l += h_at(H, (size_t)(i * d + e)) * w_at(H, W, (size_t)(v * d + e));
+      double gl = (exp(l - (double)H->lse[i]) - (v == H->target[i])) / (double)t;
+      for (int64_t e = 0; e < d; e++)
+        g[e] += gl * h_at(H, (size_t)(i * d + e));
+    }
+    const cal_adamw_t *o = &H->opt;
+    for (int64_t e = 0; e < d; e++) {
+      size_t j = (size_t)(v * d + e);
+      /* the gradient the step used, read back from its first moment */
+      double gr = ((double)H->m[H->cur][j] - o->beta1 * H->m[prev][j]) /
+                  (1.0 - o->beta1);
+      e2 += (gr - g[e]) * (gr - g[e]);
+      r2 += g[e] * g[e];
+      if (H->bf16 && H->w16[j] != cal_f32_to_bf16(H->w[H->cur][j]))
+        return 0;
+    }
+    if (!(sqrt(e2) <= tol * sqrt(r2) + 1e-9))
+      return 0;
+  }
+  return 1;
+}
+
 /* The sampled tokens' log-sum-exp, loss terms and dh in double over the
  * whole vocabulary from the step's inputs (one pass over W for the logits
  * of all of them, one for dh); sampled rows' gradient (each token's
@@ -398,36 +437,8 @@ int cal_lm_head_verify(const cal_lm_head_t *H) {
     if (!(sqrt(e2) <= tol * sqrt(r2) + 1e-12))
       goto out;
   }
-  /* rows: the sampled tokens' targets and eight spread over the vocab */
-  for (int k = 0; k < ntok + 8; k++) {
-    int64_t v = k < ntok ? H->target[token_at(H, k)]
-                         : (int64_t)(k - ntok) * (V - 1) / 7;
-    double e2 = 0, r2 = 0;
-    for (int64_t e = 0; e < d; e++)
-      g[e] = 0;
-    for (int64_t i = 0; i < t; i++) {
-      double l = 0;
-      for (int64_t e = 0; e < d; e++)
-        l += h_at(H, (size_t)(i * d + e)) * w_at(H, W, (size_t)(v * d + e));
-      double gl = (exp(l - (double)H->lse[i]) - (v == H->target[i])) / (double)t;
-      for (int64_t e = 0; e < d; e++)
-        g[e] += gl * h_at(H, (size_t)(i * d + e));
-    }
-    const cal_adamw_t *o = &H->opt;
-    for (int64_t e = 0; e < d; e++) {
-      size_t j = (size_t)(v * d + e);
-      /* the gradient the step used, read back from its first moment */
-      double gr = ((double)H->m[H->cur][j] - o->beta1 * H->m[prev][j]) /
-                  (1.0 - o->beta1);
-      e2 += (gr - g[e]) * (gr - g[e]);
-      r2 += g[e] * g[e];
-      if (H->bf16 && H->w16[j] != cal_f32_to_bf16(H->w[H->cur][j]))
-        goto out;
-    }
-    if (!(sqrt(e2) <= tol * sqrt(r2) + 1e-9))
-      goto out;
-  }
-  rc = 0;
+  if (rows_ok(H, W, ntok, tol, g))
+    rc = 0;
 out:
   free(dh);
   free(hs);
