@@ -37,7 +37,7 @@ static const int64_t shapes[][3] = {
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
-static int is_gemm(const cal_kernel_t *k) { return strcmp(k->family, "gemm") == 0; }
+static int is_gemm(const cal_kernel_t *k) { return k->family == CAL_FAMILY_GEMM; }
 
 /* Whether kernel k should run on this machine, decided apart from the
  * kernel's own answer: bf16 needs native BF16 instructions (and for
@@ -46,7 +46,7 @@ static int is_gemm(const cal_kernel_t *k) { return strcmp(k->family, "gemm") == 
  * always runs.  Running this test with DNNL_MAX_CPU_ISA=AVX2 or
  * AVX512_CORE checks oneDNN's older code paths on a newer CPU. */
 static int expect_supported(const cal_kernel_t *k) {
-  if (strcmp(k->dtype, "bf16") != 0)
+  if (k->dtype != CAL_DTYPE_BF16)
     return 1;
   if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)))
     return 0;
@@ -167,7 +167,7 @@ static void kernel_table_has_engines(void **state) {
     const cal_kernel_t *k = cal_kernel_find(want[i][0]);
     assert_non_null(k);
     assert_string_equal(cal_kernel_engine(k), want[i][1]);
-    assert_string_equal(k->dtype, want[i][2]);
+    assert_string_equal(cal_kdtype_name(k->dtype), want[i][2]);
     cal_params_t p = {.m = 3, .n = 5, .k = 7};
     assert_double_equal(k->flops(&p), 2.0 * 3 * 5 * 7, 0);
   }
@@ -353,6 +353,7 @@ static void headline_pick(void **state) {
   memset(&g, 0, sizeof g);
   g.ndtypes = 1;
   cal_gemm_dtype_t *d = &g.dtypes[0];
+  d->kdtype = CAL_DTYPE_FP32;
   d->dtype = "fp32";
   d->metric = "gflops";
   d->supported = 1;
@@ -391,6 +392,7 @@ static void best_map_json(void **state) {
   memset(&g, 0, sizeof g);
   g.ndtypes = 2;
   cal_gemm_dtype_t *d = &g.dtypes[0];
+  d->kdtype = CAL_DTYPE_INT8;
   d->dtype = "int8";
   d->metric = "gops";
   d->supported = 1;
@@ -398,6 +400,7 @@ static void best_map_json(void **state) {
   set_best(&d->engines[0], "onednn_u8s8gemm", 400, 800);
   cal_gemm_pick(d);
   cal_gemm_dtype_t *b = &g.dtypes[1];
+  b->kdtype = CAL_DTYPE_BF16;
   b->dtype = "bf16";
   b->metric = "gflops";
   snprintf(b->why, sizeof b->why, "%s", "no BF16");

@@ -129,7 +129,7 @@ static void bf16_layer(void **state) {
   const cal_kernel_t *dk = cal_kernel_find("layer_decode_bf16");
   assert_non_null(pk);
   assert_non_null(dk);
-  assert_string_equal(pk->dtype, "bf16");
+  assert_string_equal(cal_kdtype_name(pk->dtype), "bf16");
   cal_params_t p = tiny(3, 0);
   const char *why = NULL;
   if (pk->supported(&p, &why) < 0) {

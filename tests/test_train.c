@@ -368,7 +368,7 @@ static void lm_head_bf16(void **state) {
   /* the kernel row: one chunk; its bf16 buffers counted */
   const cal_kernel_t *k = cal_kernel_find("lm_head_train_bf16");
   assert_non_null(k);
-  assert_string_equal(k->dtype, "bf16");
+  assert_string_equal(cal_kdtype_name(k->dtype), "bf16");
   assert_int_equal(k->engine, CAL_ENGINE_ONEDNN);
   cal_params_t p = {0};
   p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;

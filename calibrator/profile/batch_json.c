@@ -30,7 +30,7 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
       json_object_set_new(o, "variant", json_string(pt->variant));
       json_object_set_new(o, "threads", json_integer(r->opt->threads));
       json_object_set_new(o, "kernel", json_string(pt->kernel->name));
-      json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
+      json_object_set_new(o, "dtype", json_string(cal_kdtype_name(pt->kernel->dtype)));
       json_object_set_new(o, "flops_per_run", json_real(pt->flops));
       json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
       cal_point_watch_json(pt, o);
@@ -184,7 +184,7 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
               ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
               : 0) |
          json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
-         json_object_set_new(jm, "lm_head_dtype", json_string(res->head->dtype)) |
+         json_object_set_new(jm, "lm_head_dtype", json_string(cal_kdtype_name(res->head->dtype))) |
          json_object_set_new(jm, "lm_head_impl",
                              m->head_impl[0] ? json_string(m->head_impl)
                                              : json_null()) |

@@ -90,10 +90,10 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
             (long long)res->layers,
             fewest && fewest < res->layers ? "the measured layer step, scaled"
                                            : "the whole stack measured",
-            (long long)res->vocab, res->head->dtype,
+            (long long)res->vocab, cal_kdtype_name(res->head->dtype),
             res->model_state_bytes / 1048576.0);
     /* a head in another dtype than the layers' says why */
-    if (strcmp(res->head->dtype, res->dtype) != 0)
+    if ((int)res->head->dtype != cal_kdtype_parse(res->dtype))
       fprintf(out, "    LM head: %s\n", res->head_why);
   }
   for (size_t i = 0; i < m->npoints; i++)

@@ -92,7 +92,7 @@ static const char *gemm_engine_find(const char *name, char *list, size_t len) {
   const cal_kernel_t *k;
   for (size_t i = 0; (k = cal_kernel_at(i)); i++) {
     const char *e = cal_kernel_engine(k);
-    if (strcmp(k->family, "gemm") != 0 || seen[k->engine])
+    if (k->family != CAL_FAMILY_GEMM || seen[k->engine])
       continue;
     seen[k->engine] = 1;
     if (used < len)

@@ -79,7 +79,7 @@ static void shape_for(const sweep_t *s, int decode, int64_t batch,
      * budget; else one layer, its figures scaled */
     cal_layer_shape_t sh;
     cal_layer_shape_from_params(p, &sh);
-    sh.bf16 = strcmp(s->k->dtype, "bf16") == 0;
+    sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
     int64_t L = s->res->layers;
     p->layers = o->layers_given && L > 1 &&
                         cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
@@ -92,7 +92,7 @@ static void shape_for(const sweep_t *s, int decode, int64_t batch,
 static void layer_shape(const sweep_t *sw, const cal_params_t *p,
                         cal_layer_shape_t *s) {
   cal_layer_shape_from_params(p, s);
-  s->bf16 = strcmp(sw->k->dtype, "bf16") == 0;
+  s->bf16 = sw->k->dtype == CAL_DTYPE_BF16;
 }
 
 /* The LM head's kernel point beside a train point p. */
@@ -118,7 +118,7 @@ static double mem_of(const sweep_t *sw, const cal_params_t *p) {
   double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
                                       sw->res->vocab,
-                                      strcmp(sw->head->dtype, "bf16") == 0);
+                                      sw->head->dtype == CAL_DTYPE_BF16);
   return layer > head ? layer : head;
 }
 

@@ -21,16 +21,16 @@ static void table_full(const cal_kernel_t *k) {
 
 /* The dtype's slot, added when new. */
 static cal_gemm_dtype_t *dtype_slot(cal_gemm_result_t *g, const cal_kernel_t *k) {
-  const char *dtype = k->dtype;
   for (size_t i = 0; i < g->ndtypes; i++)
-    if (strcmp(g->dtypes[i].dtype, dtype) == 0)
+    if (g->dtypes[i].kdtype == k->dtype)
       return &g->dtypes[i];
   if (g->ndtypes == CAL_GEMM_MAX_DTYPES)
     table_full(k);
   cal_gemm_dtype_t *d = &g->dtypes[g->ndtypes++];
   memset(d, 0, sizeof *d);
-  d->dtype = dtype;
-  d->metric = strcmp(dtype, "int8") == 0 ? "gops" : "gflops";
+  d->kdtype = k->dtype;
+  d->dtype = cal_kdtype_name(k->dtype);
+  d->metric = k->dtype == CAL_DTYPE_INT8 ? "gops" : "gflops";
   return d;
 }
 
@@ -57,7 +57,7 @@ void cal_gemm_plan(cal_gemm_result_t *g, const char *choice) {
   const int forced = cal_engine_parse(choice); /* -1: "auto" */
   g->engine_choice = choice;
   for (size_t i = 0; (k = cal_kernel_at(i)); i++) {
-    if (strcmp(k->family, "gemm") != 0)
+    if (k->family != CAL_FAMILY_GEMM)
       continue;
     cal_gemm_dtype_t *d = dtype_slot(g, k);
     if (d->nengines == CAL_GEMM_MAX_ENGINES)
@@ -105,8 +105,9 @@ void cal_gemm_pick_fp32(cal_gemm_result_t *g) {
 
 const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
                                      const char *dtype, int all_threads) {
+  const int want = cal_kdtype_parse(dtype);
   for (size_t i = 0; g && i < g->ndtypes; i++)
-    if (strcmp(g->dtypes[i].dtype, dtype) == 0)
+    if ((int)g->dtypes[i].kdtype == want)
       return g->dtypes[i].best[all_threads ? 1 : 0].kernel
                  ? &g->dtypes[i].best[all_threads ? 1 : 0]
                  : NULL;

@@ -85,7 +85,8 @@ typedef struct cal_gemm_engine {
 } cal_gemm_engine_t;
 
 typedef struct cal_gemm_dtype {
-  const char *dtype;        /* "fp32", "fp64", "bf16", "int8" */
+  cal_kdtype_t kdtype;
+  const char *dtype;        /* its name: "fp32", "fp64", "bf16", "int8" */
   const char *metric;       /* "gflops"; "gops" for int8 */
   cal_gemm_engine_t engines[CAL_GEMM_MAX_ENGINES];
   size_t nengines;

@@ -59,7 +59,7 @@ int cal_scaling_measure(cal_run_t *r) {
     for (int t = 1; t <= max; t = next_threads(t, max)) {
       cal_params_t p = {.m = s->n, .n = s->n, .k = s->n, .threads = t,
                         .seed = r->opt->seed + 7, .variant = -1};
-      cal_progress(r, "scaling %s %lld^3, %d thread%s", k->dtype,
+      cal_progress(r, "scaling %s %lld^3, %d thread%s", cal_kdtype_name(k->dtype),
                    (long long)s->n, t, t > 1 ? "s" : "");
       cal_scaling_point_t *sp = &s->points[s->npoints];
       int rc = cal_run_point(r, NULL, k, &p, &sp->pt);
@@ -70,7 +70,7 @@ int cal_scaling_measure(cal_run_t *r) {
       const char *e = cal_kernel_engine(k);
       int plain = k->engine == CAL_ENGINE_OPENBLAS;
       snprintf(sp->id, sizeof sp->id, "scaling/%s%s%s/%lld/t%d",
-               plain ? "" : e, plain ? "" : "/", k->dtype, (long long)s->n, t);
+               plain ? "" : e, plain ? "" : "/", cal_kdtype_name(k->dtype), (long long)s->n, t);
       if (sp->pt.status != CAL_POINT_OK)
         continue;
       double gf = sp->pt.gflops_sum.median;

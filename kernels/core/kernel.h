@@ -47,8 +47,8 @@ typedef struct cal_params {
 
 typedef struct cal_kernel {
   const char *name;   /* unique, e.g. "sgemm" */
-  const char *family; /* "gemm", "attention", "stream", "fma", "layer" */
-  const char *dtype;  /* "fp32", "fp64", "bf16", "int8" */
+  cal_family_t family; /* names in core/kind.c */
+  cal_kdtype_t dtype;
   /* the library that does the work; CAL_ENGINE_BUILTIN (zero) for our
    * own code */
   cal_engine_t engine;

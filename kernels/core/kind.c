@@ -13,12 +13,14 @@ static const char *const dtype_names[CAL_DTYPE_COUNT] = {
     [CAL_DTYPE_FP64] = "fp64",
     [CAL_DTYPE_BF16] = "bf16",
     [CAL_DTYPE_INT8] = "int8",
+    [CAL_DTYPE_FP16] = "fp16",
 };
 
 static const char *const family_names[CAL_FAMILY_COUNT] = {
     [CAL_FAMILY_GEMM] = "gemm",     [CAL_FAMILY_ATTENTION] = "attention",
     [CAL_FAMILY_STREAM] = "stream", [CAL_FAMILY_FMA] = "fma",
     [CAL_FAMILY_MATRIX] = "matrix", [CAL_FAMILY_LAYER] = "layer",
+    [CAL_FAMILY_LM_HEAD] = "lm_head",
 };
 
 static const char *name_at(const char *const *names, int n, int i) {

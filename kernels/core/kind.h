@@ -20,6 +20,7 @@ typedef enum cal_kdtype {
   CAL_DTYPE_FP64,
   CAL_DTYPE_BF16,
   CAL_DTYPE_INT8,
+  CAL_DTYPE_FP16,
   CAL_DTYPE_COUNT
 } cal_kdtype_t;
 
@@ -30,14 +31,16 @@ typedef enum cal_family {
   CAL_FAMILY_FMA,
   CAL_FAMILY_MATRIX,
   CAL_FAMILY_LAYER,
+  CAL_FAMILY_LM_HEAD,
   CAL_FAMILY_COUNT
 } cal_family_t;
 
 /* "builtin", "openblas", "onednn"; "?" out of range. */
 const char *cal_engine_name(cal_engine_t e);
-/* "fp32", "fp64", "bf16", "int8"; "?" out of range. */
+/* "fp32", "fp64", "bf16", "int8", "fp16"; "?" out of range. */
 const char *cal_kdtype_name(cal_kdtype_t d);
-/* "gemm", "attention", "stream", "fma", "matrix", "layer"; "?" out of range. */
+/* "gemm", "attention", "stream", "fma", "matrix", "layer", "lm_head";
+ * "?" out of range. */
 const char *cal_family_name(cal_family_t f);
 
 /* The enum of a name; -1 when none has it. */

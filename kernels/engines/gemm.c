@@ -89,21 +89,21 @@ static int gemm_verify(void *state) {
 }
 
 const cal_kernel_t cal_kernel_sgemm = {
-    .name = "sgemm", .family = "gemm", .dtype = "fp32", .engine = CAL_ENGINE_OPENBLAS,
+    .name = "sgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP32, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = sgemm_bytes, .mem_bytes = sgemm_bytes,
     .setup = sgemm_setup, .run = gemm_run, .verify = gemm_verify,
     .teardown = gemm_teardown,
 };
 
 const cal_kernel_t cal_kernel_dgemm = {
-    .name = "dgemm", .family = "gemm", .dtype = "fp64", .engine = CAL_ENGINE_OPENBLAS,
+    .name = "dgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP64, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = dgemm_bytes, .mem_bytes = dgemm_bytes,
     .setup = dgemm_setup, .run = gemm_run, .verify = gemm_verify,
     .teardown = gemm_teardown,
 };
 
 const cal_kernel_t cal_kernel_sbgemm = {
-    .name = "sbgemm", .family = "gemm", .dtype = "bf16", .engine = CAL_ENGINE_OPENBLAS,
+    .name = "sbgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_BF16, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = sbgemm_bytes, .mem_bytes = sbgemm_bytes,
     .supported = sbgemm_supported, .setup = sbgemm_setup, .run = gemm_run,
     .verify = gemm_verify, .teardown = gemm_teardown,

@@ -304,7 +304,7 @@ static double bf16_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_G
 static double u8s8_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_U8S8); }
 
 const cal_kernel_t cal_kernel_onednn_sgemm = {
-    .name = "onednn_sgemm", .family = "gemm", .dtype = "fp32",
+    .name = "onednn_sgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP32,
     .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = f32_bytes,
     .mem_bytes = f32_bytes, .supported = sgemm_supported, .setup = sgemm_setup,
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
@@ -312,7 +312,7 @@ const cal_kernel_t cal_kernel_onednn_sgemm = {
 };
 
 const cal_kernel_t cal_kernel_onednn_bf16gemm = {
-    .name = "onednn_bf16gemm", .family = "gemm", .dtype = "bf16",
+    .name = "onednn_bf16gemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_BF16,
     .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = bf16_bytes,
     .mem_bytes = bf16_bytes, .supported = bf16_supported, .setup = bf16_setup,
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
@@ -320,7 +320,7 @@ const cal_kernel_t cal_kernel_onednn_bf16gemm = {
 };
 
 const cal_kernel_t cal_kernel_onednn_u8s8gemm = {
-    .name = "onednn_u8s8gemm", .family = "gemm", .dtype = "int8",
+    .name = "onednn_u8s8gemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_INT8,
     .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = u8s8_bytes,
     .mem_bytes = u8s8_bytes, .supported = u8s8_supported, .setup = u8s8_setup,
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,

@@ -505,7 +505,7 @@ static int prefill16_setup(const cal_params_t *p, void **st) { return setup_as(p
 static int decode16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 1); }
 
 const cal_kernel_t cal_kernel_layer_prefill = {
-    .name = "layer_prefill", .family = "layer", .dtype = "fp32",
+    .name = "layer_prefill", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
@@ -513,7 +513,7 @@ const cal_kernel_t cal_kernel_layer_prefill = {
 };
 
 const cal_kernel_t cal_kernel_layer_decode = {
-    .name = "layer_decode", .family = "layer", .dtype = "fp32",
+    .name = "layer_decode", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
@@ -521,7 +521,7 @@ const cal_kernel_t cal_kernel_layer_decode = {
 };
 
 const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
-    .name = "layer_prefill_bf16", .family = "layer", .dtype = "bf16",
+    .name = "layer_prefill_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
     .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
     .supported = bf16_supported, .setup = prefill16_setup, .run = layer_run,
     .verify = cal_layer_verify, .teardown = layer_teardown,
@@ -530,7 +530,7 @@ const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
 };
 
 const cal_kernel_t cal_kernel_layer_decode_bf16 = {
-    .name = "layer_decode_bf16", .family = "layer", .dtype = "bf16",
+    .name = "layer_decode_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
     .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
     .supported = bf16_supported, .setup = decode16_setup, .run = layer_run,
     .verify = cal_layer_verify, .teardown = layer_teardown,

@@ -430,7 +430,7 @@ static int bf16_supported(const cal_params_t *p, const char **why) {
 }
 
 const cal_kernel_t cal_kernel_layer_train = {
-    .name = "layer_train", .family = "layer", .dtype = "fp32",
+    .name = "layer_train", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
     .flops = train_flops, .bytes = train_bytes, .mem_bytes = train_mem,
     .setup = train_setup, .run = train_run, .verify = train_verify,
     .teardown = train_teardown, .impl_name = train_impl,
@@ -438,7 +438,7 @@ const cal_kernel_t cal_kernel_layer_train = {
 };
 
 const cal_kernel_t cal_kernel_layer_train_bf16 = {
-    .name = "layer_train_bf16", .family = "layer", .dtype = "bf16",
+    .name = "layer_train_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
     .flops = train_flops, .bytes = train_bytes16, .mem_bytes = train_mem16,
     .supported = bf16_supported, .setup = train_setup16, .run = train_run,
     .verify = train_verify, .teardown = train_teardown,

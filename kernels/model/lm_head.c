@@ -488,14 +488,14 @@ static int bf16_supported(const cal_params_t *p, const char **why) {
 }
 
 const cal_kernel_t cal_kernel_lm_head_train = {
-    .name = "lm_head_train", .family = "lm_head", .dtype = "fp32",
+    .name = "lm_head_train", .family = CAL_FAMILY_LM_HEAD, .dtype = CAL_DTYPE_FP32,
     .flops = head_flops, .bytes = head_bytes, .mem_bytes = head_mem,
     .setup = head_setup, .run = head_run, .verify = head_verify,
     .teardown = head_teardown, .impl_name = head_impl,
 };
 
 const cal_kernel_t cal_kernel_lm_head_train_bf16 = {
-    .name = "lm_head_train_bf16", .family = "lm_head", .dtype = "bf16",
+    .name = "lm_head_train_bf16", .family = CAL_FAMILY_LM_HEAD, .dtype = CAL_DTYPE_BF16,
     .engine = CAL_ENGINE_ONEDNN, .flops = head_flops, .bytes = head_bytes16,
     .mem_bytes = head_mem16, .supported = bf16_supported,
     .setup = head_setup16, .run = head_run, .verify = head_verify,
