@@ -367,8 +367,8 @@ static void headline_pick(void **state) {
   assert_double_equal(g.sgemm_best[0], 120, 0);
   assert_double_equal(g.sgemm_best[1], 300, 0);
   assert_int_equal(g.sgemm_best_n[1], 1024);
-  assert_ptr_equal(cal_gemm_best(&g, "fp32", 1), &d->best[1]);
-  assert_null(cal_gemm_best(&g, "bf16", 1));
+  assert_ptr_equal(cal_gemm_best(&g, CAL_DTYPE_FP32, 1), &d->best[1]);
+  assert_null(cal_gemm_best(&g, CAL_DTYPE_BF16, 1));
 
   d->engines[1].failed = 1; /* a wrong answer is never the headline */
   cal_gemm_pick(d);
@@ -376,7 +376,7 @@ static void headline_pick(void **state) {
   d->engines[0].failed = 1;
   cal_gemm_pick(d);
   assert_null(d->best[0].kernel);
-  assert_null(cal_gemm_best(&g, "fp32", 0));
+  assert_null(cal_gemm_best(&g, CAL_DTYPE_FP32, 0));
 
   d->engines[0].failed = d->engines[1].failed = 0;
   set_best(&d->engines[1], "onednn_sgemm", 100, 300);

@@ -111,7 +111,7 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
            "read_bytes_per_step = every weight of the layer once (%s) plus "
            "the K and V cache rows attention reads (batch x kv_heads x (seq "
            "+ 1) x head_dim x 2, 4 bytes each); activations not counted%s%s",
-           strcmp(res->dtype, "bf16") == 0
+           res->dtype == CAL_DTYPE_BF16
                ? "2 bytes each, the norm gains 4"
                : "4 bytes each",
            known ? "" : "; no efficiency: ", known ? "" : res->mem_read_why);
@@ -257,7 +257,7 @@ json_t *cal_batch_write(const cal_run_t *r, const void *result) {
   json_t *sec = section_json(r, res);
   if (!sec)
     return NULL;
-  json_object_set_new(sec, "dtype", json_string(res->dtype));
+  json_object_set_new(sec, "dtype", json_string(cal_kdtype_name(res->dtype)));
   json_object_set_new(sec, "dtype_choice", json_string(r->opt->sweep.dtype_why));
   json_object_set_new(sec, "engine", json_string(cal_engine_name(res->engine)));
   json_object_set_new(sec, "engine_choice", json_string(res->engine_why));

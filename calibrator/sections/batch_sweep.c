@@ -601,7 +601,7 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
       {"layer_prefill", "layer_decode", "layer_train"},
       {"layer_prefill_bf16", "layer_decode_bf16", "layer_train_bf16"}};
   static const char *const modes[3] = {"prefill", "decode", "train"};
-  int bf16 = strcmp(res->dtype, "bf16") == 0;
+  int bf16 = res->dtype == CAL_DTYPE_BF16;
   sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
                NULL, 0, 0, cal_now(), budget, mem_budget(r),
                res->mem_read_gbps, res->engine, res->head};
@@ -651,14 +651,14 @@ static void layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
     res->engine = b->kernel->engine;
     snprintf(res->engine_why, sizeof res->engine_why,
              "the GEMM section's best verified %s engine on all threads (%s, "
-             "%.0f %s)", res->dtype, b->kernel->name, b->gflops,
-             strcmp(res->dtype, "int8") == 0 ? "GOPS" : "GFLOPS");
+             "%.0f %s)", cal_kdtype_name(res->dtype), b->kernel->name, b->gflops,
+             res->dtype == CAL_DTYPE_INT8 ? "GOPS" : "GFLOPS");
     return;
   }
-  res->engine = cal_engine_default(strcmp(res->dtype, "bf16") == 0);
+  res->engine = cal_engine_default(res->dtype == CAL_DTYPE_BF16);
   snprintf(res->engine_why, sizeof res->engine_why,
            "no GEMM figure for %s in this run: the layer's default (oneDNN "
-           "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
+           "for bf16 where it runs natively, else OpenBLAS)", cal_kdtype_name(res->dtype));
 }
 
 /* The LM head's kernel: the layer's dtype where its products can run as
@@ -669,7 +669,7 @@ static void head_kernel(cal_batch_result_t *res) {
   const cal_kernel_t *k16 = cal_kernel_find("lm_head_train_bf16");
   const char *why = NULL;
   res->head = cal_kernel_find("lm_head_train");
-  if (strcmp(res->dtype, "bf16") != 0) {
+  if (res->dtype != CAL_DTYPE_BF16) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32, as the layers (OpenBLAS sgemm)");
   } else if (res->engine != CAL_ENGINE_ONEDNN) {
@@ -700,7 +700,7 @@ static void model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
                       2.0 * (double)res->vocab * (double)o->hidden +
                       (double)o->hidden;
   res->model_state_bytes =
-      res->model_params * (16.0 + (strcmp(res->dtype, "bf16") == 0 ? 2.0 : 0.0));
+      res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
 }
 
 int cal_batch_measure(cal_run_t *r) {
@@ -710,11 +710,12 @@ int cal_batch_measure(cal_run_t *r) {
   cal_batch_result_t *res = calloc(1, sizeof *res);
   if (!res)
     return CAL_ENOMEM;
-  res->dtype = o->dtype ? o->dtype : "fp32";
+  res->dtype = o->dtype && cal_kdtype_parse(o->dtype) == CAL_DTYPE_BF16 ? CAL_DTYPE_BF16
+                                                                     : CAL_DTYPE_FP32;
   layer_engine(r, res);
   head_kernel(res);
   cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq,
-                             1, 0, strcmp(res->dtype, "bf16") == 0};
+                             1, 0, res->dtype == CAL_DTYPE_BF16};
   res->weights_bytes = cal_layer_weight_bytes(&shape);
   res->memory_budget_bytes = mem_budget(r);
   res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);

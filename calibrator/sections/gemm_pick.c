@@ -97,17 +97,16 @@ void cal_gemm_pick(cal_gemm_dtype_t *d) {
 
 void cal_gemm_pick_fp32(cal_gemm_result_t *g) {
   for (int t = 0; t < 2; t++) {
-    const cal_gemm_best_t *b = cal_gemm_best(g, "fp32", t);
+    const cal_gemm_best_t *b = cal_gemm_best(g, CAL_DTYPE_FP32, t);
     g->sgemm_best[t] = b ? b->gflops : 0;
     g->sgemm_best_n[t] = b ? b->n : 0;
   }
 }
 
 const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
-                                     const char *dtype, int all_threads) {
-  const int want = cal_kdtype_parse(dtype);
+                                     cal_kdtype_t dtype, int all_threads) {
   for (size_t i = 0; g && i < g->ndtypes; i++)
-    if ((int)g->dtypes[i].kdtype == want)
+    if (g->dtypes[i].kdtype == dtype)
       return g->dtypes[i].best[all_threads ? 1 : 0].kernel
                  ? &g->dtypes[i].best[all_threads ? 1 : 0]
                  : NULL;

@@ -114,7 +114,7 @@ typedef struct cal_gemm_result {
 /* The headline of `dtype` at one pinned thread (all_threads 0) or all
  * threads; NULL when the dtype was not measured there.  Borrowed. */
 const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
-                                     const char *dtype, int all_threads);
+                                     cal_kdtype_t dtype, int all_threads);
 
 /* ---- scaling: GFLOPS versus threads at one size */
 
@@ -264,7 +264,7 @@ typedef struct cal_batch_mode {
 
 typedef struct cal_batch_result {
   cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
-  const char *dtype;        /* the layer's: "fp32" or "bf16"; static */
+  cal_kdtype_t dtype;       /* the layer's: fp32 or bf16 */
   /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)
    * and why it was chosen */
   cal_engine_t engine;

@@ -28,7 +28,7 @@ static size_t count_points(int max) {
  * section did not run; NULL when it ran without measuring the dtype (an
  * engine without it was forced). */
 static const cal_kernel_t *headline_kernel(const cal_gemm_result_t *g,
-                                           const char *dtype,
+                                           cal_kdtype_t dtype,
                                            const char *fallback) {
   const cal_gemm_best_t *b = cal_gemm_best(g, dtype, 1);
   return b ? b->kernel : g ? NULL : cal_kernel_find(fallback);
@@ -49,8 +49,8 @@ int cal_scaling_measure(cal_run_t *r) {
   s->points = calloc(2 * count_points(max), sizeof *s->points);
   if (!s->points)
     return CAL_ENOMEM;
-  const cal_kernel_t *ks[2] = {headline_kernel(g, "fp32", "sgemm"),
-                               headline_kernel(g, "fp64", "dgemm")};
+  const cal_kernel_t *ks[2] = {headline_kernel(g, CAL_DTYPE_FP32, "sgemm"),
+                               headline_kernel(g, CAL_DTYPE_FP64, "dgemm")};
   for (size_t i = 0; i < 2; i++) {
     const cal_kernel_t *k = ks[i];
     if (!k)

@@ -13,36 +13,51 @@
 #include "cal_err.h"
 #include "kind.h"
 
-/* Parameters of one kernel invocation.  Each family reads its own fields and
- * ignores the rest; zero-initialise and fill what applies. */
+/* Parameters of one kernel invocation, grouped by the family that reads
+ * them; each family reads its own group and the first one and ignores the
+ * rest.  Zero-initialise and fill what applies.  (Groups, not a union: the
+ * layer reads the attention group's batch and heads, the LM head the GEMM
+ * group's n.) */
 typedef struct cal_params {
-  /* GEMM: C[m×n] = A[m×k] · B[k×n] */
-  int64_t m, n, k;
+  /* every family: the threads the kernel may use (the harness sets the
+   * runtime to this), the seed of its inputs (the same seed gives the same
+   * inputs), the ISA variant (cal_isa_variant_t, CAL_VARIANT_AUTO for the
+   * best one) */
+  struct {
+    int threads;
+    uint64_t seed;
+    int variant;
+  };
+  /* gemm: C[m×n] = A[m×k] · B[k×n]; lm_head: n is the vocabulary */
+  struct {
+    int64_t m, n, k;
+  };
   /* attention: batch, query heads, key/value heads, query and key length,
-   * head dimension, causal mask (0/1) */
-  int64_t batch, heads, kv_heads, nq, nk, head_dim;
-  int causal;
-  /* model-shaped layer: hidden size, MLP width, sequence length (prefill)
-   * or KV-cache length (decode), decode (0/1); heads, kv_heads and batch
-   * above apply too, head_dim = hidden / heads */
-  int64_t hidden, ffn, seq;
-  int decode;
-  /* the layer's training step: decoder layers of the stack (0 or 1: one) */
-  int64_t layers;
-  /* stream kernels / generic working-set size in bytes */
-  int64_t bytes;
-  /* threads the kernel may use (the harness sets the runtime to this) */
-  int threads;
-  /* seed for input data; the same seed gives the same inputs */
-  uint64_t seed;
-  /* ISA variant (cal_isa_variant_t), CAL_VARIANT_AUTO for the best one */
-  int variant;
-  /* kernels built of several library products (the layer): the engine
-   * that runs them; CAL_ENGINE_BUILTIN (zero) for the kernel's default */
-  cal_engine_t engine;
-  /* the layer in decode: "gemv" (the one-team matrix-vector path) or
-   * "blas" (the engine's GEMM) forced; NULL for the default rule */
-  const char *path;
+   * head dimension, causal mask (0/1); layer and lm_head read batch,
+   * heads and kv_heads (head_dim = hidden / heads) */
+  struct {
+    int64_t batch, heads, kv_heads, nq, nk, head_dim;
+    int causal;
+  };
+  /* layer (prefill, decode, train) and lm_head */
+  struct {
+    /* hidden size, MLP width, sequence length (prefill) or KV-cache
+     * length (decode), decode (0/1) */
+    int64_t hidden, ffn, seq;
+    int decode;
+    /* the training step: decoder layers of the stack (0 or 1: one) */
+    int64_t layers;
+    /* the engine of the products; CAL_ENGINE_BUILTIN (zero) for the
+     * kernel's default */
+    cal_engine_t engine;
+    /* decode: "gemv" (the one-team matrix-vector path) or "blas" (the
+     * engine's GEMM) forced; NULL for the default rule */
+    const char *path;
+  };
+  /* stream: the working set in bytes */
+  struct {
+    int64_t bytes;
+  };
 } cal_params_t;
 
 typedef struct cal_kernel {
