@@ -173,7 +173,8 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
     L->engine = engine;
     if (s->bf16 && !(L->sbgemm = cal_openblas_sbgemm()))
       return CAL_EUNSUPP;
-    snprintf(L->impl, sizeof L->impl, "openblas %s", s->bf16 ? "sbgemm" : "sgemm");
+    snprintf(L->impl, sizeof L->impl, "%s %s", cal_engine_name(engine),
+             s->bf16 ? "sbgemm" : "sgemm");
     return 0;
   }
   if (engine != CAL_ENGINE_ONEDNN)
@@ -190,7 +191,7 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
     a[0] = L->h; a[1] = L->ao; a[2] = L->h; a[3] = L->a;
     b[0] = L->wqkv; b[1] = L->wo; b[2] = L->wgu; b[3] = L->wd;
   }
-  snprintf(L->impl, sizeof L->impl, "onednn");
+  snprintf(L->impl, sizeof L->impl, "%s", cal_engine_name(engine));
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
     int rc = cal_onednn_mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i],
                                   b[i], c[i], &L->mm[i]);

@@ -158,7 +158,7 @@ static uint16_t *halloc(size_t n) { return cal_alloc(2 * (n ? n : 1)); }
 
 static int onednn_setup(cal_train_t *T) {
   const int64_t t = T->t;
-  snprintf(T->impl, sizeof T->impl, "onednn");
+  snprintf(T->impl, sizeof T->impl, "%s", cal_engine_name(CAL_ENGINE_ONEDNN));
   for (int i = 0; i < 4; i++) {
     int64_t k, n;
     float *in, *out, *dout, *din;
@@ -186,7 +186,7 @@ static int engine_setup(cal_train_t *T, cal_engine_t engine) {
         engine != CAL_ENGINE_ONEDNN)
       return CAL_EINVAL;
     T->engine = CAL_ENGINE_OPENBLAS;
-    snprintf(T->impl, sizeof T->impl, "openblas sgemm");
+    snprintf(T->impl, sizeof T->impl, "%s sgemm", cal_engine_name(T->engine));
     return 0;
   }
   if (engine == CAL_ENGINE_BUILTIN)
@@ -195,7 +195,7 @@ static int engine_setup(cal_train_t *T, cal_engine_t engine) {
     T->engine = engine;
     if (!(T->sbgemm = cal_openblas_sbgemm()))
       return CAL_EUNSUPP;
-    snprintf(T->impl, sizeof T->impl, "openblas sbgemm");
+    snprintf(T->impl, sizeof T->impl, "%s sbgemm", cal_engine_name(T->engine));
     return 0;
   }
   if (engine != CAL_ENGINE_ONEDNN)

@@ -119,7 +119,9 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   H->keep = keeps_logits(t, vocab);
   H->bf16 = bf16;
   H->opt = cal_train_adamw_default;
-  snprintf(H->impl, sizeof H->impl, "%s", bf16 ? "onednn" : "openblas sgemm");
+  snprintf(H->impl, sizeof H->impl, "%s%s",
+           cal_engine_name(bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_OPENBLAS),
+           bf16 ? "" : " sgemm");
   size_t nw = (size_t)(vocab * d);
   int ok = 1, rc = CAL_ENOMEM;
   for (int i = 0; i < 2 && ok; i++)
