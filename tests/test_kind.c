@@ -1,12 +1,14 @@
 /* The kernels' kinds and engines (kernels/core/kind.c,
  * kernels/engines/engine.c): every name table entry round-trips, every
  * kernel's family, dtype and engine has a name, the engine table has a row
- * per engine, and the one bf16 check agrees with the kernels that use it. */
+ * per engine whose products compute, and the one bf16 check agrees with
+ * the kernels that use it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 #include "cal_err.h"
@@ -101,12 +103,55 @@ static void bf16_check(void **state) {
   assert_int_equal(rc, cal_bf16_supported(d, &why) < 0 ? CAL_EUNSUPP : 0);
 }
 
+/* Every engine's product computes C = A·B over the caller's buffers in
+ * fp32, and again after the inputs change (bound, not copied). */
+static void engine_products(void **state) {
+  (void)state;
+  enum { M = 5, N = 7, K = 3 };
+  float a[M * K], b[K * N], c[M * N];
+  for (int i = 0; i < M * K; i++)
+    a[i] = (float)(i % 5) - 2.0f;
+  for (int i = 0; i < K * N; i++)
+    b[i] = (float)(i % 3) * 0.5f;
+  int n = 0;
+  for (int e = 0; e < CAL_ENGINE_COUNT; e++) {
+    const cal_engine_row_t *row = cal_engine_row((cal_engine_t)e);
+    if (!row->mm_create)
+      continue;
+    void *mm = NULL;
+    int rc = row->mm_create(CAL_GEMM_F32, M, N, K, a, b, c, &mm);
+    if (rc == CAL_EUNSUPP)
+      continue; /* oneDNN without a CPU engine */
+    assert_int_equal(rc, 0);
+    n++;
+    assert_non_null(row->mm_impl(mm));
+    for (int pass = 0; pass < 2; pass++) {
+      a[0] = (float)pass;
+      memset(c, 0xff, sizeof c);
+      assert_int_equal(row->mm_run(mm), 0);
+      for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+          double want = 0;
+          for (int k = 0; k < K; k++)
+            want += (double)a[i * K + k] * b[k * N + j];
+          assert_true(fabs(c[i * N + j] - want) < 1e-5);
+        }
+    }
+    row->mm_free(mm);
+    mm = NULL;
+    assert_int_equal(row->mm_create(CAL_GEMM_F32, 0, N, K, a, b, c, &mm), CAL_EINVAL);
+    row->mm_free(mm);
+  }
+  assert_true(n >= 1); /* OpenBLAS always */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(names_round_trip),
       cmocka_unit_test(kernels_have_names),
       cmocka_unit_test(engine_rows),
       cmocka_unit_test(bf16_check),
+      cmocka_unit_test(engine_products),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

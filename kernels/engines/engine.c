@@ -16,10 +16,25 @@ static int onednn_bf16(const char **why) {
   return cal_onednn_supported(CAL_GEMM_BF16, why);
 }
 
+/* oneDNN's matmul (gemm_onednn.h) behind the row's untyped handles */
+static int onednn_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                         void *a, void *b, void *c, void **mm) {
+  cal_onednn_mm_t *p = NULL;
+  int rc = cal_onednn_mm_create(dt, m, n, k, a, b, c, &p);
+  *mm = p;
+  return rc;
+}
+static int onednn_run(void *mm) { return cal_onednn_mm_run(mm); }
+static const char *onednn_impl(const void *mm) { return cal_onednn_mm_impl(mm); }
+static void onednn_free(void *mm) { cal_onednn_mm_free(mm); }
+
 static const cal_engine_row_t rows[CAL_ENGINE_COUNT] = {
-    [CAL_ENGINE_BUILTIN] = {CAL_ENGINE_BUILTIN, NULL},
-    [CAL_ENGINE_OPENBLAS] = {CAL_ENGINE_OPENBLAS, openblas_bf16},
-    [CAL_ENGINE_ONEDNN] = {CAL_ENGINE_ONEDNN, onednn_bf16},
+    [CAL_ENGINE_BUILTIN] = {CAL_ENGINE_BUILTIN, NULL, NULL, NULL, NULL, NULL},
+    [CAL_ENGINE_OPENBLAS] = {CAL_ENGINE_OPENBLAS, openblas_bf16,
+                             cal_openblas_mm_create, cal_openblas_mm_run,
+                             cal_openblas_mm_impl, cal_openblas_mm_free},
+    [CAL_ENGINE_ONEDNN] = {CAL_ENGINE_ONEDNN, onednn_bf16, onednn_create,
+                           onednn_run, onednn_impl, onednn_free},
 };
 
 const cal_engine_row_t *cal_engine_row(cal_engine_t e) {

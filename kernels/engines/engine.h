@@ -6,6 +6,9 @@
 #ifndef CAL_ENGINE_H
 #define CAL_ENGINE_H
 
+#include <stdint.h>
+
+#include "gemm_data.h"
 #include "kind.h"
 
 typedef struct cal_engine_row {
@@ -14,7 +17,25 @@ typedef struct cal_engine_row {
    * CPU check of cal_bf16_supported), else CAL_EUNSUPP with *why set to a
    * static string; NULL: the engine has no bf16 products */
   int (*bf16)(const char **why);
+  /* One product C[m×n] = A[m×k]·B[k×n], row-major, over the caller's
+   * buffers (dt CAL_GEMM_F32 or CAL_GEMM_BF16: bf16 inputs, fp32 C), set
+   * up once and run as often as the caller likes: the model workloads'
+   * products.  create: 0, CAL_EINVAL, CAL_EUNSUPP, CAL_ENOMEM; impl: the
+   * library's name of what runs (owned by the product); free accepts NULL.
+   * NULL for an engine without products (builtin). */
+  int (*mm_create)(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                   void *a, void *b, void *c, void **mm);
+  int (*mm_run)(void *mm);
+  const char *(*mm_impl)(const void *mm);
+  void (*mm_free)(void *mm);
 } cal_engine_row_t;
+
+/* OpenBLAS's products (openblas_mm.c), the row's mm_* of OpenBLAS. */
+int cal_openblas_mm_create(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
+                           void *a, void *b, void *c, void **mm);
+int cal_openblas_mm_run(void *mm);
+const char *cal_openblas_mm_impl(const void *mm);
+void cal_openblas_mm_free(void *mm);
 
 /* The row of an engine; NULL out of range. */
 const cal_engine_row_t *cal_engine_row(cal_engine_t e);

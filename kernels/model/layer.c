@@ -132,8 +132,8 @@ static void layer_teardown(void *state) {
   cal_layer_t *L = state;
   if (!L)
     return;
-  for (int i = 0; i < CAL_LAYER_NMM; i++)
-    cal_onednn_mm_free(L->mm[i]);
+  for (int i = 0; L->eng && i < CAL_LAYER_NMM; i++)
+    L->eng->mm_free(L->mm[i]);
   void *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
                   L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
                   L->kc, L->vc, L->hteam, L->xteam, L->wqkv16, L->wo16,
@@ -159,8 +159,8 @@ static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
     w16[i] = cal_f32_to_bf16(tmp[i]);
 }
 
-/* The BLAS path's products on the chosen engine: oneDNN (one matmul
- * each, fp32 or bf16 inputs) or OpenBLAS (sgemm, or sbgemm in bf16);
+/* The BLAS path's products on the chosen engine (its row's products:
+ * OpenBLAS's sgemm or sbgemm, oneDNN's matmul, fp32 or bf16 inputs);
  * CAL_ENGINE_BUILTIN: cal_engine_default. */
 static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   const cal_layer_shape_t *s = &L->s;
@@ -169,17 +169,11 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
   if (engine == CAL_ENGINE_BUILTIN)
     engine = cal_engine_default(s->bf16);
-  if (engine == CAL_ENGINE_OPENBLAS) {
-    L->engine = engine;
-    if (s->bf16 && !(L->sbgemm = cal_openblas_sbgemm()))
-      return CAL_EUNSUPP;
-    snprintf(L->impl, sizeof L->impl, "%s %s", cal_engine_name(engine),
-             s->bf16 ? "sbgemm" : "sgemm");
-    return 0;
-  }
-  if (engine != CAL_ENGINE_ONEDNN)
+  const cal_engine_row_t *row = cal_engine_row(engine);
+  if (!row || !row->mm_create)
     return CAL_EINVAL;
   L->engine = engine;
+  L->eng = row;
   const int64_t dims[CAL_LAYER_NMM][3] = {
       {t, nqkv, d}, {t, d, hq}, {t, 2 * f, d}, {t, d, f}};
   void *a[CAL_LAYER_NMM], *b[CAL_LAYER_NMM];
@@ -193,12 +187,12 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   }
   snprintf(L->impl, sizeof L->impl, "%s", cal_engine_name(engine));
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
-    int rc = cal_onednn_mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i],
-                                  b[i], c[i], &L->mm[i]);
+    int rc = row->mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i], b[i],
+                            c[i], &L->mm[i]);
     if (rc < 0)
       return rc;
     /* the implementations, each named once */
-    const char *impl = cal_onednn_mm_impl(L->mm[i]);
+    const char *impl = row->mm_impl(L->mm[i]);
     if (!strstr(L->impl, impl)) {
       size_t n = strlen(L->impl);
       snprintf(L->impl + n, sizeof L->impl - n, "%s%s", i ? "," : " ", impl);
@@ -364,22 +358,13 @@ static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
 
 /* Product i of the BLAS path: c[m×n] = a[m×k]·w[k×n], a in fp32 (a bf16
  * layer rounds it into a16 first) */
+/* Product i of the BLAS path, its input a (m×k) rounded to a16 first in
+ * bf16; the engine's product was bound to the buffers at setup. */
 static int product(cal_layer_t *L, int i, const float *a, uint16_t *a16,
-                   const float *w, const uint16_t *w16, float *c, int64_t m,
-                   int64_t n, int64_t k) {
+                   int64_t m, int64_t k) {
   if (L->s.bf16)
     cal_f32_to_bf16_n(a, a16, m * k);
-  if (L->mm[i])
-    return cal_onednn_mm_run(L->mm[i]);
-  if (L->s.bf16)
-    L->sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
-              (blasint)n, (blasint)k, 1.0f, a16, (blasint)k, w16, (blasint)n,
-              0.0f, c, (blasint)n);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
-                (blasint)n, (blasint)k, 1.0f, a, (blasint)k, w, (blasint)n,
-                0.0f, c, (blasint)n);
-  return 0;
+  return L->eng->mm_run(L->mm[i]);
 }
 
 static int layer_run(void *state) {
@@ -394,8 +379,7 @@ static int layer_run(void *state) {
 
   int rc;
   rmsnorm(L->x, L->g1, L->h, t, d);
-  if ((rc = product(L, CAL_LAYER_QKV, L->h, L->h16, L->wqkv, L->wqkv16, L->qkv,
-                    t, nqkv, d)) < 0)
+  if ((rc = product(L, CAL_LAYER_QKV, L->h, L->h16, t, d)) < 0)
     return rc;
   /* scatter q into [b][h][i][:], k and v into the cache at their position */
 #pragma omp parallel for schedule(static)
@@ -423,15 +407,13 @@ static int layer_run(void *state) {
       memcpy(L->ao + tok * hq + h * hd, L->o + ((b * H + h) * lq + i) * hd,
              4 * (size_t)hd);
   }
-  if ((rc = product(L, CAL_LAYER_O, L->ao, L->ao16, L->wo, L->wo16, L->x1, t,
-                    d, hq)) < 0)
+  if ((rc = product(L, CAL_LAYER_O, L->ao, L->ao16, t, hq)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
     L->x1[i] += L->x[i];
   rmsnorm(L->x1, L->g2, L->h, t, d);
-  if ((rc = product(L, CAL_LAYER_GU, L->h, L->h16, L->wgu, L->wgu16, L->gu, t,
-                    2 * f, d)) < 0)
+  if ((rc = product(L, CAL_LAYER_GU, L->h, L->h16, t, d)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t tok = 0; tok < t; tok++) {
@@ -440,8 +422,7 @@ static int layer_run(void *state) {
     for (int64_t j = 0; j < f; j++)
       a[j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
   }
-  if ((rc = product(L, CAL_LAYER_DOWN, L->a, L->a16, L->wd, L->wd16, L->out,
-                    t, d, f)) < 0)
+  if ((rc = product(L, CAL_LAYER_DOWN, L->a, L->a16, t, f)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
