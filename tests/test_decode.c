@@ -347,8 +347,8 @@ static void decode_bandwidth_json(void **state) {
   res.modes[1] = (cal_batch_mode_t){.name = "decode", .status = "skipped",
                                     .points = &pt, .npoints = 1};
   res.top_mode = -1;
-  res.dtype = "fp32";
-  res.engine = "openblas";
+  res.dtype = CAL_DTYPE_FP32;
+  res.engine = CAL_ENGINE_OPENBLAS;
   res.mem_read_threads = 2;
   for (int known = 0; known < 2; known++) {
     res.mem_read_gbps = known ? 31.5 : NAN;

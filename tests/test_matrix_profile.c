@@ -172,6 +172,7 @@ static void fake_run(cal_results_t *res, double gemm_bf16) {
     g->dtypes[0].supported = 1;
     g->dtypes[0].best[1].kernel = cal_kernel_find("sgemm");
     g->dtypes[0].best[1].gflops = 300;
+    g->dtypes[1].kdtype = CAL_DTYPE_BF16;
     g->dtypes[1].dtype = "bf16";
     g->dtypes[1].supported = 1;
     g->dtypes[1].best[1].kernel = cal_kernel_find("onednn_bf16gemm");

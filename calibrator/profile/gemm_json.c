@@ -104,7 +104,7 @@ static json_t *dtype_json(const cal_gemm_dtype_t *d) {
 }
 
 static const char *metric_of(const cal_kernel_t *k) {
-  return strcmp(k->dtype, "int8") == 0 ? "gops" : "gflops";
+  return k->dtype == CAL_DTYPE_INT8 ? "gops" : "gflops";
 }
 
 static json_t *sweep_json(const cal_gemm_sweep_t *s) {
@@ -113,7 +113,7 @@ static json_t *sweep_json(const cal_gemm_sweep_t *s) {
   json_t *o = json_pack(
       "{s:s, s:s, s:s, s:i, s:s, s:I, s:f, s:s, s:f, s:f, s:f}", "kernel",
       s->kernel->name, "engine", cal_kernel_engine(s->kernel), "dtype",
-      s->kernel->dtype, "threads", s->threads, "stop_reason", s->stop,
+      cal_kdtype_name(s->kernel->dtype), "threads", s->threads, "stop_reason", s->stop,
       "best_n", (json_int_t)s->best_n, key(k1, sizeof k1, "best_", m, ""),
       s->best_gflops, "best_id", s->best_id,
       key(k2, sizeof k2, "best_", m, "_in_sweep"), s->best_gflops_in_sweep,

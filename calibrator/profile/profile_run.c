@@ -157,7 +157,7 @@ static int top_batch(const cal_run_result_t *r, json_t *root) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   json_t *src = json_pack(
       "{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name, "dtype",
-      b->dtype, "engine", b->engine, "preset", o->preset, "hidden",
+      cal_kdtype_name(b->dtype), "engine", cal_engine_name(b->engine), "preset", o->preset, "hidden",
       (json_int_t)o->hidden, "seq", (json_int_t)o->seq, "workload",
       b->top_mode == 2 ? "a training step of the model (its layers and LM "
                          "head, see batch_sweep.modes.train.workload)"

@@ -36,8 +36,11 @@ void cal_points_drop(void *result);
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */
 
-#define CAL_GEMM_MAX_DTYPES 4   /* fp32, fp64, bf16, int8 */
-#define CAL_GEMM_MAX_ENGINES 3  /* per dtype */
+/* a slot per dtype and, in each, per engine (core/kind.h): the plan
+ * stops the run when the kernel table holds two GEMM kernels of one dtype
+ * and engine */
+#define CAL_GEMM_MAX_DTYPES CAL_DTYPE_COUNT
+#define CAL_GEMM_MAX_ENGINES CAL_ENGINE_COUNT
 #define CAL_GEMM_MAX_SWEEPS (2 * CAL_GEMM_MAX_DTYPES * CAL_GEMM_MAX_ENGINES)
 
 typedef struct cal_gemm_point {
@@ -84,7 +87,8 @@ typedef struct cal_gemm_engine {
 } cal_gemm_engine_t;
 
 typedef struct cal_gemm_dtype {
-  const char *dtype;        /* "fp32", "fp64", "bf16", "int8" */
+  cal_kdtype_t kdtype;
+  const char *dtype;        /* its name: "fp32", "fp64", "bf16", "int8" */
   const char *metric;       /* "gflops"; "gops" for int8 */
   cal_gemm_engine_t engines[CAL_GEMM_MAX_ENGINES];
   size_t nengines;
@@ -112,7 +116,7 @@ typedef struct cal_gemm_result {
 /* The headline of `dtype` at one pinned thread (all_threads 0) or all
  * threads; NULL when the dtype was not measured there.  Borrowed. */
 const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
-                                     const char *dtype, int all_threads);
+                                     cal_kdtype_t dtype, int all_threads);
 
 /* ---- scaling: GFLOPS versus threads at one size */
 
@@ -133,7 +137,7 @@ typedef struct cal_scaling_result {
 
 typedef struct cal_attn_point {
   char id[160];
-  cal_attn_shape_t shape;   /* kernels/attention.h */
+  cal_attn_shape_t shape;   /* kernels/attention/attention.h */
   int reference;            /* the reference kernel, not the fused one */
   double ratio_to_gemm;     /* 0: unknown */
   double speedup_vs_reference; /* fused points; 0: unknown */
@@ -262,10 +266,10 @@ typedef struct cal_batch_mode {
 
 typedef struct cal_batch_result {
   cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
-  const char *dtype;        /* the layer's: "fp32" or "bf16"; static */
-  /* the engine of the layer's BLAS-path products ("openblas", "onednn")
+  cal_kdtype_t dtype;       /* the layer's: fp32 or bf16 */
+  /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)
    * and why it was chosen */
-  const char *engine;
+  cal_engine_t engine;
   char engine_why[192];
   int ran[3];
   double weights_bytes, memory_budget_bytes, time_budget_s;

@@ -41,7 +41,7 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
      * budget; else one layer, its figures scaled */
     cal_layer_shape_t sh;
     cal_layer_shape_from_params(p, &sh);
-    sh.bf16 = strcmp(s->k->dtype, "bf16") == 0;
+    sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
     int64_t L = s->res->layers;
     p->layers = o->layers_given && L > 1 &&
                         cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
@@ -54,7 +54,7 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
 static void layer_shape(const sweep_t *sw, const cal_params_t *p,
                         cal_layer_shape_t *s) {
   cal_layer_shape_from_params(p, s);
-  s->bf16 = strcmp(sw->k->dtype, "bf16") == 0;
+  s->bf16 = sw->k->dtype == CAL_DTYPE_BF16;
 }
 
 /* The LM head's kernel point beside a train point p. */
@@ -80,7 +80,7 @@ double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
                                       sw->res->vocab,
-                                      strcmp(sw->head->dtype, "bf16") == 0);
+                                      sw->head->dtype == CAL_DTYPE_BF16);
   return layer > head ? layer : head;
 }
 
@@ -173,18 +173,19 @@ int cal_sweep_batch_list(sweep_t *s) {
 void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   const cal_gemm_best_t *b = g ? cal_gemm_best(g, res->dtype, 1) : NULL;
-  if (b && b->kernel && b->kernel->engine) {
+  if (b && b->kernel && b->kernel->engine != CAL_ENGINE_BUILTIN) {
     res->engine = b->kernel->engine;
     snprintf(res->engine_why, sizeof res->engine_why,
              "the GEMM section's best verified %s engine on all threads (%s, "
-             "%.0f %s)", res->dtype, b->kernel->name, b->gflops,
-             strcmp(res->dtype, "int8") == 0 ? "GOPS" : "GFLOPS");
+             "%.0f %s)", cal_kdtype_name(res->dtype), b->kernel->name, b->gflops,
+             res->dtype == CAL_DTYPE_INT8 ? "GOPS" : "GFLOPS");
     return;
   }
-  res->engine = cal_layer_default_engine(strcmp(res->dtype, "bf16") == 0);
+  res->engine = cal_engine_default(res->dtype == CAL_DTYPE_BF16);
   snprintf(res->engine_why, sizeof res->engine_why,
            "no GEMM figure for %s in this run: the layer's default (oneDNN "
-           "for bf16 where it runs natively, else OpenBLAS)", res->dtype);
+           "for bf16 where it runs natively, else OpenBLAS)",
+           cal_kdtype_name(res->dtype));
 }
 
 /* The LM head's kernel: the layer's dtype where its products can run as
@@ -195,13 +196,13 @@ void cal_sweep_head_kernel(cal_batch_result_t *res) {
   const cal_kernel_t *k16 = cal_kernel_find("lm_head_train_bf16");
   const char *why = NULL;
   res->head = cal_kernel_find("lm_head_train");
-  if (strcmp(res->dtype, "bf16") != 0) {
+  if (res->dtype != CAL_DTYPE_BF16) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32, as the layers (OpenBLAS sgemm)");
-  } else if (strcmp(res->engine, "onednn") != 0) {
+  } else if (res->engine != CAL_ENGINE_ONEDNN) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32 (OpenBLAS sgemm): the layers' bf16 products run on %s, "
-             "the bf16 head on oneDNN only", res->engine);
+             "the bf16 head on oneDNN only", cal_engine_name(res->engine));
   } else if (k16->supported(NULL, &why) < 0) {
     snprintf(res->head_why, sizeof res->head_why,
              "fp32 (OpenBLAS sgemm): oneDNN cannot run bf16 here (%s)", why);
@@ -226,5 +227,5 @@ void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
                       2.0 * (double)res->vocab * (double)o->hidden +
                       (double)o->hidden;
   res->model_state_bytes =
-      res->model_params * (16.0 + (strcmp(res->dtype, "bf16") == 0 ? 2.0 : 0.0));
+      res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
 }

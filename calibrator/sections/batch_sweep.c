@@ -327,7 +327,7 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
       {"layer_prefill", "layer_decode", "layer_train"},
       {"layer_prefill_bf16", "layer_decode_bf16", "layer_train_bf16"}};
   static const char *const modes[3] = {"prefill", "decode", "train"};
-  int bf16 = strcmp(res->dtype, "bf16") == 0;
+  int bf16 = res->dtype == CAL_DTYPE_BF16;
   sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
                NULL, 0, 0, cal_now(), budget, cal_sweep_mem_budget(r),
                res->mem_read_gbps, res->engine, res->head};
@@ -356,11 +356,12 @@ int cal_batch_measure(cal_run_t *r) {
   cal_batch_result_t *res = calloc(1, sizeof *res);
   if (!res)
     return CAL_ENOMEM;
-  res->dtype = o->dtype ? o->dtype : "fp32";
+  res->dtype = o->dtype && cal_kdtype_parse(o->dtype) == CAL_DTYPE_BF16
+                   ? CAL_DTYPE_BF16 : CAL_DTYPE_FP32;
   cal_sweep_layer_engine(r, res);
   cal_sweep_head_kernel(res);
   cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq,
-                             1, 0, strcmp(res->dtype, "bf16") == 0};
+                             1, 0, res->dtype == CAL_DTYPE_BF16};
   res->weights_bytes = cal_layer_weight_bytes(&shape);
   res->memory_budget_bytes = cal_sweep_mem_budget(r);
   res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);

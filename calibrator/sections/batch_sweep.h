@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "curve.h"
+#include "engine.h"
 #include "results.h"
 #include "run.h"
 
@@ -23,7 +24,7 @@ typedef struct sweep {
   size_t nlist, cap;
   double t0, budget, mem_budget;
   double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
-  const char *engine;       /* the products' engine (cal_params_t.engine) */
+  cal_engine_t engine;      /* the products' engine (cal_params_t.engine) */
   const cal_kernel_t *head; /* train: the LM head's step */
 } sweep_t;
 

@@ -97,15 +97,15 @@ typedef struct cal_train {
   uint16_t *w16[4], *w16t[4], *in16[4], *in16t[4], *dout16[4];
   cal_onednn_mm_t *mm[12]; /* bf16 on oneDNN: forward, data, weight */
   cal_sbgemm_fn sbgemm;
-  const char *engine;
+  cal_engine_t engine;
   char impl[160];
 } cal_train_t;
 
 /* Set up a step for shape s (decode ignored; s->bf16 picks the dtype) on
- * engine ("openblas", "onednn", NULL: fp32 OpenBLAS, bf16 the layer's
- * default).  0, CAL_EINVAL, CAL_ENOMEM, CAL_EUNSUPP. */
+ * engine (fp32: always OpenBLAS; bf16: CAL_ENGINE_BUILTIN for the
+ * default, cal_engine_default).  0, CAL_EINVAL, CAL_ENOMEM, CAL_EUNSUPP. */
 int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
-                     const char *engine, cal_train_t **out);
+                     cal_engine_t engine, cal_train_t **out);
 void cal_train_free(cal_train_t *T);
 /* One step (forward, backward, AdamW), or its three parts (a stack runs
  * every layer's forward, then every backward from the top, then every
@@ -161,7 +161,7 @@ typedef struct cal_train_stack {
 } cal_train_stack_t;
 
 int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
-                           uint64_t seed, const char *engine,
+                           uint64_t seed, cal_engine_t engine,
                            cal_train_stack_t **out);
 void cal_train_stack_free(cal_train_stack_t *S);
 int cal_train_stack_step(cal_train_stack_t *S);

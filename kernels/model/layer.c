@@ -15,30 +15,8 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
+#include "engine.h"
 #include "layer_internal.h"
-
-static const cal_layer_preset_t presets[] = {
-    {"tiny", "a small layer for tests", 128, 4, 2, 384, 32, 2, 1000},
-    {"qwen2-0.5b", "Qwen2 0.5B shape (hidden 896, 14 heads, GQA 2)", 896, 14,
-     2, 4864, 128, 24, 151936},
-    {"qwen2.5-1.5b", "Qwen2.5 1.5B shape (hidden 1536, 12 heads, GQA 2)", 1536,
-     12, 2, 8960, 128, 28, 151936},
-    {"llama3.2-1b", "Llama 3.2 1B shape (hidden 2048, 32 heads, GQA 8)", 2048,
-     32, 8, 8192, 128, 16, 128256},
-    {"llama3-8b", "Llama 3 8B shape (hidden 4096, 32 heads, GQA 8)", 4096, 32,
-     8, 14336, 128, 32, 128256},
-};
-
-const cal_layer_preset_t *cal_layer_preset_at(size_t i) {
-  return i < sizeof presets / sizeof presets[0] ? &presets[i] : NULL;
-}
-
-const cal_layer_preset_t *cal_layer_preset_find(const char *name) {
-  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-    if (strcmp(presets[i].name, name) == 0)
-      return &presets[i];
-  return NULL;
-}
 
 void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
   s->hidden = p->hidden;
@@ -154,8 +132,8 @@ static void layer_teardown(void *state) {
   cal_layer_t *L = state;
   if (!L)
     return;
-  for (int i = 0; i < CAL_LAYER_NMM; i++)
-    cal_onednn_mm_free(L->mm[i]);
+  for (int i = 0; L->eng && i < CAL_LAYER_NMM; i++)
+    L->eng->mm_free(L->mm[i]);
   void *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
                   L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
                   L->kc, L->vc, L->hteam, L->xteam, L->wqkv16, L->wo16,
@@ -181,32 +159,21 @@ static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
     w16[i] = cal_f32_to_bf16(tmp[i]);
 }
 
-const char *cal_layer_default_engine(int bf16) {
-  const char *why = NULL;
-  return bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) == 0 ? "onednn"
-                                                                 : "openblas";
-}
-
-/* The BLAS path's products on the chosen engine: "onednn" (one matmul
- * each, fp32 or bf16 inputs) or "openblas" (sgemm, or sbgemm in bf16);
- * NULL: cal_layer_default_engine. */
-static int products_setup(cal_layer_t *L, const char *engine) {
+/* The BLAS path's products on the chosen engine (its row's products:
+ * OpenBLAS's sgemm or sbgemm, oneDNN's matmul, fp32 or bf16 inputs);
+ * CAL_ENGINE_BUILTIN: cal_engine_default. */
+static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   const cal_layer_shape_t *s = &L->s;
   const int64_t t = L->l.tokens, d = s->hidden, f = s->ffn;
   const int64_t hq = s->heads * L->l.hd, nqkv = L->l.nqkv;
   cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
-  if (!engine)
-    engine = cal_layer_default_engine(s->bf16);
-  if (strcmp(engine, "openblas") == 0) {
-    L->engine = "openblas";
-    if (s->bf16 && !(L->sbgemm = cal_openblas_sbgemm()))
-      return CAL_EUNSUPP;
-    snprintf(L->impl, sizeof L->impl, "openblas %s", s->bf16 ? "sbgemm" : "sgemm");
-    return 0;
-  }
-  if (strcmp(engine, "onednn") != 0)
+  if (engine == CAL_ENGINE_BUILTIN)
+    engine = cal_engine_default(s->bf16);
+  const cal_engine_row_t *row = cal_engine_row(engine);
+  if (!row || !row->mm_create)
     return CAL_EINVAL;
-  L->engine = "onednn";
+  L->engine = engine;
+  L->eng = row;
   const int64_t dims[CAL_LAYER_NMM][3] = {
       {t, nqkv, d}, {t, d, hq}, {t, 2 * f, d}, {t, d, f}};
   void *a[CAL_LAYER_NMM], *b[CAL_LAYER_NMM];
@@ -218,20 +185,76 @@ static int products_setup(cal_layer_t *L, const char *engine) {
     a[0] = L->h; a[1] = L->ao; a[2] = L->h; a[3] = L->a;
     b[0] = L->wqkv; b[1] = L->wo; b[2] = L->wgu; b[3] = L->wd;
   }
-  snprintf(L->impl, sizeof L->impl, "onednn");
+  snprintf(L->impl, sizeof L->impl, "%s", cal_engine_name(engine));
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
-    int rc = cal_onednn_mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i],
-                                  b[i], c[i], &L->mm[i]);
+    int rc = row->mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i], b[i],
+                            c[i], &L->mm[i]);
     if (rc < 0)
       return rc;
     /* the implementations, each named once */
-    const char *impl = cal_onednn_mm_impl(L->mm[i]);
+    const char *impl = row->mm_impl(L->mm[i]);
     if (!strstr(L->impl, impl)) {
       size_t n = strlen(L->impl);
       snprintf(L->impl + n, sizeof L->impl - n, "%s%s", i ? "," : " ", impl);
     }
   }
   return 0;
+}
+
+/* The small-batch decode path: one OpenMP team and our matrix-vector
+ * products, where path asks for "gemv" or (NULL) the shape's rule picks
+ * it; its scratch rows.  CAL_EINVAL for an unknown path or "gemv" in
+ * prefill, CAL_EUNSUPP, CAL_ENOMEM. */
+static int team_setup(cal_layer_t *L, const char *path) {
+  const cal_layer_shape_t *s = &L->s;
+  const size_t d = (size_t)s->hidden, f = (size_t)s->ffn;
+  const size_t t = (size_t)L->l.tokens, hq = (size_t)(s->heads * L->l.hd);
+  if (path && strcmp(path, "gemv") && strcmp(path, "blas"))
+    return CAL_EINVAL;
+  if (path && strcmp(path, "gemv") == 0 && !s->decode)
+    return CAL_EINVAL; /* the one-team path is a decode step */
+  if (!(L->team = path ? strcmp(path, "gemv") == 0 : uses_team(s)))
+    return 0;
+  L->nthreads = omp_get_max_threads();
+  L->gemv = cal_gemv_for(L->variant);
+  L->gemv16 = cal_gemv_bf16_for(L->variant);
+  if (!L->gemv || !L->gemv16)
+    return CAL_EUNSUPP;
+  if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
+    return CAL_ENOMEM;
+  size_t k = hq > f ? hq : f;
+  if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
+    return CAL_ENOMEM;
+  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
+  return 0;
+}
+
+/* The weights and gains from the seed (tmp: bf16's fp32 staging); each
+ * sequence's input (and KV cache) from its own stream, so sequence 0 is
+ * the same at every batch size. */
+static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
+                        const size_t nw[CAL_LAYER_NMM]) {
+  const cal_layer_shape_t *s = &L->s;
+  const cal_layer_layout_t *l = &L->l;
+  const size_t d = (size_t)s->hidden, hq = (size_t)(s->heads * l->hd);
+  cal_rng_t r;
+  cal_rng_seed(&r, seed);
+  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
+  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
+  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
+  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
+  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
+  size_t seq_tokens = (size_t)l->lq;
+  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
+  for (int64_t b = 0; b < s->batch; b++) {
+    cal_rng_t rb;
+    cal_rng_seed(&rb, seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
+    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
+                 1.0f, &rb);
+    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
+    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
+  }
 }
 
 static int layer_setup(const cal_params_t *p, void **state, int bf16) {
@@ -295,54 +318,17 @@ static int layer_setup(const cal_params_t *p, void **state, int bf16) {
     goto fail;
   if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
     goto fail;
-  if (p->path && strcmp(p->path, "gemv") && strcmp(p->path, "blas"))
-    goto fail_inval;
-  if (p->path && strcmp(p->path, "gemv") == 0 && !s->decode)
-    goto fail_inval; /* the one-team path is a decode step */
-  if ((L->team = p->path ? strcmp(p->path, "gemv") == 0 : uses_team(s))) {
-    L->nthreads = omp_get_max_threads();
-    L->gemv = cal_gemv_for(L->variant);
-    L->gemv16 = cal_gemv_bf16_for(L->variant);
-    if (!L->gemv || !L->gemv16) {
-      rc = CAL_EUNSUPP;
-      goto fail;
-    }
-    if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
-      goto fail;
-    size_t k = hq > f ? hq : f;
-    if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
-      goto fail;
-    snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
-  }
-  /* weights from the seed; each sequence's input (and KV cache) from its
-   * own stream, so sequence 0 is the same at every batch size */
-  cal_rng_t r;
-  cal_rng_seed(&r, p->seed);
-  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
-  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
-  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
-  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  if ((rc = team_setup(L, p->path)) < 0)
+    goto fail;
+  rc = CAL_ENOMEM;
+  fill_inputs(L, p->seed, tmp, nw);
   cal_free(tmp);
   tmp = NULL;
-  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
-  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
-  size_t seq_tokens = (size_t)l->lq;
-  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
-  for (int64_t b = 0; b < s->batch; b++) {
-    cal_rng_t rb;
-    cal_rng_seed(&rb, p->seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
-    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
-                 1.0f, &rb);
-    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
-    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
-  }
   memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
   if (!L->team && (rc = products_setup(L, p->engine)) < 0)
     goto fail;
   *state = L;
   return 0;
-fail_inval:
-  rc = CAL_EINVAL;
 fail:
   cal_free(tmp);
   layer_teardown(L);
@@ -372,22 +358,13 @@ static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
 
 /* Product i of the BLAS path: c[m×n] = a[m×k]·w[k×n], a in fp32 (a bf16
  * layer rounds it into a16 first) */
+/* Product i of the BLAS path, its input a (m×k) rounded to a16 first in
+ * bf16; the engine's product was bound to the buffers at setup. */
 static int product(cal_layer_t *L, int i, const float *a, uint16_t *a16,
-                   const float *w, const uint16_t *w16, float *c, int64_t m,
-                   int64_t n, int64_t k) {
+                   int64_t m, int64_t k) {
   if (L->s.bf16)
     cal_f32_to_bf16_n(a, a16, m * k);
-  if (L->mm[i])
-    return cal_onednn_mm_run(L->mm[i]);
-  if (L->s.bf16)
-    L->sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
-              (blasint)n, (blasint)k, 1.0f, a16, (blasint)k, w16, (blasint)n,
-              0.0f, c, (blasint)n);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
-                (blasint)n, (blasint)k, 1.0f, a, (blasint)k, w, (blasint)n,
-                0.0f, c, (blasint)n);
-  return 0;
+  return L->eng->mm_run(L->mm[i]);
 }
 
 static int layer_run(void *state) {
@@ -402,8 +379,7 @@ static int layer_run(void *state) {
 
   int rc;
   rmsnorm(L->x, L->g1, L->h, t, d);
-  if ((rc = product(L, CAL_LAYER_QKV, L->h, L->h16, L->wqkv, L->wqkv16, L->qkv,
-                    t, nqkv, d)) < 0)
+  if ((rc = product(L, CAL_LAYER_QKV, L->h, L->h16, t, d)) < 0)
     return rc;
   /* scatter q into [b][h][i][:], k and v into the cache at their position */
 #pragma omp parallel for schedule(static)
@@ -431,15 +407,13 @@ static int layer_run(void *state) {
       memcpy(L->ao + tok * hq + h * hd, L->o + ((b * H + h) * lq + i) * hd,
              4 * (size_t)hd);
   }
-  if ((rc = product(L, CAL_LAYER_O, L->ao, L->ao16, L->wo, L->wo16, L->x1, t,
-                    d, hq)) < 0)
+  if ((rc = product(L, CAL_LAYER_O, L->ao, L->ao16, t, hq)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
     L->x1[i] += L->x[i];
   rmsnorm(L->x1, L->g2, L->h, t, d);
-  if ((rc = product(L, CAL_LAYER_GU, L->h, L->h16, L->wgu, L->wgu16, L->gu, t,
-                    2 * f, d)) < 0)
+  if ((rc = product(L, CAL_LAYER_GU, L->h, L->h16, t, d)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t tok = 0; tok < t; tok++) {
@@ -448,8 +422,7 @@ static int layer_run(void *state) {
     for (int64_t j = 0; j < f; j++)
       a[j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
   }
-  if ((rc = product(L, CAL_LAYER_DOWN, L->a, L->a16, L->wd, L->wd16, L->out,
-                    t, d, f)) < 0)
+  if ((rc = product(L, CAL_LAYER_DOWN, L->a, L->a16, t, f)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
@@ -493,21 +466,13 @@ static const char *layer_impl(const void *state) {
   return ((const cal_layer_t *)state)->impl;
 }
 
+static cal_engine_t layer_engine(const void *state) {
+  const cal_layer_t *L = state;
+  return L->team ? CAL_ENGINE_BUILTIN : L->engine;
+}
+
 static int bf16_supported(const cal_params_t *p, const char **why) {
-  const char *asked = p ? p->engine : NULL;
-  const char *e = asked ? asked : cal_layer_default_engine(1);
-  if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16))) {
-    *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
-    return CAL_EUNSUPP;
-  }
-  if (strcmp(e, "onednn") == 0)
-    return cal_onednn_supported(CAL_GEMM_BF16, why);
-  if (!cal_openblas_sbgemm()) {
-    *why = asked ? "BLAS library was built without bfloat16 (no cblas_sbgemm)"
-                 : "neither oneDNN nor the BLAS library runs bf16 natively here";
-    return CAL_EUNSUPP;
-  }
-  return 0;
+  return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
 }
 
 static int setup_as(const cal_params_t *p, void **st, int decode, int bf16) {
@@ -522,33 +487,35 @@ static int prefill16_setup(const cal_params_t *p, void **st) { return setup_as(p
 static int decode16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 1); }
 
 const cal_kernel_t cal_kernel_layer_prefill = {
-    .name = "layer_prefill", .family = "layer", .dtype = "fp32",
+    .name = "layer_prefill", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
-    .impl_name = layer_impl,
+    .impl_name = layer_impl, .engine_used = layer_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_decode = {
-    .name = "layer_decode", .family = "layer", .dtype = "fp32",
+    .name = "layer_decode", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
     .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
     .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
     .teardown = layer_teardown, .variant_name = layer_variant,
-    .impl_name = layer_impl,
+    .impl_name = layer_impl, .engine_used = layer_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
-    .name = "layer_prefill_bf16", .family = "layer", .dtype = "bf16",
+    .name = "layer_prefill_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
     .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
     .supported = bf16_supported, .setup = prefill16_setup, .run = layer_run,
     .verify = cal_layer_verify, .teardown = layer_teardown,
     .variant_name = layer_variant, .impl_name = layer_impl,
+    .engine_used = layer_engine,
 };
 
 const cal_kernel_t cal_kernel_layer_decode_bf16 = {
-    .name = "layer_decode_bf16", .family = "layer", .dtype = "bf16",
+    .name = "layer_decode_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
     .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
     .supported = bf16_supported, .setup = decode16_setup, .run = layer_run,
     .verify = cal_layer_verify, .teardown = layer_teardown,
     .variant_name = layer_variant, .impl_name = layer_impl,
+    .engine_used = layer_engine,
 };

@@ -7,8 +7,7 @@
 
 #include <stdint.h>
 
-#include "gemm_onednn.h"
-#include "gemm_openblas.h"
+#include "engine.h"
 #include "layer.h"
 #include "layer_gemv.h"
 
@@ -45,9 +44,9 @@ typedef struct cal_layer {
   int nthreads;       /* the team's size (rows of hteam) */
   cal_gemv_fn gemv;   /* the variant's GEMV (team path, fp32) */
   cal_gemv_bf16_fn gemv16; /* the same over bf16 weights */
-  const char *engine; /* BLAS path: "openblas" or "onednn"; static */
-  cal_onednn_mm_t *mm[CAL_LAYER_NMM]; /* onednn: one matmul per product */
-  cal_sbgemm_fn sbgemm; /* openblas in bf16 */
+  cal_engine_t engine; /* BLAS path: OpenBLAS or oneDNN */
+  const cal_engine_row_t *eng; /* its row: the products' functions */
+  void *mm[CAL_LAYER_NMM]; /* one product each, the engine's */
   char impl[160];     /* what ran the products (kernel impl_name) */
   uint64_t seed;
   float *wqkv, *wo, *wgu, *wd, *g1, *g2;

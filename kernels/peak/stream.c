@@ -298,7 +298,7 @@ static const char *stream_variant_name(const void *state) {
 /* One table entry per operation: the <op>_* functions above. */
 #define STREAM_KERNEL(op)                                                    \
   const cal_kernel_t cal_kernel_stream_##op = {                              \
-      .name = "stream_" #op, .family = "stream", .dtype = "fp64",            \
+      .name = "stream_" #op, .family = CAL_FAMILY_STREAM, .dtype = CAL_DTYPE_FP64,            \
       .flops = op##_flops, .bytes = op##_bytes, .mem_bytes = stream_mem,     \
       .supported = stream_supported, .setup = op##_setup, .run = stream_run, \
       .verify = stream_verify, .teardown = stream_teardown,                  \

@@ -1,6 +1,6 @@
 /* Register-resident peak kernels: the per-ISA loops behind the fma_f64,
  * fma_f32, dp_bf16, dp_int8 and fma_fp16 table entries
- * (kernels/compute_peak.c), and the
+ * (kernels/peak/compute_peak.c), and the
  * dependent chains behind the clock measurement (bench/clock.c).
  *
  * Every loop runs CAL_FMA_CHAINS independent accumulator chains of full

@@ -213,14 +213,14 @@ static const char *attn_variant_name(const void *state) {
 }
 
 const cal_kernel_t cal_kernel_attn_ref = {
-    .name = "attn_ref", .family = "attention", .dtype = "fp32",
+    .name = "attn_ref", .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,
     .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = ref_mem,
     .setup = ref_setup, .run = attn_run, .verify = attn_verify,
     .teardown = attn_teardown, .variant_name = attn_variant_name,
 };
 
 const cal_kernel_t cal_kernel_attn_fused = {
-    .name = "attn_fused", .family = "attention", .dtype = "fp32",
+    .name = "attn_fused", .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,
     .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = fused_mem,
     .supported = fused_supported, .setup = fused_setup, .run = attn_run,
     .verify = attn_verify, .teardown = attn_teardown,

@@ -17,6 +17,7 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
+#include "engine.h"
 #include "gemm_data.h"
 #include "gemm_onednn.h"
 #include "kernel.h"
@@ -133,7 +134,7 @@ static int sgemm_supported(const cal_params_t *p, const char **why) {
   return cal_onednn_supported(CAL_GEMM_F32, why);
 }
 static int bf16_supported(const cal_params_t *p, const char **why) {
-  return cal_onednn_supported(CAL_GEMM_BF16, why);
+  return cal_bf16_supported(CAL_ENGINE_ONEDNN, why);
 }
 static int u8s8_supported(const cal_params_t *p, const char **why) {
   return cal_onednn_supported(CAL_GEMM_U8S8, why);
@@ -303,24 +304,24 @@ static double bf16_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_G
 static double u8s8_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_U8S8); }
 
 const cal_kernel_t cal_kernel_onednn_sgemm = {
-    .name = "onednn_sgemm", .family = "gemm", .dtype = "fp32",
-    .engine = "onednn", .flops = cal_gemm_flops, .bytes = f32_bytes,
+    .name = "onednn_sgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP32,
+    .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = f32_bytes,
     .mem_bytes = f32_bytes, .supported = sgemm_supported, .setup = sgemm_setup,
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
     .impl_name = onednn_impl,
 };
 
 const cal_kernel_t cal_kernel_onednn_bf16gemm = {
-    .name = "onednn_bf16gemm", .family = "gemm", .dtype = "bf16",
-    .engine = "onednn", .flops = cal_gemm_flops, .bytes = bf16_bytes,
+    .name = "onednn_bf16gemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_BF16,
+    .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = bf16_bytes,
     .mem_bytes = bf16_bytes, .supported = bf16_supported, .setup = bf16_setup,
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
     .impl_name = onednn_impl,
 };
 
 const cal_kernel_t cal_kernel_onednn_u8s8gemm = {
-    .name = "onednn_u8s8gemm", .family = "gemm", .dtype = "int8",
-    .engine = "onednn", .flops = cal_gemm_flops, .bytes = u8s8_bytes,
+    .name = "onednn_u8s8gemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_INT8,
+    .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = u8s8_bytes,
     .mem_bytes = u8s8_bytes, .supported = u8s8_supported, .setup = u8s8_setup,
     .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
     .impl_name = onednn_impl,

@@ -1,6 +1,6 @@
 /* The layer's small-batch matrix product: a few activation rows times a
  * weight matrix that is read from memory once (decode is bound by reading
- * the weights).  Not a public header: kernels/layer_decode.c and tests use
+ * the weights).  Not a public header: kernels/model/layer_decode.c and tests use
  * it.
  *
  *   y[b·ldy + j] = add[b·ladd + j] + Σ_k x[b·ldx + k] · w[k·ldw + j]

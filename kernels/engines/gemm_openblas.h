@@ -1,6 +1,7 @@
 /* OpenBLAS's bfloat16 GEMM, which not every build exports (it needs
  * BUILD_BFLOAT16): found at run time, shared by the sbgemm kernel
- * (gemm.c) and the model-shaped layer. */
+ * (gemm.c), the engine table's products (openblas_mm.c) and the training
+ * step. */
 #ifndef CAL_GEMM_OPENBLAS_H
 #define CAL_GEMM_OPENBLAS_H
 

@@ -27,5 +27,5 @@ const cal_kernel_t *cal_kernel_find(const char *name) {
 }
 
 const char *cal_kernel_engine(const cal_kernel_t *k) {
-  return k->engine ? k->engine : "builtin";
+  return cal_engine_name(k->engine);
 }

@@ -74,10 +74,6 @@ double cal_layer_read_bytes(const cal_layer_shape_t *s);
 #ifndef CAL_LAYER_GEMV_MAX_BATCH
 #define CAL_LAYER_GEMV_MAX_BATCH 16
 #endif
-/* The engine of the BLAS path's products when cal_params_t.engine names
- * none: oneDNN for bf16 where it runs bf16 natively (the BLAS this project
- * installs has no sbgemm), else OpenBLAS; static storage. */
-const char *cal_layer_default_engine(int bf16);
 /* Which path runs the shape's matrix products: "gemv" (the small-batch
  * decode path) or "blas"; static storage. */
 const char *cal_layer_matrix_path(const cal_layer_shape_t *s);

@@ -351,12 +351,12 @@ static int int8_setup(const cal_params_t *p, void **st) { return kind_setup(AMX_
 
 #define AMX_KERNEL(sym, kname, kdtype, prefix)                               \
   const cal_kernel_t sym = {                                                 \
-      .name = kname, .family = "matrix", .dtype = kdtype,                    \
+      .name = kname, .family = CAL_FAMILY_MATRIX, .dtype = kdtype,                    \
       .flops = prefix##_flops, .mem_bytes = amx_mem,                         \
       .supported = prefix##_supported, .setup = prefix##_setup,              \
       .run = amx_run, .verify = amx_verify, .teardown = amx_teardown,        \
       .variant_name = amx_variant_name,                                      \
   };
 
-AMX_KERNEL(cal_kernel_amx_bf16, "amx_bf16", "bf16", bf16)
-AMX_KERNEL(cal_kernel_amx_int8, "amx_int8", "int8", int8)
+AMX_KERNEL(cal_kernel_amx_bf16, "amx_bf16", CAL_DTYPE_BF16, bf16)
+AMX_KERNEL(cal_kernel_amx_int8, "amx_int8", CAL_DTYPE_INT8, int8)

@@ -7,6 +7,7 @@
 
 #include "cal_isa.h"
 #include "cal_mem.h"
+#include "engine.h"
 #include "gemm_data.h"
 #include "gemm_openblas.h"
 #include "kernel.h"
@@ -25,15 +26,7 @@ cal_sbgemm_fn cal_openblas_sbgemm(void) {
 }
 
 static int sbgemm_supported(const cal_params_t *p, const char **why) {
-  if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16))) {
-    *why = "CPU has no native BF16 instructions (AVX512_BF16 or AMX-BF16)";
-    return CAL_EUNSUPP;
-  }
-  if (!cal_openblas_sbgemm()) {
-    *why = "BLAS library was built without bfloat16 (no cblas_sbgemm)";
-    return CAL_EUNSUPP;
-  }
-  return 0;
+  return cal_bf16_supported(CAL_ENGINE_OPENBLAS, why);
 }
 
 static void gemm_teardown(void *state) {
@@ -96,21 +89,21 @@ static int gemm_verify(void *state) {
 }
 
 const cal_kernel_t cal_kernel_sgemm = {
-    .name = "sgemm", .family = "gemm", .dtype = "fp32", .engine = "openblas",
+    .name = "sgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP32, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = sgemm_bytes, .mem_bytes = sgemm_bytes,
     .setup = sgemm_setup, .run = gemm_run, .verify = gemm_verify,
     .teardown = gemm_teardown,
 };
 
 const cal_kernel_t cal_kernel_dgemm = {
-    .name = "dgemm", .family = "gemm", .dtype = "fp64", .engine = "openblas",
+    .name = "dgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP64, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = dgemm_bytes, .mem_bytes = dgemm_bytes,
     .setup = dgemm_setup, .run = gemm_run, .verify = gemm_verify,
     .teardown = gemm_teardown,
 };
 
 const cal_kernel_t cal_kernel_sbgemm = {
-    .name = "sbgemm", .family = "gemm", .dtype = "bf16", .engine = "openblas",
+    .name = "sbgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_BF16, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = sbgemm_bytes, .mem_bytes = sbgemm_bytes,
     .supported = sbgemm_supported, .setup = sbgemm_setup, .run = gemm_run,
     .verify = gemm_verify, .teardown = gemm_teardown,

@@ -12,6 +12,7 @@
 #include "cal_bf16.h"
 #include "cal_err.h"
 #include "cal_mem.h"
+#include "engine.h"
 
 double cal_lm_head_flops(int64_t t, int64_t d, int64_t v) {
   return 3.0 * 2.0 * (double)t * (double)v * (double)d;
@@ -108,7 +109,7 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   if (t < 1 || d < 1 || vocab < 2 || vocab > (1 << 30) || d > (1 << 20))
     return CAL_EINVAL;
   const char *why = NULL;
-  if (bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+  if (bf16 && cal_bf16_supported(CAL_ENGINE_ONEDNN, &why) < 0)
     return CAL_EUNSUPP;
   cal_lm_head_t *H = cal_alloc(sizeof *H);
   if (!H)
@@ -118,7 +119,9 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   H->keep = keeps_logits(t, vocab);
   H->bf16 = bf16;
   H->opt = cal_train_adamw_default;
-  snprintf(H->impl, sizeof H->impl, "%s", bf16 ? "onednn" : "openblas sgemm");
+  snprintf(H->impl, sizeof H->impl, "%s%s",
+           cal_engine_name(bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_OPENBLAS),
+           bf16 ? "" : " sgemm");
   size_t nw = (size_t)(vocab * d);
   int ok = 1, rc = CAL_ENOMEM;
   for (int i = 0; i < 2 && ok; i++)
@@ -308,6 +311,45 @@ static double w_at(const cal_lm_head_t *H, const float *W, size_t j) {
 
 #define VERIFY_TOKENS 8
 
+/* The gradient rows of the sampled tokens' targets and of eight more
+ * spread over the vocabulary against the one the step's first moment
+ * holds (g: d doubles of scratch); bf16: those rows of the copy the next
+ * step reads against the new masters rounded.  1 when all agree. */
+static int rows_ok(const cal_lm_head_t *H, const float *W, int ntok,
+                   double tol, double *g) {
+  const int64_t t = H->t, d = H->d, V = H->vocab;
+  const int prev = 1 - H->cur;
+  for (int k = 0; k < ntok + 8; k++) {
+    int64_t v = k < ntok ? H->target[token_at(H, k)]
+                         : (int64_t)(k - ntok) * (V - 1) / 7;
+    double e2 = 0, r2 = 0;
+    for (int64_t e = 0; e < d; e++)
+      g[e] = 0;
+    for (int64_t i = 0; i < t; i++) {
+      double l = 0;
+      for (int64_t e = 0; e < d; e++)
+        l += h_at(H, (size_t)(i * d + e)) * w_at(H, W, (size_t)(v * d + e));
+      double gl = (exp(l - (double)H->lse[i]) - (v == H->target[i])) / (double)t;
+      for (int64_t e = 0; e < d; e++)
+        g[e] += gl * h_at(H, (size_t)(i * d + e));
+    }
+    const cal_adamw_t *o = &H->opt;
+    for (int64_t e = 0; e < d; e++) {
+      size_t j = (size_t)(v * d + e);
+      /* the gradient the step used, read back from its first moment */
+      double gr = ((double)H->m[H->cur][j] - o->beta1 * H->m[prev][j]) /
+                  (1.0 - o->beta1);
+      e2 += (gr - g[e]) * (gr - g[e]);
+      r2 += g[e] * g[e];
+      if (H->bf16 && H->w16[j] != cal_f32_to_bf16(H->w[H->cur][j]))
+        return 0;
+    }
+    if (!(sqrt(e2) <= tol * sqrt(r2) + 1e-9))
+      return 0;
+  }
+  return 1;
+}
+
 /* The sampled tokens' log-sum-exp, loss terms and dh in double over the
  * whole vocabulary from the step's inputs (one pass over W for the logits
  * of all of them, one for dh); sampled rows' gradient (each token's
@@ -397,36 +439,8 @@ int cal_lm_head_verify(const cal_lm_head_t *H) {
     if (!(sqrt(e2) <= tol * sqrt(r2) + 1e-12))
       goto out;
   }
-  /* rows: the sampled tokens' targets and eight spread over the vocab */
-  for (int k = 0; k < ntok + 8; k++) {
-    int64_t v = k < ntok ? H->target[token_at(H, k)]
-                         : (int64_t)(k - ntok) * (V - 1) / 7;
-    double e2 = 0, r2 = 0;
-    for (int64_t e = 0; e < d; e++)
-      g[e] = 0;
-    for (int64_t i = 0; i < t; i++) {
-      double l = 0;
-      for (int64_t e = 0; e < d; e++)
-        l += h_at(H, (size_t)(i * d + e)) * w_at(H, W, (size_t)(v * d + e));
-      double gl = (exp(l - (double)H->lse[i]) - (v == H->target[i])) / (double)t;
-      for (int64_t e = 0; e < d; e++)
-        g[e] += gl * h_at(H, (size_t)(i * d + e));
-    }
-    const cal_adamw_t *o = &H->opt;
-    for (int64_t e = 0; e < d; e++) {
-      size_t j = (size_t)(v * d + e);
-      /* the gradient the step used, read back from its first moment */
-      double gr = ((double)H->m[H->cur][j] - o->beta1 * H->m[prev][j]) /
-                  (1.0 - o->beta1);
-      e2 += (gr - g[e]) * (gr - g[e]);
-      r2 += g[e] * g[e];
-      if (H->bf16 && H->w16[j] != cal_f32_to_bf16(H->w[H->cur][j]))
-        goto out;
-    }
-    if (!(sqrt(e2) <= tol * sqrt(r2) + 1e-9))
-      goto out;
-  }
-  rc = 0;
+  if (rows_ok(H, W, ntok, tol, g))
+    rc = 0;
 out:
   free(dh);
   free(hs);
@@ -472,19 +486,19 @@ static const char *head_impl(const void *st) {
 }
 static int bf16_supported(const cal_params_t *p, const char **why) {
   (void)p;
-  return cal_onednn_supported(CAL_GEMM_BF16, why);
+  return cal_bf16_supported(CAL_ENGINE_ONEDNN, why);
 }
 
 const cal_kernel_t cal_kernel_lm_head_train = {
-    .name = "lm_head_train", .family = "lm_head", .dtype = "fp32",
+    .name = "lm_head_train", .family = CAL_FAMILY_LM_HEAD, .dtype = CAL_DTYPE_FP32,
     .flops = head_flops, .bytes = head_bytes, .mem_bytes = head_mem,
     .setup = head_setup, .run = head_run, .verify = head_verify,
     .teardown = head_teardown, .impl_name = head_impl,
 };
 
 const cal_kernel_t cal_kernel_lm_head_train_bf16 = {
-    .name = "lm_head_train_bf16", .family = "lm_head", .dtype = "bf16",
-    .engine = "onednn", .flops = head_flops, .bytes = head_bytes16,
+    .name = "lm_head_train_bf16", .family = CAL_FAMILY_LM_HEAD, .dtype = CAL_DTYPE_BF16,
+    .engine = CAL_ENGINE_ONEDNN, .flops = head_flops, .bytes = head_bytes16,
     .mem_bytes = head_mem16, .supported = bf16_supported,
     .setup = head_setup16, .run = head_run, .verify = head_verify,
     .teardown = head_teardown, .impl_name = head_impl,

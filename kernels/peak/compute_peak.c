@@ -383,15 +383,15 @@ uint64_t cal_clock_chain_scalar(int64_t iters, uint64_t x) {
 /* One table entry per kind: the <prefix>_* functions above. */
 #define FMA_KERNEL(sym, kname, kdtype, prefix)                               \
   const cal_kernel_t sym = {                                                 \
-      .name = kname, .family = "fma", .dtype = kdtype,                       \
+      .name = kname, .family = CAL_FAMILY_FMA, .dtype = kdtype,                       \
       .flops = prefix##_flops, .mem_bytes = fma_mem,                         \
       .supported = prefix##_supported, .setup = prefix##_setup,              \
       .run = fma_run, .verify = fma_verify, .teardown = fma_teardown,        \
       .variant_name = fma_variant_name,                                      \
   };
 
-FMA_KERNEL(cal_kernel_fma_f64, "fma_f64", "fp64", f64)
-FMA_KERNEL(cal_kernel_fma_f32, "fma_f32", "fp32", f32)
-FMA_KERNEL(cal_kernel_dp_bf16, "dp_bf16", "bf16", bf16)
-FMA_KERNEL(cal_kernel_dp_int8, "dp_int8", "int8", int8)
-FMA_KERNEL(cal_kernel_fma_fp16, "fma_fp16", "fp16", f16)
+FMA_KERNEL(cal_kernel_fma_f64, "fma_f64", CAL_DTYPE_FP64, f64)
+FMA_KERNEL(cal_kernel_fma_f32, "fma_f32", CAL_DTYPE_FP32, f32)
+FMA_KERNEL(cal_kernel_dp_bf16, "dp_bf16", CAL_DTYPE_BF16, bf16)
+FMA_KERNEL(cal_kernel_dp_int8, "dp_int8", CAL_DTYPE_INT8, int8)
+FMA_KERNEL(cal_kernel_fma_fp16, "fma_fp16", CAL_DTYPE_FP16, f16)

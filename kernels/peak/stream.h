@@ -1,5 +1,5 @@
 /* Memory-bandwidth kernels stream_read, stream_copy and stream_triad
- * (kernels/stream.c), and the per-ISA loop bodies behind them.
+ * (kernels/peak/stream.c), and the per-ISA loop bodies behind them.
  *
  * params.bytes is the working set: the total size of every array the kernel
  * touches (read: a; copy: a, b; triad: a, b, c), split evenly, each array
