@@ -9,9 +9,9 @@
 # usage: scripts/compat-diff.sh OLD_BIN NEW_BIN OUTDIR
 #   OLD_BIN, NEW_BIN  build/calibrator/calibrate of two build trees (each
 #                     finds its source tree by the marker beside it)
-#   OUTDIR            scratch directory; diffs in OUTDIR/diffs (the old
-#                     side's results are reused by a later call with the
-#                     same OLD_BIN and cases)
+#   OUTDIR            scratch directory; diffs in OUTDIR/diffs (a later
+#                     call with the same OLD_BIN reuses the old side's
+#                     results of the cases it ran)
 # environment:
 #   COMPAT_FILTER=RE   only the cases whose id matches the extended regex RE
 #   COMPAT_NO_MEASURE=1  leave out the measuring runs (about 20 s each)
@@ -74,11 +74,18 @@ run_side() { # SIDE BIN
     sed -n '1s/.*(\(.*\)).*/\1/p')
   printf '{"bin": "%s", "src": "%s", "git": "%s"}\n' "$bin" "$SRC" "$git" \
     >"$dir/meta.json"
-  n=0
+  n=0 kept=0
   while IFS="$(printf '\t')" read -r id _kind cmd; do
     n=$((n + 1))
     c=$dir/cases/$id
+    if [ "$side" = old ] && [ -f "$c/rc" ] && [ -f "$c/cmd" ] &&
+      [ "$(cat "$c/cmd")" = "$cmd" ]; then
+      kept=$((kept + 1))
+      continue
+    fi
+    rm -rf "$c"
     mkdir -p "$c"
+    printf '%s\n' "$cmd" >"$c/cmd"
     rm -rf "$OUT/work"
     mkdir -p "$OUT/work"
     ln -s ../data "$OUT/work/in"
@@ -90,25 +97,23 @@ run_side() { # SIDE BIN
     mv "$OUT/work" "$c/files"
     [ $((n % 200)) -eq 0 ] && echo "compat-diff: $side: $n cases" >&2
   done <"$OUT/cases.tsv"
-  echo "compat-diff: $side: $n cases done" >&2
-  echo "$key" >"$dir/key"
+  echo "compat-diff: $side: $n cases ($kept kept from an earlier call)" >&2
 }
 
-# The old side is kept between calls for the same binary and cases (run
-# one baseline against several new builds): OUTDIR/old/key says which.
+# The old side's cases are kept between calls for the same binary (run one
+# baseline against several new builds in one OUTDIR): OUTDIR/old/key
+# names the binary, each case's cmd file its command.
 key_of() { # BIN
-  echo "$(sha256sum <"$1" | cut -c1-16) $(sha256sum <"$OUT/cases.tsv" |
-    cut -c1-16) $(src_of "$1")"
+  echo "$(sha256sum <"$1" | cut -c1-16) $(src_of "$1")"
 }
 key=$(key_of "$OLD")
-if [ -f "$OUT/old/key" ] && [ "$(cat "$OUT/old/key")" = "$key" ]; then
-  echo "compat-diff: old side of an earlier call reused" >&2
-else
-  rm -rf "$OUT/old"
-  run_side old "$OLD"
+if ! [ -f "$OUT/old/key" ] || [ "$(cat "$OUT/old/key")" != "$key" ]; then
+  rm -rf "${OUT:?}/old"
 fi
-key=$(key_of "$NEW")
-rm -rf "$OUT/new"
+mkdir -p "$OUT/old"
+echo "$key" >"$OUT/old/key"
+run_side old "$OLD"
+rm -rf "${OUT:?}/new"
 run_side new "$NEW"
 rm -rf "${OUT:?}/bin"
 "$PY" "$HERE/compat_cases.py" diff "$OUT"
