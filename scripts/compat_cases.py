@@ -24,8 +24,9 @@ KIND says how a case is compared:
            code; a JSON document's key paths, types (a null and a number
            alike) and order, array elements merged, the keys a disturbed
            point adds left out; other text as the set of its lines with
-           every number and engine name masked, quality notes (check:,
-           warning:, note:, busy machine) left out
+           every number, engine name, curve shape and plural
+           masked, quality notes (check:, warning:, note:, busy
+           machine) left out
 Standard library only."""
 import difflib
 import json
@@ -994,6 +995,9 @@ def _measured_text(s):
     """A measuring run's text: numbers, engines and quality notes masked."""
     s = re.sub(r"\b(openblas|onednn)\b", "ENGINE", mask_numbers(s))
     s = re.sub(r"(?m)^(theoretical:.*?); bf# measured.*$", r"\1", s)
+    # plurals (they follow the counts), and a measured curve's shape
+    s = re.sub(r"\b([a-z]{3,}?)s\b", r"\1", s)
+    s = re.sub(r"\bshape (rising|plateau|peaked|single)\b", "shape SHAPE", s)
     return [line for line in s.splitlines() if line]
 
 
