@@ -21,9 +21,10 @@ KIND says how a case is compared:
            directory, the version's git id and dates
   plot     like det, but images (.png, .svg) only by name
   measure  a measuring run, whose figures differ run to run: the exit
-           code; a JSON document's key paths, types (a null and a number
-           alike) and order, array elements merged, the keys a disturbed
-           point adds left out; other text as the set of its lines with
+           code; a JSON document's key paths, types (a null matching any)
+           and order, array elements merged, the keys a disturbed
+           point adds left out; other text as the set of its lines
+           (a sweep's stop reason and peak/knee marks masked) with
            every number, engine name, curve shape and plural
            masked, quality notes (check:, warning:, note:, busy
            machine) left out
@@ -938,8 +939,8 @@ def _read(path):
 
 # lines of a measuring run that come and go with the machine's load and
 # the figures measured (quality notes): left out of the comparison
-NOISE_LINE = re.compile(r"^(calibrate: )?(check|warning|note|busy machine)"
-                        r"\b")
+NOISE_LINE = re.compile(r"^(calibrate: )?((check|warning|note|busy machine)"
+                        r"\b|the clock under vector load)")
 # keys a measured point carries only when it was disturbed, and the
 # implementation a GEMM engine names only for some engines (which engine
 # wins is the machine's call)
@@ -998,6 +999,9 @@ def _measured_text(s):
     # plurals (they follow the counts), and a measured curve's shape
     s = re.sub(r"\b([a-z]{3,}?)s\b", r"\1", s)
     s = re.sub(r"\bshape (rising|plateau|peaked|single)\b", "shape SHAPE", s)
+    # where a measured sweep stopped, and which row is its peak or knee
+    s = re.sub(r"(?m) \[[a-z ]+\]$", " [STOP]", s)
+    s = re.sub(r"(?m) ?<- [a-z, ]+$", "", s)
     return [line for line in s.splitlines() if line]
 
 
@@ -1042,10 +1046,13 @@ def norm_case(case_dir, kind, masks):
 
 def _shape_diff(a, b):
     """Paths or types in one measured document only, and common paths in
-    another order.  A null and a number are one type (a figure a run could
-    not decide is null)."""
-    def unify(lines):
-        return [re.sub(r" null$", " num", x) for x in lines]
+    another order.  A null matches any type (a figure or note a run did
+    not have is null)."""
+    nulls = {x[:-5] for x in a + b if x.endswith(" null")}
+
+    def unify(lines):  # where either side has a null, any type
+        return [x.rsplit(" ", 1)[0] + " any" if x.rsplit(" ", 1)[0] in nulls
+                else x for x in lines]
     a, b = unify(a), unify(b)
     sa, sb = set(a), set(b)
     out = [f"-{x}" for x in a if x not in sb]
