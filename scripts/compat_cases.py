@@ -1000,7 +1000,7 @@ def _measured_text(s):
     s = re.sub(r"\b([a-z]{3,}?)s\b", r"\1", s)
     s = re.sub(r"\bshape (rising|plateau|peaked|single)\b", "shape SHAPE", s)
     # where a measured sweep stopped, and which row is its peak or knee
-    s = re.sub(r"(?m) \[[a-z ]+\]$", " [STOP]", s)
+    s = re.sub(r"(?m) \[[a-z ,]+\]$", " [STOP]", s)
     s = re.sub(r"(?m) ?<- [a-z, ]+$", "", s)
     return [line for line in s.splitlines() if line]
 
