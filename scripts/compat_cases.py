@@ -207,8 +207,9 @@ def gen_curves(d, src):
     if os.path.isdir(corpus):
         for f in sorted(os.listdir(corpus)):
             shutil.copy(os.path.join(corpus, f), f"{c}/fuzz_{f}")
-    shared = "/work/shared/testdata/seed_curves.csv"
-    # the shared copy when present, else the tree's (the same curves)
+    # the published curves beside the tree when present, else the tree's
+    # copy of them (the same curves)
+    shared = os.path.join(src, "..", "shared", "testdata", "seed_curves.csv")
     shutil.copy(shared if os.path.exists(shared) else
                 os.path.join(src, "tests/data/seed_curves.csv"),
                 f"{c}/shared_seed_curves.csv")
