@@ -36,68 +36,14 @@ import os
 import random
 import re
 import shutil
-import statistics
 import sys
 
 # ---------------------------------------------------------------- inputs
 
-GEN_POINTS = [
-    ("gemm/fp32/256x256x256/t1", "gemm", "gflops", 100.0, True),
-    ("gemm/fp32/512x512x512/t1", "gemm", "gflops", 120.0, True),
-    ("gemm/fp64/512x512x512/t1", "gemm", "gflops", 60.0, True),
-    ("bandwidth/l1/read", "bandwidth", "gbps", 300.0, True),
-    ("attention/fp32/b1h8n512d64/t1", "attention", "ms", 2.5, False),
-    ("peak/fma_f32/avx512/t1", "peak", "gflops", 200.0, True),
-]
-
-
-def _stats(xs):
-    s = sorted(xs)
-    n = len(s)
-    med = statistics.median(s)
-    mean = statistics.fmean(s)
-    sd = statistics.stdev(s) if n > 1 else 0.0
-    j = max(1, n // 2 - int(math.ceil(0.98 * math.sqrt(n))))
-    return {"n": n, "median": med, "mean": mean, "min": s[0], "max": s[-1],
-            "stddev": sd, "mad": statistics.median(abs(x - med) for x in s),
-            "cv": sd / mean if mean else 0.0, "ci_low": s[j - 1],
-            "ci_high": s[n - j], "ci_level": 0.95, "unstable": False}
-
-
-def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
-                  cpu="Synthetic CPU @ 2.0GHz", model=143,
-                  coretype="SkylakeX", run_factor=1.0, latency=2.5):
-    """A small synthetic profile (the shape tests/compare/gen_profile.py
-    writes), seeded."""
-    scale = scale or {}
-    rng = random.Random(seed)
-    prof = {
-        "schema": "calibrate-profile/1", "device_name": "synthetic",
-        "device": "cpu", "gflops": 120.0, "gflops_per_core": 60.0,
-        "optimal_batch_size": 32, "throughput": 1000.0, "memory_gb": 24.0,
-        "latency_ms": latency, "created": "2024-01-01T00:00:00Z",
-        "tool": {"name": "calibrate", "version": "0.1.0", "git": "test"},
-        "machine": {"cpu": {"brand": cpu, "family": 6, "model": model},
-                    "usable_cores": 2},
-        "blas": {"library": "OpenBLAS", "version": "0.3.21",
-                 "coretype": coretype},
-        "settings": {}, "quality": {"noisy": False, "warnings": []},
-    }
-    for pid, section, metric, nominal, hib in GEN_POINTS:
-        if pid in drop:
-            continue
-        f = scale.get(pid, 1.0) * run_factor
-        xs = [nominal * f * math.exp(rng.gauss(0.0, noise))
-              for _ in range(samples)]
-        st = _stats(xs)
-        pt = {"id": pid, "status": "ok", "metric": metric,
-              metric: st["median"], "samples_" + metric: xs,
-              "higher_is_better": hib, "stats": st}
-        prof.setdefault(section, {"points": []})["points"].append(pt)
-    prof.setdefault("batch_sweep", {"points": []})["points"].append(
-        {"id": "batch_sweep/b4096", "status": "skipped",
-         "reason": "does not fit in memory"})
-    return prof
+# the synthetic profile of the compare tests, from their generator
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "compare"))
+from gen_profile import synth_profile  # noqa: E402
 
 
 def dump(path, obj):
