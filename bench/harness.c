@@ -151,6 +151,7 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   int rc;
   memset(pt, 0, sizeof *pt);
   pt->kernel = k;
+  pt->engine = k->engine;
   pt->params = *p;
   pt->flops = k->flops ? k->flops(p) : 0.0;
   pt->bytes = k->bytes ? k->bytes(p) : 0.0;
@@ -186,6 +187,7 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     snprintf(pt->variant, sizeof pt->variant, "%s", k->variant_name(state));
   const char *impl = k->impl_name ? k->impl_name(state) : NULL;
   snprintf(pt->impl, sizeof pt->impl, "%s", impl ? impl : "");
+  pt->engine = k->engine_used ? k->engine_used(state) : k->engine;
 
   void *pair[2] = {(void *)k, state};
   cal_load_snap_t before, after;

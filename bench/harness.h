@@ -78,6 +78,8 @@ typedef struct cal_point {
   char variant[32];     /* SIMD variant that ran */
   char impl[96];        /* the engine's implementation name (kernel's
                            impl_name after setup), "" when it has none */
+  cal_engine_t engine;  /* the engine that ran it (kernel's engine_used
+                           after setup, else its engine) */
   int pinned;
   double flops, bytes;  /* analytic work of one run */
   cal_measurement_t m;

@@ -6,12 +6,22 @@
 
 #include "cal_err.h"
 #include "cal_isa.h"
+#include "kind.h"
 
 static const char *const dtype_names[CAL_DT_COUNT] = {"fp64", "fp32", "bf16",
                                                        "int8", "fp16"};
 
 const char *cal_ceiling_dtype_name(int dt) {
   return dt >= 0 && dt < CAL_DT_COUNT ? dtype_names[dt] : "?";
+}
+
+int cal_ceiling_dtype_of(int kdtype) {
+  static const int of[CAL_DTYPE_COUNT] = {
+      [CAL_DTYPE_FP64] = CAL_DT_FP64, [CAL_DTYPE_FP32] = CAL_DT_FP32,
+      [CAL_DTYPE_BF16] = CAL_DT_BF16, [CAL_DTYPE_INT8] = CAL_DT_INT8,
+      [CAL_DTYPE_FP16] = CAL_DT_FP16,
+  };
+  return kdtype >= 0 && kdtype < CAL_DTYPE_COUNT ? of[kdtype] : -1;
 }
 
 int cal_ceiling_dtype_parse(const char *name, int *dt) {

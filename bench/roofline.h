@@ -23,6 +23,8 @@ typedef enum {
 const char *cal_ceiling_dtype_name(int dt);
 /* CAL_EINVAL for an unknown name. */
 int cal_ceiling_dtype_parse(const char *name, int *dt);
+/* The ceiling dtype of a kernel's dtype (cal_kdtype_t); -1 when none. */
+int cal_ceiling_dtype_of(int kdtype);
 
 /* What the theoretical peak of one core rests on. */
 typedef struct cal_theory {

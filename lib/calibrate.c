@@ -5,7 +5,6 @@
  * functions marked CALIBRATE_API leave the shared library. */
 #include "calibrate/calibrate.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "curve.h"
 #include "plan_math.h"
 #include "profile.h"
+#include "view.h"
 
 /* The public statuses are the internal codes under other names. */
 _Static_assert((int)CAL_FAIL_NOMEM == (int)CAL_ENOMEM, "status NOMEM");
@@ -112,34 +112,40 @@ const char *cal_machine_path(const cal_machine_t *m) {
   return m ? m->prof->path : "";
 }
 
+/* The profile's view; built at load, so NULL only if memory ran out
+ * then (the callers answer CAL_ENOMEM). */
+static const cal_profile_view_t *view_of(const cal_machine_t *m) {
+  return cal_profile_view(m->prof);
+}
+
 const char *cal_machine_name(const cal_machine_t *m) {
   if (!m)
     return "";
-  const char *s = json_string_value(json_object_get(m->prof->root,
-                                                    "device_name"));
+  const cal_profile_view_t *v = view_of(m);
+  const char *s = v ? v->device_name : NULL;
   return s && *s ? s : m->prof->path;
 }
 
-/* A positive finite number under key k of o, else NaN. */
-static double figure(const json_t *o, const char *k) {
-  double v = cal_json_num(o, k, NAN);
-  return isfinite(v) && v > 0 ? v : NAN;
+/* A positive finite number, else NaN. */
+static double figure(const cal_vnum_t *n) {
+  return n && isfinite(n->v) && n->v > 0 ? n->v : NAN;
 }
 
 int cal_machine_gflops(const cal_machine_t *m, const char *dtype,
                        double *all_cores, double *per_core) {
   if (!m)
     return CAL_EINVAL;
-  const json_t *r = m->prof->root;
+  const cal_profile_view_t *v = view_of(m);
+  if (!v)
+    return CAL_ENOMEM;
   double all, one;
   if (!dtype) {
-    all = figure(r, "gflops");
-    one = figure(r, "gflops_per_core");
+    all = figure(&v->gflops);
+    one = figure(&v->gflops_per_core);
   } else {
-    const json_t *d = json_object_get(
-        json_object_get(json_object_get(r, "gemm"), "dtypes"), dtype);
-    all = figure(d, "best_gflops_all_threads");
-    one = figure(d, "best_gflops_1_thread");
+    const cal_vgemm_dtype_t *d = cal_vgemm_dtype(&v->gemm, dtype);
+    all = figure(d ? &d->best_gflops_all_threads : NULL);
+    one = figure(d ? &d->best_gflops_1_thread : NULL);
   }
   if (all_cores)
     *all_cores = all;
@@ -152,10 +158,11 @@ int cal_machine_throughput(const cal_machine_t *m, int64_t *batch,
                            double *examples_per_s) {
   if (!m)
     return CAL_EINVAL;
-  const json_t *r = m->prof->root;
-  const json_t *b = json_object_get(r, "optimal_batch_size");
-  int64_t bs = json_is_integer(b) ? (int64_t)json_integer_value(b) : 0;
-  double thr = figure(r, "throughput");
+  const cal_profile_view_t *v = view_of(m);
+  if (!v)
+    return CAL_ENOMEM;
+  int64_t bs = v->optimal_batch_size.is_int ? v->optimal_batch_size.i : 0;
+  double thr = figure(&v->throughput);
   if (batch)
     *batch = bs;
   if (examples_per_s)
@@ -166,11 +173,12 @@ int cal_machine_throughput(const cal_machine_t *m, int64_t *batch,
 int cal_machine_memory(const cal_machine_t *m, double *bytes) {
   if (!m)
     return CAL_EINVAL;
-  const json_t *r = m->prof->root;
-  double v = figure(json_object_get(json_object_get(r, "machine"), "memory"),
-                    "available_bytes");
+  const cal_profile_view_t *pv = view_of(m);
+  if (!pv)
+    return CAL_ENOMEM;
+  double v = figure(&pv->machine.memory.available_bytes);
   if (isnan(v))
-    v = figure(r, "memory_gb") * 1e9;
+    v = figure(&pv->memory_gb) * 1e9;
   if (bytes)
     *bytes = v;
   return isnan(v) ? CAL_ENOTFOUND : 0;
@@ -260,34 +268,34 @@ int cal_machine_curve(const cal_machine_t *m, const char *mode,
   *out = NULL;
   if (!m)
     return CAL_EINVAL;
-  const json_t *sweep = json_object_get(m->prof->root, "batch_sweep");
-  const json_t *modes = json_object_get(sweep, "modes");
-  const json_t *md = NULL;
+  const cal_profile_view_t *v = view_of(m);
+  if (!v)
+    return CAL_ENOMEM;
+  const cal_vbatch_sweep_t *sweep = &v->batch_sweep;
+  const cal_vbatch_mode_t *md = NULL;
   if (mode) {
-    md = json_object_get(modes, mode);
+    md = cal_vbatch_mode(sweep, mode);
   } else {
-    const char *const order[] = {
-        json_string_value(json_object_get(sweep, "top_level_mode")),
-        "prefill", "decode"};
+    const char *const order[] = {sweep->top_level_mode, "prefill", "decode"};
     for (size_t k = 0; k < 3 && !md; k++)
-      md = order[k] ? json_object_get(modes, order[k]) : NULL;
+      md = cal_vbatch_mode(sweep, order[k]);
   }
-  const json_t *pts = json_object_get(md, "points");
-  size_t rows = 0, i, k;
-  const json_t *pt;
-  json_array_foreach(pts, i, pt) {
-    const json_t *s = json_object_get(pt, "samples_examples_per_s");
-    rows += json_is_array(s) && json_array_size(s) ? json_array_size(s) : 1;
+  const cal_vpoints_t none = {NULL, 0}, *pts = md ? &md->points : &none;
+  size_t rows = 0;
+  for (size_t i = 0; i < pts->n; i++) {
+    const cal_vsamples_t *s = cal_vpoint_samples(pts->p[i], "examples_per_s");
+    rows += s && s->n ? s->n : 1;
   }
   if (rows == 0)
     return CAL_ENOTFOUND;
 
   cal_curve_opts_t o;
   cal_curve_opts_default(&o);
-  double tol = cal_json_num(sweep, "tolerance_pct", NAN);
+  double tol = sweep->tolerance_pct.v;
   if (isfinite(tol) && tol >= 0 && tol < 100)
     o.tolerance = tol / 100;
-  if (cal_curve_policy_parse(cal_json_str(sweep, "optimize"), &o.policy) < 0)
+  if (cal_curve_policy_parse(sweep->optimize ? sweep->optimize : "",
+                             &o.policy) < 0)
     o.policy = CAL_OPTIMIZE_THROUGHPUT;
 
   int rc = CAL_ENOMEM, n_ok = 0;
@@ -297,22 +305,20 @@ int cal_machine_curve(const cal_machine_t *m, const char *mode,
   size_t r = 0;
   if (!b || !t || !ok)
     goto out;
-  json_array_foreach(pts, i, pt) {
-    const json_t *bs = json_object_get(pt, "batch_size");
-    const json_t *s = json_object_get(pt, "samples_examples_per_s");
-    int good = strcmp(cal_json_str(pt, "status"), "ok") == 0 &&
-               json_is_array(s) && json_array_size(s) > 0;
-    int64_t batch = json_is_integer(bs) ? (int64_t)json_integer_value(bs) : 0;
+  for (size_t i = 0; i < pts->n; i++) {
+    const cal_vpoint_t *pt = pts->p[i];
+    const cal_vsamples_t *s = cal_vpoint_samples(pt, "examples_per_s");
+    int good = pt->status && strcmp(pt->status, "ok") == 0 && s && s->n > 0;
+    int64_t batch = pt->batch_size.is_int ? pt->batch_size.i : 0;
     if (!good) {
       b[r] = batch;
       t[r] = 0;
       ok[r++] = 0;
       continue;
     }
-    const json_t *v;
-    json_array_foreach(s, k, v) {
+    for (size_t k = 0; k < s->n; k++) {
       b[r] = batch;
-      t[r] = json_is_number(v) ? json_number_value(v) : NAN;
+      t[r] = s->v[k];
       ok[r++] = 1;
       n_ok++;
     }

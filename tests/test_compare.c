@@ -14,6 +14,7 @@
 #include "cal_err.h"
 #include "cli.h"
 #include "compare.h"
+#include "compare_json.h"
 #include "compare_render.h"
 #include "mwu.h"
 #include "profile.h"
@@ -350,15 +351,27 @@ static const char *verdict_of(const json_t *rep, const char *id) {
   return json_string_value(json_object_get(find_point(rep, id), "verdict"));
 }
 
+/* Compare two profiles: the typed result in *c (freed by the caller) and
+ * its JSON tree, which the checks below read; rc as cal_compare_profiles. */
+static int compare2(const json_t *b, const json_t *n, cal_comparison_t *c,
+                    json_t **rep, char *err, size_t errlen) {
+  int rc = cal_compare_profiles(b, n, &opts, c, err, errlen);
+  *rep = rc == 0 ? cal_compare_json(c) : NULL;
+  if (rc == 0 && !*rep)
+    fail_msg("no JSON tree");
+  return rc;
+}
+
 static void compare_report(void **state) {
   (void)state;
   json_t *b = profile(1.0, 1.0, "X", 0);
   json_t *same = profile(1.0, 1.0, "X", 0);
   json_t *worse = profile(0.8, 1.25, "X", 0);
   json_t *rep = NULL;
+  cal_comparison_t c;
   char err[256];
 
-  assert_int_equal(cal_compare_profiles(b, same, &opts, &rep, err, sizeof err), 0);
+  assert_int_equal(compare2(b, same, &c, &rep, err, sizeof err), 0);
   assert_string_equal(json_string_value(json_object_get(rep, "schema")),
                       "calibrate-compare/1");
   /* one run a side: the samples agree, but between-run variance is
@@ -376,8 +389,9 @@ static void compare_report(void **state) {
   /* gflops and latency_ms; the null figures are left out */
   assert_int_equal(json_array_size(json_object_get(rep, "top_level")), 2);
   json_decref(rep);
+  cal_compare_free(&c);
 
-  assert_int_equal(cal_compare_profiles(b, worse, &opts, &rep, err, sizeof err), 0);
+  assert_int_equal(compare2(b, worse, &c, &rep, err, sizeof err), 0);
   assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
   assert_string_equal(verdict_of(rep, "gemm/b"), "regressed");
   const json_t *a = find_point(rep, "gemm/a");
@@ -398,19 +412,23 @@ static void compare_report(void **state) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  assert_int_equal(cal_compare_render(rep, CAL_REPORT_TABLE, f), 0);
-  assert_int_equal(cal_compare_render(rep, CAL_REPORT_MD, f), 0);
+  assert_int_equal(cal_compare_render_text(&c, CAL_REPORT_TABLE, f, err,
+                                           sizeof err), 0);
+  assert_int_equal(cal_compare_render_text(&c, CAL_REPORT_MD, f, err,
+                                           sizeof err), 0);
   fclose(f);
   assert_non_null(strstr(buf, "REGRESSED"));
   assert_non_null(strstr(buf, "| **regressed** | `gemm/a`"));
   free(buf);
   json_decref(rep);
+  cal_compare_free(&c);
 
   /* a profile repeating a point id is refused */
   json_t *dup = profile(1.0, 1.0, "X", 1);
-  assert_int_equal(cal_compare_profiles(b, dup, &opts, &rep, err, sizeof err),
+  assert_int_equal(compare2(b, dup, &c, &rep, err, sizeof err),
                    CAL_EINVAL);
   assert_non_null(strstr(err, "gemm/a"));
+  cal_compare_free(&c);
   json_decref(dup);
   json_decref(b);
   json_decref(same);
@@ -420,14 +438,16 @@ static void compare_report(void **state) {
 static void compare_machine_diff(void **state) {
   (void)state;
   json_t *a = profile(1.0, 1.0, "CPU one", 0), *b = profile(1.0, 1.0, "CPU two", 0);
-  json_t *d = cal_compare_machine_diff(a, b);
-  assert_int_equal(json_array_size(d), 1);
-  assert_string_equal(json_string_value(json_object_get(json_array_get(d, 0), "key")),
-                      "machine.cpu.brand");
-  json_decref(d);
-  d = cal_compare_machine_diff(a, a);
-  assert_int_equal(json_array_size(d), 0);
-  json_decref(d);
+  cal_compare_diff_t *d = NULL;
+  size_t n = 9;
+  assert_int_equal(cal_compare_machine_diff(a, b, &d, &n), 0);
+  assert_int_equal(n, 1);
+  assert_string_equal(d[0].key, "machine.cpu.brand");
+  assert_string_equal(json_string_value(d[0].base), "CPU one");
+  free(d);
+  assert_int_equal(cal_compare_machine_diff(a, a, &d, &n), 0);
+  assert_int_equal(n, 0);
+  free(d);
   json_decref(a);
   json_decref(b);
 }
@@ -563,12 +583,14 @@ static void side_free(json_t **runs, size_t n) {
 }
 
 static json_t *compare_n(json_t **b, size_t nb, json_t **n, size_t nn) {
-  cal_compare_side_t sb = {(const json_t *const *)b, NULL, nb, "base"};
-  cal_compare_side_t sn = {(const json_t *const *)n, NULL, nn, "new"};
-  json_t *rep = NULL;
+  cal_compare_side_t sb = {(const json_t *const *)b, NULL, nb, "base", NULL};
+  cal_compare_side_t sn = {(const json_t *const *)n, NULL, nn, "new", NULL};
+  cal_comparison_t c;
   char err[256];
-  if (cal_compare_sides(&sb, &sn, &opts, &rep, err, sizeof err) < 0)
+  if (cal_compare_sides(&sb, &sn, &opts, &c, err, sizeof err) < 0)
     fail_msg("compare: %s", err);
+  json_t *rep = cal_compare_json(&c);
+  cal_compare_free(&c);
   return rep;
 }
 

@@ -334,7 +334,7 @@ static void decode_bandwidth_json(void **state) {
   snprintf(o.sweep.preset, sizeof o.sweep.preset, "tiny");
   o.sweep.hidden = 128, o.sweep.heads = 4, o.sweep.kv_heads = 2;
   o.sweep.ffn = 384, o.sweep.seq = 32, o.threads = 2;
-  cal_run_t r = {&o, NULL, NULL};
+  cal_run_result_t r = {.opt = &o};
   cal_batch_point_t pt;
   memset(&pt, 0, sizeof pt);
   snprintf(pt.id, sizeof pt.id, "batch_sweep/decode/tiny/h128/s32/b1");
@@ -347,8 +347,8 @@ static void decode_bandwidth_json(void **state) {
   res.modes[1] = (cal_batch_mode_t){.name = "decode", .status = "skipped",
                                     .points = &pt, .npoints = 1};
   res.top_mode = -1;
-  res.dtype = "fp32";
-  res.engine = "openblas";
+  res.dtype = CAL_DTYPE_FP32;
+  res.engine = CAL_ENGINE_OPENBLAS;
   res.mem_read_threads = 2;
   for (int known = 0; known < 2; known++) {
     res.mem_read_gbps = known ? 31.5 : NAN;

@@ -37,7 +37,7 @@ static const int64_t shapes[][3] = {
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
-static int is_gemm(const cal_kernel_t *k) { return strcmp(k->family, "gemm") == 0; }
+static int is_gemm(const cal_kernel_t *k) { return k->family == CAL_FAMILY_GEMM; }
 
 /* Whether kernel k should run on this machine, decided apart from the
  * kernel's own answer: bf16 needs native BF16 instructions (and for
@@ -46,11 +46,11 @@ static int is_gemm(const cal_kernel_t *k) { return strcmp(k->family, "gemm") == 
  * always runs.  Running this test with DNNL_MAX_CPU_ISA=AVX2 or
  * AVX512_CORE checks oneDNN's older code paths on a newer CPU. */
 static int expect_supported(const cal_kernel_t *k) {
-  if (strcmp(k->dtype, "bf16") != 0)
+  if (k->dtype != CAL_DTYPE_BF16)
     return 1;
   if (!(cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)))
     return 0;
-  if (strcmp(k->engine, "openblas") == 0)
+  if (k->engine == CAL_ENGINE_OPENBLAS)
     return dlsym(RTLD_DEFAULT, "cblas_sbgemm") != NULL;
   const char *cap = getenv("DNNL_MAX_CPU_ISA");
   if (cap && *cap)
@@ -130,7 +130,7 @@ static void every_engine_and_dtype(void **state) {
     if (!is_gemm(k))
       continue;
     nk++;
-    assert_non_null(k->engine); /* a library kernel names its library */
+    assert_int_not_equal(k->engine, CAL_ENGINE_BUILTIN); /* a library kernel names its library */
     cal_params_t p = {.m = 8, .n = 8, .k = 8, .seed = 11};
     const char *why = NULL;
     int ok = !k->supported || k->supported(&p, &why) == 0;
@@ -167,7 +167,7 @@ static void kernel_table_has_engines(void **state) {
     const cal_kernel_t *k = cal_kernel_find(want[i][0]);
     assert_non_null(k);
     assert_string_equal(cal_kernel_engine(k), want[i][1]);
-    assert_string_equal(k->dtype, want[i][2]);
+    assert_string_equal(cal_kdtype_name(k->dtype), want[i][2]);
     cal_params_t p = {.m = 3, .n = 5, .k = 7};
     assert_double_equal(k->flops(&p), 2.0 * 3 * 5 * 7, 0);
   }
@@ -353,6 +353,7 @@ static void headline_pick(void **state) {
   memset(&g, 0, sizeof g);
   g.ndtypes = 1;
   cal_gemm_dtype_t *d = &g.dtypes[0];
+  d->kdtype = CAL_DTYPE_FP32;
   d->dtype = "fp32";
   d->metric = "gflops";
   d->supported = 1;
@@ -366,8 +367,8 @@ static void headline_pick(void **state) {
   assert_double_equal(g.sgemm_best[0], 120, 0);
   assert_double_equal(g.sgemm_best[1], 300, 0);
   assert_int_equal(g.sgemm_best_n[1], 1024);
-  assert_ptr_equal(cal_gemm_best(&g, "fp32", 1), &d->best[1]);
-  assert_null(cal_gemm_best(&g, "bf16", 1));
+  assert_ptr_equal(cal_gemm_best(&g, CAL_DTYPE_FP32, 1), &d->best[1]);
+  assert_null(cal_gemm_best(&g, CAL_DTYPE_BF16, 1));
 
   d->engines[1].failed = 1; /* a wrong answer is never the headline */
   cal_gemm_pick(d);
@@ -375,7 +376,7 @@ static void headline_pick(void **state) {
   d->engines[0].failed = 1;
   cal_gemm_pick(d);
   assert_null(d->best[0].kernel);
-  assert_null(cal_gemm_best(&g, "fp32", 0));
+  assert_null(cal_gemm_best(&g, CAL_DTYPE_FP32, 0));
 
   d->engines[0].failed = d->engines[1].failed = 0;
   set_best(&d->engines[1], "onednn_sgemm", 100, 300);
@@ -391,6 +392,7 @@ static void best_map_json(void **state) {
   memset(&g, 0, sizeof g);
   g.ndtypes = 2;
   cal_gemm_dtype_t *d = &g.dtypes[0];
+  d->kdtype = CAL_DTYPE_INT8;
   d->dtype = "int8";
   d->metric = "gops";
   d->supported = 1;
@@ -398,6 +400,7 @@ static void best_map_json(void **state) {
   set_best(&d->engines[0], "onednn_u8s8gemm", 400, 800);
   cal_gemm_pick(d);
   cal_gemm_dtype_t *b = &g.dtypes[1];
+  b->kdtype = CAL_DTYPE_BF16;
   b->dtype = "bf16";
   b->metric = "gflops";
   snprintf(b->why, sizeof b->why, "%s", "no BF16");

@@ -41,7 +41,7 @@ static int fake_verify(void *st) { return ((fake_t *)st)->wrong ? CAL_EVERIFY : 
 static void fake_teardown(void *st) { free(st); }
 static double fake_mem(const cal_params_t *p) { return 1e12; }
 static const cal_kernel_t fake_kernel = {
-    .name = "fake", .family = "test", .dtype = "fp64", .flops = fake_flops,
+    .name = "fake", .family = CAL_FAMILY_FMA, .dtype = CAL_DTYPE_FP64, .flops = fake_flops,
     .setup = fake_setup, .run = fake_run, .verify = fake_verify,
     .teardown = fake_teardown,
 };

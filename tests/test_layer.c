@@ -32,7 +32,7 @@ static cal_params_t tiny(int64_t batch, int decode) {
   return p;
 }
 
-static void run_engine(const char *name, int64_t batch, const char *engine) {
+static void run_engine(const char *name, int64_t batch, cal_engine_t engine) {
   const cal_kernel_t *k = cal_kernel_find(name);
   assert_non_null(k);
   cal_params_t p = tiny(batch, strstr(name, "decode") != NULL);
@@ -50,7 +50,7 @@ static void run_engine(const char *name, int64_t batch, const char *engine) {
 }
 
 static void run_and_verify(const char *name, int64_t batch) {
-  run_engine(name, batch, NULL);
+  run_engine(name, batch, CAL_ENGINE_BUILTIN);
 }
 
 static void prefill_and_decode_verify(void **state) {
@@ -62,8 +62,8 @@ static void prefill_and_decode_verify(void **state) {
   /* the products on oneDNN where it runs here (fp32 always native) */
   const char *why = NULL;
   if (cal_onednn_supported(CAL_GEMM_F32, &why) == 0) {
-    run_engine("layer_prefill", 3, "onednn");
-    run_engine("layer_decode", 40, "onednn");
+    run_engine("layer_prefill", 3, CAL_ENGINE_ONEDNN);
+    run_engine("layer_decode", 40, CAL_ENGINE_ONEDNN);
   }
 }
 
@@ -129,7 +129,7 @@ static void bf16_layer(void **state) {
   const cal_kernel_t *dk = cal_kernel_find("layer_decode_bf16");
   assert_non_null(pk);
   assert_non_null(dk);
-  assert_string_equal(pk->dtype, "bf16");
+  assert_string_equal(cal_kdtype_name(pk->dtype), "bf16");
   cal_params_t p = tiny(3, 0);
   const char *why = NULL;
   if (pk->supported(&p, &why) < 0) {
@@ -139,7 +139,8 @@ static void bf16_layer(void **state) {
     print_message("no native bf16 path here (%s): the bf16 layer is refused\n", why);
     return;
   }
-  static const char *engines[] = {NULL, "onednn", "openblas"};
+  static const cal_engine_t engines[] = {CAL_ENGINE_BUILTIN, CAL_ENGINE_ONEDNN,
+                                         CAL_ENGINE_OPENBLAS};
   for (size_t e = 0; e < 3; e++) {
     p.engine = engines[e];
     if (e && pk->supported(&p, &why) < 0)
@@ -148,8 +149,8 @@ static void bf16_layer(void **state) {
     run_engine("layer_prefill_bf16", 3, engines[e]);
     run_engine("layer_decode_bf16", 40, engines[e]); /* BLAS path */
   }
-  run_engine("layer_decode_bf16", 1, NULL); /* the team path */
-  run_engine("layer_decode_bf16", 5, NULL);
+  run_engine("layer_decode_bf16", 1, CAL_ENGINE_BUILTIN); /* the team path */
+  run_engine("layer_decode_bf16", 5, CAL_ENGINE_BUILTIN);
   /* the same layer as fp32, to bf16's precision */
   const char *pairs[2][2] = {{"layer_prefill", "layer_prefill_bf16"},
                              {"layer_decode", "layer_decode_bf16"}};

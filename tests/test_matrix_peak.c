@@ -140,8 +140,8 @@ static void amx_refused_with_reason(void **state) {
   for (int i = 0; i < 2; i++) {
     const cal_kernel_t *k = cal_kernel_find(amx_kernels[i].name);
     assert_non_null(k);
-    assert_string_equal(k->family, "matrix");
-    assert_string_equal(k->dtype, amx_kernels[i].dtype);
+    assert_string_equal(cal_family_name(k->family), "matrix");
+    assert_string_equal(cal_kdtype_name(k->dtype), amx_kernels[i].dtype);
     char want[256];
     cal_params_t p = {.variant = CAL_VARIANT_AUTO, .threads = 1, .n = 16};
     const char *why = NULL;
@@ -207,7 +207,7 @@ static void fp16_closed_form(void **state) {
   (void)state;
   const cal_kernel_t *k = cal_kernel_find("fma_fp16");
   assert_non_null(k);
-  assert_string_equal(k->dtype, "fp16");
+  assert_string_equal(cal_kdtype_name(k->dtype), "fp16");
   cal_params_t p = {.variant = CAL_VARIANT_AUTO, .threads = 1, .n = 64};
   const char *why = NULL;
   int best = CAL_VARIANT_SCALAR;

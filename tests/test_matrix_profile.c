@@ -172,6 +172,7 @@ static void fake_run(cal_results_t *res, double gemm_bf16) {
     g->dtypes[0].supported = 1;
     g->dtypes[0].best[1].kernel = cal_kernel_find("sgemm");
     g->dtypes[0].best[1].gflops = 300;
+    g->dtypes[1].kdtype = CAL_DTYPE_BF16;
     g->dtypes[1].dtype = "bf16";
     g->dtypes[1].supported = 1;
     g->dtypes[1].best[1].kernel = cal_kernel_find("onednn_bf16gemm");
@@ -197,11 +198,12 @@ static void roofline_matrix_ceilings(void **state) {
   cal_opts_t o;
   memset(&o, 0, sizeof o);
   o.threads = 2;
-  cal_results_t res;
-  fake_run(&res, 1500);
-  cal_run_t r = {.opt = &o, .ctx = NULL, .res = &res};
+  cal_run_result_t run = {.opt = &o};
+  cal_results_t *res = &run.res;
+  fake_run(res, 1500);
+  cal_run_t r = {.opt = &o, .ctx = NULL, .res = res};
   assert_int_equal(cal_roofline_measure(&r), 0);
-  const cal_roofline_result_t *rr = res.sec[CAL_SEC_ID_ROOFLINE];
+  const cal_roofline_result_t *rr = res->sec[CAL_SEC_ID_ROOFLINE];
   assert_non_null(rr);
   /* the bf16 ceiling is the best engine's (AMX), the matrix one beside it;
    * the one-thread amx_int8 point is no all-thread ceiling */
@@ -213,8 +215,8 @@ static void roofline_matrix_ceilings(void **state) {
   assert_double_equal(rr->efficiency[CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK], 0.5,
                       1e-9);
   json_t *root = profile_root();
-  json_t *ps = cal_compute_peak_write(&r, res.sec[CAL_SEC_ID_PEAK]);
-  json_t *rs = cal_roofline_write(&r, rr);
+  json_t *ps = cal_compute_peak_write(&run, res->sec[CAL_SEC_ID_PEAK]);
+  json_t *rs = cal_roofline_write(&run, rr);
   assert_non_null(ps);
   assert_non_null(rs);
   assert_double_equal(
@@ -242,21 +244,21 @@ static void roofline_matrix_ceilings(void **state) {
   if (out && *out)
     assert_int_equal(json_dump_file(root, out, JSON_INDENT(1)), 0);
   json_decref(root);
-  cal_results_free(&res);
+  cal_results_free(res);
 
   /* no bf16 GEMM: the efficiency is unknown, written as null */
-  fake_run(&res, 0);
+  fake_run(res, 0);
   assert_int_equal(cal_roofline_measure(&r), 0);
-  rr = res.sec[CAL_SEC_ID_ROOFLINE];
+  rr = res->sec[CAL_SEC_ID_ROOFLINE];
   assert_true(rr->efficiency[CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK] < 0);
-  rs = cal_roofline_write(&r, rr);
+  rs = cal_roofline_write(&run, rr);
   json_t *e = number_at(rs, "efficiencies", "gemm_bf16_of_matrix_peak");
   assert_non_null(e);
   assert_true(json_is_null(e));
   /* the existing keys stay left out when unknown */
   assert_null(number_at(rs, "efficiencies", "gemm_fp32_of_measured_peak"));
   json_decref(rs);
-  cal_results_free(&res);
+  cal_results_free(res);
 }
 
 int main(void) {

@@ -13,6 +13,7 @@
 #include "machine_names.h"
 #include "subcommands.h"
 #include "plan.h"
+#include "plan_json.h"
 #include "plan_render.h"
 #include "plan_math.h"
 #include "stats.h"
@@ -483,6 +484,18 @@ static cal_plan_opts_t inference_opts(double params, cal_dtype_t dt) {
   return o;
 }
 
+/* The plan computed once (plan.h) and written as its JSON document
+ * (plan_json.h); NULL with err filled when it cannot be made. */
+static json_t *plan_doc(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
+                        size_t n, char *err, size_t errlen) {
+  cal_plan_t *p = NULL;
+  if (cal_plan_compute(o, ms, n, &p, err, errlen) < 0)
+    return NULL;
+  json_t *doc = cal_plan_json(p);
+  cal_plan_free(p);
+  return doc;
+}
+
 static json_t *machine_at(json_t *plan, size_t i) {
   return json_array_get(json_object_get(plan, "machines"), i);
 }
@@ -507,7 +520,7 @@ static void plan_no_fit_rule(void **state) {
   cal_plan_opts_t o = inference_opts(70e9, CAL_DT_FP16);
   o.work = (cal_work_t){.unit = CAL_WORK_EXAMPLES, .examples = 1000};
   o.examples = 1000;
-  json_t *p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  json_t *p = plan_doc(&o, ms, 2, err, sizeof err);
   assert_non_null(p);
   json_t *small = machine_at(p, 0), *big = machine_at(p, 1);
   assert_false(json_is_true(json_object_get(small, "in_split")));
@@ -530,7 +543,7 @@ static void plan_no_fit_rule(void **state) {
   json_decref(p);
 
   /* memory unknown: kept in the split beside the one that fits */
-  p = cal_plan_build(&o, ms, 3, err, sizeof err);
+  p = plan_doc(&o, ms, 3, err, sizeof err);
   assert_non_null(p);
   assert_true(json_is_true(json_object_get(machine_at(p, 2), "in_split")));
   assert_double_equal(num_at(machine_at(p, 2), "share"), 0.5, 1e-12);
@@ -540,7 +553,7 @@ static void plan_no_fit_rule(void **state) {
   /* full training of 70B (1.12 TB of state) fits neither: no split */
   o.training = CAL_TRAIN_FULL;
   cal_mem_assume_default(o.training, &o.assume);
-  p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  p = plan_doc(&o, ms, 2, err, sizeof err);
   assert_non_null(p);
   assert_int_equal(json_integer_value(json_object_get(p, "machines_in_split")),
                    0);
@@ -565,7 +578,7 @@ static void plan_time_and_cost(void **state) {
   assert_int_equal(cal_work_examples(&o.work, &o.examples), 0);
   ms[0].price_per_hour = 2.0;
   ms[1].price_per_hour = 1.0;
-  json_t *p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  json_t *p = plan_doc(&o, ms, 2, err, sizeof err);
   assert_non_null(p);
   json_t *w = json_object_get(p, "work");
   assert_string_equal(json_string_value(json_object_get(w, "unit")), "steps");
@@ -587,11 +600,11 @@ static void plan_time_and_cost(void **state) {
   /* a machine in the split without a price, while others have one */
   ms[1].price_per_hour = NAN;
   err[0] = '\0';
-  assert_null(cal_plan_build(&o, ms, 2, err, sizeof err));
+  assert_null(plan_doc(&o, ms, 2, err, sizeof err));
   assert_non_null(strstr(err, "no price for slow"));
   /* unpriced: no cost, times still there */
   o.priced = 0;
-  p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  p = plan_doc(&o, ms, 2, err, sizeof err);
   assert_non_null(p);
   assert_true(json_is_null(json_object_get(p, "cost_usd")));
   assert_true(json_is_null(json_object_get(machine_at(p, 1), "cost_usd")));
@@ -607,7 +620,7 @@ static void plan_ci_flags(void **state) {
   ms[1].ci_low = 58.0, ms[1].ci_high = 99.0, ms[1].ci_level = 0.98;
   cal_plan_opts_t o = {.dtype = CAL_DT_BF16};
   cal_mem_assume_default(CAL_TRAIN_FULL, &o.assume);
-  json_t *p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  json_t *p = plan_doc(&o, ms, 2, err, sizeof err);
   assert_non_null(p);
   assert_false(json_is_true(json_object_get(p, "heterogeneous")));
   assert_non_null(strstr(json_string_value(json_object_get(p,
@@ -616,7 +629,7 @@ static void plan_ci_flags(void **state) {
   assert_double_equal(num_at(machine_at(p, 0), "throughput_ci_low"), 51.9, 0);
   json_decref(p);
   ms[1].ci_low = 85.0;
-  p = cal_plan_build(&o, ms, 2, err, sizeof err);
+  p = plan_doc(&o, ms, 2, err, sizeof err);
   assert_true(json_is_true(json_object_get(p, "heterogeneous")));
   json_decref(p);
 }

@@ -14,6 +14,8 @@
 
 #include "cal_err.h"
 #include "plan.h"
+#include "plan_input.h"
+#include "plan_json.h"
 #include "plan_net.h"
 #include "plan_render.h"
 #include "profile.h"
@@ -134,8 +136,17 @@ static cal_profile_t *machine_a(const char *mode, int with_train,
         json_pack("{s:i, s:[{s:i, s:s, s:f}]}", "optimal_batch_size", 16,
                   "points", "batch_size", 16, "status", "ok",
                   "examples_per_s", 100.0));
-  cal_plan_read_machine(p, m);
-  return p;
+  /* the view is built when a profile is parsed: parse the edited tree */
+  char *text = json_dumps(p->root, JSON_COMPACT);
+  cal_profile_t *q = NULL;
+  assert_non_null(text);
+  assert_int_equal(cal_profile_parse(text, strlen(text), p->path, &q, err,
+                                     sizeof err),
+                   0);
+  free(text);
+  cal_profile_free(p);
+  assert_int_equal(cal_plan_read_machine(q, m), 0);
+  return q;
 }
 
 /* The plan of one machine with a fleet's all-reduce curve: its "network"
@@ -148,17 +159,20 @@ static json_t *plan_network(const cal_plan_machine_t *m, char **text) {
                        .params = 1e6, .net = &net};
   cal_mem_assume_default(o.training, &o.assume);
   char err[256];
-  json_t *plan = cal_plan_build(&o, m, 1, err, sizeof err);
-  if (!plan)
+  cal_plan_t *plan = NULL;
+  if (cal_plan_compute(&o, m, 1, &plan, err, sizeof err) < 0)
     fail_msg("plan: %s", err);
-  json_t *n = json_incref(json_object_get(plan, "network"));
+  json_t *doc = cal_plan_json(plan);
+  assert_non_null(doc);
+  json_t *n = json_incref(json_object_get(doc, "network"));
+  json_decref(doc);
   assert_true(json_is_object(n));
   size_t len = 0;
   FILE *f = open_memstream(text, &len);
   assert_non_null(f);
   cal_plan_render(f, plan, 0);
   fclose(f);
-  json_decref(plan);
+  cal_plan_free(plan);
   return n;
 }
 

@@ -1,6 +1,7 @@
 /* calibrate plot end to end on tests/data/profile_{a,b}.json: the generated
  * scripts and data, quoting of awkward names, skipped sections, a missing
- * gnuplot, and (when gnuplot is installed) valid PNG and SVG images. */
+ * gnuplot, and (when gnuplot is installed) valid PNG and SVG images; the
+ * chart table and the rows it collects from typed views. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,7 +274,7 @@ static int any_has_section(const char *const *paths, size_t n,
 static void check_charts(const fixture_t *f, const char *const *paths,
                          size_t n, const char *ext) {
   char name[64];
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     snprintf(name, sizeof name, "%s.%s", cal_charts[i].name, ext);
     if (any_has_section(paths, n, cal_charts[i].section)) {
       check_image(f, name, strcmp(ext, "png") == 0);
@@ -422,7 +423,7 @@ static void reference_charts(void **state) {
   assert_int_equal(run_plot(one, 3), CAL_EXIT_OK);
   char name[64];
   /* the reference profile has every section: every chart is drawn */
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     snprintf(name, sizeof name, "%s.png", cal_charts[i].name);
     check_image(f, name, 1);
   }
@@ -433,7 +434,7 @@ static void reference_charts(void **state) {
   free(gp);
   char *two[] = {"--format", "svg", "-o", f->plots, REFERENCE, evil};
   assert_int_equal(run_plot(two, 6), CAL_EXIT_OK);
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     snprintf(name, sizeof name, "%s.svg", cal_charts[i].name);
     check_image(f, name, 0);
     char *svg = read_out(f, name);
@@ -467,8 +468,95 @@ static void missing_templates_write_nothing(void **state) {
   assert_int_not_equal(access(f->plots, F_OK), 0);
 }
 
+/* The rows a chart collects from typed views: a confirmation left out,
+ * series by thread count when the threads vary, roofline kernels drawn
+ * though they have no status. */
+static void chart_rows_from_views(void **state) {
+  (void)state;
+  static const char j[] =
+      "{\"gemm\": {\"points\": ["
+      " {\"id\": \"g1\", \"status\": \"ok\", \"dtype\": \"fp32\","
+      "  \"m\": 64, \"n\": 64, \"k\": 64, \"gflops\": 10, \"threads\": 1},"
+      " {\"id\": \"g2\", \"status\": \"ok\", \"dtype\": \"fp32\","
+      "  \"m\": 64, \"n\": 64, \"k\": 64, \"gflops\": 18, \"threads\": 2},"
+      " {\"id\": \"g3\", \"status\": \"ok\", \"dtype\": \"fp32\","
+      "  \"confirms\": \"g1\", \"m\": 64, \"n\": 64, \"k\": 64,"
+      "  \"gflops\": 11, \"threads\": 1},"
+      " {\"id\": \"g4\", \"status\": \"failed\", \"dtype\": \"fp32\","
+      "  \"m\": 8, \"n\": 8, \"k\": 8, \"gflops\": 1, \"threads\": 1}]},"
+      " \"roofline\": {\"kernels\": [{\"kernel\": \"gemm_fp32\","
+      "  \"dtype\": \"fp32\", \"threads\": 2,"
+      "  \"intensity_flop_per_byte\": 4, \"gflops\": 20}]}}";
+  json_error_t e;
+  json_t *root = json_loads(j, 0, &e);
+  cal_profile_view_t *v = NULL;
+  assert_non_null(root);
+  assert_int_equal(cal_profile_view_build(root, &v), 0);
+  const cal_profile_view_t *views[1] = {v};
+  const char *labels[1] = {"box"};
+  cal_chart_in_t in = {views, labels, 1};
+  const cal_chart_t *gemm = NULL, *roof = NULL;
+  for (size_t i = 0; i < cal_ncharts; i++) {
+    if (strcmp(cal_charts[i].name, "gemm") == 0)
+      gemm = &cal_charts[i];
+    if (strcmp(cal_charts[i].name, "roofline") == 0)
+      roof = &cal_charts[i];
+  }
+  assert_non_null(gemm);
+  assert_non_null(roof);
+  assert_true(cal_chart_has_section(gemm, v));
+  assert_false(cal_chart_has_section(&cal_charts[0], v));
+  cal_gp_set_t set = {0};
+  assert_int_equal(cal_chart_collect(gemm, &in, &set), 0);
+  assert_int_equal(set.n, 2);
+  assert_string_equal(set.s[0].key, "fp32, 1 thread");
+  assert_string_equal(set.s[1].key, "fp32, 2 threads");
+  assert_int_equal(set.s[0].n, 1);
+  assert_double_equal(set.s[0].rows[0].v[3], 10, 0);
+  assert_double_equal(set.s[0].rows[0].x, 64, 1e-9);
+  cal_gp_set_free(&set);
+  assert_int_equal(cal_chart_collect(roof, &in, &set), 0);
+  assert_int_equal(set.n, 1);
+  assert_string_equal(set.s[0].key, "GEMM fp32, 2 threads");
+  assert_string_equal(set.s[0].rows[0].text, "gemm_fp32");
+  cal_gp_set_free(&set);
+  cal_profile_view_free(v);
+  json_decref(root);
+}
+
+/* Every row of the chart table is whole, and the report page places
+ * each chart once. */
+static void chart_table_whole(void **state) {
+  (void)state;
+  assert_true(cal_ncharts > 0);
+  int *seen = calloc(cal_ncharts, sizeof *seen);
+  assert_non_null(seen);
+  for (size_t i = 0; i < cal_ncharts; i++) {
+    const cal_chart_t *ch = &cal_charts[i];
+    assert_non_null(ch->name);
+    assert_non_null(ch->section);
+    assert_non_null(ch->what);
+    assert_non_null(ch->row);
+    assert_non_null(ch->caption);
+    assert_true(ch->ncols > 0 && ch->ncols <= CAL_GP_NCOL + 1);
+    for (int c = 0; c < ch->ncols; c++)
+      assert_non_null(ch->cols[c]);
+    assert_true(ch->page >= 1 && (size_t)ch->page <= cal_ncharts);
+    seen[ch->page - 1]++;
+  }
+  for (size_t i = 0; i < cal_ncharts; i++) {
+    assert_int_equal(seen[i], 1);
+    assert_non_null(cal_chart_on_page(i));
+    assert_int_equal(cal_chart_on_page(i)->page, (int)i + 1);
+  }
+  assert_null(cal_chart_on_page(cal_ncharts));
+  free(seen);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(chart_table_whole),
+      cmocka_unit_test(chart_rows_from_views),
       cmocka_unit_test(quote_for_gnuplot),
       cmocka_unit_test_setup_teardown(scripts_and_data, setup, teardown),
       cmocka_unit_test_setup_teardown(clashing_names, setup, teardown),

@@ -27,7 +27,7 @@ static cal_layer_shape_t small(int64_t batch, int bf16) {
   return s;
 }
 
-static cal_train_t *made(int64_t batch, int bf16, const char *engine) {
+static cal_train_t *made(int64_t batch, int bf16, cal_engine_t engine) {
   cal_layer_shape_t s = small(batch, bf16);
   cal_train_t *T = NULL;
   assert_int_equal(cal_train_create(&s, 21, engine, &T), 0);
@@ -70,7 +70,7 @@ static void check_all(const cal_train_t *T, double tol) {
 static void fp32_gradients(void **state) {
   (void)state;
   for (int64_t b = 1; b <= 2; b++) {
-    cal_train_t *T = made(b, 0, NULL);
+    cal_train_t *T = made(b, 0, CAL_ENGINE_BUILTIN);
     assert_int_equal(cal_train_verify(T), CAL_EVERIFY); /* nothing run */
     assert_int_equal(cal_train_step(T), 0);
     check_all(T, 1e-4);
@@ -97,7 +97,7 @@ static void attention_blocks(void **state) {
     }
     cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
     cal_train_t *T = NULL;
-    assert_int_equal(cal_train_create(&s, 9, bf16 ? "onednn" : NULL, &T), 0);
+    assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
     assert_int_equal(cal_train_step(T), 0);
     check_all(T, bf16 ? 3e-2 : 1e-4);
     assert_int_equal(cal_train_verify(T), 0);
@@ -109,7 +109,7 @@ static void attention_blocks(void **state) {
  * a few weights of every parameter tensor; the step's gradient too. */
 static void finite_differences(void **state) {
   (void)state;
-  cal_train_t *T = made(2, 0, NULL);
+  cal_train_t *T = made(2, 0, CAL_ENGINE_BUILTIN);
   assert_int_equal(cal_train_step(T), 0);
   double *P = malloc(8 * T->np);
   cal_train_ref_t R, Rp;
@@ -175,7 +175,7 @@ static void adamw_by_hand(void **state) {
  * output. */
 static void verify_rejects(void **state) {
   (void)state;
-  cal_train_t *T = made(1, 0, NULL);
+  cal_train_t *T = made(1, 0, CAL_ENGINE_BUILTIN);
   assert_int_equal(cal_train_step(T), 0);
   assert_int_equal(cal_train_verify(T), 0);
   float keep = T->g[T->off[CAL_TRAIN_WO] + 5];
@@ -217,7 +217,7 @@ static void bf16_gradients(void **state) {
     skip();
   }
   for (int64_t b = 1; b <= 2; b++) {
-    cal_train_t *T = made(b, 1, "onednn");
+    cal_train_t *T = made(b, 1, CAL_ENGINE_ONEDNN);
     assert_int_equal(cal_train_step(T), 0);
     check_all(T, 2e-2);
     assert_int_equal(cal_train_verify(T), 0);
@@ -368,8 +368,8 @@ static void lm_head_bf16(void **state) {
   /* the kernel row: one chunk; its bf16 buffers counted */
   const cal_kernel_t *k = cal_kernel_find("lm_head_train_bf16");
   assert_non_null(k);
-  assert_string_equal(k->dtype, "bf16");
-  assert_string_equal(k->engine, "onednn");
+  assert_string_equal(cal_kdtype_name(k->dtype), "bf16");
+  assert_int_equal(k->engine, CAL_ENGINE_ONEDNN);
   cal_params_t p = {0};
   p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
   const char *why = NULL;
@@ -394,7 +394,7 @@ static void stack(void **state) {
   (void)state;
   cal_layer_shape_t s = small(2, 0);
   cal_train_stack_t *S = NULL;
-  assert_int_equal(cal_train_stack_create(&s, 3, 4, NULL, &S), 0);
+  assert_int_equal(cal_train_stack_create(&s, 3, 4, CAL_ENGINE_BUILTIN, &S), 0);
   assert_ptr_equal(S->T[1]->x, S->T[0]->y);
   assert_ptr_equal(S->T[0]->dy, S->T[1]->dact[CAL_TRAIN_DX]);
   assert_int_equal(cal_train_stack_verify(S), CAL_EVERIFY);
@@ -448,7 +448,7 @@ static void memory_measured(void **state) {
   cal_layer_shape_t s = {256, 4, 2, 512, 64, 16, 0, 0};
   cal_train_t *T = NULL;
   double before = resident();
-  assert_int_equal(cal_train_create(&s, 9, NULL, &T), 0);
+  assert_int_equal(cal_train_create(&s, 9, CAL_ENGINE_BUILTIN, &T), 0);
   assert_int_equal(cal_train_step(T), 0);
   double grew = resident() - before, counted = cal_train_buffer_bytes(T);
   print_message("resident bytes added %.0f, counted %.0f\n", grew, counted);

@@ -13,48 +13,19 @@
  * thread, peak/fma_f32/<isa>/t1) did not move past the threshold between
  * the two runs; otherwise inconclusive.
  *
- * The report is a jansson tree, schema "calibrate-compare/1":
- *   schema, base, new (labels of the sides), base_runs, new_runs (the
- *   profiles of each side), threshold, alpha, ci_level, run_allowance,
- *   multiple_testing ("benjamini-hochberg"), filter (or absent),
- *   machine_differences [{key, base, new, profile?}],
- *   allow_different_machines,
- *   points [{id, section, metric, higher_is_better, n_base, n_new (values
- *            the test used: samples with one run a side, else runs),
- *            machine_speed_ratio (one run a side: new / base of the
- *            fp32 FMA loop at one thread; null when absent),
- *            runs_base, runs_new, base_median, new_median (of the samples,
- *            or of the per-run medians), base_geomean, new_geomean (runs,
- *            log scale: the geometric means of the per-run medians),
- *            ratio (new / base: of medians with one run a side, else of
- *            the geometric means), ci_low,
- *            ci_high, ci_level, hl_ratio, oriented_ratio, u, z (rank test;
- *            null for runs), df (runs), p, p_adjusted, p_min, method
- *            ("exact", "normal": Mann-Whitney on samples; "welch-log-runs",
- *            "welch-runs": Welch's t on per-run values), base_run_spread,
- *            new_run_spread (sd of the log per-run values, ~ relative;
- *            null with one run), verdict, reason, undecidable (p_min above
- *            alpha: never decidable at these sizes), runs_needed (one run a
- *            side, inconclusive: runs per side that would decide it, null
- *            when more than 50)}]
- *                          regressions first, then improved, inconclusive,
- *                          unchanged; document order within each
- *   top_level [{key, base, new, ratio, higher_is_better, verdict:"info"}],
- *   only_in_base [id], only_in_new [id],
- *   not_compared [{id, reason}],
- *   summary {compared, regressed, improved, inconclusive, unchanged,
- *            undecidable, within_run_allowance, runs_needed_median,
- *            runs_needed_most (runs per side that would decide half and
- *            95% of the points inside the allowance; absent when none),
- *            runs_base, runs_new,
- *            base_run_spread, new_run_spread (medians over the points),
- *            geomean (oriented, > 1 = better; null when none),
- *            geomean_points, regression (bool)}
- * Numbers that cannot be computed are null. */
+ * The result is typed (cal_comparison_t below), computed once with one
+ * set of defaults (cal_compare_defaults) and one place for the verdict
+ * rules (verdict.c); every renderer (report/compare_render.c,
+ * compare_json.c, html_compare.c) only lays it out.  Its JSON form,
+ * schema "calibrate-compare/1", is documented in report/compare_json.h. */
 #ifndef CAL_COMPARE_H
 #define CAL_COMPARE_H
 
 #include <jansson.h>
+#include <stddef.h>
+
+#include "profile.h"
+#include "verdict.h"
 
 #define CAL_COMPARE_SCHEMA "calibrate-compare/1"
 
@@ -75,38 +46,136 @@ typedef struct cal_compare_opts {
   const char *filter;   /* comma-separated id globs; NULL: every point */
 } cal_compare_opts_t;
 
-/* One side: n >= 1 validated profile trees (borrowed) and their names. */
+/* The one set of defaults: threshold 5%, alpha 0.01, 95% intervals, the
+ * run allowance above, every point, no names. */
+cal_compare_opts_t cal_compare_defaults(void);
+
+struct cal_profile_view;
+
+/* One side: n >= 1 validated profile trees (borrowed), their names and
+ * their typed views (profile/view.h; NULL: built for the comparison). */
 typedef struct cal_compare_side {
   const json_t *const *runs;
   const char *const *names; /* may be NULL */
   size_t n;
   const char *label;        /* the side in the report, e.g. "base/ (5)" */
+  const struct cal_profile_view *const *views; /* may be NULL */
 } cal_compare_side_t;
 
-/* Machine identity keys that differ between two profiles (compared only
- * where both have them): a new JSON array of {key, base, new}, caller
- * json_decref()s it; NULL on out of memory. */
-json_t *cal_compare_machine_diff(const json_t *base, const json_t *newp);
+/* One point judged.  Strings are borrowed from the profiles (or static);
+ * a number the report cannot state (unknown, or not finite) is NAN. */
+typedef struct cal_compare_point {
+  const char *id, *section, *metric;
+  int higher_is_better;
+  int by_runs;              /* 1: per-run values (Welch's t), several runs
+                               on a side; 0: one run a side, the samples'
+                               rank test */
+  size_t n_base, n_new;     /* values the test used */
+  size_t runs_base, runs_new;
+  double base_median, new_median; /* of the samples, or per-run medians */
+  int has_geomean;          /* by_runs on the log scale: */
+  double base_geomean, new_geomean; /* geometric means of the runs */
+  double ratio;             /* new / base */
+  double ratio_judged;      /* the ratio the verdict, the geometric mean and
+                               the machine's speed use: +inf as 1e308 */
+  double ci_low, ci_high, ci_level, hl_ratio, oriented_ratio;
+  double u, z;              /* rank test; NAN by runs */
+  double df;                /* by runs */
+  double p, p_adjusted, p_min;
+  const char *method;       /* "exact", "normal", "welch-log-runs",
+                               "welch-runs" */
+  double base_run_spread, new_run_spread; /* sd of the log per-run values */
+  int unstable;             /* one run a side: a run marked it unstable */
+  cal_verdict_t verdict;
+  const char *reason;       /* static */
+  int undecidable;          /* p_min above alpha: never decidable */
+  size_t runs_needed;       /* one run a side, inconclusive: runs per side
+                               that would decide it; 0 when more than 50 */
+} cal_compare_point_t;
 
-/* Compare two sides.  *report is new, caller json_decref()s it.
- * CAL_EINVAL with err filled when a profile repeats a point id or a side
- * is empty; CAL_ENOMEM.  Machine differences between any profile and the
- * first base profile are listed in the report, not refused here. */
+/* A machine identity key that differs (values borrowed from the
+ * profiles); profile: the profile that differs from the first base one,
+ * NULL when there is one profile a side. */
+typedef struct cal_compare_diff {
+  const char *key;
+  const json_t *base, *newv;
+  const char *profile;
+} cal_compare_diff_t;
+
+/* A top-level figure both sides hold: medians over a side's runs. */
+typedef struct cal_compare_top {
+  const char *key;
+  double base, newv, ratio; /* ratio NAN when base is 0 */
+  int higher_is_better;
+} cal_compare_top_t;
+
+/* A point both sides hold that was not compared, and why. */
+typedef struct cal_compare_skip {
+  const char *id;
+  char reason[160];
+} cal_compare_skip_t;
+
+typedef struct cal_compare_summary {
+  size_t compared, counts[CAL_VERDICT_INFO + 1]; /* counts by verdict */
+  size_t undecidable, within_run_allowance;
+  size_t runs_needed_median, runs_needed_most; /* 0: none */
+  size_t runs_base, runs_new;
+  double base_run_spread, new_run_spread; /* medians over the points */
+  double geomean;           /* oriented, > 1 = better */
+  size_t geomean_points;
+  double machine_speed_ratio; /* one run a side: new / base of the fp32 FMA
+                                 loop at one thread */
+  int regression;
+} cal_compare_summary_t;
+
+/* What a comparison found; cal_compare_free() releases it. */
+typedef struct cal_comparison {
+  const char *base_label, *new_label;
+  const char **base_runs, **new_runs; /* names, "?" when unnamed */
+  cal_compare_opts_t opts;
+  cal_compare_diff_t *diffs;
+  size_t ndiffs;
+  int allow_different_machines, only_changed; /* the command's choices */
+  cal_compare_point_t *points; /* regressions first, then improved,
+                                  inconclusive, unchanged; document order
+                                  within each */
+  size_t npoints;
+  cal_compare_top_t *tops;
+  size_t ntops;
+  const char **only_base, **only_new;
+  size_t nonly_base, nonly_new;
+  cal_compare_skip_t *skipped;
+  size_t nskipped;
+  cal_compare_summary_t summary;
+} cal_comparison_t;
+
+/* Compare two sides into *out (released with cal_compare_free even on
+ * failure).  CAL_EINVAL with err filled when a profile repeats a point id
+ * or a side is empty; CAL_ENOMEM.  Machine differences between any
+ * profile and the first base profile are listed, not refused here.  The
+ * profiles must outlive *out. */
 int cal_compare_sides(const cal_compare_side_t *base,
                       const cal_compare_side_t *newp,
-                      const cal_compare_opts_t *opts, json_t **report,
+                      const cal_compare_opts_t *opts, cal_comparison_t *out,
                       char *err, size_t errlen);
 /* The same with one profile per side. */
 int cal_compare_profiles(const json_t *base, const json_t *newp,
-                         const cal_compare_opts_t *opts, json_t **report,
-                         char *err, size_t errlen);
-/* Keep only the regressed and improved points in a report's "points"
- * (--only-changed; the summary keeps every count).  CAL_ENOMEM. */
-int cal_compare_keep_changed(json_t *report);
+                         const cal_compare_opts_t *opts,
+                         cal_comparison_t *out, char *err, size_t errlen);
+/* The same with two loaded profiles and the views built at load. */
+int cal_compare_loaded(const cal_profile_t *base, const cal_profile_t *newp,
+                       const cal_compare_opts_t *opts, cal_comparison_t *out,
+                       char *err, size_t errlen);
+void cal_compare_free(cal_comparison_t *c);
 
-/* Direction of a point: its own "higher_is_better", else a guess from the
- * metric's name (times, "ms" and "*_ms", are lower-is-better). */
-int cal_point_higher_is_better(const json_t *pt, const char *metric);
+/* Keep only the regressed and improved points (--only-changed; the
+ * summary keeps every count). */
+void cal_compare_keep_changed(cal_comparison_t *c);
+
+/* Machine identity keys that differ between two profiles (compared only
+ * where both have them) into *diffs (malloc'd, *n of them).  CAL_ENOMEM. */
+int cal_compare_machine_diff(const json_t *base, const json_t *newp,
+                             cal_compare_diff_t **diffs, size_t *n);
 
 /* Export a profile.  Bencher Metric Format: {id: {metric: {value,
  * lower_value, upper_value}}} for every ok point (value = the median,

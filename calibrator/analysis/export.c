@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "export.h"
 #include "profile.h"
 
 /* Display units of the metric names used in profiles. */
@@ -32,73 +33,78 @@ typedef struct export_ctx {
   int failed;
 } export_ctx_t;
 
-static int visit(const char *section, json_t *pt, void *arg) {
-  export_ctx_t *c = arg;
-  const char *id = json_string_value(json_object_get(pt, "id"));
-  const char *status = json_string_value(json_object_get(pt, "status"));
-  const char *metric = json_string_value(json_object_get(pt, "metric"));
-  if (!id || !status || strcmp(status, "ok") || !metric)
-    return 0;
-  const json_t *value = json_object_get(pt, metric);
-  const json_t *stats = json_object_get(pt, "stats");
-  const json_t *lo = json_object_get(stats, "ci_low");
-  const json_t *hi = json_object_get(stats, "ci_high");
-  int have_ci = json_is_number(lo) && json_is_number(hi);
+/* BMF: {metric: {value, lower_value, upper_value}} under the point's id;
+ * a repeated id keeps its first point. */
+static void bmf_point(export_ctx_t *c, const cal_vpoint_t *p, int have_ci) {
   json_t *e = NULL;
-  if (!json_is_number(value))
-    return 0;
-  if (c->bigger < 0) {
-    if (json_object_get(c->out, id))
-      return 0; /* a repeated id keeps its first point */
-    json_t *m = json_pack("{s:O}", "value", value);
-    if (m && have_ci) {
-      json_object_set(m, "lower_value", (json_t *)lo);
-      json_object_set(m, "upper_value", (json_t *)hi);
-    }
-    e = m ? json_pack("{s:o}", metric, m) : NULL;
-    if (!e || json_object_set_new(c->out, id, e))
-      c->failed = 1;
-    return 0;
+  if (json_object_get(c->out, p->id))
+    return;
+  json_t *m = json_pack("{s:o}", "value", cal_vnum_json(&p->value));
+  if (m && have_ci) {
+    json_object_set_new(m, "lower_value", cal_vnum_json(&p->stats.ci_low));
+    json_object_set_new(m, "upper_value", cal_vnum_json(&p->stats.ci_high));
   }
-  if (cal_point_higher_is_better(pt, metric) != c->bigger)
-    return 0;
-  char extra[256], key[128];
-  snprintf(key, sizeof key, "samples_%s", metric);
-  size_t n = json_array_size(json_object_get(pt, key));
-  snprintf(extra, sizeof extra, "%s, metric %s, %zu samples", section, metric, n);
-  e = json_pack("{s:s, s:s, s:O, s:s}", "name", id, "unit", unit_of(metric),
-                "value", value, "extra", extra);
+  e = m ? json_pack("{s:o}", p->metric, m) : NULL;
+  if (!e || json_object_set_new(c->out, p->id, e))
+    c->failed = 1;
+}
+
+/* gab: {name, unit, value, range, extra} when the direction matches. */
+static void gab_point(export_ctx_t *c, const cal_vpoint_t *p, int have_ci) {
+  const char *metric = p->metric;
+  if (p->higher_better != c->bigger)
+    return;
+  char extra[256];
+  size_t n = p->samples.n;
+  snprintf(extra, sizeof extra, "%s, metric %s, %zu samples", p->section,
+           metric, n);
+  json_t *e = json_pack("{s:s, s:s, s:o, s:s}", "name", p->id, "unit",
+                        unit_of(metric), "value", cal_vnum_json(&p->value),
+                        "extra", extra);
   if (e && have_ci) {
     char range[96];
-    double v = json_number_value(value);
-    double h = fmax(json_number_value(hi) - v, v - json_number_value(lo));
-    const json_t *lvl = json_object_get(stats, "ci_level");
+    double v = p->value.v, lo = p->stats.ci_low.v, hi = p->stats.ci_high.v;
+    double h = fmax(hi - v, v - lo);
+    const cal_vnum_t *lvl = &p->stats.ci_level;
     snprintf(range, sizeof range, "± %.4g", h);
     json_object_set_new(e, "range", json_string(range));
     snprintf(extra, sizeof extra,
-             "%s, metric %s, %zu samples, %.0f%% CI [%.6g, %.6g]", section,
-             metric, n,
-             json_is_number(lvl) ? 100 * json_number_value(lvl) : 95.0,
-             json_number_value(lo), json_number_value(hi));
+             "%s, metric %s, %zu samples, %.0f%% CI [%.6g, %.6g]", p->section,
+             metric, n, lvl->has ? 100 * lvl->v : 95.0, lo, hi);
     json_object_set_new(e, "extra", json_string(extra));
   }
   if (!e || json_array_append_new(c->out, e))
     c->failed = 1;
-  return 0;
 }
 
-json_t *cal_export_bmf(const json_t *profile) {
+/* Every ok point with a figure, in document order. */
+static void export_points(export_ctx_t *c, const cal_profile_view_t *v) {
+  for (size_t i = 0; i < v->npoints; i++) {
+    const cal_vpoint_t *p = &v->points[i];
+    if (!p->id || !p->status || strcmp(p->status, "ok") || !p->metric ||
+        !p->value.has)
+      continue;
+    int have_ci = p->stats.ci_low.has && p->stats.ci_high.has;
+    if (c->bigger < 0)
+      bmf_point(c, p, have_ci);
+    else
+      gab_point(c, p, have_ci);
+  }
+}
+
+json_t *cal_export_view_bmf(const cal_profile_view_t *v) {
   export_ctx_t c = {json_object(), -1, 0};
   if (!c.out)
     return NULL;
-  cal_profile_each_point(profile, visit, &c);
+  export_points(&c, v);
   json_t *top = json_object();
   if (!top)
     c.failed = 1;
   for (size_t i = 0; top && i < CAL_NTOP_FIGURES; i++) {
-    json_t *v = json_object_get(profile, cal_top_figures[i].key);
-    if (json_is_number(v) &&
-        json_object_set_new(top, cal_top_figures[i].key, json_pack("{s:O}", "value", v)))
+    const cal_vnum_t *f = cal_profile_view_figure(v, cal_top_figures[i].key);
+    if (f && f->has &&
+        json_object_set_new(top, cal_top_figures[i].key,
+                            json_pack("{s:o}", "value", cal_vnum_json(f))))
       c.failed = 1;
   }
   if (top && json_object_size(top))
@@ -111,21 +117,21 @@ json_t *cal_export_bmf(const json_t *profile) {
   return c.out;
 }
 
-json_t *cal_export_gab(const json_t *profile, int bigger) {
+json_t *cal_export_view_gab(const cal_profile_view_t *v, int bigger) {
   export_ctx_t c = {json_array(), bigger ? 1 : 0, 0};
   if (!c.out)
     return NULL;
-  cal_profile_each_point(profile, visit, &c);
+  export_points(&c, v);
   for (size_t i = 0; i < CAL_NTOP_FIGURES; i++) {
-    json_t *v = json_object_get(profile, cal_top_figures[i].key);
-    if (!json_is_number(v) || cal_top_figures[i].higher_is_better != c.bigger)
+    const cal_vnum_t *f = cal_profile_view_figure(v, cal_top_figures[i].key);
+    if (!f || !f->has || cal_top_figures[i].higher_is_better != c.bigger)
       continue;
     char name[64];
     snprintf(name, sizeof name, "profile/%s", cal_top_figures[i].key);
     if (json_array_append_new(
-            c.out, json_pack("{s:s, s:s, s:O, s:s}", "name", name, "unit",
-                             unit_of(cal_top_figures[i].key), "value", v, "extra",
-                             "top-level figure")))
+            c.out, json_pack("{s:s, s:s, s:o, s:s}", "name", name, "unit",
+                             unit_of(cal_top_figures[i].key), "value",
+                             cal_vnum_json(f), "extra", "top-level figure")))
       c.failed = 1;
   }
   if (c.failed) {
@@ -133,4 +139,20 @@ json_t *cal_export_gab(const json_t *profile, int bigger) {
     return NULL;
   }
   return c.out;
+}
+
+/* The same from a tree: its view, built for the call. */
+static json_t *export_tree(const json_t *profile, int bigger) {
+  cal_profile_view_t *v = NULL;
+  if (cal_profile_view_build(profile, &v) < 0)
+    return NULL;
+  json_t *out = bigger < 0 ? cal_export_view_bmf(v) : cal_export_view_gab(v, bigger);
+  cal_profile_view_free(v);
+  return out;
+}
+
+json_t *cal_export_bmf(const json_t *profile) { return export_tree(profile, -1); }
+
+json_t *cal_export_gab(const json_t *profile, int bigger) {
+  return export_tree(profile, bigger ? 1 : 0);
 }

@@ -4,71 +4,19 @@
  * model fits each machine or must be sharded.  An input is a profile, or
  * a measured curve (`calibrate peak` JSON or curve CSV) of a machine this
  * tool cannot run on (plan_input.h).
- * Output: table (default), markdown, or JSON of schema "calibrate-plan/1".
- * The arithmetic lives in plan_math.h.
- *
- * Profile keys read: device_name, throughput (examples/s at the optimal
- * batch; null or <= 0 = left out), optimal_batch_size (int or null),
- * machine.memory.available_bytes, else memory_gb × 1e9; the CI of the
- * throughput from the batch_sweep point at the optimal batch (mode from
- * batch_source.mode, else prefill, else decode; used only when its median
- * is the top-level throughput); the shapes from batch_sweep.model; the
- * mode behind the throughput (batch_source.mode) and the train curve's
- * optimum (batch_sweep.modes.train: optimal_batch_size and its point's
- * examples_per_s), which the network step uses for its compute time.
+ * cal_plan_compute() computes the plan once as a typed result (cal_plan_t);
+ * every output renders that result: the JSON of schema "calibrate-plan/1"
+ * (report/plan_json.h), the table and markdown (report/plan_render.h).
+ * The arithmetic lives in plan_math.h, the data-parallel step with its
+ * all-reduce in plan_step.c.
  *
  * Rules: a machine that cannot hold the model (state plus one example's
  * activations over its budget) gets no share of the work; one whose
  * memory is unknown keeps its share.  Flags account for each
- * throughput's confidence interval (plan_math.h).
- *
- * JSON output, schema "calibrate-plan/1" (bytes in *_bytes, seconds in
- * *_s, dollars in *_usd; null where an input was not given or a figure
- * does not apply):
- *   schema, examples, work {unit: examples|epochs|steps, examples,
- *     epochs, dataset_examples, steps, global_batch} | null,
- *   makespan_s (wall-clock of the split), even_split_makespan_s,
- *   speedup_vs_even_split, sum_throughput, mean_throughput,
- *   throughput_ratio (max/min), heterogeneous, heterogeneous_note,
- *   stragglers [names], machines_in_split, split_note,
- *   cost_usd (every machine in the split held for makespan_s) | null,
- *   target_effective_batch, warnings [strings],
- *   model {params, dtype, bytes_per_param, training, optimizer ("adam" or
- *     null), trainable_params, lora_fraction, lora_rank, activation_fraction
- *     (null when the activation model is used), headroom, weights_bytes,
- *     gradients_bytes, optimizer_bytes, master_weights_bytes,
- *     activations_bytes_per_example, activation_model {measured: false,
- *     source: "analytic", layers, seq, hidden, heads, kv_heads, head_dim,
- *     ffn, bytes_per_element, checkpointing, lora_rank,
- *     bytes_per_example, without_checkpointing_bytes_per_example,
- *     with_checkpointing_bytes_per_example, shapes_from, note} | null}
- *     | null,
- *   machines [{name, profile (the input file), source (profile |
- *     curve_csv | peak_json), throughput, throughput_ci_low,
- *     throughput_ci_high, throughput_ci_level, optimal_batch_size,
- *     in_split, left_out_reason, share, examples, finish_s, alone_s,
- *     straggler, price_per_hour_usd, cost_usd, alone_cost_usd,
- *     micro_batch_size, grad_accum_steps, batch_note, memory {batch_size,
- *     available_bytes, budget_bytes, state_bytes, activations_bytes,
- *     need_bytes, max_batch_size, fits}}]
- *     (machines with a throughput, in argument order),
- *   excluded [{name, profile, reason}],
- *   placement {strategy: data_parallel | fits_some | sharded |
- *     does_not_fit | unknown, fits_on [names], shard_group [names],
- *     shard_need_bytes, note} | null,
- *   network (a fleet profile and a model to train) {source, ranks, hosts,
- *     intra_host, note, compute_note (what the step's compute time rests
- *     on when a machine's figure is not a training step's; null when
- *     every one is), machines [{name, throughput (the step's),
- *     throughput_mode (batch_source.mode; null: unknown), throughput_from
- *     (train | train_curve | inference | unknown), examples_per_step,
- *     compute_s}], gradient and all-reduce figures, the step with and
- *     without overlap, fastest, verdict, grad_accum, arithmetic [lines]}
- *     | null. */
+ * throughput's confidence interval (plan_math.h). */
 #ifndef CAL_PLAN_H
 #define CAL_PLAN_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -127,19 +75,159 @@ typedef struct cal_plan_machine {
   cal_act_shape_t shape;
 } cal_plan_machine_t;
 
-/* Read a machine's figures from its profile (m borrows from p). */
-void cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m);
-
 /* The name a source has in the plan ("profile", "curve_csv",
  * "peak_json"); static. */
 const char *cal_plan_source_name(cal_plan_source_t s);
 
-/* The plan as a JSON tree of schema "calibrate-plan/1" (above): the single
- * source every format renders.  New reference, caller json_decref()s it;
- * NULL with err filled (one line) when no machine is usable, a machine in
- * the split has no price while others do, the activation model has no
- * shapes, or out of memory. */
-json_t *cal_plan_build(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
-                       size_t n, char *err, size_t errlen);
+/* A machine with a throughput, as the plan places it.  Doubles are NaN
+ * where the figure does not apply (null in the JSON). */
+typedef struct cal_plan_entry {
+  const cal_plan_machine_t *m;
+  int in_split;
+  char left_out_reason[200]; /* why it has no share; "" when in_split */
+  double share;
+  uint64_t examples;         /* its part of the work */
+  double finish_s;           /* its part done; NaN: no work or no share */
+  double alone_s;            /* the whole work alone; NaN: cannot */
+  double cost_usd;           /* held for the split's makespan; NaN */
+  double alone_cost_usd;     /* the whole work alone; NaN */
+  int straggler;
+  cal_batch_plan_t batch;    /* micro-batch and accumulation (a target) */
+  char batch_note[200];
+  int has_memory;            /* a model was given: mem below */
+  struct {
+    int64_t batch_size;      /* the micro-batch the figures are for */
+    double available;        /* bytes; NaN: unknown */
+    double budget;           /* bytes; NaN: unknown */
+    double state, activations, need;
+    int64_t max_batch;       /* -1: unknown */
+    int fits;                /* -1: unknown, else 0 or 1 */
+  } mem;
+} cal_plan_entry_t;
+
+/* The activation model (--layers): modelled from a profile's shapes. */
+typedef struct cal_plan_act {
+  int64_t layers, seq;
+  cal_act_shape_t shape;     /* of the machine it came from */
+  double bytes_per_element;
+  int checkpointing;
+  cal_act_est_t est;
+  const char *shapes_from;   /* that machine's input file */
+} cal_plan_act_t;
+
+/* The model and its memory at micro-batch 1. */
+typedef struct cal_plan_model {
+  double params;
+  cal_dtype_t dtype;
+  cal_training_t training;
+  double lora_fraction;      /* trainable / params; NaN unless LoRA */
+  int64_t lora_rank;         /* 0: not given */
+  cal_mem_assume_t assume;
+  cal_mem_need_t base;
+  int has_act;
+  cal_plan_act_t act;
+} cal_plan_model_t;
+
+typedef enum {
+  CAL_PLACE_DATA_PARALLEL = 0,
+  CAL_PLACE_FITS_SOME,
+  CAL_PLACE_SHARDED,
+  CAL_PLACE_DOES_NOT_FIT,
+  CAL_PLACE_UNKNOWN,
+} cal_place_t;
+
+/* The placement's name ("data_parallel", "fits_some", "sharded",
+ * "does_not_fit", "unknown"); static. */
+const char *cal_place_name(cal_place_t s);
+
+typedef struct cal_plan_placement {
+  cal_place_t strategy;
+  const char *note;          /* static */
+  size_t *fits_on, nfits_on; /* indices into the plan's machines */
+  size_t *group, ngroup;     /* the shard group, largest memory first */
+  double shard_need;         /* bytes */
+} cal_plan_placement_t;
+
+/* Where a machine's compute figure for a training step comes from. */
+typedef enum {
+  CAL_STEP_TRAIN = 0,   /* its throughput is a training step's */
+  CAL_STEP_TRAIN_CURVE, /* its train curve's optimum, not the top-level one */
+  CAL_STEP_INFERENCE,   /* prefill or decode: a forward pass only */
+  CAL_STEP_UNKNOWN,     /* a curve whose mode is not recorded */
+} cal_step_src_t;
+
+/* "train", "train_curve", "inference", "unknown"; static. */
+const char *cal_step_src_name(cal_step_src_t s);
+
+typedef struct cal_plan_step_machine {
+  const cal_plan_machine_t *m;
+  double throughput;         /* the step's */
+  cal_step_src_t from;
+  double examples_per_step;
+} cal_plan_step_machine_t;
+
+#define CAL_PLAN_NET_LINES 12
+
+/* The data-parallel step with its all-reduce over a fleet's curve. */
+typedef struct cal_plan_network {
+  const cal_plan_net_t *net;
+  const char *note;          /* one host: not a network; NULL otherwise */
+  const char *compute_note;  /* what the compute time rests on; NULL */
+  double trainable_params, bytes_per_gradient;
+  cal_dtype_t dtype;         /* the gradients' */
+  double gradient_bytes, allreduce_s;
+  int extrapolated;
+  double busbw_gbps;
+  double global_batch;
+  const char *global_batch_from; /* static */
+  cal_plan_step_machine_t *machines;
+  size_t nmachines;
+  cal_net_step_t st;
+  const cal_plan_machine_t *fastest;
+  const char *verdict;       /* static */
+  char arith[CAL_PLAN_NET_LINES][512]; /* the arithmetic, line by line */
+  size_t narith;
+} cal_plan_network_t;
+
+/* The plan, computed once. */
+typedef struct cal_plan {
+  uint64_t examples;         /* 0: no work given */
+  cal_work_t work;
+  int64_t target;            /* target effective batch; 0: not given */
+  cal_split_t sp;
+  size_t nsplit;             /* machines in the split */
+  const char *split_note;    /* why nothing is split; NULL */
+  char hetero_note[240];     /* "" when none */
+  double cost_usd;           /* the split's total; NaN: not priced */
+  cal_plan_entry_t *machines; /* with a throughput, in argument order */
+  size_t nmachines;
+  const cal_plan_machine_t **excluded; /* without one */
+  size_t nexcluded;
+  char **warnings;
+  size_t nwarnings;
+  cal_plan_model_t *model;   /* NULL: no model given */
+  cal_plan_placement_t *placement; /* NULL: no model given */
+  int has_net;               /* a fleet was given: network or its absence */
+  cal_plan_network_t *network; /* NULL: no estimate */
+} cal_plan_t;
+
+/* Why a machine is left out: "no measured throughput" or "throughput is
+ * not positive"; static. */
+const char *cal_plan_excluded_reason(const cal_plan_machine_t *m);
+
+/* The plan of n machines (the result borrows from ms and o->net; free it
+ * with cal_plan_free).  0, or CAL_EINVAL / CAL_ENOMEM with err filled
+ * (one line) when no machine is usable, a machine in the split has no
+ * price while others do, the activation model has no shapes, or out of
+ * memory. */
+int cal_plan_compute(const cal_plan_opts_t *o, const cal_plan_machine_t *ms,
+                     size_t n, cal_plan_t **out, char *err, size_t errlen);
+
+/* Accepts NULL. */
+void cal_plan_free(cal_plan_t *p);
+
+/* Whether the model was given and fits on no machine alone (placement
+ * sharded, does_not_fit or unknown). */
+int cal_plan_fits_nowhere(const cal_plan_t *p);
 
 #endif

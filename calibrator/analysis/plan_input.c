@@ -14,6 +14,107 @@
 #include "curve_csv.h"
 #include "curve_json.h"
 #include "fleet_json.h"
+#include "view.h"
+
+/* Whether pt is an ok point at batch. */
+static int ok_point_at(const cal_vpoint_t *pt, int64_t batch) {
+  return pt->batch_size.is_int && pt->batch_size.i == batch && pt->status &&
+         strcmp(pt->status, "ok") == 0;
+}
+
+/* The batch sweep's point behind the top-level throughput: its mode is
+ * batch_source.mode, else prefill, else decode; NULL when none is found
+ * or its median is not the throughput (an edited or older profile).
+ * *mode: the mode it was found in. */
+static const cal_vpoint_t *throughput_point(const cal_profile_view_t *v,
+                                            double thr, int64_t batch,
+                                            const char **mode) {
+  const char *const order[] = {v->batch_source.mode, "prefill", "decode"};
+  for (size_t k = 0; k < 3; k++) {
+    const cal_vbatch_mode_t *bm = cal_vbatch_mode(&v->batch_sweep, order[k]);
+    for (size_t i = 0; bm && i < bm->points.n; i++) {
+      const cal_vpoint_t *pt = bm->points.p[i];
+      if (!ok_point_at(pt, batch))
+        continue;
+      if (fabs(pt->examples_per_s.v - thr) <= 1e-6 * fabs(thr)) {
+        *mode = order[k];
+        return pt;
+      }
+    }
+    if (order[k] && k == 0)
+      break; /* the recorded mode decides */
+  }
+  return NULL;
+}
+
+/* The train curve's optimal point (batch_sweep.modes.train): its
+ * examples/s into *thr and its batch into *batch, or nothing. */
+static void train_optimum(const cal_profile_view_t *v, double *thr,
+                          int64_t *batch) {
+  const cal_vbatch_mode_t *train = cal_vbatch_mode(&v->batch_sweep, "train");
+  if (!train || !train->optimal_batch_size.is_int ||
+      train->optimal_batch_size.i < 1)
+    return;
+  for (size_t i = 0; i < train->points.n; i++) {
+    const cal_vpoint_t *pt = train->points.p[i];
+    double e = pt->examples_per_s.v;
+    if (ok_point_at(pt, train->optimal_batch_size.i) && e > 0 && isfinite(e)) {
+      *thr = e;
+      *batch = train->optimal_batch_size.i;
+      return;
+    }
+  }
+}
+
+static int64_t int_or_0(const cal_vnum_t *n) { return n->is_int ? n->i : 0; }
+
+/* The shapes the batch sweep measured (layers 0). */
+static void read_shape(const cal_profile_view_t *v, cal_plan_machine_t *m) {
+  const cal_vbatch_model_t *md = &v->batch_sweep.model;
+  m->shape = (cal_act_shape_t){
+      .hidden = int_or_0(&md->hidden), .heads = int_or_0(&md->heads),
+      .kv_heads = int_or_0(&md->kv_heads), .head_dim = int_or_0(&md->head_dim),
+      .ffn = int_or_0(&md->ffn), .seq = int_or_0(&md->seq)};
+  if (m->shape.head_dim == 0 && m->shape.heads > 0 &&
+      m->shape.hidden % m->shape.heads == 0)
+    m->shape.head_dim = m->shape.hidden / m->shape.heads;
+  cal_act_shape_t probe = m->shape;
+  probe.layers = 1;
+  m->has_shape = cal_lora_params(&probe, 1) > 0;
+}
+
+int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
+  const cal_profile_view_t *v = cal_profile_view(p);
+  memset(m, 0, sizeof *m);
+  if (!v)
+    return CAL_ENOMEM;
+  m->prof = p;
+  m->path = p->path;
+  m->source = CAL_PLAN_SRC_PROFILE;
+  m->name = v->device_name ? v->device_name : p->path;
+  m->throughput = v->throughput.v;
+  m->optimal_batch = int_or_0(&v->optimal_batch_size);
+  const cal_vnum_t *avail = &v->machine.memory.available_bytes;
+  if (avail->has && avail->v > 0)
+    m->available = avail->v;
+  else if (v->memory_gb.has && v->memory_gb.v > 0)
+    m->available = v->memory_gb.v * 1e9;
+  m->price_per_hour = m->ci_low = m->ci_high = m->ci_level = NAN;
+  const char *found = NULL;
+  const cal_vpoint_t *pt =
+      isfinite(m->throughput) && m->optimal_batch
+          ? throughput_point(v, m->throughput, m->optimal_batch, &found)
+          : NULL;
+  m->mode = v->batch_source.mode ? v->batch_source.mode : found;
+  train_optimum(v, &m->train_throughput, &m->train_batch);
+  if (pt) {
+    m->ci_low = pt->stats.ci_low.v;
+    m->ci_high = pt->stats.ci_high.v;
+    m->ci_level = pt->stats.ci_level.v;
+  }
+  read_shape(v, m);
+  return 0;
+}
 
 /* Room for one more machine; NULL when out of memory. */
 static cal_plan_machine_t *new_machine(cal_plan_inputs_t *in) {
@@ -119,69 +220,21 @@ static int add_csv(cal_plan_inputs_t *in, const char *path, const char *buf,
   return rc;
 }
 
-/* A number of a peak document's point, NaN when absent. */
-static double stat_of(const json_t *pt, const char *k) {
-  return cal_json_num(json_object_get(pt, "stats"), k, NAN);
-}
-
-/* Curve i of a "calibrate-peak/1" document; err filled when malformed. */
-static int add_peak_curve(cal_plan_inputs_t *in, const char *path, size_t i,
-                          const json_t *c, char *err, size_t errlen) {
-  const json_t *ob = json_object_get(c, "optimal_batch_size");
-  const json_t *mach = json_object_get(c, "machine");
-  const json_t *pts = json_object_get(c, "points");
-  if (!json_is_object(c) || !json_is_array(pts) ||
-      !(json_is_null(mach) || json_is_string(mach)) ||
-      !(json_is_null(ob) || (json_is_integer(ob) && json_integer_value(ob) >= 1 &&
-                             json_integer_value(ob) <= CAL_BATCH_MAX))) {
-    snprintf(err, errlen, "%s: curves[%zu] is not a curve of calibrate peak "
-             "(machine, points[], optimal_batch_size)", path, i);
-    return CAL_ESCHEMA;
-  }
-  double thr = NAN, lo = NAN, hi = NAN, lev = NAN;
-  int64_t b = json_is_integer(ob) ? (int64_t)json_integer_value(ob) : 0;
-  size_t k;
-  const json_t *pt;
-  json_array_foreach(pts, k, pt) {
-    const json_t *bs = json_object_get(pt, "batch_size");
-    if (b && json_is_integer(bs) && json_integer_value(bs) == b &&
-        strcmp(cal_json_str(pt, "status"), "ok") == 0) {
-      thr = cal_json_num(pt, "examples_per_s", NAN);
-      lo = stat_of(pt, "ci_low");
-      hi = stat_of(pt, "ci_high");
-      lev = stat_of(pt, "ci_level");
-    }
-  }
-  if (b && !(isfinite(thr) && thr >= 0)) {
-    snprintf(err, errlen, "%s: curves[%zu]: no ok point with a finite "
-             "examples_per_s at its optimal batch %lld", path, i,
-             (long long)b);
-    return CAL_ESCHEMA;
-  }
-  if (add_curve(in, path, CAL_PLAN_SRC_PEAK, json_string_value(mach), thr, lo,
-                hi, lev, b) < 0) {
-    snprintf(err, errlen, "out of memory reading %s", path);
-    return CAL_ENOMEM;
-  }
-  return 0;
-}
-
+/* Each curve of a "calibrate-peak/1" document as a machine. */
 static int add_peak(cal_plan_inputs_t *in, const char *path,
                     const json_t *doc, char *err, size_t errlen) {
-  const json_t *curves = json_object_get(doc, "curves");
-  if (!json_is_array(curves) || json_array_size(curves) == 0) {
-    snprintf(err, errlen, "%s: a calibrate peak document without curves",
-             path);
-    return CAL_ESCHEMA;
+  cal_peak_curve_t *cv = NULL;
+  size_t n = 0;
+  int rc = cal_peak_doc_read(doc, path, &cv, &n, err, errlen);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const cal_peak_curve_t *c = &cv[i];
+    if ((rc = add_curve(in, path, CAL_PLAN_SRC_PEAK, c->machine,
+                        c->throughput, c->ci_low, c->ci_high, c->ci_level,
+                        c->optimal_batch)) < 0)
+      snprintf(err, errlen, "out of memory reading %s", path);
   }
-  size_t i;
-  const json_t *c;
-  json_array_foreach(curves, i, c) {
-    int rc = add_peak_curve(in, path, i, c, err, errlen);
-    if (rc < 0)
-      return rc;
-  }
-  return 0;
+  free(cv);
+  return rc;
 }
 
 static int add_profile(cal_plan_inputs_t *in, const char *path,
@@ -200,9 +253,8 @@ static int add_profile(cal_plan_inputs_t *in, const char *path,
   if ((rc = cal_profile_parse(buf, len, path, &p, err, errlen)) < 0)
     return rc;
   in->profs[in->nprof++] = p;
-  if (!(m = new_machine(in)))
+  if (!(m = new_machine(in)) || cal_plan_read_machine(p, m) < 0)
     goto nomem;
-  cal_plan_read_machine(p, m);
   in->n++;
   return 0;
 nomem:
@@ -210,26 +262,11 @@ nomem:
   return CAL_ENOMEM;
 }
 
-/* A fleet profile: each host's embedded profile as a machine named by its
- * host, and the all-reduce curve. */
-static int add_fleet(cal_plan_inputs_t *in, const char *path,
-                     const json_t *doc, char *err, size_t errlen) {
-  const json_t *hosts = json_object_get(doc, "hosts");
-  const json_t *pts =
-      json_object_get(json_object_get(doc, "allreduce"), "points");
-  if (in->has_net) {
-    snprintf(err, errlen, "%s: a second fleet profile: give one fleet "
-             "(its hosts and their links) per plan", path);
-    return CAL_EPARSE;
-  }
-  if (!json_is_array(hosts) || json_array_size(hosts) == 0 ||
-      !json_is_array(pts)) {
-    snprintf(err, errlen, "%s: a fleet profile without hosts[] or "
-             "allreduce.points[]", path);
-    return CAL_ESCHEMA;
-  }
-  size_t n = json_array_size(pts), i;
-  const json_t *x;
+/* The fleet's all-reduce curve (allreduce.points[]) into in->net.  err
+ * filled on failure. */
+static int read_net(cal_plan_inputs_t *in, const char *path,
+                    const cal_fleet_view_t *fv, char *err, size_t errlen) {
+  size_t n = fv->allreduce.npoints;
   double *b = calloc(n ? n : 1, sizeof *b), *t = calloc(n ? n : 1, sizeof *t);
   if (!b || !t) {
     free(b);
@@ -241,42 +278,82 @@ static int add_fleet(cal_plan_inputs_t *in, const char *path,
   in->net.curve.time_s = t;
   in->net.curve.n = n;
   in->has_net = 1;
-  json_array_foreach(pts, i, x) {
-    b[i] = cal_json_num(x, "bytes", NAN);
-    t[i] = cal_json_num(x, "time_us", NAN) * 1e-6;
+  for (size_t i = 0; i < n; i++) {
+    b[i] = fv->allreduce.points[i].bytes.v;
+    t[i] = fv->allreduce.points[i].time_us.v * 1e-6;
     if (!(b[i] > 0 && t[i] > 0) || (i && !(b[i] > b[i - 1]))) {
       snprintf(err, errlen, "%s: allreduce.points[%zu]: bytes and time_us "
                "must be positive, sizes ascending", path, i);
       return CAL_ESCHEMA;
     }
   }
-  in->net.ranks = (int)cal_json_num(doc, "ranks", 0);
-  in->net.hosts = (int)json_array_size(hosts);
-  in->net.intra_host =
-      json_is_true(json_object_get(json_object_get(doc, "links"), "intra_host"));
+  in->net.ranks = fv->ranks.has ? (int)fv->ranks.v : 0;
+  in->net.hosts = (int)fv->nhosts;
+  in->net.intra_host = fv->links.intra_host == 1;
+  return 0;
+}
+
+/* A fleet profile: each host's embedded profile as a machine named by its
+ * host, and the all-reduce curve. */
+static int add_fleet(cal_plan_inputs_t *in, const char *path,
+                     const cal_fleet_view_t *fv, char *err, size_t errlen) {
+  int rc;
+  if (in->has_net) {
+    snprintf(err, errlen, "%s: a second fleet profile: give one fleet "
+             "(its hosts and their links) per plan", path);
+    return CAL_EPARSE;
+  }
+  if (!fv->has_hosts || fv->nhosts == 0 || !fv->allreduce.has_points) {
+    snprintf(err, errlen, "%s: a fleet profile without hosts[] or "
+             "allreduce.points[]", path);
+    return CAL_ESCHEMA;
+  }
+  if ((rc = read_net(in, path, fv, err, errlen)) < 0)
+    return rc;
   if (!(in->net.source = keep(in, path)))
     goto nomem;
-  json_array_foreach(hosts, i, x) {
-    const json_t *prof = json_object_get(x, "profile");
-    const char *host = cal_json_str(x, "host");
+  for (size_t i = 0; i < fv->nhosts; i++) {
+    const cal_vfleet_host_t *h = &fv->hosts[i];
     char where[512];
     snprintf(where, sizeof where, "%s:hosts[%zu]", path, i);
-    if (json_is_null(prof))
+    if (!h->profile)
       continue;
-    char *text = json_dumps(prof, JSON_COMPACT);
+    char *text = json_dumps(h->profile, JSON_COMPACT);
     if (!text)
       goto nomem;
-    int rc = add_profile(in, where, text, strlen(text), err, errlen);
+    rc = add_profile(in, where, text, strlen(text), err, errlen);
     free(text);
     if (rc < 0)
       return rc;
-    if (*host && !(in->ms[in->n - 1].name = keep(in, host)))
+    if (h->host && *h->host && !(in->ms[in->n - 1].name = keep(in, h->host)))
       goto nomem;
   }
   return 0;
 nomem:
   snprintf(err, errlen, "out of memory reading %s", path);
   return CAL_ENOMEM;
+}
+
+/* A JSON input: a peak document, a fleet profile or a profile, told apart
+ * by their schema. */
+static int add_json(cal_plan_inputs_t *in, const char *path, const char *buf,
+                    size_t len, char *err, size_t errlen) {
+  json_t *doc = json_loadb(buf, len, 0, NULL);
+  cal_fleet_view_t *fv = NULL;
+  int rc;
+  if (doc && cal_peak_doc_is(doc)) {
+    rc = add_peak(in, path, doc, err, errlen);
+  } else if (doc && cal_fleet_view_build(doc, &fv) < 0) {
+    snprintf(err, errlen, "out of memory reading %s", path);
+    rc = CAL_ENOMEM;
+  } else if (fv && fv->schema && strcmp(fv->schema, CAL_FLEET_SCHEMA) == 0) {
+    rc = add_fleet(in, path, fv, err, errlen);
+  } else {
+    rc = add_profile(in, path, buf, len, err, errlen);
+  }
+  cal_fleet_view_free(fv);
+  json_decref(doc);
+  return rc;
 }
 
 int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
@@ -306,15 +383,7 @@ int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
              "JSON document or a curve CSV", path);
     rc = CAL_EPARSE;
   } else if (buf[at] == '{') {
-    /* a profile or a peak document: the schema says which */
-    json_t *doc = json_loadb(buf, len, 0, NULL);
-    if (doc && strcmp(cal_json_str(doc, "schema"), CAL_CURVE_SCHEMA) == 0)
-      rc = add_peak(in, path, doc, err, errlen);
-    else if (doc && strcmp(cal_json_str(doc, "schema"), CAL_FLEET_SCHEMA) == 0)
-      rc = add_fleet(in, path, doc, err, errlen);
-    else
-      rc = add_profile(in, path, buf, len, err, errlen);
-    json_decref(doc);
+    rc = add_json(in, path, buf, len, err, errlen);
   } else {
     rc = add_csv(in, path, buf, len, err, errlen);
   }

@@ -17,6 +17,19 @@
 
 #include "plan.h"
 
+/* Read a machine's figures from its profile's view (m borrows from p);
+ * 0, or CAL_ENOMEM when the view cannot be built.
+ * Figures read: device_name, throughput (examples/s at the optimal
+ * batch; null or <= 0 = left out), optimal_batch_size (int or null),
+ * machine.memory.available_bytes, else memory_gb x 1e9; the CI of the
+ * throughput from the batch_sweep point at the optimal batch (mode from
+ * batch_source.mode, else prefill, else decode; used only when its median
+ * is the top-level throughput); the shapes from batch_sweep.model; the
+ * mode behind the throughput (batch_source.mode) and the train curve's
+ * optimum (batch_sweep.modes.train: optimal_batch_size and its point's
+ * examples_per_s), which the network step uses for its compute time. */
+int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m);
+
 typedef struct cal_plan_inputs {
   cal_plan_machine_t *ms; /* n machines, in the order read */
   size_t n, cap;

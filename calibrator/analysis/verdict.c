@@ -74,6 +74,51 @@ cal_verdict_t cal_verdict_decide(const cal_verdict_in_t *in,
   return v;
 }
 
+int cal_machine_moved(double speed, double threshold) {
+  return isfinite(speed) && speed > 0 && fabs(log(speed)) > log1p(threshold);
+}
+
+void cal_verdict_point(const cal_point_judge_in_t *in,
+                       cal_point_judge_t *out) {
+  int single = in->single;
+  double allow = single && in->run_allowance > in->threshold
+                     ? in->run_allowance
+                     : in->threshold;
+  double q = isnan(in->p) ? 1.0 : in->p;
+  cal_verdict_in_t vin = {in->higher_is_better, in->ratio, in->ci_low,
+                          in->ci_high, q, in->p_min, allow, in->alpha};
+  const char *reason = NULL;
+  cal_verdict_t v = cal_verdict_decide(&vin, &reason);
+  int undecidable = in->p_min > in->alpha && !(q < in->alpha);
+  *out = (cal_point_judge_t){0};
+  if (single && !undecidable && in->machine_moved) {
+    v = CAL_VERDICT_INCONCLUSIVE;
+    reason = "one run per side, and the machine's own speed changed between "
+             "them (fp32 FMA loop)";
+  } else if (single && !undecidable && in->unstable) {
+    /* a run saw this point disturbed: its samples say nothing about the
+     * other run's conditions */
+    v = CAL_VERDICT_INCONCLUSIVE;
+    reason = "one run per side, unstable in a run (the machine was busy)";
+  } else if (single && !undecidable &&
+             (v == CAL_VERDICT_UNCHANGED || v == CAL_VERDICT_INCONCLUSIVE)) {
+    v = CAL_VERDICT_INCONCLUSIVE;
+    reason = "one run per side: within the run-to-run allowance";
+    out->within_allowance = 1;
+    out->runs_needed = cal_runs_needed(in->ratio, in->run_allowance,
+                                       in->threshold, in->alpha, in->ci_level);
+  } else if (single &&
+             (v == CAL_VERDICT_REGRESSED || v == CAL_VERDICT_IMPROVED)) {
+    reason = v == CAL_VERDICT_REGRESSED
+                 ? "significant and worse than the run-to-run allowance"
+                 : "significant and better than the run-to-run allowance";
+  }
+  out->verdict = v;
+  out->reason = reason;
+  out->p = q;
+  out->undecidable = undecidable;
+}
+
 double cal_geomean(const double *r, size_t n, size_t *used) {
   double s = 0.0;
   size_t k = 0;

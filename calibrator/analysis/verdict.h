@@ -106,4 +106,42 @@ int cal_bh_adjust(const double *p, size_t n, double *q);
 size_t cal_runs_needed(double ratio, double allowance, double threshold,
                        double alpha, double ci_level);
 
+/* ------------------------------------------------- one point of a compare */
+
+/* Everything that decides one point of a comparison. */
+typedef struct cal_point_judge_in {
+  int higher_is_better;
+  int single;             /* one run a side: the samples' rank test */
+  int unstable;           /* single: a run marked the point unstable */
+  int machine_moved;      /* single: the machine's own speed moved
+                             (cal_machine_moved) */
+  double ratio;           /* as judged: NAN when unknown */
+  double ci_low, ci_high; /* NAN when unknown */
+  double p;               /* adjusted across points; NAN: taken as 1 */
+  double p_min;
+  double threshold, alpha, run_allowance, ci_level;
+} cal_point_judge_in_t;
+
+typedef struct cal_point_judge {
+  cal_verdict_t verdict;
+  const char *reason;     /* static */
+  double p;               /* the p judged (NAN taken as 1) */
+  int undecidable;        /* p_min above alpha and not significant */
+  int within_allowance;   /* single: inside the run-to-run allowance */
+  size_t runs_needed;     /* then: runs per side that would decide it,
+                             0 when more than 50 */
+} cal_point_judge_t;
+
+/* The verdict of one point: cal_verdict_decide at the threshold, or with
+ * one run a side at the run allowance (when larger), and then the rules
+ * of a single run: the machine's speed moved, or a run marked the point
+ * unstable, or the change is within the allowance -> INCONCLUSIVE. */
+void cal_verdict_point(const cal_point_judge_in_t *in,
+                       cal_point_judge_t *out);
+
+/* Whether the machine's own speed ratio between two single runs (NAN when
+ * unknown) moved past the threshold: then no point of the two runs can be
+ * compared with the other. */
+int cal_machine_moved(double speed, double threshold);
+
 #endif

@@ -1,7 +1,9 @@
 /* `calibrate compare BASE NEW` and `calibrate compare --base A... --new
  * B...`: parse the options, load both sides (files, directories of
- * profiles, or stdin once), compare them (analysis/compare.c) and render
- * the report (report/compare_render.c). */
+ * profiles, or stdin once), compare them once into a typed result
+ * (analysis/compare.c) and hand it to the reporter of --format (the table
+ * and markdown of report/compare_render.c, the JSON of compare_json.c,
+ * the page of html_compare.c). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +15,13 @@
 #include "cli.h"
 #include "cal_exit.h"
 #include "compare.h"
+#include "compare_json.h"
 #include "compare_render.h"
 #include "html.h"
 #include "opt_table.h"
 #include "profile.h"
+#include "reporter.h"
+#include "view.h"
 
 #define CMD "compare"
 #define MAX_RUNS 64 /* profiles per side */
@@ -153,8 +158,7 @@ static int split_sides(int argc, char **argv, compare_args_t *a, char **rest,
 static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
   int code, nrest;
   memset(a, 0, sizeof *a);
-  a->o = (cal_compare_opts_t){0.05, 0.01, 0.95, CAL_COMPARE_RUN_ALLOWANCE,
-                              NULL, NULL, NULL};
+  a->o = cal_compare_defaults();
   a->fmt = CAL_REPORT_TABLE;
   a->out_path = "-";
   if ((code = split_sides(argc, argv, a, rest, &nrest)) >= 0)
@@ -186,6 +190,7 @@ static int parse_args(int argc, char **argv, compare_args_t *a, char **rest) {
 typedef struct side {
   cal_profile_t *p[MAX_RUNS];
   const json_t *roots[MAX_RUNS];
+  const cal_profile_view_t *views[MAX_RUNS];
   char *names[MAX_RUNS];
   size_t n;
   char label[512];
@@ -207,6 +212,7 @@ static int load_one(side_t *s, const char *path) {
   if (!(s->p[s->n] = cal_cmd_load_profile(CMD, path)))
     return -1;
   s->roots[s->n] = s->p[s->n]->root;
+  s->views[s->n] = cal_profile_view(s->p[s->n]);
   if (!(s->names[s->n] = strdup(path))) {
     cal_profile_free(s->p[s->n]);
     cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
@@ -281,13 +287,13 @@ static void one_diff(FILE *f, const char *key, const char *x, const char *y) {
 }
 
 /* Profiles of different machines: one line listing what differs. */
-static int different_machines(const json_t *diffs) {
+static int different_machines(const cal_comparison_t *c) {
   char *list = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&list, &len);
   if (!mem)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  cal_compare_each_diff(mem, diffs, one_diff);
+  cal_compare_each_diff(mem, c, one_diff);
   if (fclose(mem) != 0) {
     free(list);
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
@@ -299,14 +305,36 @@ static int different_machines(const json_t *diffs) {
   return rc;
 }
 
-/* The report as one HTML page (calibrate report's), written: an exit
- * code; a missing gnuplot is exit 2 with the install hint. */
-static int write_html(const json_t *rep, const compare_args_t *a) {
-  char *buf = NULL, err[512];
+/* The outputs of compare, by --format value: each renders the typed
+ * comparison only. */
+static const cal_reporter_t compare_reporters[] = {
+    {"table", "a terminal table", cal_compare_render_text, CAL_REPORT_TABLE},
+    {"md", "GitHub markdown", cal_compare_render_text, CAL_REPORT_MD},
+    {"json", "the calibrate-compare/1 tree", cal_compare_render_json, 0},
+    {"html", "one self-contained page with the ratio chart",
+     cal_compare_render_html, 0},
+};
+
+/* The --format name of the parsed choice, as the reporter table has it. */
+static const char *format_of(const compare_args_t *a) {
+  if (a->html)
+    return "html";
+  return a->fmt == CAL_REPORT_MD     ? "md"
+         : a->fmt == CAL_REPORT_JSON ? "json"
+                                     : "table";
+}
+
+/* Render the comparison with the reporter of --format and write it
+ * atomically to -o: an exit code; a missing gnuplot (html) is exit 2
+ * with the install hint. */
+static int write_report(const cal_comparison_t *c, const compare_args_t *a) {
+  const cal_reporter_t *r = cal_reporter_find(
+      compare_reporters, CAL_NREPORTERS(compare_reporters),
+      format_of(a));
+  char *buf = NULL, err[512] = "out of memory";
   size_t len = 0;
-  cal_html_opts_t ho = {0};
-  int rc = cal_html_render_compare(rep, &ho, &buf, &len, err, sizeof err);
   int code = CAL_EXIT_OK;
+  int rc = cal_reporter_render_mem(r, c, &buf, &len, err, sizeof err);
   if (rc < 0)
     code = cal_fail(CMD, rc == CAL_ENOMEM || rc == CAL_ESYS
                              ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
@@ -317,36 +345,54 @@ static int write_html(const json_t *rep, const compare_args_t *a) {
   return code;
 }
 
-/* Render a table or markdown report and write it: an exit code. */
-static int write_text(const json_t *rep, const compare_args_t *a) {
-  char *buf = NULL, err[512];
-  size_t len = 0;
-  int code = CAL_EXIT_INTERNAL;
-  FILE *mf = open_memstream(&buf, &len);
-  if (!mf) {
-    cal_fail(CMD, code, "out of memory");
-    goto out;
+/* The views of a side's profiles; NULL when one could not be built (the
+ * comparison then builds them). */
+static const cal_profile_view_t *const *side_views(const side_t *s) {
+  for (size_t i = 0; i < s->n; i++)
+    if (!s->views[i])
+      return NULL;
+  return s->views;
+}
+
+/* Compare the loaded sides and write the report: an exit code. */
+static int compare_and_report(const side_t *sb, const side_t *sn,
+                              const compare_args_t *a) {
+  cal_comparison_t c;
+  char err[512];
+  cal_compare_side_t b = {sb->roots, (const char *const *)sb->names, sb->n,
+                          sb->label, side_views(sb)};
+  cal_compare_side_t n = {sn->roots, (const char *const *)sn->names, sn->n,
+                          sn->label, side_views(sn)};
+  int rc = cal_compare_sides(&b, &n, &a->o, &c, err, sizeof err), code;
+  if (rc < 0) {
+    code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+                    "%s", err);
+  } else if (c.ndiffs && !a->allow_diff) {
+    code = different_machines(&c);
+  } else if (c.summary.compared == 0 && a->o.filter) {
+    code = cal_usage(CMD, "--filter %s matches no point both sides hold",
+                     a->o.filter);
+  } else {
+    c.allow_different_machines = a->allow_diff;
+    c.only_changed = a->only_changed;
+    if (a->only_changed)
+      cal_compare_keep_changed(&c);
+    code = write_report(&c, a);
+    if (code == CAL_EXIT_OK && c.summary.regression) {
+      if (a->warn_only)
+        fprintf(stderr, "calibrate compare: regressions found; --warn-only, "
+                        "exit status 0\n");
+      else
+        code = CAL_EXIT_REGRESSION;
+    }
   }
-  int rc = cal_compare_render(rep, a->fmt, mf);
-  if (fclose(mf) || rc < 0) {
-    cal_fail(CMD, code, "out of memory rendering the report");
-    goto out;
-  }
-  if (cal_write_atomic(a->out_path, buf, len, err, sizeof err) < 0) {
-    code = cal_usage(CMD, "%s", err);
-    goto out;
-  }
-  code = CAL_EXIT_OK;
-out:
-  free(buf);
+  cal_compare_free(&c);
   return code;
 }
 
 int cal_cmd_compare(int argc, char **argv) {
   compare_args_t a;
   side_t sb = {0}, sn = {0};
-  json_t *rep = NULL;
-  char err[512];
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   if (!rest)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
@@ -357,48 +403,8 @@ int cal_cmd_compare(int argc, char **argv) {
   if (load_side(&sb, a.paths[0], a.npaths[0]) < 0 ||
       load_side(&sn, a.paths[1], a.npaths[1]) < 0)
     goto out;
-  cal_compare_side_t b = {sb.roots, (const char *const *)sb.names, sb.n,
-                          sb.label};
-  cal_compare_side_t n = {sn.roots, (const char *const *)sn.names, sn.n,
-                          sn.label};
-  int rc = cal_compare_sides(&b, &n, &a.o, &rep, err, sizeof err);
-  if (rc < 0) {
-    code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
-                    "%s", err);
-    goto out;
-  }
-  json_t *diffs = json_object_get(rep, "machine_differences");
-  if (json_array_size(diffs) && !a.allow_diff) {
-    code = different_machines(diffs);
-    goto out;
-  }
-  if (json_object_get(json_object_get(rep, "summary"), "compared") &&
-      json_integer_value(json_object_get(json_object_get(rep, "summary"),
-                                         "compared")) == 0 &&
-      a.o.filter) {
-    code = cal_usage(CMD, "--filter %s matches no point both sides hold",
-                     a.o.filter);
-    goto out;
-  }
-  json_object_set_new(rep, "allow_different_machines", json_boolean(a.allow_diff));
-  if (a.only_changed && cal_compare_keep_changed(rep) < 0) {
-    code = cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-    goto out;
-  }
-  json_object_set_new(rep, "only_changed", json_boolean(a.only_changed));
-  code = a.html                    ? write_html(rep, &a)
-         : a.fmt == CAL_REPORT_JSON ? cal_cmd_write_json(CMD, rep, a.out_path)
-                                    : write_text(rep, &a);
-  if (code != CAL_EXIT_OK)
-    goto out;
-  int regressed = json_is_true(
-      json_object_get(json_object_get(rep, "summary"), "regression"));
-  if (regressed && a.warn_only)
-    fprintf(stderr, "calibrate compare: regressions found; --warn-only, "
-                    "exit status 0\n");
-  code = regressed && !a.warn_only ? CAL_EXIT_REGRESSION : CAL_EXIT_OK;
+  code = compare_and_report(&sb, &sn, &a);
 out:
-  json_decref(rep);
   side_free(&sb);
   side_free(&sn);
   free(rest);

@@ -8,7 +8,7 @@
 #include "subcommands.h"
 #include "cal_err.h"
 #include "cal_exit.h"
-#include "compare.h"
+#include "export.h"
 #include "opt_table.h"
 #include "profile.h"
 
@@ -86,7 +86,8 @@ int cal_cmd_export(int argc, char **argv) {
   if (!(p = cal_cmd_load_profile(CMD, argv[first])))
     goto out;
   code = CAL_EXIT_INTERNAL;
-  out = kind < 0 ? cal_export_bmf(p->root) : cal_export_gab(p->root, kind);
+  const cal_profile_view_t *v = cal_profile_view(p);
+  out = !v ? NULL : kind < 0 ? cal_export_view_bmf(v) : cal_export_view_gab(v, kind);
   if (!out) {
     cal_fail(CMD, code, "out of memory");
     goto out;

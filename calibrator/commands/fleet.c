@@ -104,10 +104,9 @@ static void fleet_help(void) { cal_opt_help(&fleet_opts, stdout); }
 
 #ifdef CAL_HAVE_MPI
 
-static int measure(int argc, char **argv) {
-  static const cal_measure_cmd_t mc = {&fleet_opts, 0,
-                                       cal_measure_default_sections};
-  return cal_measure_main(&mc, argc, argv, NULL);
+/* A node's run of the run options (a cal_opts_t). */
+static int measure(void *opts, FILE *table, json_t **profile) {
+  return cal_measure_node(opts, table, profile);
 }
 #endif
 
@@ -136,6 +135,8 @@ static int fleet_option(int argc, char **argv, int *i, fleet_parse_t *f) {
 int cal_cmd_fleet(int argc, char **argv) {
   fleet_parse_t f = {{0}, 0, 0};
   cal_fleet_args_t *ap = &f.a;
+  cal_opts_t o;
+  memset(&o, 0, sizeof o); /* freed at the end, parsed or not */
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   if (!rest)
     return CAL_EXIT_INTERNAL;
@@ -162,14 +163,10 @@ int cal_cmd_fleet(int argc, char **argv) {
   ap->p2p_max = (uint64_t)f.p2p;
   ap->ar_max = (uint64_t)f.ar - (uint64_t)f.ar % 4; /* whole fp32 values */
   cal_fleet_args_t a = f.a;
-  a.run_argc = nrest;
-  a.run_argv = rest;
   /* the run options checked here, before MPI starts: a bad one is one
    * line and exit 2 on every rank, and no job is started */
-  cal_opts_t o;
   cal_opts_action_t action;
   rc = cal_opts_parse(&o, nrest, rest, &fleet_opts, &action);
-  cal_opts_free(&o);
   if (rc != 0 || action == CAL_OPTS_DONE)
     goto out;
   if (action != CAL_OPTS_RUN) {
@@ -178,12 +175,14 @@ int cal_cmd_fleet(int argc, char **argv) {
   }
 #ifdef CAL_HAVE_MPI
   a.measure = measure;
+  a.measure_arg = &o;
   rc = cal_fleet_main(&a);
 #else
   rc = cal_usage(CMD, "this calibrate was built without MPI (install "
                       "libopenmpi-dev and openmpi-bin, and build again)");
 #endif
 out:
+  cal_opts_free(&o);
   free(rest);
   return rc;
 }

@@ -4,6 +4,9 @@
 #ifndef CAL_MEASURE_H
 #define CAL_MEASURE_H
 
+#include <jansson.h>
+#include <stdio.h>
+
 #include "run.h"
 
 typedef struct cal_measure_cmd {
@@ -33,8 +36,15 @@ int cal_measure_default_sections(cal_opts_t *o, void *arg);
 /* The options of `calibrate run` (commands/run.c). */
 extern const cal_opt_cmd_t cal_run_opts;
 
-/* Returns the exit code. */
+/* Parse argv, measure, write the profile, print the table (and charts).
+ * Returns the exit code. */
 int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
                      void *arg);
+
+/* A fleet node's run of the parsed options o (cal_opts_parse; resolved
+ * here, with the default run's sections): its table on `table`, its
+ * profile into *profile (new reference; NULL when none) instead of a file.
+ * Returns the run's exit code, as `calibrate run` would exit. */
+int cal_measure_node(cal_opts_t *o, FILE *table, json_t **profile);
 
 #endif

@@ -1,7 +1,7 @@
 /* `calibrate plan INPUT... [options]`: parse the options, read the inputs
  * (profiles and curves, analysis/plan_input.c), price them, build the plan
- * (analysis/plan.c) and write it as a table, markdown
- * (report/plan_render.c) or JSON. */
+ * (analysis/plan.c) and write it through the reporter of --format: a
+ * table or markdown (report/plan_render.c) or JSON (report/plan_json.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -19,8 +19,10 @@
 #include "opt_table.h"
 #include "plan.h"
 #include "plan_input.h"
+#include "plan_json.h"
 #include "plan_render.h"
 #include "profile.h"
+#include "reporter.h"
 
 #define CMD "plan"
 
@@ -366,19 +368,25 @@ static void warn_left_out(const cal_plan_machine_t *ms, size_t n) {
               "left out\n", ms[i].name, ms[i].path);
 }
 
-/* The plan as a table or markdown, rendered whole, then written through
- * the one writer to a.output or stdout: an exit code. */
-static int write_text(const json_t *plan, const plan_args_t *a) {
+/* The outputs of a plan, one a --format value. */
+static const cal_reporter_t plan_reporters[] = {
+    {"table", "a terminal table", cal_plan_render_text, 0},
+    {"md", "GitHub markdown", cal_plan_render_text, 1},
+    {"json", "the plan document (calibrate-plan/1)", cal_plan_render_json, 0},
+};
+
+/* The plan rendered whole by the reporter of a.format, then written
+ * through the one writer to a.output or stdout: an exit code. */
+static int write_plan(const cal_plan_t *plan, const plan_args_t *a) {
+  const cal_reporter_t *r = cal_reporter_find(
+      plan_reporters, CAL_NREPORTERS(plan_reporters), a->format);
   char *text = NULL, err[512];
   size_t len = 0;
-  FILE *mem = open_memstream(&text, &len);
-  if (!mem)
-    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  cal_plan_render(mem, plan, strcmp(a->format, "md") == 0);
-  if (fclose(mem) != 0) {
-    free(text);
-    return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  }
+  if (!r)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "no reporter for --format %s",
+                    a->format);
+  if (cal_reporter_render_mem(r, plan, &text, &len, err, sizeof err) < 0)
+    return cal_fail(CMD, CAL_EXIT_INTERNAL, "%s", err);
   int rc = CAL_EXIT_OK;
   if (cal_write_atomic(a->output ? a->output : "-", text, len, err,
                        sizeof err) < 0)
@@ -409,18 +417,10 @@ static int distinct_names(cal_plan_machine_t *ms, size_t n, char ***owned) {
   return rc;
 }
 
-/* Whether a model was given and fits on no machine alone (placement
- * strategy sharded, does_not_fit or unknown). */
-static int fits_nowhere(const json_t *plan) {
-  const char *s = json_string_value(
-      json_object_get(json_object_get(plan, "placement"), "strategy"));
-  return s && strcmp(s, "data_parallel") != 0 && strcmp(s, "fits_some") != 0;
-}
-
 int cal_cmd_plan(int argc, char **argv) {
   plan_args_t a;
   cal_plan_inputs_t in = {0};
-  json_t *plan = NULL;
+  cal_plan_t *plan = NULL;
   char err[512], **names = NULL;
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0)
@@ -443,21 +443,17 @@ int cal_cmd_plan(int argc, char **argv) {
   rc = CAL_EXIT_USAGE;
   warn_left_out(in.ms, in.n);
   a.o.net = in.has_net ? &in.net : NULL;
-  if (!(plan = cal_plan_build(&a.o, in.ms, in.n, err, sizeof err))) {
+  if (cal_plan_compute(&a.o, in.ms, in.n, &plan, err, sizeof err) < 0) {
     rc = cal_usage(CMD, "%s", err);
     goto out;
   }
-  size_t i;
-  const json_t *w;
-  json_array_foreach(json_object_get(plan, "warnings"), i, w)
-      fprintf(stderr, "calibrate plan: warning: %s\n", json_string_value(w));
-  rc = strcmp(a.format, "json") == 0
-           ? cal_cmd_write_json(CMD, plan, a.output ? a.output : "-")
-           : write_text(plan, &a);
-  if (rc == CAL_EXIT_OK && fits_nowhere(plan))
+  for (size_t i = 0; i < plan->nwarnings; i++)
+    fprintf(stderr, "calibrate plan: warning: %s\n", plan->warnings[i]);
+  rc = write_plan(plan, &a);
+  if (rc == CAL_EXIT_OK && cal_plan_fits_nowhere(plan))
     rc = CAL_EXIT_NOFIT;
 out:
-  json_decref(plan);
+  cal_plan_free(plan);
   cal_machine_names_free(names, in.n);
   cal_plan_inputs_free(&in);
   free_args(&a);

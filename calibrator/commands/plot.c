@@ -103,8 +103,12 @@ int cal_cmd_plot(int argc, char **argv) {
       rc = cal_usage(CMD, "%s", err);
       goto out;
     }
-  int r = cal_plot_run((const cal_profile_t *const *)p, n, &o, err,
-                       sizeof err);
+  /* --format png|svg names the chart reporter */
+  const cal_reporter_t *charts =
+      cal_reporter_find(cal_plot_reporters, cal_plot_nreporters, o.format);
+  cal_plot_in_t in = {.profiles = (const cal_profile_t *const *)p, .n = n,
+                      .opts = &o};
+  int r = charts->render(&in, charts->variant, o.notes, err, sizeof err);
   if (r < 0)
     /* a missing gnuplot is the user's to install (the hint says how) */
     rc = cal_fail(CMD, r == CAL_EIO || r == CAL_EINVAL || r == CAL_ENOTFOUND

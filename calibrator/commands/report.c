@@ -80,12 +80,10 @@ int cal_cmd_report(int argc, char **argv) {
     return cal_usage(CMD, "cannot write %s: %s", out, why);
   size_t n = (size_t)(argc - optind);
   cal_profile_t **p = calloc(n, sizeof *p);
-  const json_t **roots = calloc(n, sizeof *roots);
-  const char **paths = calloc(n, sizeof *paths);
   char *html = NULL;
   size_t len = 0;
   int rc = CAL_EXIT_INTERNAL;
-  if (!p || !roots || !paths) {
+  if (!p) {
     cal_fail(CMD, rc, "out of memory");
     goto out;
   }
@@ -94,10 +92,13 @@ int cal_cmd_report(int argc, char **argv) {
       rc = cal_usage(CMD, "%s", err);
       goto out;
     }
-    roots[i] = p[i]->root;
-    paths[i] = p[i]->path;
   }
-  int r = cal_html_render(roots, paths, n, &o, &html, &len, err, sizeof err);
+  /* the page is rendered whole, then written atomically */
+  const cal_reporter_t *page = cal_reporter_find(
+      cal_html_reporters, cal_html_nreporters, "html");
+  cal_html_in_t in = {.profiles = (const cal_profile_t *const *)p, .n = n,
+                      .opts = &o};
+  int r = cal_reporter_render_mem(page, &in, &html, &len, err, sizeof err);
   if (r < 0) {
     rc = cal_fail(CMD, r == CAL_ENOTFOUND || r == CAL_EIO || r == CAL_EINVAL
                            ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL,
@@ -115,8 +116,6 @@ out:
   for (size_t i = 0; p && i < n; i++)
     cal_profile_free(p[i]);
   free(p);
-  free(roots);
-  free(paths);
   free(html);
   return rc;
 }

@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,52 +60,21 @@ static void warn_bound(int me) {
             me, CPU_COUNT(&set), online);
 }
 
-/* Measure this node through the measuring path into an anonymous memory
- * file; its profile text into *prof (owned). */
+/* Measure this node through the measuring path; its profile text into
+ * *prof (owned, sent to rank 0).  Returns the node run's exit code. */
 static int measure_node(const cal_fleet_args_t *a, char **prof, size_t *len) {
   *prof = NULL;
   *len = 0;
-  int fd = memfd_create("calibrate-node-profile", 0);
-  if (fd < 0) {
-    fprintf(stderr, "calibrate fleet: cannot create a memory file for the "
-                    "node's profile\n");
-    return CAL_EXIT_INTERNAL;
-  }
-  char path[64];
-  snprintf(path, sizeof path, "/dev/fd/%d", fd);
-  int argc = a->run_argc + 2;
-  char **argv = calloc((size_t)argc + 1, sizeof *argv);
-  if (!argv) {
-    close(fd);
-    return CAL_EXIT_INTERNAL;
-  }
-  for (int i = 0; i < a->run_argc; i++)
-    argv[i] = a->run_argv[i];
-  argv[a->run_argc] = "-o";
-  argv[a->run_argc + 1] = path;
   /* the fleet profile on standard output: the node's table goes to
    * standard error, as a run's does with -o - */
-  int to_err = a->out_path && strcmp(a->out_path, "-") == 0, saved = -1;
+  FILE *table = a->out_path && strcmp(a->out_path, "-") == 0 ? stderr : stdout;
+  json_t *root = NULL;
   fflush(stdout);
-  if (to_err && (saved = dup(STDOUT_FILENO)) >= 0)
-    dup2(STDERR_FILENO, STDOUT_FILENO);
-  int rc = a->measure(argc, argv);
-  fflush(stdout);
-  if (saved >= 0) {
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-  }
-  free(argv);
-  struct stat st;
-  if (fstat(fd, &st) == 0 && st.st_size > 0 && (*prof = malloc((size_t)st.st_size))) {
-    *len = (size_t)pread(fd, *prof, (size_t)st.st_size, 0);
-    if (*len != (size_t)st.st_size) {
-      free(*prof);
-      *prof = NULL;
-      *len = 0;
-    }
-  }
-  close(fd);
+  int rc = a->measure(a->measure_arg, table, &root);
+  fflush(table);
+  if (root && (*prof = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10))))
+    *len = strlen(*prof);
+  json_decref(root);
   return rc;
 }
 
@@ -127,261 +94,335 @@ static void default_path(char *out, size_t len) {
  * the profile (its headline figures withheld) and the job goes on. */
 static int fatal_code(int rc) { return rc != CAL_EXIT_OK && rc != CAL_EXIT_BUSY; }
 
-static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
-  cal_fleet_t f;
-  memset(&f, 0, sizeof f);
-  int rc = CAL_EXIT_OK;
-  char path[4096] = "";
-  char *prof = NULL;
-  char *ids = NULL;
-  int *host_of = NULL, *endpoints = NULL;
-  long long *meta = NULL;
-  double *waits = NULL;
-  int *counts = NULL, *displs = NULL;
-  char *all = NULL;
-  json_t *root = NULL;
-  const char *fail = getenv("CALIBRATE_FLEET_FAIL_RANK");
-  cal_fleet_plan_t pl = {
-      .samples = a->quick ? 5 : 9,
-      .min_time_s = a->quick ? 0.002 : 0.01,
-      .p2p_max = a->p2p_max,
-      .ar_max = a->ar_max,
-      .timeout_s = a->timeout_s,
-      .fail_rank = fail && *fail ? atoi(fail) : -1,
-  };
+/* The test hooks, from the environment (fleet --help lists them). */
+typedef struct hooks {
+  int fail_rank;  /* CALIBRATE_FLEET_FAIL_RANK: its all-reduce input wrong */
+  int die_rank;   /* CALIBRATE_FLEET_DIE_RANK: exits before measuring */
+  int hang_rank;  /* CALIBRATE_FLEET_HANG_RANK: stops answering ... */
+  int hang_links; /* ... before the all-reduce (CALIBRATE_FLEET_HANG_AT=links)
+                     instead of before measuring */
+} hooks_t;
 
-  /* rank 0 checks the output before anyone measures */
+/* The rank an environment variable names; -1: unset or empty. */
+static int env_rank(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : -1;
+}
+
+static void read_hooks(hooks_t *hk) {
+  const char *at = getenv("CALIBRATE_FLEET_HANG_AT");
+  hk->fail_rank = env_rank("CALIBRATE_FLEET_FAIL_RANK");
+  hk->die_rank = env_rank("CALIBRATE_FLEET_DIE_RANK");
+  hk->hang_rank = env_rank("CALIBRATE_FLEET_HANG_RANK");
+  hk->hang_links = at && strcmp(at, "links") == 0;
+}
+
+/* One rank's view of the job. */
+typedef struct job {
+  const cal_fleet_args_t *a;
+  int me, n;
+  hooks_t hk;
+  cal_fleet_t f;
+  int *host_of;      /* each rank's host (index into f.hosts) */
+  char path[4096];   /* rank 0: where the fleet profile goes */
+  char *prof;        /* a measuring rank: its node's profile text, owned */
+  size_t len;
+  long long *meta;   /* per rank: its node run's exit code, profile bytes */
+} job_t;
+
+static void nomem(int me) __attribute__((noreturn));
+static void nomem(int me) {
+  fprintf(stderr, "calibrate fleet: out of memory on rank %d\n", me);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, CAL_EXIT_INTERNAL);
+  exit(CAL_EXIT_INTERNAL);
+}
+
+/* Zeroed memory, or the job ends (out of memory on one rank ends all). */
+static void *need(const job_t *j, size_t bytes) {
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (!p)
+    nomem(j->me);
+  return p;
+}
+
+/* Rank 0 checks the output before anyone measures: exit 2 on every rank
+ * when it cannot be written. */
+static int check_output(job_t *j) {
   int out_ok = 1;
-  if (me == 0) {
+  if (j->me == 0) {
     char why[512];
-    if (a->out_path)
-      snprintf(path, sizeof path, "%s", a->out_path);
+    if (j->a->out_path)
+      snprintf(j->path, sizeof j->path, "%s", j->a->out_path);
     else
-      default_path(path, sizeof path);
-    if (cal_check_writable(path, why, sizeof why) < 0) {
-      cal_usage("fleet", "cannot write %s: %s", path, why);
+      default_path(j->path, sizeof j->path);
+    if (cal_check_writable(j->path, why, sizeof why) < 0) {
+      cal_usage("fleet", "cannot write %s: %s", j->path, why);
       out_ok = 0;
     }
   }
   MPI_Request rq;
   MPI_Ibcast(&out_ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
-  cal_fleet_wait(&rq, a->timeout_s, "the output check");
-  if (!out_ok)
-    return CAL_EXIT_USAGE;
+  cal_fleet_wait(&rq, j->a->timeout_s, "the output check");
+  return out_ok ? CAL_EXIT_OK : CAL_EXIT_USAGE;
+}
 
-  /* the hosts: ranks with the same hostname and boot id share a node */
+/* The hosts: ranks with the same hostname and boot id share a node, the
+ * lowest of them measures it. */
+static void find_hosts(job_t *j) {
+  cal_fleet_t *f = &j->f;
   char id[ID_LEN], name[256], boot[64];
   host_id(id, name, sizeof name, boot, sizeof boot);
-  if (!(ids = malloc((size_t)n * ID_LEN)) ||
-      !(host_of = malloc((size_t)n * sizeof *host_of)) ||
-      !(endpoints = malloc((size_t)n * sizeof *endpoints)) ||
-      !(f.hosts = calloc((size_t)n, sizeof *f.hosts)))
-    goto nomem;
+  char *ids = need(j, (size_t)j->n * ID_LEN);
+  j->host_of = need(j, (size_t)j->n * sizeof *j->host_of);
+  f->hosts = need(j, (size_t)j->n * sizeof *f->hosts);
+  MPI_Request rq;
   MPI_Iallgather(id, ID_LEN, MPI_CHAR, ids, ID_LEN, MPI_CHAR, MPI_COMM_WORLD,
                  &rq);
-  cal_fleet_wait(&rq, a->timeout_s, "finding the hosts");
-  f.nranks = n;
-  for (int r = 0; r < n; r++) {
+  cal_fleet_wait(&rq, j->a->timeout_s, "finding the hosts");
+  f->nranks = j->n;
+  for (int r = 0; r < j->n; r++) {
     int h = 0;
-    while (h < f.nhosts &&
+    while (h < f->nhosts &&
            memcmp(ids + (size_t)r * ID_LEN,
-                  ids + (size_t)f.hosts[h].measuring_rank * ID_LEN, ID_LEN) != 0)
+                  ids + (size_t)f->hosts[h].measuring_rank * ID_LEN, ID_LEN) != 0)
       h++;
-    cal_fleet_host_t *H = &f.hosts[h];
-    if (h == f.nhosts) {
-      f.nhosts++;
+    cal_fleet_host_t *H = &f->hosts[h];
+    if (h == f->nhosts) {
+      f->nhosts++;
       H->measuring_rank = r;
-      if (!(H->ranks = calloc((size_t)n, sizeof *H->ranks)))
-        goto nomem;
+      H->ranks = need(j, (size_t)j->n * sizeof *H->ranks);
       const char *s = ids + (size_t)r * ID_LEN;
       const char *nl = strchr(s, '\n');
       snprintf(H->name, sizeof H->name, "%.*s", (int)(nl ? nl - s : 0), s);
       snprintf(H->boot_id, sizeof H->boot_id, "%s", nl ? nl + 1 : "");
     }
     H->ranks[H->nranks++] = r;
-    host_of[r] = h;
+    j->host_of[r] = h;
   }
-  int mine = host_of[me], leader = f.hosts[mine].measuring_rank == me;
-  /* test hook: this rank dies without a word (the launcher must end the
-   * job; the others never write a fleet profile) */
-  const char *die = getenv("CALIBRATE_FLEET_DIE_RANK");
-  if (die && *die && atoi(die) == me)
+  free(ids);
+}
+
+/* Test hooks before measuring: this rank dies without a word (the
+ * launcher must end the job; the others never write a fleet profile), or
+ * stops answering (the others must give up at their deadline, not hang). */
+static void hooks_before_measuring(const job_t *j) {
+  if (j->hk.die_rank == j->me)
     _exit(CAL_EXIT_INTERNAL);
-  /* test hook: this rank stops answering (the others must give up at
-   * their deadline, not hang) */
-  const char *hang = getenv("CALIBRATE_FLEET_HANG_RANK");
-  const char *at = getenv("CALIBRATE_FLEET_HANG_AT");
-  int hang_links = at && strcmp(at, "links") == 0;
-  if (hang && *hang && atoi(hang) == me && !hang_links)
+  if (j->hk.hang_rank == j->me && !j->hk.hang_links)
     for (;;)
       pause();
+}
 
-  /* each host measured by one rank; the others sleep until it is done */
-  size_t len = 0;
-  long long my[2] = {0, 0};
-  double w0 = MPI_Wtime(), c0 = cpu_s();
-  if (leader) {
-    warn_bound(me);
-    my[0] = measure_node(a, &prof, &len);
-    my[1] = (long long)len;
-  }
-  if (!(meta = malloc(2 * (size_t)n * sizeof *meta)) ||
-      !(waits = malloc(2 * (size_t)n * sizeof *waits)))
-    goto nomem;
-  MPI_Iallgather(my, 2, MPI_LONG_LONG, meta, 2, MPI_LONG_LONG, MPI_COMM_WORLD,
-                 &rq);
-  cal_fleet_wait(&rq, a->node_timeout_s, "the nodes' measuring runs");
-  /* what waiting cost the ranks that did not measure */
+/* What waiting cost the ranks that did not measure, into their hosts. */
+static void gather_waits(job_t *j, int leader, double w0, double c0) {
   double mw[2] = {leader ? 0 : MPI_Wtime() - w0, leader ? 0 : cpu_s() - c0};
+  double *waits = need(j, 2 * (size_t)j->n * sizeof *waits);
+  MPI_Request rq;
   MPI_Iallgather(mw, 2, MPI_DOUBLE, waits, 2, MPI_DOUBLE, MPI_COMM_WORLD, &rq);
-  cal_fleet_wait(&rq, a->timeout_s, "the nodes' measuring runs");
-  for (int h = 0; h < f.nhosts; h++) {
-    cal_fleet_host_t *H = &f.hosts[h];
-    if (!(H->wait_s = calloc((size_t)H->nranks, sizeof *H->wait_s)) ||
-        !(H->wait_cpu_s = calloc((size_t)H->nranks, sizeof *H->wait_cpu_s)))
-      goto nomem;
+  cal_fleet_wait(&rq, j->a->timeout_s, "the nodes' measuring runs");
+  for (int h = 0; h < j->f.nhosts; h++) {
+    cal_fleet_host_t *H = &j->f.hosts[h];
+    H->wait_s = need(j, (size_t)H->nranks * sizeof *H->wait_s);
+    H->wait_cpu_s = need(j, (size_t)H->nranks * sizeof *H->wait_cpu_s);
     for (int k = 0; k < H->nranks; k++) {
       H->wait_s[k] = waits[2 * H->ranks[k]];
       H->wait_cpu_s[k] = waits[2 * H->ranks[k] + 1];
     }
   }
-  for (int h = 0; h < f.nhosts; h++) {
-    int r = f.hosts[h].measuring_rank;
-    f.hosts[h].exit_code = (int)meta[2 * r];
-    if (fatal_code(f.hosts[h].exit_code) && !fatal_code(rc))
-      rc = f.hosts[h].exit_code;
-    else if (meta[2 * r + 1] == 0 && !fatal_code(rc))
+  free(waits);
+}
+
+/* The job's code after the nodes' runs: the first host whose run failed
+ * ends it (rank 0 says which), a busy host makes it 5. */
+static int nodes_code(job_t *j) {
+  int rc = CAL_EXIT_OK;
+  for (int h = 0; h < j->f.nhosts; h++) {
+    int r = j->f.hosts[h].measuring_rank;
+    j->f.hosts[h].exit_code = (int)j->meta[2 * r];
+    if (fatal_code(j->f.hosts[h].exit_code) && !fatal_code(rc))
+      rc = j->f.hosts[h].exit_code;
+    else if (j->meta[2 * r + 1] == 0 && !fatal_code(rc))
       rc = CAL_EXIT_INTERNAL; /* measured, yet no profile */
-    else if (f.hosts[h].exit_code == CAL_EXIT_BUSY && rc == CAL_EXIT_OK)
+    else if (j->f.hosts[h].exit_code == CAL_EXIT_BUSY && rc == CAL_EXIT_OK)
       rc = CAL_EXIT_BUSY; /* kept, and the job's exit says so */
     if (fatal_code(rc)) {
       /* a usage error was said on one line by the run itself */
-      if (me == 0 && rc != CAL_EXIT_USAGE)
+      if (j->me == 0 && rc != CAL_EXIT_USAGE)
         fprintf(stderr, "calibrate fleet: host %s (rank %d) could not be "
-                      "calibrated (its run exited %d): no fleet profile\n",
-                f.hosts[h].name, r, f.hosts[h].exit_code);
+                        "calibrated (its run exited %d): no fleet profile\n",
+                j->f.hosts[h].name, r, j->f.hosts[h].exit_code);
       break;
     }
   }
-  if (fatal_code(rc))
-    goto out;
-  /* the profiles to rank 0 */
-  if (!(counts = calloc((size_t)n, sizeof *counts)) ||
-      !(displs = calloc((size_t)n, sizeof *displs)))
-    goto nomem;
+  return rc;
+}
+
+/* Each host measured by one rank; the others sleep until it is done.
+ * Returns the job's code so far. */
+static int measure_nodes(job_t *j) {
+  int leader = j->f.hosts[j->host_of[j->me]].measuring_rank == j->me;
+  long long my[2] = {0, 0};
+  double w0 = MPI_Wtime(), c0 = cpu_s();
+  if (leader) {
+    warn_bound(j->me);
+    my[0] = measure_node(j->a, &j->prof, &j->len);
+    my[1] = (long long)j->len;
+  }
+  j->meta = need(j, 2 * (size_t)j->n * sizeof *j->meta);
+  MPI_Request rq;
+  MPI_Iallgather(my, 2, MPI_LONG_LONG, j->meta, 2, MPI_LONG_LONG,
+                 MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, j->a->node_timeout_s, "the nodes' measuring runs");
+  gather_waits(j, leader, w0, c0);
+  return nodes_code(j);
+}
+
+/* The node profiles to rank 0. */
+static void gather_profiles(job_t *j) {
+  int *counts = need(j, (size_t)j->n * sizeof *counts);
+  int *displs = need(j, (size_t)j->n * sizeof *displs);
   size_t total = 0;
-  for (int r = 0; r < n; r++) {
-    counts[r] = (int)meta[2 * r + 1];
+  for (int r = 0; r < j->n; r++) {
+    counts[r] = (int)j->meta[2 * r + 1];
     displs[r] = (int)total;
     total += (size_t)counts[r];
   }
-  if (me == 0 && !(all = malloc(total ? total : 1)))
-    goto nomem;
-  MPI_Igatherv(prof, (int)len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0,
-               MPI_COMM_WORLD, &rq);
-  cal_fleet_wait(&rq, a->timeout_s, "gathering the node profiles");
-  if (me == 0)
-    for (int h = 0; h < f.nhosts; h++) {
-      int r = f.hosts[h].measuring_rank;
-      if (!(f.hosts[h].profile = malloc((size_t)counts[r] + 1)))
-        goto nomem;
-      memcpy(f.hosts[h].profile, all + displs[r], (size_t)counts[r]);
-      f.hosts[h].profile_len = (size_t)counts[r];
-    }
-  int node_rc = rc;
-
-  /* the links: one rank per host; one host: between its ranks */
-  double t_links = MPI_Wtime();
-  int ne = 0;
-  f.intra_host = f.nhosts == 1;
-  if (f.nhosts > 1)
-    for (int h = 0; h < f.nhosts; h++)
-      endpoints[ne++] = f.hosts[h].measuring_rank;
-  else
-    for (int r = 0; r < n; r++)
-      endpoints[ne++] = r;
-  cal_fleet_barrier(a->timeout_s, "the start of the link measurements");
-  uint64_t bad = 0;
-  int lrc = 0;
-  if (n > 1) {
-    if (ne > 1)
-      lrc = cal_fleet_p2p(&pl, endpoints, ne, host_of, &f);
-    cal_fleet_watchdog(0, NULL);
-    if (hang_links && atoi(hang) == me) /* test hook, as above */
-      for (;;)
-        pause();
-    if (lrc == 0)
-      lrc = cal_fleet_allreduce(&pl, &f, &bad);
-    if (lrc == 0 && a->compare_plain && ne > 1)
-      lrc = cal_fleet_compare_plain(&pl, endpoints[0], endpoints[1], &f);
+  char *all = j->me == 0 ? need(j, total) : NULL;
+  MPI_Request rq;
+  MPI_Igatherv(j->prof, (int)j->len, MPI_CHAR, all, counts, displs, MPI_CHAR,
+               0, MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, j->a->timeout_s, "gathering the node profiles");
+  for (int h = 0; j->me == 0 && h < j->f.nhosts; h++) {
+    int r = j->f.hosts[h].measuring_rank;
+    j->f.hosts[h].profile = need(j, (size_t)counts[r] + 1);
+    memcpy(j->f.hosts[h].profile, all + displs[r], (size_t)counts[r]);
+    j->f.hosts[h].profile_len = (size_t)counts[r];
   }
-  cal_fleet_watchdog(0, NULL);
-  /* every rank's verdict: a wrong sum anywhere fails everyone */
-  long long v[2] = {bad, lrc != 0}, *vs = NULL;
-  if (!(vs = malloc(2 * (size_t)n * sizeof *vs)))
-    goto nomem;
+  free(counts);
+  free(displs);
+  free(all);
+}
+
+/* Every rank's verdict on the links: a wrong sum anywhere fails everyone.
+ * Returns rc, or the code that ends the job (rank 0 says why). */
+static int links_verdict(const job_t *j, uint64_t bad, int lrc, int rc) {
+  long long v[2] = {(long long)bad, lrc != 0};
+  long long *vs = need(j, 2 * (size_t)j->n * sizeof *vs);
+  MPI_Request rq;
   MPI_Iallgather(v, 2, MPI_LONG_LONG, vs, 2, MPI_LONG_LONG, MPI_COMM_WORLD, &rq);
-  cal_fleet_wait(&rq, a->timeout_s, "the all-reduce verification");
-  for (int r = 0; r < n; r++) {
+  cal_fleet_wait(&rq, j->a->timeout_s, "the all-reduce verification");
+  for (int r = 0; r < j->n; r++) {
     if (vs[2 * r] && rc != CAL_EXIT_VERIFY) {
       rc = CAL_EXIT_VERIFY;
-      if (me == 0)
+      if (j->me == 0)
         fprintf(stderr, "calibrate fleet: the all-reduce sum at %lld bytes was "
                         "wrong (first seen on rank %d): a result failed "
                         "verification; no fleet profile\n", vs[2 * r], r);
     } else if (vs[2 * r + 1] && !fatal_code(rc)) {
       rc = CAL_EXIT_INTERNAL;
-      if (me == 0)
+      if (j->me == 0)
         fprintf(stderr, "calibrate fleet: rank %d could not measure the links "
                         "(out of memory); no fleet profile\n", r);
     }
   }
   free(vs);
-  if (fatal_code(rc))
-    goto out;
-  f.ar_verified = n > 1 && f.nar > 0;
-  f.elapsed_links_s = MPI_Wtime() - t_links;
-  f.elapsed_s = MPI_Wtime() - t_start;
-
-  /* rank 0 writes the fleet profile and prints the table */
-  int wrc = CAL_EXIT_OK;
-  if (me == 0) {
-    char err[600];
-    if (!(root = cal_fleet_json(&f, err, sizeof err)) ||
-        cal_json_write_atomic(root, path, err, sizeof err) < 0) {
-      wrc = cal_fail("fleet", root ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL, "%s",
-                     err);
-    } else {
-      FILE *t = strcmp(path, "-") == 0 ? stderr : stdout;
-      cal_fleet_table(&f, t);
-      if (strcmp(path, "-") != 0)
-        fprintf(t, "\nFleet profile written to %s\n", path);
-      fflush(t);
-    }
-  }
-  MPI_Ibcast(&wrc, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
-  cal_fleet_wait(&rq, a->timeout_s, "writing the fleet profile");
-  rc = wrc != CAL_EXIT_OK ? wrc : node_rc;
-  goto out;
-nomem:
-  fprintf(stderr, "calibrate fleet: out of memory on rank %d\n", me);
-  fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, CAL_EXIT_INTERNAL);
-out:
-  json_decref(root);
-  cal_fleet_free(&f);
-  free(prof);
-  free(ids);
-  free(host_of);
-  free(endpoints);
-  free(meta);
-  free(waits);
-  free(counts);
-  free(displs);
-  free(all);
   return rc;
 }
 
+/* The links: one rank per host; one host: between its ranks.  Returns rc,
+ * or the code that ends the job. */
+static int measure_links(job_t *j, int rc) {
+  const cal_fleet_args_t *a = j->a;
+  cal_fleet_t *f = &j->f;
+  cal_fleet_plan_t pl = {
+      .samples = a->quick ? 5 : 9,
+      .min_time_s = a->quick ? 0.002 : 0.01,
+      .p2p_max = a->p2p_max,
+      .ar_max = a->ar_max,
+      .timeout_s = a->timeout_s,
+      .fail_rank = j->hk.fail_rank,
+  };
+  double t_links = MPI_Wtime();
+  int *endpoints = need(j, (size_t)j->n * sizeof *endpoints), ne = 0;
+  f->intra_host = f->nhosts == 1;
+  for (int i = 0; i < (f->nhosts > 1 ? f->nhosts : j->n); i++)
+    endpoints[ne++] = f->nhosts > 1 ? f->hosts[i].measuring_rank : i;
+  cal_fleet_barrier(a->timeout_s, "the start of the link measurements");
+  uint64_t bad = 0;
+  int lrc = 0;
+  if (j->n > 1) {
+    if (ne > 1)
+      lrc = cal_fleet_p2p(&pl, endpoints, ne, j->host_of, f);
+    cal_fleet_watchdog(0, NULL);
+    if (j->hk.hang_links && j->hk.hang_rank == j->me) /* test hook */
+      for (;;)
+        pause();
+    if (lrc == 0)
+      lrc = cal_fleet_allreduce(&pl, f, &bad);
+    if (lrc == 0 && a->compare_plain && ne > 1)
+      lrc = cal_fleet_compare_plain(&pl, endpoints[0], endpoints[1], f);
+  }
+  cal_fleet_watchdog(0, NULL);
+  free(endpoints);
+  rc = links_verdict(j, bad, lrc, rc);
+  f->ar_verified = j->n > 1 && f->nar > 0;
+  f->elapsed_links_s = MPI_Wtime() - t_links;
+  return rc;
+}
+
+/* Rank 0 writes the fleet profile and prints the table; every rank
+ * returns its code (a failed write, else the nodes' code). */
+static int write_fleet(job_t *j, int node_rc) {
+  int wrc = CAL_EXIT_OK;
+  if (j->me == 0) {
+    char err[600];
+    json_t *root = cal_fleet_json(&j->f, err, sizeof err);
+    if (!root || cal_json_write_atomic(root, j->path, err, sizeof err) < 0) {
+      wrc = cal_fail("fleet", root ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL, "%s",
+                     err);
+    } else {
+      FILE *t = strcmp(j->path, "-") == 0 ? stderr : stdout;
+      cal_fleet_table(&j->f, t);
+      if (strcmp(j->path, "-") != 0)
+        fprintf(t, "\nFleet profile written to %s\n", j->path);
+      fflush(t);
+    }
+    json_decref(root);
+  }
+  MPI_Request rq;
+  MPI_Ibcast(&wrc, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, j->a->timeout_s, "writing the fleet profile");
+  return wrc != CAL_EXIT_OK ? wrc : node_rc;
+}
+
+static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
+  job_t j;
+  memset(&j, 0, sizeof j);
+  j.a = a;
+  j.me = me;
+  j.n = n;
+  read_hooks(&j.hk);
+  int rc = check_output(&j);
+  if (rc != CAL_EXIT_OK)
+    return rc;
+  find_hosts(&j);
+  hooks_before_measuring(&j);
+  rc = measure_nodes(&j);
+  if (!fatal_code(rc)) {
+    gather_profiles(&j);
+    int node_rc = rc;
+    rc = measure_links(&j, rc);
+    j.f.elapsed_s = MPI_Wtime() - t_start;
+    if (!fatal_code(rc))
+      rc = write_fleet(&j, node_rc);
+  }
+  cal_fleet_free(&j.f);
+  free(j.prof);
+  free(j.host_of);
+  free(j.meta);
+  return rc;
+}
 int cal_fleet_main(const cal_fleet_args_t *a) {
   int provided = 0, me = 0, n = 1;
   if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) !=

@@ -5,7 +5,9 @@
 #ifndef CAL_FLEET_H
 #define CAL_FLEET_H
 
+#include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct cal_fleet_args {
   const char *out_path;   /* the fleet profile; NULL: results/fleet-<time>.json */
@@ -15,12 +17,11 @@ typedef struct cal_fleet_args {
   uint64_t p2p_max;       /* largest point-to-point message, bytes */
   uint64_t ar_max;        /* largest all-reduce message, bytes */
   int quick;              /* --quick given: fewer, shorter samples */
-  int run_argc;           /* the run options, run_argv[0] = "fleet" */
-  char **run_argv;
-  /* the measuring path (cal_measure_main with the fleet's sections):
-   * measures this node, its profile written to argv's "-o" path; returns
-   * the run's exit code */
-  int (*measure)(int argc, char **argv);
+  /* the measuring path with the run options (called with measure_arg):
+   * measures this node, prints its table on `table`, leaves its profile in
+   * *profile (a new reference; NULL: none); returns the run's exit code */
+  int (*measure)(void *measure_arg, FILE *table, json_t **profile);
+  void *measure_arg;
 } cal_fleet_args_t;
 
 /* Runs the whole job on this rank (MPI_Init .. MPI_Finalize) and returns

@@ -8,7 +8,7 @@
 
 #include "point_json.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 static const char flops_note[] =
     "4*B*H*D*sum over queries of keys attended (exact for causal); bytes: "
@@ -44,7 +44,7 @@ fail:
   return NULL;
 }
 
-json_t *cal_attention_write(const cal_run_t *r, const void *result) {
+json_t *cal_attention_write(const cal_run_result_t *r, const void *result) {
   const cal_attention_result_t *a = result;
   json_t *sec = NULL, *gref = json_object(), *points = json_array();
   (void)r;

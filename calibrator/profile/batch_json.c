@@ -6,12 +6,12 @@
 #include "curve_json.h"
 #include "point_json.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 /* A point: measured ones in the point convention (examples/s samples and
  * the layer's figures), others {id, status, reason}; then batch and
  * memory.  NULL when out of memory. */
-static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
+static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                           const cal_batch_point_t *bp, int decode) {
   json_t *o;
   if (!bp->measured) {
@@ -30,7 +30,7 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
       json_object_set_new(o, "variant", json_string(pt->variant));
       json_object_set_new(o, "threads", json_integer(r->opt->threads));
       json_object_set_new(o, "kernel", json_string(pt->kernel->name));
-      json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
+      json_object_set_new(o, "dtype", json_string(cal_kdtype_name(pt->kernel->dtype)));
       json_object_set_new(o, "flops_per_run", json_real(pt->flops));
       json_object_set_new(o, "bytes_per_run", json_real(pt->bytes));
       cal_point_watch_json(pt, o);
@@ -43,12 +43,10 @@ static json_t *point_json(const cal_run_t *r, const cal_batch_result_t *res,
                       bp->alt_latency_ms));
       /* train in fp32 runs its products on OpenBLAS's sgemm (transposes
        * as flags) whatever the section's engine: its impl says which */
-      json_object_set_new(o, "engine", json_string(strcmp(bp->matrix_path, "gemv") == 0
-                                                       ? "builtin"
-                                                   : bp->step_ms > 0
-                                                       ? (strncmp(pt->impl, "onednn", 6) == 0
-                                                              ? "onednn" : "openblas")
-                                                       : res->engine));
+      cal_engine_t e = strcmp(bp->matrix_path, "gemv") == 0 ? CAL_ENGINE_BUILTIN
+                       : bp->step_ms > 0                    ? pt->engine
+                                                            : res->engine;
+      json_object_set_new(o, "engine", json_string(cal_engine_name(e)));
       if (pt->impl[0])
         json_object_set_new(o, "impl", json_string(pt->impl));
       if (bp->step_ms > 0) {
@@ -113,7 +111,7 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
            "read_bytes_per_step = every weight of the layer once (%s) plus "
            "the K and V cache rows attention reads (batch x kv_heads x (seq "
            "+ 1) x head_dim x 2, 4 bytes each); activations not counted%s%s",
-           strcmp(res->dtype, "bf16") == 0
+           res->dtype == CAL_DTYPE_BF16
                ? "2 bytes each, the norm gains 4"
                : "4 bytes each",
            known ? "" : "; no efficiency: ", known ? "" : res->mem_read_why);
@@ -126,7 +124,7 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
 
 /* Train: what its figures are (the model built of one measured layer and
  * the measured LM head), the FLOP convention and the memory model. */
-static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
+static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                       json_t *jm) {
   /* the fewest layers a measured point ran: the figures are scaled from
    * them when that is fewer than the model's */
@@ -186,7 +184,7 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
               ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
               : 0) |
          json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
-         json_object_set_new(jm, "lm_head_dtype", json_string(res->head->dtype)) |
+         json_object_set_new(jm, "lm_head_dtype", json_string(cal_kdtype_name(res->head->dtype))) |
          json_object_set_new(jm, "lm_head_impl",
                              m->head_impl[0] ? json_string(m->head_impl)
                                              : json_null()) |
@@ -207,7 +205,7 @@ static int train_json(const cal_run_t *r, const cal_batch_result_t *res,
 
 /* A mode: its points, status, and when measured why the sweep ended, the
  * analysis, batch-1 latency and time.  NULL when out of memory. */
-static json_t *mode_json(const cal_run_t *r, const cal_batch_result_t *res,
+static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                          int mi) {
   const cal_batch_mode_t *m = &res->modes[mi];
   json_t *jm = json_object(), *pts = json_array();
@@ -238,7 +236,7 @@ fail:
   return NULL;
 }
 
-static json_t *section_json(const cal_run_t *r, const cal_batch_result_t *res) {
+static json_t *section_json(const cal_run_result_t *r, const cal_batch_result_t *res) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   return json_pack(
       "{s:{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}, s:s, s:f, s:f, s:o, s:f, s:o}",
@@ -254,14 +252,14 @@ static json_t *section_json(const cal_run_t *r, const cal_batch_result_t *res) {
       "time_budget_s", res->time_budget_s, "modes", json_object());
 }
 
-json_t *cal_batch_write(const cal_run_t *r, const void *result) {
+json_t *cal_batch_write(const cal_run_result_t *r, const void *result) {
   const cal_batch_result_t *res = result;
   json_t *sec = section_json(r, res);
   if (!sec)
     return NULL;
-  json_object_set_new(sec, "dtype", json_string(res->dtype));
+  json_object_set_new(sec, "dtype", json_string(cal_kdtype_name(res->dtype)));
   json_object_set_new(sec, "dtype_choice", json_string(r->opt->sweep.dtype_why));
-  json_object_set_new(sec, "engine", json_string(res->engine));
+  json_object_set_new(sec, "engine", json_string(cal_engine_name(res->engine)));
   json_object_set_new(sec, "engine_choice", json_string(res->engine_why));
   json_object_set_new(sec, "flops_note",
                       json_string("matrix products and attention; elementwise "

@@ -2,6 +2,12 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "profile.h"
 
 static json_t *num_or_null(double v) {
   return isfinite(v) ? json_real(v) : json_null();
@@ -110,4 +116,79 @@ json_t *cal_curve_doc_json(const char *source, const cal_curve_opts_t *opts,
     }
   }
   return root;
+}
+
+int cal_peak_doc_is(const json_t *doc) {
+  return strcmp(cal_json_str(doc, "schema"), CAL_CURVE_SCHEMA) == 0;
+}
+
+/* A number of a peak document's point, NaN when absent. */
+static double stat_of(const json_t *pt, const char *k) {
+  return cal_json_num(json_object_get(pt, "stats"), k, NAN);
+}
+
+/* Curve i of a peak document; err filled when malformed. */
+static int read_peak_curve(const char *path, size_t i, const json_t *c,
+                           cal_peak_curve_t *out, char *err, size_t errlen) {
+  const json_t *ob = json_object_get(c, "optimal_batch_size");
+  const json_t *mach = json_object_get(c, "machine");
+  const json_t *pts = json_object_get(c, "points");
+  if (!json_is_object(c) || !json_is_array(pts) ||
+      !(json_is_null(mach) || json_is_string(mach)) ||
+      !(json_is_null(ob) || (json_is_integer(ob) && json_integer_value(ob) >= 1 &&
+                             json_integer_value(ob) <= CAL_BATCH_MAX))) {
+    snprintf(err, errlen, "%s: curves[%zu] is not a curve of calibrate peak "
+             "(machine, points[], optimal_batch_size)", path, i);
+    return CAL_ESCHEMA;
+  }
+  int64_t b = json_is_integer(ob) ? (int64_t)json_integer_value(ob) : 0;
+  *out = (cal_peak_curve_t){json_string_value(mach), NAN, NAN, NAN, NAN, b};
+  size_t k;
+  const json_t *pt;
+  json_array_foreach(pts, k, pt) {
+    const json_t *bs = json_object_get(pt, "batch_size");
+    if (b && json_is_integer(bs) && json_integer_value(bs) == b &&
+        strcmp(cal_json_str(pt, "status"), "ok") == 0) {
+      out->throughput = cal_json_num(pt, "examples_per_s", NAN);
+      out->ci_low = stat_of(pt, "ci_low");
+      out->ci_high = stat_of(pt, "ci_high");
+      out->ci_level = stat_of(pt, "ci_level");
+    }
+  }
+  if (b && !(isfinite(out->throughput) && out->throughput >= 0)) {
+    snprintf(err, errlen, "%s: curves[%zu]: no ok point with a finite "
+             "examples_per_s at its optimal batch %lld", path, i,
+             (long long)b);
+    return CAL_ESCHEMA;
+  }
+  return 0;
+}
+
+int cal_peak_doc_read(const json_t *doc, const char *path,
+                      cal_peak_curve_t **out, size_t *n, char *err,
+                      size_t errlen) {
+  const json_t *curves = json_object_get(doc, "curves"), *c;
+  size_t i;
+  *out = NULL;
+  *n = 0;
+  if (!json_is_array(curves) || json_array_size(curves) == 0) {
+    snprintf(err, errlen, "%s: a calibrate peak document without curves",
+             path);
+    return CAL_ESCHEMA;
+  }
+  cal_peak_curve_t *v = calloc(json_array_size(curves), sizeof *v);
+  if (!v) {
+    snprintf(err, errlen, "out of memory reading %s", path);
+    return CAL_ENOMEM;
+  }
+  json_array_foreach(curves, i, c) {
+    int rc = read_peak_curve(path, i, c, &v[i], err, errlen);
+    if (rc < 0) {
+      free(v);
+      return rc;
+    }
+  }
+  *out = v;
+  *n = json_array_size(curves);
+  return 0;
 }

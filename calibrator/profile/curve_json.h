@@ -35,4 +35,25 @@ json_t *cal_curve_doc_json(const char *source, const cal_curve_opts_t *opts,
                            cal_curve_result_t *const *res,
                            const cal_curve_rec_t *recs, size_t n);
 
+/* One curve of a "calibrate-peak/1" document as its reader gives it:
+ * the median at its optimal batch with that point's confidence
+ * interval. */
+typedef struct cal_peak_curve {
+  const char *machine;   /* NULL when null; points into the document */
+  double throughput;     /* NaN when there is no optimal batch */
+  double ci_low, ci_high, ci_level; /* NaN when unknown */
+  int64_t optimal_batch; /* 0 when null */
+} cal_peak_curve_t;
+
+/* Whether doc is a "calibrate-peak/1" document (by its schema). */
+int cal_peak_doc_is(const json_t *doc);
+
+/* The curves of a peak document read from path: *out (free() it) holds
+ * *n >= 1 curves, in order.  CAL_ESCHEMA with one line naming path in err
+ * when it has no curves, a curve is malformed or has no ok point with a
+ * finite examples_per_s at its optimal batch; CAL_ENOMEM. */
+int cal_peak_doc_read(const json_t *doc, const char *path,
+                      cal_peak_curve_t **out, size_t *n, char *err,
+                      size_t errlen);
+
 #endif

@@ -29,7 +29,7 @@
 #include "gemm_json.h"
 #include "point_json.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 static json_t *best_or_null(double v) { return v > 0 ? json_real(v) : json_null(); }
 
@@ -104,7 +104,7 @@ static json_t *dtype_json(const cal_gemm_dtype_t *d) {
 }
 
 static const char *metric_of(const cal_kernel_t *k) {
-  return strcmp(k->dtype, "int8") == 0 ? "gops" : "gflops";
+  return k->dtype == CAL_DTYPE_INT8 ? "gops" : "gflops";
 }
 
 static json_t *sweep_json(const cal_gemm_sweep_t *s) {
@@ -113,7 +113,7 @@ static json_t *sweep_json(const cal_gemm_sweep_t *s) {
   json_t *o = json_pack(
       "{s:s, s:s, s:s, s:i, s:s, s:I, s:f, s:s, s:f, s:f, s:f}", "kernel",
       s->kernel->name, "engine", cal_kernel_engine(s->kernel), "dtype",
-      s->kernel->dtype, "threads", s->threads, "stop_reason", s->stop,
+      cal_kdtype_name(s->kernel->dtype), "threads", s->threads, "stop_reason", s->stop,
       "best_n", (json_int_t)s->best_n, key(k1, sizeof k1, "best_", m, ""),
       s->best_gflops, "best_id", s->best_id,
       key(k2, sizeof k2, "best_", m, "_in_sweep"), s->best_gflops_in_sweep,
@@ -167,7 +167,7 @@ static const cal_gemm_point_t *headline_point(const cal_gemm_result_t *g,
  * each dtype's headline at one and at all threads, under an id that does
  * not move when the best size or engine does (a CI tracks these), with
  * "role_of" naming the size-specific point. */
-static int append_roles(const cal_run_t *r, const cal_gemm_result_t *g,
+static int append_roles(const cal_run_result_t *r, const cal_gemm_result_t *g,
                         json_t *points) {
   for (size_t i = 0; i < g->ndtypes; i++) {
     const cal_gemm_dtype_t *d = &g->dtypes[i];
@@ -188,7 +188,7 @@ static int append_roles(const cal_run_t *r, const cal_gemm_result_t *g,
   return 0;
 }
 
-json_t *cal_gemm_write(const cal_run_t *r, const void *result) {
+json_t *cal_gemm_write(const cal_run_result_t *r, const void *result) {
   const cal_gemm_result_t *g = result;
   json_t *sec = json_pack(
       "{s:o, s:o, s:o, s:s, s:s, s:{s:s, s:s, s:s}}", "dtypes", json_object(),
@@ -254,7 +254,7 @@ json_t *cal_gemm_best_json(const cal_gemm_result_t *g) {
   return o;
 }
 
-json_t *cal_scaling_write(const cal_run_t *r, const void *result) {
+json_t *cal_scaling_write(const cal_run_result_t *r, const void *result) {
   const cal_scaling_result_t *s = result;
   json_t *sec = json_pack("{s:I, s:o}", "n", (json_int_t)s->n, "points",
                           json_array());

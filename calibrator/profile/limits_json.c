@@ -31,7 +31,7 @@
 #include "profile.h"
 #include "point_json.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -51,9 +51,9 @@ void cal_limits_append(json_t *a, json_t *v, int *ok) {
 }
 
 const char *cal_limits_metric(const cal_point_t *pt) {
-  if (pt->kernel && strcmp(pt->kernel->family, "stream") == 0)
+  if (pt->kernel && pt->kernel->family == CAL_FAMILY_STREAM)
     return "gbps";
-  if (pt->kernel && strcmp(pt->kernel->dtype, "int8") == 0)
+  if (pt->kernel && pt->kernel->dtype == CAL_DTYPE_INT8)
     return "gops";
   return "gflops";
 }
@@ -70,12 +70,11 @@ json_t *cal_limits_point_json(const cal_point_t *pt, const char *id,
 }
 
 static int dtype_of(const cal_point_t *pt) {
-  int dt;
-  return cal_ceiling_dtype_parse(pt->kernel->dtype, &dt) < 0 ? -1 : dt;
+  return cal_ceiling_dtype_of(pt->kernel->dtype);
 }
 
 int cal_limits_is_matrix(const cal_point_t *pt) {
-  return pt->kernel && strcmp(pt->kernel->family, "matrix") == 0;
+  return pt->kernel && pt->kernel->family == CAL_FAMILY_MATRIX;
 }
 
 double cal_peak_theory_gflops(const cal_theory_t *m, const cal_point_t *pt) {
@@ -273,7 +272,7 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
         list,
         json_pack("{s:s, s:s, s:s, s:i, s:s, s:f, s:f, s:f, s:s, s:f, "
                   "s:f, s:f}",
-                  "kernel", pt->kernel->name, "dtype", pt->kernel->dtype,
+                  "kernel", pt->kernel->name, "dtype", cal_kdtype_name(pt->kernel->dtype),
                   "variant", pt->variant, "threads", threads_of(pt), "level",
                   level, "intensity_flop_per_byte", intensity, "gflops",
                   pt->gflops_sum.median, "attainable_gflops",
@@ -311,14 +310,14 @@ static json_t *caches_json(const cal_hwinfo_t *hw) {
   return caches;
 }
 
-json_t *cal_bandwidth_write(const cal_run_t *r, const void *result) {
+json_t *cal_bandwidth_write(const cal_run_result_t *r, const void *result) {
   const cal_bandwidth_result_t *res = result;
   int ok = 1;
   json_t *sec = cal_bandwidth_section_json(res->points, res->levels,
                                            res->npoints);
   if (!sec)
     return NULL;
-  cal_limits_put(sec, "caches", caches_json(&r->ctx->hw), &ok);
+  cal_limits_put(sec, "caches", caches_json(r->hw), &ok);
   if (!ok) {
     json_decref(sec);
     return NULL;
@@ -335,7 +334,7 @@ const char *const cal_efficiency_keys[CAL_NEFF] = {
 static const int efficiency_null_when_unknown[CAL_NEFF] = {
     [CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK] = 1};
 
-json_t *cal_roofline_write(const cal_run_t *r, const void *result) {
+json_t *cal_roofline_write(const cal_run_result_t *r, const void *result) {
   const cal_roofline_result_t *res = result;
   int ok = 1;
   json_t *sec = cal_roofline_section_json(

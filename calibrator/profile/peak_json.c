@@ -8,7 +8,7 @@
 #include "limits_json.h"
 #include "profile.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 static int threads_of(const cal_point_t *pt) {
   return pt->params.threads > 0 ? pt->params.threads : 1;
@@ -150,7 +150,7 @@ fail:
   return NULL;
 }
 
-json_t *cal_compute_peak_write(const cal_run_t *r, const void *result) {
+json_t *cal_compute_peak_write(const cal_run_result_t *r, const void *result) {
   const cal_compute_peak_result_t *res = result;
   return cal_compute_peak_json(res->points, res->npoints,
                                res->have_clock ? &res->clock : NULL,

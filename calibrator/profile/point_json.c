@@ -5,7 +5,7 @@
 
 #include "profile.h"
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
                             const char *reason) {
@@ -82,7 +82,7 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
     return NULL;
   cal_point_watch_json(pt, o);
   json_object_set_new(o, "kernel", json_string(pt->kernel->name));
-  json_object_set_new(o, "dtype", json_string(pt->kernel->dtype));
+  json_object_set_new(o, "dtype", json_string(cal_kdtype_name(pt->kernel->dtype)));
   json_object_set_new(o, "variant", json_string(pt->variant));
   json_object_set_new(o, "engine", json_string(cal_kernel_engine(pt->kernel)));
   if (pt->impl[0])
@@ -97,14 +97,14 @@ json_t *cal_point_json(const cal_point_t *pt, const char *id,
 
 /* {"points": [...]} of a plain point list; the metric is "gbps" for
  * stream kernels, "gops" for int8, else "gflops". */
-json_t *cal_points_write(const cal_run_t *r, const void *result) {
+json_t *cal_points_write(const cal_run_result_t *r, const void *result) {
   const cal_points_result_t *p = result;
   json_t *points = json_array();
   for (size_t i = 0; points && i < p->n; i++) {
     const cal_point_t *pt = &p->points[i];
     const char *metric = !pt->kernel ? "gflops"
-                         : strcmp(pt->kernel->family, "stream") == 0 ? "gbps"
-                         : strcmp(pt->kernel->dtype, "int8") == 0 ? "gops"
+                         : pt->kernel->family == CAL_FAMILY_STREAM ? "gbps"
+                         : pt->kernel->dtype == CAL_DTYPE_INT8     ? "gops"
                                                                   : "gflops";
     json_t *o = cal_point_json(pt, p->ids[i], metric);
     if (!o || json_array_append_new(points, o) < 0) {

@@ -14,6 +14,7 @@
 #include "cal_file.h"
 #include "cal_out.h"
 #include "curve.h"
+#include "view.h"
 
 const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES] = {
     {"gflops", 1},
@@ -25,6 +26,7 @@ const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES] = {
 void cal_profile_free(cal_profile_t *p) {
   if (!p)
     return;
+  cal_profile_view_free(p->view);
   json_decref(p->root);
   free(p->path);
   free(p);
@@ -366,7 +368,7 @@ int cal_profile_parse(const char *buf, size_t len, const char *path,
   rc = CAL_ENOMEM;
   p = calloc(1, sizeof *p);
   copy = strdup(path);
-  if (!p || !copy) {
+  if (!p || !copy || cal_profile_view_build(root, &p->view) < 0) {
     snprintf(err, errlen, "out of memory reading %s", path);
     goto out;
   }

@@ -43,9 +43,14 @@ typedef struct cal_top_figure {
 #define CAL_NTOP_FIGURES 4
 extern const cal_top_figure_t cal_top_figures[CAL_NTOP_FIGURES];
 
+struct cal_profile_view;
+
 typedef struct cal_profile {
   json_t *root; /* owned by the profile */
   char *path;   /* where it was read from; owned */
+  /* the typed view of root (view.h: cal_profile_view), built at load;
+   * owned */
+  struct cal_profile_view *view;
 } cal_profile_t;
 
 /* Largest profile file read (a million samples fit in a tenth of it). */

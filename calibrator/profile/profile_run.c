@@ -28,8 +28,8 @@ static json_t *settings_json(const cal_opts_t *o) {
       o->gemm_engine);
 }
 
-static json_t *skeleton(const cal_run_t *r) {
-  const cal_hwinfo_t *hw = &r->ctx->hw;
+static json_t *skeleton(const cal_run_result_t *r) {
+  const cal_hwinfo_t *hw = r->hw;
   char created[32];
   time_t now = time(NULL);
   struct tm tm;
@@ -73,10 +73,10 @@ static void tally(const cal_point_t *pt, int *n, double *worst) {
  * the same per dtype in gemm_best (only the GEMM sweep measures them; a
  * single-section run leaves them null rather than report a one-size
  * figure), withheld when a point of the section was contaminated. */
-static int top_gemm(const cal_run_t *r, json_t *root) {
+static int top_gemm(const cal_run_result_t *r, json_t *root) {
   static const char *const keys[] = {"gflops", "gflops_per_core", "gemm_best"};
-  const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
-  const cal_quality_t *q = &r->res->quality;
+  const cal_gemm_result_t *g = cal_results_get(&r->res, CAL_SEC_ID_GEMM);
+  const cal_quality_t *q = &r->res.quality;
   char why[320] = "";
   if (!g) {
     if (q->interrupted && q->interrupted_section == CAL_SEC_ID_GEMM)
@@ -109,11 +109,11 @@ static int top_gemm(const cal_run_t *r, json_t *root) {
  * when it has one, else decode, with what it was measured on
  * (batch_source); withheld when a point of that mode was contaminated,
  * null with the reason when no mode has a curve. */
-static int top_batch(const cal_run_t *r, json_t *root) {
+static int top_batch(const cal_run_result_t *r, json_t *root) {
   static const char *const keys[] = {"optimal_batch_size", "throughput",
                                      "latency_ms"};
-  const cal_batch_result_t *b = cal_results_get(r->res, CAL_SEC_ID_BATCH);
-  const cal_quality_t *q = &r->res->quality;
+  const cal_batch_result_t *b = cal_results_get(&r->res, CAL_SEC_ID_BATCH);
+  const cal_quality_t *q = &r->res.quality;
   char why[320] = "";
   int busy = 0;
   if (!b) {
@@ -157,7 +157,7 @@ static int top_batch(const cal_run_t *r, json_t *root) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   json_t *src = json_pack(
       "{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name, "dtype",
-      b->dtype, "engine", b->engine, "preset", o->preset, "hidden",
+      cal_kdtype_name(b->dtype), "engine", cal_engine_name(b->engine), "preset", o->preset, "hidden",
       (json_int_t)o->hidden, "seq", (json_int_t)o->seq, "workload",
       b->top_mode == 2 ? "a training step of the model (its layers and LM "
                          "head, see batch_sweep.modes.train.workload)"
@@ -173,8 +173,8 @@ static int top_batch(const cal_run_t *r, json_t *root) {
 
 /* The top-level figures planners read, each null with its reason when it
  * cannot be given; headline_status says which case the run is in. */
-static void top_level(const cal_run_t *r, json_t *root) {
-  const cal_quality_t *q = &r->res->quality;
+static void top_level(const cal_run_result_t *r, json_t *root) {
+  const cal_quality_t *q = &r->res.quality;
   json_object_set_new(root, "headline_null_reasons", json_object());
   int busy = top_gemm(r, root);
   busy |= top_batch(r, root);
@@ -185,7 +185,7 @@ static void top_level(const cal_run_t *r, json_t *root) {
   if (q->interrupted) {
     json_t *done = json_array();
     for (int i = 0; done && i < CAL_NSECTIONS; i++)
-      if (cal_results_get(r->res, i))
+      if (cal_results_get(&r->res, i))
         json_array_append_new(done, json_string(cal_sections[i].key));
     json_object_set_new(
         root, "incomplete",
@@ -222,8 +222,8 @@ static json_t *share_json(const cal_load_share_t *l) {
 /* Who else used the cores (before the run and per section), what was
  * contaminated and measured again, the clock through the run, and the
  * cross-section findings. */
-static int watch_json(const cal_run_t *r, json_t *o) {
-  const cal_quality_t *q = &r->res->quality;
+static int watch_json(const cal_run_result_t *r, json_t *o) {
+  const cal_quality_t *q = &r->res.quality;
   json_t *secs = json_object(), *sanity = json_array();
   for (int pass = 0; secs && pass < 2; pass++)
     for (int i = 0; i < CAL_NSECTIONS; i++) {
@@ -248,7 +248,7 @@ static int watch_json(const cal_run_t *r, json_t *o) {
       o, "load",
       json_pack("{s:f, s:o, s:o, s:s}", "busy_share", CAL_BUSY_SHARE,
                 "before", share_json(&q->before), "sections", secs, "source",
-                r->ctx->load_ok ? "/proc/stat and getrusage"
+                r->load_ok ? "/proc/stat and getrusage"
                                 : "unavailable (no /proc/stat)"));
   rc |= json_object_set_new(o, "contaminated_points", json_integer(q->contaminated));
   rc |= json_object_set_new(o, "remeasured_points", json_integer(q->remeasured));
@@ -266,8 +266,8 @@ static int watch_json(const cal_run_t *r, json_t *o) {
   return rc;
 }
 
-static json_t *quality_json(const cal_run_t *r) {
-  const cal_quality_t *q = &r->res->quality;
+static json_t *quality_json(const cal_run_result_t *r) {
+  const cal_quality_t *q = &r->res.quality;
   json_t *times = json_object(), *warnings = json_array();
   for (int pass = 0; times && pass < 2; pass++) /* in the order they ran */
     for (int i = 0; i < CAL_NSECTIONS; i++)
@@ -292,10 +292,10 @@ static json_t *quality_json(const cal_run_t *r) {
 }
 
 /* Sections in the order they ran: measured ones, then derived ones. */
-static int sections_json(const cal_run_t *r, json_t *root) {
+static int sections_json(const cal_run_result_t *r, json_t *root) {
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < CAL_NSECTIONS; i++) {
-      const void *res = cal_results_get(r->res, i);
+      const void *res = cal_results_get(&r->res, i);
       if (!res || cal_sections[i].derived != pass)
         continue;
       json_t *o = cal_sections[i].write(r, res);
@@ -305,7 +305,7 @@ static int sections_json(const cal_run_t *r, json_t *root) {
   return 0;
 }
 
-json_t *cal_profile_of_run(const cal_run_t *r) {
+json_t *cal_profile_of_run(const cal_run_result_t *r) {
   json_t *root = skeleton(r), *q = NULL;
   if (!root || sections_json(r, root) < 0 || !(q = quality_json(r)) ||
       json_object_set_new(root, "quality", q) < 0) {

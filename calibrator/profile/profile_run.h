@@ -6,10 +6,10 @@
 
 #include <jansson.h>
 
-#include "run.h"
+#include "run_result.h"
 
 /* New reference; NULL when out of memory. */
-json_t *cal_profile_of_run(const cal_run_t *r);
+json_t *cal_profile_of_run(const cal_run_result_t *r);
 
 /* The reason the profile withholds headline figures because the machine
  * was busy (headline_status "withheld"), or NULL.  Borrowed from root. */

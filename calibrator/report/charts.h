@@ -1,31 +1,45 @@
 /* The charts of `calibrate plot`, described by one table (cal_charts): for
- * each, the profile section it reads, where its points are, how a point
- * becomes a row of the data file and which series it joins, and the
- * columns and extra script variables it writes.  cal_chart_collect()
- * walks the points of every profile the same way for all of them.
- * Everything here reads borrowed profile trees and allocates only the
- * rows of the caller's set (free with cal_gp_set_free()). */
+ * each, the profile section it reads, how a point becomes a row of the
+ * data file and which series it joins, the columns and extra script
+ * variables it writes, and its place and caption on the report page.
+ * cal_chart_collect() walks the points of every profile the same way for
+ * all of them.  Everything here reads borrowed typed views of profiles
+ * (profile/view.h) and allocates only the rows of the caller's set (free
+ * with cal_gp_set_free()). */
 #ifndef CAL_CHARTS_H
 #define CAL_CHARTS_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "gnuplot.h"
+#include "view.h"
 
 /* The profiles charts are drawn from; every pointer is borrowed. */
 typedef struct cal_chart_in {
-  const json_t *const *roots; /* n profile trees */
-  const char *const *labels;  /* n names for legends and marks */
+  const cal_profile_view_t *const *views; /* n profiles */
+  const char *const *labels;              /* n names for legends and marks */
   size_t n;
 } cal_chart_in_t;
 
+/* Where a chart's points are in a profile. */
+typedef enum cal_chart_src {
+  CAL_CHART_SRC_BATCH = 0, /* batch_sweep, a group per mode */
+  CAL_CHART_SRC_GEMM,
+  CAL_CHART_SRC_SCALING,
+  CAL_CHART_SRC_BANDWIDTH,
+  CAL_CHART_SRC_ROOFLINE, /* the roofline's kernels, not measured points */
+  CAL_CHART_SRC_ATTENTION,
+  CAL_CHART_SRC_PEAK,
+} cal_chart_src_t;
+
 /* One point offered to a chart's row function. */
 typedef struct cal_chart_pt {
-  const json_t *pt;      /* the point */
-  const json_t *group;   /* its group (a batch_sweep mode), else the section */
-  const char *group_key; /* the group's name; "" without groups */
-  int by_threads;        /* the group's ok points differ in threads */
+  const cal_vpoint_t *pt;           /* the point; NULL for a kernel */
+  const cal_vroof_kernel_t *kernel; /* a roofline kernel; else NULL */
+  const cal_vpoints_t *group;       /* the points of its group */
+  const cal_vbatch_mode_t *mode;    /* its batch-sweep mode; else NULL */
+  const char *group_key;            /* the group's name; "" without groups */
+  int by_threads; /* the group's ok points differ in threads */
 } cal_chart_pt_t;
 
 /* Fill r and the series key from p; 0 leaves the point out. */
@@ -34,14 +48,12 @@ typedef int (*cal_chart_row_fn)(const cal_chart_pt_t *p, cal_gp_row_t *r,
 
 typedef struct cal_chart {
   const char *name;    /* file and template name */
-  const char *section; /* profile section it reads */
+  const char *section; /* the section it reads, as notes name it */
+  cal_chart_src_t src; /* where its points are */
   const char *what;    /* start of the title */
   /* the start of the title from the profiles; NULL: what */
   void (*what_fn)(const cal_chart_in_t *in, char *buf, size_t len);
   int width, height;   /* image size; 0: the default */
-  const char *groups;  /* NULL, or the object of the section whose members
-                          each hold points (named by the member's key) */
-  const char *points;  /* the array of points in the section or group */
   int ok_only;         /* only points whose status is "ok" */
   cal_chart_row_fn row;
   void (*finish)(cal_gp_set_t *set);          /* after collecting; NULL */
@@ -49,11 +61,20 @@ typedef struct cal_chart {
   cal_gp_header_fn header; /* extra variables; its arg is the chart_in */
   int ncols, with_text;
   const char *cols[CAL_GP_NCOL + 1];
+  int page;            /* its place on the report page, from 1 */
+  const char *caption; /* its caption on the report page */
 } cal_chart_t;
 
-#define CAL_NCHARTS 7
-/* The charts in drawing order. */
-extern const cal_chart_t cal_charts[CAL_NCHARTS];
+/* The charts in drawing order, cal_ncharts of them (counted from the
+ * table itself). */
+extern const cal_chart_t cal_charts[];
+extern const size_t cal_ncharts;
+
+/* Whether profile v has the section chart ch reads. */
+int cal_chart_has_section(const cal_chart_t *ch, const cal_profile_view_t *v);
+
+/* The chart at place 0, 1, ... of the report page; NULL past the last. */
+const cal_chart_t *cal_chart_on_page(size_t place);
 
 /* Add the rows of ch from every profile of in to set; CAL_ENOMEM. */
 int cal_chart_collect(const cal_chart_t *ch, const cal_chart_in_t *in,

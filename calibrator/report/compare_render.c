@@ -1,6 +1,6 @@
-/* The terminal table and the markdown of a compare report.  Both read the
- * report tree only; the cells of a row are formatted once (row_cells) and
- * each format lays them out. */
+/* The terminal table and the markdown of a comparison.  Both lay out the
+ * typed result only; the cells of a row are formatted once (row_cells)
+ * and each format lays them out. */
 #include "compare_render.h"
 
 #include <math.h>
@@ -10,9 +10,8 @@
 #include "cal_err.h"
 #include "profile.h"
 
-static json_int_t integer(const json_t *o, const char *k) {
-  return json_integer_value(json_object_get(o, k));
-}
+/* A side's label, "" when absent. */
+static const char *label(const char *s) { return s ? s : ""; }
 
 /* v with `digits` significant digits (fixed = 0) or decimals (fixed = 1),
  * or "-" for a missing number, into buf. */
@@ -32,94 +31,79 @@ typedef struct row_cells {
   char base[32], newv[32], ratio[32], ci[48], p[32];
 } row_cells_t;
 
-/* Cells of a point (top = 0: medians, CI, p) or of a top-level figure
- * (top = 1: base, new and ratio only). */
-static void row_cells(const json_t *e, int top, row_cells_t *c) {
-  /* a point over runs shows what its ratio is of: the geometric means */
-  int gm = !top && json_is_number(json_object_get(e, "base_geomean"));
+/* Cells of a point: medians (or over runs the geometric means its ratio
+ * is of), ratio, CI, p. */
+static void point_cells(const cal_compare_point_t *e, row_cells_t *c) {
   fmt_num(c->base, sizeof c->base, 4, 0,
-          cal_json_num(e, top ? "base" : gm ? "base_geomean" : "base_median", NAN));
+          e->has_geomean ? e->base_geomean : e->base_median);
   fmt_num(c->newv, sizeof c->newv, 4, 0,
-          cal_json_num(e, top ? "new" : gm ? "new_geomean" : "new_median", NAN));
-  fmt_num(c->ratio, sizeof c->ratio, 3, 1, cal_json_num(e, "ratio", NAN));
-  if (top)
-    return;
-  double lo = cal_json_num(e, "ci_low", NAN), hi = cal_json_num(e, "ci_high", NAN);
-  if (isfinite(lo) && isfinite(hi))
-    snprintf(c->ci, sizeof c->ci, "[%.3f, %.3f]", lo, hi);
+          e->has_geomean ? e->new_geomean : e->new_median);
+  fmt_num(c->ratio, sizeof c->ratio, 3, 1, e->ratio);
+  if (isfinite(e->ci_low) && isfinite(e->ci_high))
+    snprintf(c->ci, sizeof c->ci, "[%.3f, %.3f]", e->ci_low, e->ci_high);
   else
     snprintf(c->ci, sizeof c->ci, "-");
-  fmt_num(c->p, sizeof c->p, 2, 0, cal_json_num(e, "p_adjusted", NAN));
+  fmt_num(c->p, sizeof c->p, 2, 0, e->p_adjusted);
 }
 
-void cal_compare_each_diff(FILE *f, const json_t *diffs, cal_diff_fn fn) {
-  size_t i;
-  json_t *e;
-  json_array_foreach(diffs, i, e) {
-    char *x = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
-    char *y = json_dumps(json_object_get(e, "new"), JSON_ENCODE_ANY);
-    fn(f, cal_json_str(e, "key"), x ? x : "?", y ? y : "?");
+void cal_compare_each_diff(FILE *f, const cal_comparison_t *cmp,
+                           cal_diff_fn fn) {
+  for (size_t i = 0; i < cmp->ndiffs; i++) {
+    const cal_compare_diff_t *e = &cmp->diffs[i];
+    char *x = json_dumps(e->base, JSON_ENCODE_ANY);
+    char *y = json_dumps(e->newv, JSON_ENCODE_ANY);
+    fn(f, e->key, x ? x : "?", y ? y : "?");
     free(x);
     free(y);
   }
 }
 
-static void summary_line(const json_t *rep, char *buf, size_t len) {
-  const json_t *s = json_object_get(rep, "summary");
+static void summary_line(const cal_comparison_t *cmp, char *buf, size_t len) {
+  const cal_compare_summary_t *s = &cmp->summary;
   char gm[32];
   snprintf(buf, len,
-           "%" JSON_INTEGER_FORMAT " regressed, %" JSON_INTEGER_FORMAT
-           " improved, %" JSON_INTEGER_FORMAT " inconclusive, %"
-           JSON_INTEGER_FORMAT " unchanged of %" JSON_INTEGER_FORMAT
-           " compared; geometric mean of ratios %s (> 1 = better, over %"
-           JSON_INTEGER_FORMAT ")",
-           integer(s, "regressed"), integer(s, "improved"),
-           integer(s, "inconclusive"), integer(s, "unchanged"),
-           integer(s, "compared"),
-           fmt_num(gm, sizeof gm, 4, 1, cal_json_num(s, "geomean", NAN)),
-           integer(s, "geomean_points"));
+           "%zu regressed, %zu improved, %zu inconclusive, %zu unchanged of "
+           "%zu compared; geometric mean of ratios %s (> 1 = better, over "
+           "%zu)",
+           s->counts[CAL_VERDICT_REGRESSED], s->counts[CAL_VERDICT_IMPROVED],
+           s->counts[CAL_VERDICT_INCONCLUSIVE],
+           s->counts[CAL_VERDICT_UNCHANGED], s->compared,
+           fmt_num(gm, sizeof gm, 4, 1, s->geomean), s->geomean_points);
 }
 
 /* "5 runs (run-to-run spread 1.2%)" for one side. */
-static void side_line(const json_t *s, const char *side, char *buf, size_t len) {
-  char k1[32], k2[32];
-  snprintf(k1, sizeof k1, "runs_%s", side);
-  snprintf(k2, sizeof k2, "%s_run_spread", side);
-  json_int_t n = integer(s, k1);
-  double sp = cal_json_num(s, k2, NAN);
+static void side_line(size_t n, double sp, char *buf, size_t len) {
   if (isfinite(sp))
-    snprintf(buf, len, "%" JSON_INTEGER_FORMAT " runs (run-to-run spread %.1f%%)",
-             n, 100 * sp);
+    snprintf(buf, len, "%zu runs (run-to-run spread %.1f%%)", n, 100 * sp);
   else
-    snprintf(buf, len, "%" JSON_INTEGER_FORMAT " run%s", n, n == 1 ? "" : "s");
+    snprintf(buf, len, "%zu run%s", n, n == 1 ? "" : "s");
 }
 
 /* The lines that count points instead of listing them: never decidable
  * (too few samples) and, with one run a side, inside the allowance. */
-static void count_lines(FILE *f, const json_t *rep, int md) {
-  const json_t *s = json_object_get(rep, "summary");
-  json_int_t und = integer(s, "undecidable"), in = integer(s, "within_run_allowance");
+static void count_lines(FILE *f, const cal_comparison_t *cmp, int md) {
+  const cal_compare_summary_t *s = &cmp->summary;
+  size_t und = s->undecidable, in = s->within_run_allowance;
   const char *pre = md ? "\n" : "";
-  double speed = cal_json_num(s, "machine_speed_ratio", NAN);
-  double t = cal_json_num(rep, "threshold", NAN);
-  if (isfinite(speed) && speed > 0 && fabs(log(speed)) > log1p(t))
+  double speed = s->machine_speed_ratio;
+  if (cal_machine_moved(speed, cmp->opts.threshold))
     fprintf(f, "%sThe machine itself ran at %.2f times its base speed in the new "
             "run (fp32 FMA loop at one thread): single runs of it cannot be "
             "compared; every point is inconclusive. Alternate several runs "
             "per side.\n", pre, speed);
   if (und)
-    fprintf(f, "%s%" JSON_INTEGER_FORMAT " point%s can never be decided at alpha "
+    fprintf(f, "%s%zu point%s can never be decided at alpha "
             "%g (too few samples for the test); not listed.\n", pre, und,
-            und == 1 ? "" : "s", cal_json_num(rep, "alpha", NAN));
+            und == 1 ? "" : "s", cmp->opts.alpha);
   if (in) {
-    fprintf(f, "%s%" JSON_INTEGER_FORMAT " point%s inconclusive with one run per "
+    fprintf(f, "%s%zu point%s inconclusive with one run per "
             "side: inside the run-to-run allowance of %g%%", pre, in,
-            in == 1 ? "" : "s", 100 * cal_json_num(rep, "run_allowance", NAN));
-    double al = cal_json_num(rep, "run_allowance", NAN);
-    if (integer(s, "runs_needed_median"))
-      fprintf(f, "; about %" JSON_INTEGER_FORMAT " runs per side would decide "
-              "half of them, %" JSON_INTEGER_FORMAT " nearly all",
-              integer(s, "runs_needed_median"), integer(s, "runs_needed_most"));
+            in == 1 ? "" : "s", 100 * cmp->opts.run_allowance);
+    double al = cmp->opts.run_allowance;
+    if (s->runs_needed_median)
+      fprintf(f, "; about %zu runs per side would decide "
+              "half of them, %zu nearly all",
+              s->runs_needed_median, s->runs_needed_most);
     else
       fprintf(f, "; at the run-to-run spread the allowance implies (%.0f%%) "
               "more than 50 runs per side would be needed; several runs "
@@ -129,28 +113,30 @@ static void count_lines(FILE *f, const json_t *rep, int md) {
   }
 }
 
-static void list_ids(FILE *f, const json_t *arr, const char *title, int md) {
-  size_t n = json_array_size(arr), i;
-  json_t *v;
+/* One of the id lists closing both formats: ids, each with its reason
+ * when skipped is given. */
+static void list_ids(FILE *f, const char *const *ids,
+                     const cal_compare_skip_t *skipped, size_t n,
+                     const char *title, int md) {
   if (!n)
     return;
   fprintf(f, md ? "\n**%s (%zu):** " : "%s (%zu): ", title, n);
-  json_array_foreach(arr, i, v) {
-    const char *id = json_is_string(v) ? json_string_value(v) : cal_json_str(v, "id");
+  for (size_t i = 0; i < n; i++) {
+    const char *id = skipped ? skipped[i].id : ids[i];
     fprintf(f, md ? "%s`%s`" : "%s%s", i ? ", " : "", id);
-    if (!json_is_string(v))
-      fprintf(f, " (%s)", cal_json_str(v, "reason"));
+    if (skipped)
+      fprintf(f, " (%s)", skipped[i].reason);
   }
   fputc('\n', f);
 }
 
 /* The three id lists closing both formats; titles capitalised in md. */
-static void list_all_ids(FILE *f, const json_t *rep, int md) {
-  list_ids(f, json_object_get(rep, "only_in_base"),
+static void list_all_ids(FILE *f, const cal_comparison_t *c, int md) {
+  list_ids(f, c->only_base, NULL, c->nonly_base,
            md ? "Only in base" : "only in base", md);
-  list_ids(f, json_object_get(rep, "only_in_new"),
+  list_ids(f, c->only_new, NULL, c->nonly_new,
            md ? "Only in new" : "only in new", md);
-  list_ids(f, json_object_get(rep, "not_compared"),
+  list_ids(f, NULL, c->skipped, c->nskipped,
            md ? "Not compared" : "not compared", md);
 }
 
@@ -164,23 +150,23 @@ static void md_cell(FILE *f, const char *s) {
 }
 
 /* The note of a point: its reason unless it is unchanged. */
-static const char *note_of(const json_t *e) {
-  return strcmp(cal_json_str(e, "verdict"), "unchanged") ? cal_json_str(e, "reason") : "";
+static const char *note_of(const cal_compare_point_t *e) {
+  return e->verdict != CAL_VERDICT_UNCHANGED ? e->reason : "";
 }
 
 /* The top-level figures' rows: base, new and ratio. */
-static void top_rows(FILE *f, const json_t *tops, int md) {
+static void top_rows(FILE *f, const cal_comparison_t *cmp, int md) {
   row_cells_t c;
-  size_t i;
-  json_t *e;
-  json_array_foreach(tops, i, e) {
-    row_cells(e, 1, &c);
+  for (size_t i = 0; i < cmp->ntops; i++) {
+    const cal_compare_top_t *e = &cmp->tops[i];
+    fmt_num(c.base, sizeof c.base, 4, 0, e->base);
+    fmt_num(c.newv, sizeof c.newv, 4, 0, e->newv);
+    fmt_num(c.ratio, sizeof c.ratio, 3, 1, e->ratio);
     if (md)
-      fprintf(f, "| %s | %s | %s | %s |\n", cal_json_str(e, "key"), c.base, c.newv,
-              c.ratio);
+      fprintf(f, "| %s | %s | %s | %s |\n", e->key, c.base, c.newv, c.ratio);
     else
-      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", cal_json_str(e, "key"), c.base,
-              c.newv, c.ratio);
+      fprintf(f, "  %-16s %10s -> %10s  ratio %s\n", e->key, c.base, c.newv,
+              c.ratio);
   }
 }
 
@@ -192,77 +178,72 @@ static void table_diff(FILE *f, const char *key, const char *x, const char *y) {
 
 /* Whether a point row is shown: undecidable points are only counted;
  * changed = 1 keeps only regressed and improved ones. */
-static int shown(const json_t *e, int changed) {
-  const char *v = cal_json_str(e, "verdict");
-  if (json_is_true(json_object_get(e, "undecidable")))
+static int shown(const cal_compare_point_t *e, int changed) {
+  if (e->undecidable)
     return 0;
-  return !changed || !strcmp(v, "regressed") || !strcmp(v, "improved");
+  return !changed || e->verdict == CAL_VERDICT_REGRESSED ||
+         e->verdict == CAL_VERDICT_IMPROVED;
 }
 
-static size_t count_shown(const json_t *points, int changed) {
-  size_t n = 0, i;
-  json_t *e;
-  json_array_foreach(points, i, e) n += (size_t)shown(e, changed);
+static size_t count_shown(const cal_comparison_t *c, int changed) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->npoints; i++)
+    n += (size_t)shown(&c->points[i], changed);
   return n;
 }
 
-static void table_points(FILE *f, const json_t *points, int changed) {
+static void table_points(FILE *f, const cal_comparison_t *cmp, int changed) {
   row_cells_t c;
   int w = 4;
-  size_t i;
-  json_t *e;
-  json_array_foreach(points, i, e) {
-    int l = (int)strlen(cal_json_str(e, "id"));
-    if (shown(e, changed) && l > w)
+  for (size_t i = 0; i < cmp->npoints; i++) {
+    int l = (int)strlen(cmp->points[i].id);
+    if (shown(&cmp->points[i], changed) && l > w)
       w = l;
   }
   fprintf(f, "%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
           "verdict", w, "id", "metric", "base", "new", "ratio", "CI", "p adj",
           "note");
-  json_array_foreach(points, i, e) {
+  for (size_t i = 0; i < cmp->npoints; i++) {
+    const cal_compare_point_t *e = &cmp->points[i];
     if (!shown(e, changed))
       continue;
-    const char *v = cal_json_str(e, "verdict");
-    row_cells(e, 0, &c);
+    point_cells(e, &c);
     fprintf(f, "%-12s  %-*s  %-14s  %10s  %10s  %6s  %-16s  %8s  %s\n",
-            strcmp(v, "regressed") ? v : "REGRESSED", w, cal_json_str(e, "id"),
-            cal_json_str(e, "metric"), c.base, c.newv, c.ratio, c.ci, c.p, note_of(e));
+            e->verdict == CAL_VERDICT_REGRESSED ? "REGRESSED"
+                                                : cal_verdict_name(e->verdict),
+            w, e->id, e->metric, c.base, c.newv, c.ratio, c.ci, c.p,
+            note_of(e));
   }
 }
 
-static void render_table(const json_t *rep, FILE *f) {
-  const json_t *points = json_object_get(rep, "points");
-  const json_t *tops = json_object_get(rep, "top_level");
-  const json_t *s = json_object_get(rep, "summary");
+static void render_table(const cal_comparison_t *c, FILE *f) {
+  const cal_compare_summary_t *s = &c->summary;
   char line[512], sb[96], sn[96];
-  json_int_t reg = integer(s, "regressed");
-  fprintf(f, "verdict: %s\n", reg ? "REGRESSION" : "no regression");
-  summary_line(rep, line, sizeof line);
+  fprintf(f, "verdict: %s\n",
+          s->counts[CAL_VERDICT_REGRESSED] ? "REGRESSION" : "no regression");
+  summary_line(c, line, sizeof line);
   fprintf(f, "summary: %s\n", line);
-  side_line(s, "base", sb, sizeof sb);
-  side_line(s, "new", sn, sizeof sn);
+  side_line(s->runs_base, s->base_run_spread, sb, sizeof sb);
+  side_line(s->runs_new, s->new_run_spread, sn, sizeof sn);
   fprintf(f, "calibrate compare: %s (%s) -> %s (%s); threshold %g%%, false "
           "discoveries <= %g across points, %.0f%% CI\n",
-          cal_json_str(rep, "base"), sb, cal_json_str(rep, "new"), sn,
-          100 * cal_json_num(rep, "threshold", NAN), cal_json_num(rep, "alpha", NAN),
-          100 * cal_json_num(rep, "ci_level", NAN));
-  cal_compare_each_diff(f, json_object_get(rep, "machine_differences"),
-                        table_diff);
-  count_lines(f, rep, 0);
-  if (count_shown(points, 1)) {
+          label(c->base_label), sb, label(c->new_label), sn,
+          100 * c->opts.threshold, c->opts.alpha, 100 * c->opts.ci_level);
+  cal_compare_each_diff(f, c, table_diff);
+  count_lines(f, c, 0);
+  if (count_shown(c, 1)) {
     fprintf(f, "\nchanged points:\n");
-    table_points(f, points, 1);
+    table_points(f, c, 1);
   }
-  int only = json_is_true(json_object_get(rep, "only_changed"));
-  if (!only && count_shown(points, 0)) {
+  if (!c->only_changed && count_shown(c, 0)) {
     fprintf(f, "\nall points:\n");
-    table_points(f, points, 0);
+    table_points(f, c, 0);
   }
-  if (json_array_size(tops))
+  if (c->ntops)
     fprintf(f, "\ntop-level figures (no samples; ratio only):\n");
-  top_rows(f, tops, 0);
+  top_rows(f, c, 0);
   fputc('\n', f);
-  list_all_ids(f, rep, 0);
+  list_all_ids(f, c, 0);
 }
 
 /* --------------------------------------------------------------- markdown */
@@ -271,80 +252,73 @@ static void md_diff(FILE *f, const char *key, const char *x, const char *y) {
   fprintf(f, "\n> Different machine: `%s` %s vs %s", key, x, y);
 }
 
-static void md_points(FILE *f, const json_t *points, double ci_level,
-                      int changed) {
+static void md_points(FILE *f, const cal_comparison_t *cmp, int changed) {
   row_cells_t c;
-  size_t i;
-  json_t *e;
   fprintf(f, "\n| Verdict | Point | Metric | Base | New | Ratio | %.0f%% CI | p adj | Note |\n",
-          100 * ci_level);
+          100 * cmp->opts.ci_level);
   fprintf(f, "|---|---|---|---:|---:|---:|---|---:|---|\n");
-  json_array_foreach(points, i, e) {
+  for (size_t i = 0; i < cmp->npoints; i++) {
+    const cal_compare_point_t *e = &cmp->points[i];
     if (!shown(e, changed))
       continue;
-    const char *v = cal_json_str(e, "verdict");
-    row_cells(e, 0, &c);
-    fprintf(f, strcmp(v, "regressed") ? "| %s | `" : "| **%s** | `", v);
-    md_cell(f, cal_json_str(e, "id"));
-    fprintf(f, "` | %s | %s | %s | %s | %s | %s | ", cal_json_str(e, "metric"), c.base,
+    point_cells(e, &c);
+    fprintf(f, e->verdict != CAL_VERDICT_REGRESSED ? "| %s | `" : "| **%s** | `",
+            cal_verdict_name(e->verdict));
+    md_cell(f, e->id);
+    fprintf(f, "` | %s | %s | %s | %s | %s | %s | ", e->metric, c.base,
             c.newv, c.ratio, c.ci, c.p);
     md_cell(f, note_of(e));
     fprintf(f, " |\n");
   }
 }
 
-static void render_md(const json_t *rep, FILE *f) {
-  const json_t *points = json_object_get(rep, "points");
-  const json_t *tops = json_object_get(rep, "top_level");
-  const json_t *md = json_object_get(rep, "machine_differences");
-  const json_t *s = json_object_get(rep, "summary");
+static void render_md(const cal_comparison_t *c, FILE *f) {
+  const cal_compare_summary_t *s = &c->summary;
   char line[512], sb[96], sn[96];
-  double lvl = cal_json_num(rep, "ci_level", NAN);
-  json_int_t reg = integer(s, "regressed");
+  size_t reg = s->counts[CAL_VERDICT_REGRESSED];
   fprintf(f, "## calibrate compare: ");
   if (reg)
-    fprintf(f, ":x: %" JSON_INTEGER_FORMAT " regression%s\n\n", reg,
-            reg == 1 ? "" : "s");
+    fprintf(f, ":x: %zu regression%s\n\n", reg, reg == 1 ? "" : "s");
   else
     fprintf(f, ":white_check_mark: no regression\n\n");
-  summary_line(rep, line, sizeof line);
+  summary_line(c, line, sizeof line);
   fprintf(f, "%s.\n", line);
-  side_line(s, "base", sb, sizeof sb);
-  side_line(s, "new", sn, sizeof sn);
+  side_line(s->runs_base, s->base_run_spread, sb, sizeof sb);
+  side_line(s->runs_new, s->new_run_spread, sn, sizeof sn);
   fprintf(f, "\nBase `%s`: %s; new `%s`: %s. Threshold %g%%, false discoveries "
-          "<= %g across points.\n", cal_json_str(rep, "base"), sb,
-          cal_json_str(rep, "new"), sn, 100 * cal_json_num(rep, "threshold", NAN),
-          cal_json_num(rep, "alpha", NAN));
-  cal_compare_each_diff(f, md, md_diff);
-  if (json_array_size(md))
+          "<= %g across points.\n", label(c->base_label), sb,
+          label(c->new_label), sn, 100 * c->opts.threshold, c->opts.alpha);
+  cal_compare_each_diff(f, c, md_diff);
+  if (c->ndiffs)
     fputc('\n', f);
-  count_lines(f, rep, 1);
-  if (count_shown(points, 1)) {
+  count_lines(f, c, 1);
+  if (count_shown(c, 1)) {
     fprintf(f, "\n### Changed points\n");
-    md_points(f, points, lvl, 1);
+    md_points(f, c, 1);
   }
-  int only = json_is_true(json_object_get(rep, "only_changed"));
-  size_t all = count_shown(points, 0);
-  if (!only && all) {
+  size_t all = count_shown(c, 0);
+  if (!c->only_changed && all) {
     fprintf(f, "\n<details><summary>All %zu points</summary>\n", all);
-    md_points(f, points, lvl, 0);
+    md_points(f, c, 0);
     fprintf(f, "\n</details>\n");
   }
-  if (json_array_size(tops))
+  if (c->ntops)
     fprintf(f, "\n| Top-level figure | Base | New | Ratio |\n|---|---:|---:|---:|\n");
-  top_rows(f, tops, 1);
-  list_all_ids(f, rep, 1);
+  top_rows(f, c, 1);
+  list_all_ids(f, c, 1);
 }
 
-int cal_compare_render(const json_t *report, cal_report_format_t fmt, FILE *f) {
-  switch (fmt) {
-  case CAL_REPORT_TABLE: render_table(report, f); break;
-  case CAL_REPORT_MD: render_md(report, f); break;
-  case CAL_REPORT_JSON:
-    if (json_dumpf(report, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) < 0)
-      return CAL_EIO;
-    fputc('\n', f);
-    break;
+/* The reporters' render functions: in is a cal_comparison_t. */
+int cal_compare_render_text(const void *in, int variant, FILE *f, char *err,
+                            size_t errlen) {
+  const cal_comparison_t *c = in;
+  if (variant == CAL_REPORT_MD)
+    render_md(c, f);
+  else
+    render_table(c, f);
+  if (ferror(f)) { /* the command renders into memory */
+    snprintf(err, errlen, "out of memory rendering the report");
+    return CAL_ENOMEM;
   }
-  return ferror(f) ? CAL_EIO : 0;
+  return 0;
 }

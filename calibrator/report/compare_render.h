@@ -1,10 +1,13 @@
-/* A compare report (schema "calibrate-compare/1", see compare.h) rendered
- * for people: a terminal table or GitHub markdown; JSON is the tree. */
+/* A comparison (analysis/compare.h) rendered for people: a terminal table
+ * or GitHub markdown.  Renderers only lay the typed result out; JSON is
+ * report/compare_json.h, the page report/html.h. */
 #ifndef CAL_COMPARE_RENDER_H
 #define CAL_COMPARE_RENDER_H
 
-#include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
+
+#include "compare.h"
 
 typedef enum cal_report_format {
   CAL_REPORT_TABLE = 0,
@@ -12,16 +15,17 @@ typedef enum cal_report_format {
   CAL_REPORT_JSON,
 } cal_report_format_t;
 
-/* Write a report as a terminal table or markdown (JSON: dump the tree).
- * CAL_EIO when writing fails. */
-int cal_compare_render(const json_t *report, cal_report_format_t fmt,
-                       FILE *f);
+/* A cal_render_fn (report/reporter.h): in is a cal_comparison_t, variant
+ * CAL_REPORT_TABLE or CAL_REPORT_MD.  CAL_ENOMEM when writing fails (f
+ * is a memory stream). */
+int cal_compare_render_text(const void *in, int variant, FILE *f, char *err,
+                            size_t errlen);
 
-/* Call fn once per element of a "machine_differences" array with its key
- * and its base and new values as JSON text ("?" when they cannot be
- * written). */
+/* Call fn once per machine difference of c with its key and its base and
+ * new values as JSON text ("?" when they cannot be written). */
 typedef void (*cal_diff_fn)(FILE *f, const char *key, const char *base,
                             const char *newv);
-void cal_compare_each_diff(FILE *f, const json_t *diffs, cal_diff_fn fn);
+void cal_compare_each_diff(FILE *f, const cal_comparison_t *c,
+                           cal_diff_fn fn);
 
 #endif

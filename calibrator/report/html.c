@@ -1,6 +1,8 @@
 /* The report page: sections of the profiles as HTML tables, the charts
  * drawn as SVG in a temporary directory and inlined, the comparison. */
 #include "html.h"
+#include "html_internal.h"
+#include "html_profile.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -58,21 +60,25 @@ void cal_html_escape(FILE *f, const char *s) {
 }
 
 #define ESC(f, s) cal_html_escape(f, s)
+#define str cal_html_str
+#define num_cell cal_html_num_cell
+#define text_cell cal_html_text_cell
+#define inline_svg cal_html_inline_svg
 
-static const char *str(const json_t *o, const char *k) {
+const char *cal_html_str(const json_t *o, const char *k) {
   const char *s = json_string_value(json_object_get(o, k));
   return s ? s : "";
 }
 
 /* a number cell: "%.4g", or an em dash when absent */
-static void num_cell(FILE *f, double v, const char *unit) {
+void cal_html_num_cell(FILE *f, double v, const char *unit) {
   if (isfinite(v))
     fprintf(f, "<td class=\"n\">%.4g%s%s</td>", v, unit[0] ? " " : "", unit);
   else
     fputs("<td class=\"n\">&mdash;</td>", f);
 }
 
-static void text_cell(FILE *f, const char *s) {
+void cal_html_text_cell(FILE *f, const char *s) {
   fputs("<td>", f);
   ESC(f, s);
   fputs("</td>", f);
@@ -114,311 +120,6 @@ static void page_end(FILE *f) {
   fputs("<p class=\"note\">Written by calibrate report. Every figure is a "
         "median of measured samples; intervals are the median's confidence "
         "intervals.</p>\n</body>\n</html>\n", f);
-}
-
-/* ---- one profile's tables ---- */
-
-static void machine_table(FILE *f, const json_t *const *roots,
-                          const char *const *names, size_t n) {
-  fputs("<h2>Machine</h2>\n<table>\n<tr><th></th>", f);
-  for (size_t i = 0; i < n; i++) {
-    fputs("<th>", f);
-    ESC(f, names[i]);
-    fputs("</th>", f);
-  }
-  fputs("</tr>\n", f);
-  static const struct {
-    const char *label, *path[3];
-  } rows[] = {
-      {"device", {"device_name"}},
-      {"CPU", {"machine", "cpu", "brand"}},
-      {"host", {"machine", "hostname"}},
-      {"OS", {"machine", "os"}},
-      {"cores", {"machine", "topology", "cores"}},
-      {"hardware threads", {"machine", "topology", "hardware_threads"}},
-      {"usable cores", {"machine", "usable_cores"}},
-      {"memory (GiB)", {"machine", "memory", "total_bytes"}},
-      {"BLAS", {"blas", "config"}},
-      {"BLAS core type", {"blas", "coretype"}},
-      {"threads", {"settings", "threads"}},
-      {"created", {"created"}},
-      {"calibrate", {"tool", "version"}},
-      {"git", {"tool", "git"}},
-  };
-  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-    fputs("<tr><th>", f);
-    ESC(f, rows[r].label);
-    fputs("</th>", f);
-    for (size_t i = 0; i < n; i++) {
-      const json_t *v = roots[i];
-      for (int k = 0; k < 3 && rows[r].path[k]; k++)
-        v = json_object_get(v, rows[r].path[k]);
-      if (json_is_string(v))
-        text_cell(f, json_string_value(v));
-      else if (json_is_integer(v) && strstr(rows[r].label, "GiB"))
-        num_cell(f, (double)json_integer_value(v) / (1 << 30), "");
-      else if (json_is_integer(v))
-        fprintf(f, "<td class=\"n\">%" JSON_INTEGER_FORMAT "</td>",
-                json_integer_value(v));
-      else if (json_is_number(v))
-        num_cell(f, json_number_value(v), "");
-      else
-        fputs("<td>&mdash;</td>", f);
-    }
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void headline_table(FILE *f, const json_t *const *roots,
-                           const char *const *names, size_t n) {
-  static const struct {
-    const char *key, *label, *unit;
-  } keys[] = {
-      {"gflops", "best fp32 GEMM, all threads", "GFLOPS"},
-      {"gflops_per_core", "best fp32 GEMM, one thread", "GFLOPS"},
-      {"throughput", "batch sweep peak", "examples/s"},
-      {"optimal_batch_size", "optimal batch size", ""},
-      {"latency_ms", "latency at batch 1", "ms"},
-      {"memory_gb", "memory", "GB"},
-  };
-  fputs("<h2>Headline figures</h2>\n<table class=\"head\">\n<tr><th></th>",
-        f);
-  for (size_t i = 0; i < n; i++) {
-    fputs("<th>", f);
-    ESC(f, names[i]);
-    fputs("</th>", f);
-  }
-  fputs("</tr>\n", f);
-  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-    fputs("<tr><th>", f);
-    ESC(f, keys[k].label);
-    fputs("</th>", f);
-    for (size_t i = 0; i < n; i++)
-      num_cell(f, cal_json_num(roots[i], keys[k].key, NAN), keys[k].unit);
-    fputs("</tr>\n", f);
-  }
-  fputs("<tr><th>headline status</th>", f);
-  for (size_t i = 0; i < n; i++) {
-    const char *s = str(roots[i], "headline_status");
-    text_cell(f, s[0] ? s : "measured");
-  }
-  fputs("</tr>\n</table>\n", f);
-}
-
-static void gemm_table(FILE *f, const json_t *root) {
-  const json_t *dt = json_object_get(json_object_get(root, "gemm"), "dtypes");
-  if (!json_object_size(dt))
-    return;
-  fputs("<h3>GEMM, best per dtype</h3>\n<table>\n<tr><th>dtype</th>"
-        "<th>kernel</th><th>status</th><th>1 thread</th><th>all threads</th>"
-        "<th>note</th></tr>\n", f);
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)dt, k, v) {
-    fputs("<tr>", f);
-    text_cell(f, k);
-    text_cell(f, str(v, "kernel"));
-    text_cell(f, str(v, "status"));
-    const char *unit = strcmp(k, "int8") == 0 ? "GOPS" : "GFLOPS";
-    double t1 = cal_json_num(v, "best_gflops_1_thread",
-                             cal_json_num(v, "best_gops_1_thread", NAN));
-    double ta = cal_json_num(v, "best_gflops_all_threads",
-                             cal_json_num(v, "best_gops_all_threads", NAN));
-    num_cell(f, t1, unit);
-    num_cell(f, ta, unit);
-    text_cell(f, str(v, "reason"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void peak_table(FILE *f, const json_t *root) {
-  const json_t *pts = json_object_get(json_object_get(root, "peak"), "points");
-  if (!json_array_size(pts))
-    return;
-  fputs("<h3>Compute peak: measured versus theoretical</h3>\n<table>\n"
-        "<tr><th>kernel</th><th>dtype</th><th>variant</th><th>threads</th>"
-        "<th>measured</th><th>theoretical</th><th>of theoretical</th>"
-        "<th>status</th></tr>\n", f);
-  size_t i;
-  const json_t *pt;
-  json_array_foreach(pts, i, pt) {
-    const char *metric = str(pt, "metric");
-    double v = cal_json_num(pt, metric[0] ? metric : "gflops", NAN);
-    double e = cal_json_num(pt, "efficiency", NAN);
-    const char *unit = strcmp(metric, "gops") == 0 ? "GOPS" : "GFLOPS";
-    fputs("<tr>", f);
-    text_cell(f, str(pt, "kernel"));
-    text_cell(f, str(pt, "dtype"));
-    text_cell(f, str(pt, "variant"));
-    num_cell(f, cal_json_num(pt, "threads", NAN), "");
-    num_cell(f, v, unit);
-    num_cell(f, e > 0 ? v / e : NAN, unit);
-    num_cell(f, e > 0 ? 100 * e : NAN, "%");
-    text_cell(f, str(pt, "status"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void roof_table(FILE *f, const json_t *root) {
-  const json_t *roof = json_object_get(root, "roofline");
-  const json_t *bw = json_object_get(roof, "bandwidth_gbps");
-  if (!json_object_size(bw))
-    return;
-  fputs("<h3>Memory bandwidth per level (roofline ceilings)</h3>\n<table>\n"
-        "<tr><th>level</th><th>bandwidth</th><th>kernel</th></tr>\n", f);
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)bw, k, v) {
-    fputs("<tr>", f);
-    text_cell(f, k);
-    num_cell(f, json_is_number(v) ? json_number_value(v) : NAN, "GB/s");
-    text_cell(f, str(json_object_get(roof, "bandwidth_kernel"), k));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void sweep_table(FILE *f, const json_t *root) {
-  const json_t *bs = json_object_get(root, "batch_sweep");
-  const json_t *modes = json_object_get(bs, "modes");
-  if (!json_object_size(modes))
-    return;
-  const json_t *m = json_object_get(bs, "model");
-  fputs("<h3>Batch sweep: ", f);
-  ESC(f, str(m, "preset"));
-  fprintf(f, ", seq %.0f, hidden %.0f</h3>\n<table>\n<tr><th>mode</th>"
-             "<th>status</th><th>peak batch</th><th>peak throughput</th>"
-             "<th>knee batch</th><th>optimal batch</th><th>latency at "
-             "batch 1</th><th>shape</th><th>stopped</th></tr>\n",
-          cal_json_num(m, "seq", NAN), cal_json_num(m, "hidden", NAN));
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)modes, k, v) {
-    fputs("<tr>", f);
-    text_cell(f, k);
-    text_cell(f, str(v, "status"));
-    num_cell(f, cal_json_num(v, "peak_batch_size", NAN), "");
-    num_cell(f, cal_json_num(v, "peak_examples_per_s", NAN),
-             strcmp(k, "decode") == 0 ? "tokens/s" : "examples/s");
-    num_cell(f, cal_json_num(v, "knee_batch_size", NAN), "");
-    num_cell(f, cal_json_num(v, "optimal_batch_size", NAN), "");
-    num_cell(f, cal_json_num(v, "latency_ms_batch_1", NAN), "ms");
-    text_cell(f, str(v, "shape"));
-    text_cell(f, str(v, "stop_reason"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-static void attention_table(FILE *f, const json_t *root) {
-  const json_t *pts =
-      json_object_get(json_object_get(root, "attention"), "points");
-  if (!json_array_size(pts))
-    return;
-  fputs("<h3>Attention</h3>\n<table>\n<tr><th>point</th><th>threads</th>"
-        "<th>GFLOPS</th><th>of best GEMM</th><th>status</th></tr>\n", f);
-  size_t i;
-  const json_t *pt;
-  json_array_foreach(pts, i, pt) {
-    fputs("<tr>", f);
-    text_cell(f, str(pt, "id"));
-    num_cell(f, cal_json_num(pt, "threads", NAN), "");
-    num_cell(f, cal_json_num(pt, "gflops", NAN), "");
-    double r = cal_json_num(pt, "ratio_to_gemm", NAN);
-    num_cell(f, 100 * r, "%");
-    text_cell(f, str(pt, "status"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n", f);
-}
-
-/* ---- quality notes ---- */
-
-typedef struct qual {
-  FILE *f;
-  size_t unstable, bad;
-} qual_t;
-
-/* Every measured point (an object with an id and a status) anywhere in
- * the tree: unstable, contaminated, failed or skipped ones listed. */
-static void quality_walk(qual_t *q, const json_t *o) {
-  if (json_is_array(o)) {
-    size_t i;
-    const json_t *v;
-    json_array_foreach(o, i, v) quality_walk(q, v);
-    return;
-  }
-  if (!json_is_object(o))
-    return;
-  const char *id = json_string_value(json_object_get(o, "id"));
-  const char *st = json_string_value(json_object_get(o, "status"));
-  if (id && st) {
-    int unstable =
-        json_is_true(json_object_get(json_object_get(o, "stats"), "unstable"));
-    int contaminated = json_is_true(json_object_get(o, "contaminated"));
-    if (strcmp(st, "ok") || contaminated) {
-      fputs("<li class=\"warn\">", q->f);
-      ESC(q->f, id);
-      fputs(": ", q->f);
-      ESC(q->f, contaminated && !strcmp(st, "ok") ? "contaminated" : st);
-      const char *why = json_string_value(json_object_get(o, "reason"));
-      if (why) {
-        fputs(" (", q->f);
-        ESC(q->f, why);
-        fputs(")", q->f);
-      }
-      fputs("</li>\n", q->f);
-      q->bad++;
-    } else if (unstable) {
-      double cv = cal_json_num(json_object_get(o, "stats"), "cv", NAN);
-      fputs("<li>", q->f);
-      ESC(q->f, id);
-      fprintf(q->f, ": unstable (cv %.1f%%)</li>\n", 100 * cv);
-      q->unstable++;
-    }
-    return;
-  }
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)o, k, v) quality_walk(q, v);
-}
-
-static void quality_notes(FILE *f, const json_t *root) {
-  const json_t *ql = json_object_get(root, "quality");
-  fputs("<h3>Quality notes</h3>\n", f);
-  fprintf(f, "<p>noisy: %s; unstable points: %.0f; failed points: %.0f; "
-             "elapsed %.1f s</p>\n",
-          json_is_true(json_object_get(ql, "noisy")) ? "yes" : "no",
-          cal_json_num(ql, "unstable_points", NAN),
-          cal_json_num(ql, "failed_points", NAN),
-          cal_json_num(ql, "elapsed_s", NAN));
-  const json_t *w = json_object_get(ql, "warnings");
-  if (json_array_size(w)) {
-    fputs("<ul>\n", f);
-    size_t i;
-    const json_t *s;
-    json_array_foreach(w, i, s) {
-      fputs("<li class=\"warn\">", f);
-      ESC(f, json_string_value(s));
-      fputs("</li>\n", f);
-    }
-    fputs("</ul>\n", f);
-  }
-  qual_t q = {.f = f};
-  /* a plain list, not a collapsed one: it must print */
-  fputs("<p>Points that were unstable (coefficient of variation above the "
-        "threshold), contaminated, failed or skipped:</p>\n"
-        "<ul class=\"pts\">\n", f);
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)root, k, v) if (strcmp(k, "quality"))
-      quality_walk(&q, v);
-  if (!q.unstable && !q.bad)
-    fputs("<li>none</li>\n", f);
-  fputs("</ul>\n", f);
 }
 
 /* ---- charts ---- */
@@ -463,8 +164,8 @@ static void remove_dir(const char *dir) {
 /* dir/NAME.svg inlined: from its <svg element on, with the namespace
  * declarations (URLs, not needed inside HTML) and comments dropped.
  * Nothing when the chart was not drawn. */
-static void inline_svg(FILE *f, const char *dir, const char *name,
-                       const char *caption) {
+void cal_html_inline_svg(FILE *f, const char *dir, const char *name,
+                         const char *caption) {
   char path[4096], why[128], *text = NULL;
   size_t len = 0;
   snprintf(path, sizeof path, "%s/%s.svg", dir, name);
@@ -502,180 +203,20 @@ static void inline_svg(FILE *f, const char *dir, const char *name,
   free(text);
 }
 
-/* ---- comparison ---- */
-
-static int verdict_series(const char *v) {
-  return !strcmp(v, "regressed") ? 0 : !strcmp(v, "improved") ? 1 : 2;
-}
-
-/* The ratio chart of a compare report, drawn into dir as compare.svg. */
-static int compare_chart(const json_t *rep, const char *dir,
-                         const char *templates, const char *suffix,
-                         char *name_out, size_t name_len, char *err,
-                         size_t errlen) {
-  cal_gp_set_t set = {0};
-  static const char *const keys[] = {"regressed", "improved",
-                                     "unchanged or inconclusive"};
-  const json_t *pts = json_object_get(rep, "points");
-  size_t i, y = 0;
-  const json_t *pt;
-  int rc = 0;
-  snprintf(name_out, name_len, "compare%s", suffix);
-  /* the three series always exist, in this order: colours by verdict */
-  json_array_foreach(pts, i, pt) {
-    double r = cal_json_num(pt, "ratio", NAN);
-    if (!(r > 0))
-      continue;
-    cal_gp_row_t row = {0};
-    row.x = (double)++y;
-    row.v[0] = r;
-    row.v[1] = cal_json_num(pt, "ci_low", r);
-    row.v[2] = cal_json_num(pt, "ci_high", r);
-    snprintf(row.text, sizeof row.text, "%s", str(pt, "id"));
-    int s = verdict_series(str(pt, "verdict"));
-    row.lt = s == 0 ? 2 : s == 1 ? 1 : 8;
-    row.pt = s == 0 ? 7 : s == 1 ? 5 : 6;
-    if ((rc = cal_gp_set_add(&set, 0, keys[s], &row)) < 0) {
-      snprintf(err, errlen, "out of memory");
-      goto out;
-    }
-  }
-  if (!y) {
-    name_out[0] = '\0';
-    goto out;
-  }
-  char title[240];
-  const char *b = str(rep, "base"), *nw = str(rep, "new");
-  const char *bs = strrchr(b, '/'), *ns = strrchr(nw, '/');
-  b = bs && bs[1] ? bs + 1 : b; /* the file names: the title must fit */
-  nw = ns && ns[1] ? ns + 1 : nw;
-  snprintf(title, sizeof title, "Ratio new / base per point: %.36s%s vs %.36s%s",
-           nw, strlen(nw) > 36 ? "..." : "", b, strlen(b) > 36 ? "..." : "");
-  const char *labels[1] = {""}, *paths[1] = {""};
-  static const char *const cols[] = {"row", "ratio", "ci_low", "ci_high",
-                                     "id"};
-  double thr = cal_json_num(rep, "threshold", 0.05);
-  char hdr[160];
-  snprintf(hdr, sizeof hdr, "threshold = %.6g\nnpoints = %zu\n", thr, y);
-  cal_gp_chart_t gc = {.dir = dir, .name = name_out, .format = "svg",
-                       .templates = cal_gp_template_dir(templates),
-                       .title = title, .n = 1, .paths = paths,
-                       .labels = labels, .cols = cols, .ncols = 5,
-                       .with_text = 1, .extra = hdr,
-                       .height = 160 + 16 * (int)y};
-  if ((rc = cal_gp_check_template(gc.templates, "compare", err, errlen)) < 0)
-    goto out;
-  gc.template_name = "compare";
-  if ((rc = cal_gp_write_dat(&gc, &set, err, errlen)) < 0 ||
-      (rc = cal_gp_write_script(&gc, &set, err, errlen)) < 0 ||
-      (rc = cal_gp_run(dir, name_out, "svg", err, errlen)) < 0)
-    goto out;
-out:
-  cal_gp_set_free(&set);
-  return rc;
-}
-
-static void compare_summary(FILE *f, const json_t *rep) {
-  const json_t *sm = json_object_get(rep, "summary");
-  fputs("<p>", f);
-  ESC(f, str(rep, "new"));
-  fputs(" against ", f);
-  ESC(f, str(rep, "base"));
-  fprintf(f, ": %.0f points compared, <span class=\"regressed\">%.0f "
-             "regressed</span>, <span class=\"improved\">%.0f improved"
-             "</span>, %.0f inconclusive, %.0f unchanged; threshold %.3g%%, "
-             "alpha %.3g; geometric mean (higher is better) %.4g.</p>\n",
-          cal_json_num(sm, "compared", NAN), cal_json_num(sm, "regressed", NAN),
-          cal_json_num(sm, "improved", NAN),
-          cal_json_num(sm, "inconclusive", NAN),
-          cal_json_num(sm, "unchanged", NAN),
-          100 * cal_json_num(rep, "threshold", NAN),
-          cal_json_num(rep, "alpha", NAN), cal_json_num(sm, "geomean", NAN));
-  const json_t *md = json_object_get(rep, "machine_differences");
-  if (json_array_size(md)) {
-    fputs("<p class=\"warn\">The machines differ:", f);
-    size_t i;
-    const json_t *d;
-    json_array_foreach(md, i, d) {
-      fputs(i ? ", " : " ", f);
-      ESC(f, str(d, "key"));
-    }
-    fputs("</p>\n", f);
-  }
-}
-
-static void compare_points(FILE *f, const json_t *rep) {
-  fputs("<details><summary>Every point compared (regressions first)"
-        "</summary>\n<table>\n<tr><th>point"
-        "</th><th>base</th><th>new</th><th>ratio</th><th>interval</th>"
-        "<th>verdict</th><th>why</th></tr>\n", f);
-  size_t i;
-  const json_t *pt;
-  json_array_foreach(json_object_get(rep, "points"), i, pt) {
-    const char *v = str(pt, "verdict");
-    fprintf(f, "<tr class=\"%s\">",
-            !strcmp(v, "regressed") ? "regressed"
-            : !strcmp(v, "improved") ? "improved" : "other");
-    text_cell(f, str(pt, "id"));
-    num_cell(f, cal_json_num(pt, "base_median", NAN), "");
-    num_cell(f, cal_json_num(pt, "new_median", NAN), "");
-    num_cell(f, cal_json_num(pt, "ratio", NAN), "");
-    fprintf(f, "<td class=\"n\">%.4g &ndash; %.4g</td>",
-            cal_json_num(pt, "ci_low", NAN), cal_json_num(pt, "ci_high", NAN));
-    fputs("<td class=\"v\">", f);
-    ESC(f, v);
-    fputs("</td>", f);
-    text_cell(f, str(pt, "reason"));
-    fputs("</tr>\n", f);
-  }
-  fputs("</table>\n</details>\n", f);
-}
-
-/* One compare report: tables and chart. */
-static int compare_section(FILE *f, const json_t *rep, const char *dir,
-                           const char *templates, size_t idx, char *err,
-                           size_t errlen) {
-  char suffix[32], name[64];
-  snprintf(suffix, sizeof suffix, "_%zu", idx);
-  int rc = compare_chart(rep, dir, templates, suffix, name, sizeof name, err,
-                         errlen);
-  if (rc < 0)
-    return rc;
-  compare_summary(f, rep);
-  if (name[0])
-    inline_svg(f, dir, name,
-               "Ratio new / base per point with its confidence interval; the "
-               "band is the threshold; regressions in red (filled circles), "
-               "improvements in blue (squares).");
-  compare_points(f, rep);
-  return 0;
-}
-
 /* ---- the page ---- */
 
-static const struct {
-  const char *name, *caption;
-} chart_captions[] = {
-    {"roofline", "Roofline: colour per dtype roof, marker per kernel family, "
-                 "filled = all threads, open = one thread; diamonds mark "
-                 "ridge points."},
-    {"peak", "Compute peak per dtype and engine as a share of the "
-             "theoretical peak."},
-    {"gemm", "GEMM throughput per size with confidence intervals and the "
-             "measured compute peaks."},
-    {"scaling", "Thread scaling: GFLOPS against ideal linear scaling, "
-                "and parallel efficiency."},
-    {"attention", "Attention: GFLOPS per shape and its fraction of the best "
-                  "GEMM at the same threads."},
-    {"bandwidth", "Memory bandwidth against the working set per core."},
-    {"batch_sweep", "Batch sweep: prefill and decode throughput, and "
-                    "latency against batch size."},
-};
+/* The profiles of the page: their views and where they were read. */
+typedef struct page_in {
+  const cal_profile_view_t *const *views;
+  const char *const *paths;
+  size_t n;
+} page_in_t;
 
-static int render(const json_t *const *roots, const char *const *paths,
-                  size_t n, const json_t *const *reports, size_t nrep,
-                  const cal_html_opts_t *o, FILE *f, char *err,
+static int render(const page_in_t *in, const cal_comparison_t *reports,
+                  size_t nrep, const cal_html_opts_t *o, FILE *f, char *err,
                   size_t errlen) {
+  const char *const *paths = in->paths;
+  size_t n = in->n;
   char *dir = chart_dir(err, errlen);
   int rc = 0;
   if (!dir)
@@ -684,7 +225,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   char **names = NULL;
   const char **own = calloc(n ? n : 1, sizeof *own);
   for (size_t i = 0; own && i < n; i++)
-    own[i] = json_string_value(json_object_get(roots[i], "device_name"));
+    own[i] = in->views[i]->device_name;
   rc = own ? cal_machine_names(own, paths, n, &names) : CAL_ENOMEM;
   free(own);
   if (rc < 0) {
@@ -694,7 +235,7 @@ static int render(const json_t *const *roots, const char *const *paths,
   if (n) {
     cal_plot_opts_t po = {.dir = dir, .format = "svg",
                           .templates = o->templates};
-    if ((rc = cal_plot_trees(roots, paths, n, &po, err, errlen)) < 0)
+    if ((rc = cal_plot_views(in->views, paths, n, &po, err, errlen)) < 0)
       goto out;
   }
   char title[200];
@@ -714,32 +255,27 @@ static int render(const json_t *const *roots, const char *const *paths,
       ESC(f, paths[i]);
     }
     fputs("</p>\n", f);
-    machine_table(f, roots, (const char *const *)names, n);
-    headline_table(f, roots, (const char *const *)names, n);
+    cal_html_machine_table(f, in->views, (const char *const *)names, n);
+    cal_html_headline_table(f, in->views, (const char *const *)names, n);
   }
   for (size_t r = 0; r < nrep; r++) {
     if (r == 0)
       fputs("<h2>Comparison</h2>\n", f);
-    if ((rc = compare_section(f, reports[r], dir, o->templates, r + 1, err,
-                              errlen)) < 0)
+    if ((rc = cal_html_compare_section(f, &reports[r], dir, o->templates,
+                                        r + 1, err, errlen)) < 0)
       goto out;
   }
   if (n) {
     fputs("<h2>Charts</h2>\n", f);
-    for (size_t c = 0; c < sizeof chart_captions / sizeof chart_captions[0];
-         c++)
-      inline_svg(f, dir, chart_captions[c].name, chart_captions[c].caption);
+    const cal_chart_t *ch;
+    for (size_t c = 0; (ch = cal_chart_on_page(c)) != NULL; c++)
+      inline_svg(f, dir, ch->name, ch->caption);
   }
   for (size_t i = 0; i < n; i++) {
     fputs("<h2>Tables: ", f);
     ESC(f, names[i]);
     fputs("</h2>\n", f);
-    gemm_table(f, roots[i]);
-    peak_table(f, roots[i]);
-    roof_table(f, roots[i]);
-    attention_table(f, roots[i]);
-    sweep_table(f, roots[i]);
-    quality_notes(f, roots[i]);
+    cal_html_profile_tables(f, in->views[i]);
   }
   page_end(f);
 out:
@@ -754,69 +290,101 @@ out:
   return rc;
 }
 
-/* Render into a memory buffer. */
-static int render_mem(const json_t *const *roots, const char *const *paths,
-                      size_t n, const json_t *const *reports, size_t nrep,
-                      const cal_html_opts_t *o, char **html, size_t *len,
-                      char *err, size_t errlen) {
-  *html = NULL;
-  *len = 0;
-  FILE *f = open_memstream(html, len);
-  if (!f) {
-    snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
-  }
-  int rc = render(roots, paths, n, reports, nrep, o, f, err, errlen);
-  if (fclose(f) != 0 && rc == 0) {
-    snprintf(err, errlen, "out of memory");
-    rc = CAL_ENOMEM;
-  }
-  if (rc < 0) {
-    free(*html);
-    *html = NULL;
-    *len = 0;
-  }
-  return rc;
+/* What a page shows: profiles and compare reports. */
+typedef struct page_args {
+  const page_in_t *in;
+  const cal_comparison_t *reports;
+  size_t nrep;
+  const cal_html_opts_t *o;
+} page_args_t;
+
+static int render_page(const void *data, int variant, FILE *f, char *err,
+                       size_t errlen) {
+  const page_args_t *a = data;
+  (void)variant;
+  return render(a->in, a->reports, a->nrep, a->o, f, err, errlen);
 }
 
-int cal_html_render(const json_t *const *roots, const char *const *paths,
-                    size_t n, const cal_html_opts_t *opts, char **html,
-                    size_t *len, char *err, size_t errlen) {
+/* Render into a memory buffer. */
+static int render_mem(const page_in_t *in, const cal_comparison_t *reports,
+                      size_t nrep, const cal_html_opts_t *o, char **html,
+                      size_t *len, char *err, size_t errlen) {
+  static const cal_reporter_t page = {"html", "the page", render_page, 0};
+  page_args_t a = {in, reports, nrep, o};
+  return cal_reporter_render_mem(&page, &a, html, len, err, errlen);
+}
+
+/* The report page of n profiles, each later one compared with the
+ * first, into f. */
+static int report_page(const cal_profile_t *const *profiles, size_t n,
+                       const cal_html_opts_t *opts, FILE *f, char *err,
+                       size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
   if (n == 0) {
     snprintf(err, errlen, "report: no profile given");
     return CAL_EINVAL;
   }
-  json_t **reps = calloc(n, sizeof *reps);
-  int rc = 0;
-  if (!reps) {
+  cal_comparison_t *reps = calloc(n, sizeof *reps);
+  const cal_profile_view_t **views = calloc(n, sizeof *views);
+  const char **paths = calloc(n, sizeof *paths);
+  int rc = reps && views && paths ? 0 : CAL_ENOMEM;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    paths[i] = profiles[i]->path;
+    if (!(views[i] = cal_profile_view(profiles[i])))
+      rc = CAL_ENOMEM;
+  }
+  if (rc < 0) {
     snprintf(err, errlen, "out of memory");
-    return CAL_ENOMEM;
+    goto out;
   }
   /* each later profile against the first */
   for (size_t i = 1; i < n; i++) {
-    cal_compare_opts_t co = {.threshold = o.threshold > 0 ? o.threshold : 0.05,
-                             .alpha = o.alpha > 0 ? o.alpha : 0.01,
-                             .ci_level = 0.95,
-                             .run_allowance = CAL_COMPARE_RUN_ALLOWANCE,
-                             .base_name = paths[0], .new_name = paths[i]};
-    if ((rc = cal_compare_profiles(roots[0], roots[i], &co, &reps[i - 1], err,
-                                   errlen)) < 0)
+    cal_compare_opts_t co = cal_compare_defaults();
+    co.threshold = o.threshold > 0 ? o.threshold : co.threshold;
+    co.alpha = o.alpha > 0 ? o.alpha : co.alpha;
+    co.base_name = paths[0];
+    co.new_name = paths[i];
+    if ((rc = cal_compare_loaded(profiles[0], profiles[i], &co, &reps[i - 1],
+                                 err, errlen)) < 0)
       goto out;
   }
-  rc = render_mem(roots, paths, n, (const json_t *const *)reps, n - 1, &o,
-                  html, len, err, errlen);
+  page_in_t in = {views, paths, n};
+  rc = render(&in, reps, n - 1, &o, f, err, errlen);
 out:
-  for (size_t i = 0; i < n; i++)
-    json_decref(reps[i]);
+  for (size_t i = 0; reps && i < n; i++)
+    cal_compare_free(&reps[i]);
   free(reps);
+  free(views);
+  free(paths);
   return rc;
 }
 
-int cal_html_render_compare(const json_t *report, const cal_html_opts_t *opts,
-                            char **html, size_t *len, char *err,
-                            size_t errlen) {
+/* The report reporter: the page of a cal_html_in_t. */
+static int render_report(const void *data, int variant, FILE *out, char *err,
+                         size_t errlen) {
+  const cal_html_in_t *in = data;
+  (void)variant;
+  return report_page(in->profiles, in->n, in->opts, out, err, errlen);
+}
+
+const cal_reporter_t cal_html_reporters[] = {
+    {"html", "one self-contained HTML page", render_report, 0},
+};
+const size_t cal_html_nreporters =
+    sizeof cal_html_reporters / sizeof cal_html_reporters[0];
+
+int cal_html_render(const cal_profile_t *const *profiles, size_t n,
+                    const cal_html_opts_t *opts, char **html, size_t *len,
+                    char *err, size_t errlen) {
+  cal_html_in_t in = {profiles, n, opts};
+  return cal_reporter_render_mem(&cal_html_reporters[0], &in, html, len, err,
+                                 errlen);
+}
+
+int cal_html_render_compare(const cal_comparison_t *c,
+                            const cal_html_opts_t *opts, char **html,
+                            size_t *len, char *err, size_t errlen) {
   cal_html_opts_t o = opts ? *opts : (cal_html_opts_t){0};
-  const json_t *reps[1] = {report};
-  return render_mem(NULL, NULL, 0, reps, 1, &o, html, len, err, errlen);
+  page_in_t none = {NULL, NULL, 0};
+  return render_mem(&none, c, 1, &o, html, len, err, errlen);
 }

@@ -1,11 +1,10 @@
-/* Table and markdown of a plan, read from its JSON tree only.  One layout
- * serves both: markdown adds pipes, headings and separator rows. */
+/* Table and markdown of a plan, rendered from its typed result only.  One
+ * layout serves both: markdown adds pipes, headings and separator rows. */
 #include "plan_render.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
-
-#include "profile.h"
 
 /* The punctuation that tells the two formats apart. */
 typedef struct layout {
@@ -42,12 +41,17 @@ static const char *cell(const layout_t *l, const char *s, int slot) {
   return buf[slot];
 }
 
-/* " a, b, c" from an array of strings, then a newline. */
-static void name_list(FILE *f, const json_t *arr, const layout_t *l) {
-  size_t i;
-  const json_t *m;
-  json_array_foreach(arr, i, m) fprintf(f, "%s %s", i ? "," : "",
-                                        cell(l, json_string_value(m), 0));
+/* " a, b, c" from the plan's machines at the indices idx (all machines
+ * flagged as stragglers when idx is NULL), then a newline. */
+static void name_list(FILE *f, const cal_plan_t *p, const size_t *idx,
+                      size_t n, const layout_t *l) {
+  size_t at = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (!idx && !p->machines[k].straggler)
+      continue;
+    fprintf(f, "%s %s", at++ ? "," : "",
+            cell(l, p->machines[idx ? idx[k] : k].m->name, 0));
+  }
   fprintf(f, "\n");
 }
 
@@ -72,20 +76,15 @@ static const char *duration(char *buf, size_t len, double s) {
 }
 
 /* "lo-hi" of a machine's throughput CI, or "-". */
-static const char *ci_cell(char *buf, size_t len, const json_t *m) {
-  double lo = cal_json_num(m, "throughput_ci_low", NAN),
-         hi = cal_json_num(m, "throughput_ci_high", NAN);
-  if (isfinite(lo) && isfinite(hi))
-    snprintf(buf, len, "%.4g-%.4g", lo, hi);
+static const char *ci_cell(char *buf, size_t len, const cal_plan_machine_t *m) {
+  if (isfinite(m->ci_low) && isfinite(m->ci_high))
+    snprintf(buf, len, "%.4g-%.4g", m->ci_low, m->ci_high);
   else
     snprintf(buf, len, "-");
   return buf;
 }
 
-static void split_rows(FILE *f, const json_t *p, const layout_t *l) {
-  const json_t *ex = json_object_get(p, "examples");
-  size_t i;
-  const json_t *m;
+static void split_rows(FILE *f, const cal_plan_t *p, const layout_t *l) {
   fprintf(f, "%sWork split (proportional to throughput at each machine's "
              "optimal batch)\n\n", l->h);
   fprintf(f, "%s%-24s%s%12s%s%15s%s%7s%s%10s%s%14s%s%s%s\n", l->lead,
@@ -93,46 +92,49 @@ static void split_rows(FILE *f, const json_t *p, const layout_t *l) {
           l->sep, "examples", l->sep, "finish", l->sep, "flag", l->tail);
   if (l->md)
     fprintf(f, "|---|---:|---:|---:|---:|---:|---|\n");
-  json_array_foreach(json_object_get(p, "machines"), i, m) {
+  for (size_t k = 0; k < p->nmachines; k++) {
+    const cal_plan_entry_t *e = &p->machines[k];
     char cnt[32] = "-", fin[32] = "-", ci[48];
-    if (json_is_integer(ex)) {
-      snprintf(cnt, sizeof cnt, "%" JSON_INTEGER_FORMAT,
-               json_integer_value(json_object_get(m, "examples")));
-      duration(fin, sizeof fin, cal_json_num(m, "finish_s", NAN));
+    if (p->examples) {
+      snprintf(cnt, sizeof cnt, "%" PRIu64, e->examples);
+      duration(fin, sizeof fin, e->finish_s);
     }
-    const char *flag =
-        !json_is_true(json_object_get(m, "in_split")) ? "no share: no fit"
-        : json_is_true(json_object_get(m, "straggler")) ? "straggler"
-                                                        : "";
+    const char *flag = !e->in_split    ? "no share: no fit"
+                       : e->straggler ? "straggler"
+                                      : "";
     fprintf(f, "%s%-24s%s%12.3f%s%15s%s%6.2f%%%s%10s%s%14s%s%s%s\n", l->lead,
-            cell(l, cal_json_str(m, "name"), 0), l->sep,
-            cal_json_num(m, "throughput", NAN), l->sep,
-            ci_cell(ci, sizeof ci, m), l->sep,
-            100 * cal_json_num(m, "share", NAN), l->sep, cnt, l->sep, fin,
-            l->sep, flag, l->tail);
+            cell(l, e->m->name, 0), l->sep, e->m->throughput, l->sep,
+            ci_cell(ci, sizeof ci, e->m), l->sep, 100 * e->share, l->sep, cnt,
+            l->sep, fin, l->sep, flag, l->tail);
   }
 }
 
 /* What the work is, in the unit it was given. */
-static void work_words(FILE *f, const json_t *p) {
-  const json_t *w = json_object_get(p, "work");
-  const char *unit = cal_json_str(w, "unit");
-  fprintf(f, "%" JSON_INTEGER_FORMAT " examples",
-          json_integer_value(json_object_get(p, "examples")));
-  if (strcmp(unit, "epochs") == 0)
-    fprintf(f, " (%g epochs of %.0f)", cal_json_num(w, "epochs", NAN),
-            cal_json_num(w, "dataset_examples", NAN));
-  else if (strcmp(unit, "steps") == 0)
-    fprintf(f, " (%.0f steps of %.0f)", cal_json_num(w, "steps", NAN),
-            cal_json_num(w, "global_batch", NAN));
+static void work_words(FILE *f, const cal_plan_t *p) {
+  const cal_work_t *w = &p->work;
+  fprintf(f, "%" PRIu64 " examples", p->examples);
+  if (w->unit == CAL_WORK_EPOCHS)
+    fprintf(f, " (%g epochs of %.0f)", w->epochs,
+            (double)w->dataset_examples);
+  else if (w->unit == CAL_WORK_STEPS)
+    fprintf(f, " (%.0f steps of %.0f)", (double)w->steps,
+            (double)w->global_batch);
+}
+
+/* A price or cost cell: "%.4g", or "-" when it does not apply. */
+static const char *usd_cell(char *buf, size_t len, double x) {
+  if (isfinite(x))
+    snprintf(buf, len, "%.4g", x);
+  else
+    snprintf(buf, len, "-");
+  return buf;
 }
 
 /* Time per machine alone and in the split, and what it costs. */
-static void time_cost_section(FILE *f, const json_t *p, const layout_t *l) {
-  size_t i;
-  const json_t *m;
+static void time_cost_section(FILE *f, const cal_plan_t *p,
+                              const layout_t *l) {
   char a[32], b[32];
-  const int priced = json_is_number(json_object_get(p, "cost_usd"));
+  const int priced = isfinite(p->cost_usd);
   fprintf(f, "\n%sTime%s\n\n", l->h, priced ? " and cost" : "");
   fprintf(f, "%s%-24s%s%14s%s%14s", l->lead, "machine", l->sep,
           "in the split", l->sep, "alone");
@@ -143,23 +145,17 @@ static void time_cost_section(FILE *f, const json_t *p, const layout_t *l) {
   if (l->md)
     fprintf(f, priced ? "|---|---:|---:|---:|---:|---:|\n"
                       : "|---|---:|---:|\n");
-  json_array_foreach(json_object_get(p, "machines"), i, m) {
-    fprintf(f, "%s%-24s%s%14s%s%14s", l->lead,
-            cell(l, cal_json_str(m, "name"), 0), l->sep,
-            duration(a, sizeof a, cal_json_num(m, "finish_s", NAN)), l->sep,
-            duration(b, sizeof b, cal_json_num(m, "alone_s", NAN)));
+  for (size_t k = 0; k < p->nmachines; k++) {
+    const cal_plan_entry_t *e = &p->machines[k];
+    fprintf(f, "%s%-24s%s%14s%s%14s", l->lead, cell(l, e->m->name, 0), l->sep,
+            duration(a, sizeof a, e->finish_s), l->sep,
+            duration(b, sizeof b, e->alone_s));
     if (priced) {
-      double pr = cal_json_num(m, "price_per_hour_usd", NAN),
-             c = cal_json_num(m, "cost_usd", NAN),
-             ac = cal_json_num(m, "alone_cost_usd", NAN);
-      char pc[24] = "-", cc[24] = "-", acc[24] = "-";
-      if (isfinite(pr))
-        snprintf(pc, sizeof pc, "%.4g", pr);
-      if (isfinite(c))
-        snprintf(cc, sizeof cc, "%.4g", c);
-      if (isfinite(ac))
-        snprintf(acc, sizeof acc, "%.4g", ac);
-      fprintf(f, "%s%8s%s%10s%s%10s", l->sep, pc, l->sep, cc, l->sep, acc);
+      char pc[24], cc[24], acc[24];
+      fprintf(f, "%s%8s%s%10s%s%10s", l->sep,
+              usd_cell(pc, sizeof pc, e->m->price_per_hour), l->sep,
+              usd_cell(cc, sizeof cc, e->cost_usd), l->sep,
+              usd_cell(acc, sizeof acc, e->alone_cost_usd));
     }
     fprintf(f, "%s\n", l->tail);
   }
@@ -167,214 +163,207 @@ static void time_cost_section(FILE *f, const json_t *p, const layout_t *l) {
   if (priced)
     fprintf(f, "Cost of the split: %.4g USD (every machine in the split "
                "held for the split's wall-clock time %s).\n",
-            cal_json_num(p, "cost_usd", NAN),
-            duration(a, sizeof a, cal_json_num(p, "makespan_s", NAN)));
+            p->cost_usd, duration(a, sizeof a, p->sp.makespan_s));
+}
+
+/* Who has no share and why, then the inputs left out. */
+static void left_out_lines(FILE *f, const cal_plan_t *p, const layout_t *l) {
+  for (size_t k = 0; k < p->nmachines; k++)
+    if (p->machines[k].left_out_reason[0])
+      fprintf(f, "No share: %s: %s.\n", cell(l, p->machines[k].m->name, 0),
+              p->machines[k].left_out_reason);
+  for (size_t k = 0; k < p->nexcluded; k++)
+    fprintf(f, "Left out: %s (%s): %s\n", cell(l, p->excluded[k]->name, 0),
+            cell(l, p->excluded[k]->path, 1),
+            cal_plan_excluded_reason(p->excluded[k]));
 }
 
 /* The work split: one row a machine, then what it means. */
-static void split_section(FILE *f, const json_t *p, const layout_t *l) {
-  const json_t *ex = json_object_get(p, "examples");
-  const json_t *note = json_object_get(p, "split_note");
-  size_t i;
-  const json_t *m;
+static void split_section(FILE *f, const cal_plan_t *p, const layout_t *l) {
+  const cal_split_t *sp = &p->sp;
   char d[32];
   split_rows(f, p, l);
   fprintf(f, "\n");
-  if (json_is_string(note)) {
-    fprintf(f, "No split: %s.\n", json_string_value(note));
-  } else if (json_is_integer(ex)) {
+  if (p->split_note) {
+    fprintf(f, "No split: %s.\n", p->split_note);
+  } else if (p->examples) {
     work_words(f, p);
     fprintf(f, " finish in %s (%.4g s); an even split would take %.4g s: "
                "proportional split is %.2fx faster.\n",
-            duration(d, sizeof d, cal_json_num(p, "makespan_s", NAN)),
-            cal_json_num(p, "makespan_s", NAN),
-            cal_json_num(p, "even_split_makespan_s", NAN),
-            cal_json_num(p, "speedup_vs_even_split", NAN));
+            duration(d, sizeof d, sp->makespan_s), sp->makespan_s,
+            sp->even_makespan_s, sp->speedup);
   } else {
     fprintf(f, "Proportional split is %.2fx faster than an even split "
                "(give --examples, --epochs or --steps for time).\n",
-            cal_json_num(p, "speedup_vs_even_split", NAN));
+            sp->speedup);
   }
-  if (json_is_true(json_object_get(p, "heterogeneous")))
+  if (sp->heterogeneous)
     fprintf(f, "Heterogeneous set: fastest/slowest throughput = %.2fx "
                "(more than 10%% apart, confidence intervals apart).\n",
-            cal_json_num(p, "throughput_ratio", NAN));
-  else if (json_is_string(json_object_get(p, "heterogeneous_note")))
-    fprintf(f, "Not heterogeneous: %s.\n",
-            cal_json_str(p, "heterogeneous_note"));
-  const json_t *st = json_object_get(p, "stragglers");
-  if (json_array_size(st)) {
+            sp->ratio);
+  else if (p->hetero_note[0])
+    fprintf(f, "Not heterogeneous: %s.\n", p->hetero_note);
+  int strag = 0;
+  for (size_t k = 0; k < p->nmachines; k++)
+    strag |= p->machines[k].straggler;
+  if (strag) {
     fprintf(f, "Stragglers (whole confidence interval more than 20%% below "
-               "the mean %.3f examples/s):",
-            cal_json_num(p, "mean_throughput", NAN));
-    name_list(f, st, l);
+               "the mean %.3f examples/s):", p->nsplit ? sp->mean_throughput : NAN);
+    name_list(f, p, NULL, p->nmachines, l);
   }
-  json_array_foreach(json_object_get(p, "machines"), i, m)
-      if (json_is_string(json_object_get(m, "left_out_reason")))
-          fprintf(f, "No share: %s: %s.\n", cell(l, cal_json_str(m, "name"), 0),
-                  cal_json_str(m, "left_out_reason"));
-  json_array_foreach(json_object_get(p, "excluded"), i, m)
-      fprintf(f, "Left out: %s (%s): %s\n", cell(l, cal_json_str(m, "name"), 0), cell(l, cal_json_str(m, "profile"), 1),
-              cal_json_str(m, "reason"));
-  if (json_is_integer(ex))
+  left_out_lines(f, p, l);
+  if (p->examples)
     time_cost_section(f, p, l);
 }
 
 /* Micro-batch and accumulation per machine for the target batch. */
-static void batch_section(FILE *f, const json_t *p, const json_t *T,
-                          const layout_t *l) {
-  size_t i;
-  const json_t *m;
-  fprintf(f, "\n%sBatch for effective batch %" JSON_INTEGER_FORMAT "\n\n",
-          l->h, json_integer_value(T));
+static void batch_section(FILE *f, const cal_plan_t *p, const layout_t *l) {
+  fprintf(f, "\n%sBatch for effective batch %" PRId64 "\n\n", l->h,
+          p->target);
   fprintf(f, "%s%-24s%s%8s%s%6s%s%6s%s%s%s\n", l->lead, "machine", l->sep,
           "optimal", l->sep, "micro", l->sep, "accum", l->sep, "note", l->tail);
   if (l->md)
     fprintf(f, "|---|---:|---:|---:|---|\n");
-  json_array_foreach(json_object_get(p, "machines"), i, m) {
-    const json_t *ob = json_object_get(m, "optimal_batch_size");
+  for (size_t k = 0; k < p->nmachines; k++) {
+    const cal_plan_entry_t *e = &p->machines[k];
     char obs[32] = "-";
-    if (json_is_integer(ob))
-      snprintf(obs, sizeof obs, "%" JSON_INTEGER_FORMAT, json_integer_value(ob));
-    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead, cell(l, cal_json_str(m, "name"), 0),
-            l->sep, obs, l->sep, cal_json_num(m, "micro_batch_size", NAN), l->sep,
-            cal_json_num(m, "grad_accum_steps", NAN), l->sep, cal_json_str(m, "batch_note"), l->tail);
+    if (e->m->optimal_batch)
+      snprintf(obs, sizeof obs, "%" PRId64, e->m->optimal_batch);
+    fprintf(f, "%s%-24s%s%8s%s%6.0f%s%6.0f%s%s%s\n", l->lead,
+            cell(l, e->m->name, 0), l->sep, obs, l->sep,
+            (double)e->batch.micro_batch, l->sep,
+            (double)e->batch.accum_steps, l->sep, e->batch_note, l->tail);
   }
 }
 
-/* How the model's memory adds up, one line per part. */
-static void model_lines(FILE *f, const json_t *model, const layout_t *l) {
-  const char *tr = cal_json_str(model, "training"), *li = l->li;
-  double params = cal_json_num(model, "params", NAN), bpp = cal_json_num(model, "bytes_per_param", NAN);
-  double trainable = cal_json_num(model, "trainable_params", NAN);
-  fprintf(f, "\n%sMemory: %.3g parameters, %s, %s%s\n\n", l->h, params,
-          cal_json_str(model, "dtype"), tr,
-          strcmp(tr, "inference") ? " training with Adam" : "");
-  fprintf(f, "%sweights        %9.2f GB = %.3g params x %g B\n", li,
-          gb(cal_json_num(model, "weights_bytes", NAN)), params, bpp);
-  if (strcmp(tr, "lora") == 0 &&
-      json_is_integer(json_object_get(model, "lora_rank")))
-    fprintf(f, "%strainable      %.3g params (LoRA rank %.0f on the seven "
-               "projections of every layer)\n", li, trainable,
-            cal_json_num(model, "lora_rank", NAN));
-  else if (strcmp(tr, "lora") == 0)
-    fprintf(f, "%strainable      %.3g params (LoRA: assumed %g%% of "
-               "params)\n", li, trainable, 100 * cal_json_num(model, "lora_fraction", NAN));
-  fprintf(f, "%sgradients      %9.2f GB = %.3g trainable x %g B\n", li,
-          gb(cal_json_num(model, "gradients_bytes", NAN)), trainable, bpp);
-  fprintf(f, "%soptimizer      %9.2f GB = %.3g trainable x 2 states x 4 B "
-             "(Adam m, v in fp32)\n", li,
-          gb(cal_json_num(model, "optimizer_bytes", NAN)), trainable);
-  fprintf(f, "%smaster weights %9.2f GB = %.3g trainable x 4 B (fp32 copy "
-             "when dtype is narrower than fp32)\n", li,
-          gb(cal_json_num(model, "master_weights_bytes", NAN)), trainable);
-  const json_t *am = json_object_get(model, "activation_model");
-  if (json_is_object(am)) {
+/* The activations line(s) of the memory: modelled or assumed. */
+static void activation_lines(FILE *f, const cal_plan_model_t *md,
+                             const layout_t *l) {
+  const char *li = l->li;
+  const int infer = md->training == CAL_TRAIN_INFERENCE;
+  if (md->has_act) {
+    const cal_plan_act_t *a = &md->act;
     fprintf(f, "%sactivations    %9.2f GB per example, modelled from the "
                "shapes, not measured: %.0f layers x seq %.0f, hidden %.0f, "
                "heads %.0f (kv %.0f), ffn %.0f, %g B per element%s; times "
                "the micro-batch\n", li,
-            gb(cal_json_num(model, "activations_bytes_per_example", NAN)),
-            cal_json_num(am, "layers", NAN), cal_json_num(am, "seq", NAN),
-            cal_json_num(am, "hidden", NAN), cal_json_num(am, "heads", NAN),
-            cal_json_num(am, "kv_heads", NAN), cal_json_num(am, "ffn", NAN),
-            cal_json_num(am, "bytes_per_element", NAN),
-            strcmp(tr, "inference") == 0 ? " (KV cache and one layer)"
-            : json_is_true(json_object_get(am, "checkpointing"))
-                ? " (with activation checkpointing)"
-                : " (no activation checkpointing)");
-    if (strcmp(tr, "inference"))
+            gb(md->base.activations_bytes), (double)a->layers,
+            (double)a->seq, (double)a->shape.hidden, (double)a->shape.heads,
+            (double)a->shape.kv_heads, (double)a->shape.ffn,
+            a->bytes_per_element,
+            infer              ? " (KV cache and one layer)"
+            : a->checkpointing ? " (with activation checkpointing)"
+                               : " (no activation checkpointing)");
+    if (!infer)
       fprintf(f, "%s               %9.2f GB per example without "
                  "checkpointing, %.2f GB with\n", li,
-              gb(cal_json_num(am, "without_checkpointing_bytes_per_example",
-                              NAN)),
-              gb(cal_json_num(am, "with_checkpointing_bytes_per_example",
-                              NAN)));
+              gb(a->est.full_bytes), gb(a->est.checkpointed_bytes));
   } else {
     fprintf(f, "%sactivations    %9.2f GB per example = %g x weights "
                "(assumed); times the micro-batch\n", li,
-            gb(cal_json_num(model, "activations_bytes_per_example", NAN)),
-            cal_json_num(model, "activation_fraction", NAN));
+            gb(md->base.activations_bytes), md->assume.activation_fraction);
   }
+}
+
+/* How the model's memory adds up, one line per part. */
+static void model_lines(FILE *f, const cal_plan_model_t *md,
+                        const layout_t *l) {
+  const char *tr = cal_training_name(md->training), *li = l->li;
+  const double params = md->params, bpp = cal_dtype_bytes(md->dtype);
+  const double trainable = md->base.trainable_params;
+  fprintf(f, "\n%sMemory: %.3g parameters, %s, %s%s\n\n", l->h, params,
+          cal_dtype_name(md->dtype), tr,
+          md->training != CAL_TRAIN_INFERENCE ? " training with Adam" : "");
+  fprintf(f, "%sweights        %9.2f GB = %.3g params x %g B\n", li,
+          gb(md->base.weights_bytes), params, bpp);
+  if (md->training == CAL_TRAIN_LORA && md->lora_rank)
+    fprintf(f, "%strainable      %.3g params (LoRA rank %.0f on the seven "
+               "projections of every layer)\n", li, trainable,
+            (double)md->lora_rank);
+  else if (md->training == CAL_TRAIN_LORA)
+    fprintf(f, "%strainable      %.3g params (LoRA: assumed %g%% of "
+               "params)\n", li, trainable, 100 * md->lora_fraction);
+  fprintf(f, "%sgradients      %9.2f GB = %.3g trainable x %g B\n", li,
+          gb(md->base.gradients_bytes), trainable, bpp);
+  fprintf(f, "%soptimizer      %9.2f GB = %.3g trainable x 2 states x 4 B "
+             "(Adam m, v in fp32)\n", li,
+          gb(md->base.optimizer_bytes), trainable);
+  fprintf(f, "%smaster weights %9.2f GB = %.3g trainable x 4 B (fp32 copy "
+             "when dtype is narrower than fp32)\n", li,
+          gb(md->base.master_bytes), trainable);
+  activation_lines(f, md, l);
   fprintf(f, "%sbudget         available memory less %g%% headroom\n\n",
-          li, 100 * cal_json_num(model, "headroom", NAN));
+          li, 100 * md->assume.headroom);
 }
 
 /* Whether the model fits each machine, then where it goes. */
-static void memory_section(FILE *f, const json_t *p, const layout_t *l) {
-  size_t i;
-  const json_t *m;
-  model_lines(f, json_object_get(p, "model"), l);
+static void memory_section(FILE *f, const cal_plan_t *p, const layout_t *l) {
+  const cal_plan_placement_t *pl = p->placement;
+  model_lines(f, p->model, l);
   fprintf(f, "%s%-24s%s%6s%s%9s%s%9s%s%9s%s%9s%s%5s%s\n", l->lead, "machine",
           l->sep, "batch", l->sep, "act GB", l->sep, "need GB", l->sep,
           "budget GB", l->sep, "max batch", l->sep, "fits", l->tail);
   if (l->md)
     fprintf(f, "|---|---:|---:|---:|---:|---:|---|\n");
-  json_array_foreach(json_object_get(p, "machines"), i, m) {
-    const json_t *mem = json_object_get(m, "memory");
-    const json_t *fits = json_object_get(mem, "fits");
+  for (size_t k = 0; k < p->nmachines; k++) {
+    const cal_plan_entry_t *e = &p->machines[k];
     char bud[32] = "?", mb[32] = "?";
-    if (json_is_number(json_object_get(mem, "budget_bytes")))
-      snprintf(bud, sizeof bud, "%.2f", gb(cal_json_num(mem, "budget_bytes", NAN)));
-    if (json_is_integer(json_object_get(mem, "max_batch_size")))
-      snprintf(mb, sizeof mb, "%" JSON_INTEGER_FORMAT,
-               json_integer_value(json_object_get(mem, "max_batch_size")));
+    if (isfinite(e->mem.budget))
+      snprintf(bud, sizeof bud, "%.2f", gb(e->mem.budget));
+    if (e->mem.max_batch >= 0)
+      snprintf(mb, sizeof mb, "%" PRId64, e->mem.max_batch);
     fprintf(f, "%s%-24s%s%6.0f%s%9.2f%s%9.2f%s%9s%s%9s%s%5s%s\n", l->lead,
-            cell(l, cal_json_str(m, "name"), 0), l->sep, cal_json_num(mem, "batch_size", NAN), l->sep,
-            gb(cal_json_num(mem, "activations_bytes", NAN)), l->sep,
-            gb(cal_json_num(mem, "need_bytes", NAN)), l->sep, bud, l->sep, mb, l->sep,
-            json_is_null(fits) ? "?" : json_is_true(fits) ? "yes" : "no",
-            l->tail);
+            cell(l, e->m->name, 0), l->sep, (double)e->mem.batch_size, l->sep,
+            gb(e->mem.activations), l->sep, gb(e->mem.need), l->sep, bud,
+            l->sep, mb, l->sep,
+            e->mem.fits < 0 ? "?" : e->mem.fits ? "yes" : "no", l->tail);
   }
-  const json_t *pl = json_object_get(p, "placement");
-  fprintf(f, "\nPlacement: %s: %s.\n", cal_json_str(pl, "strategy"), cal_json_str(pl, "note"));
-  const json_t *g = json_object_get(pl, "shard_group");
-  if (json_array_size(g)) {
-    fprintf(f, "Shard group (%.2f GB):", gb(cal_json_num(pl, "shard_need_bytes", NAN)));
-    name_list(f, g, l);
+  fprintf(f, "\nPlacement: %s: %s.\n", cal_place_name(pl->strategy), pl->note);
+  if (pl->ngroup) {
+    fprintf(f, "Shard group (%.2f GB):", gb(pl->shard_need));
+    name_list(f, p, pl->group, pl->ngroup, l);
   }
 }
 
 /* The data-parallel step with the fleet's all-reduce, and its arithmetic. */
-static void network_section(FILE *f, const json_t *net, const layout_t *l) {
-  const json_t *ga = json_object_get(net, "grad_accum");
-  const json_t *line;
-  size_t i;
+static void network_section(FILE *f, const cal_plan_network_t *nw,
+                            const layout_t *l) {
+  const cal_net_step_t *st = &nw->st;
   fprintf(f, "\n%sNetwork (data-parallel step with the all-reduce of the "
-             "gradients, from %s)\n\n", l->h, cal_json_str(net, "source"));
-  if (json_is_string(json_object_get(net, "note")))
-    fprintf(f, "%sNote: %s.\n", l->li, cal_json_str(net, "note"));
-  if (json_is_string(json_object_get(net, "compute_note")))
-    fprintf(f, "%sNote on the throughput: %s.\n", l->li,
-            cal_json_str(net, "compute_note"));
-  json_array_foreach(json_object_get(net, "arithmetic"), i, line)
-      fprintf(f, "%s%s\n", l->li, json_string_value(line));
-  fprintf(f, "\n%s: %s.\n", l->md ? "**Verdict**" : "Verdict",
-          cal_json_str(net, "verdict"));
-  fprintf(f, "Gradient accumulation: %" JSON_INTEGER_FORMAT " step%s "
+             "gradients, from %s)\n\n", l->h, nw->net->source);
+  if (nw->note)
+    fprintf(f, "%sNote: %s.\n", l->li, nw->note);
+  if (nw->compute_note)
+    fprintf(f, "%sNote on the throughput: %s.\n", l->li, nw->compute_note);
+  for (size_t k = 0; k < nw->narith; k++)
+    fprintf(f, "%s%s\n", l->li, nw->arith[k]);
+  fprintf(f, "\n%s: %s.\n", l->md ? "**Verdict**" : "Verdict", nw->verdict);
+  fprintf(f, "Gradient accumulation: %" PRId64 " step%s "
              "(all-reduce <= %.0f%% of a step%s): %.4g s for %.0f examples, "
              "%.4g examples/s over the fleet against %.4g alone.\n",
-          json_integer_value(json_object_get(ga, "recommended")),
-          json_integer_value(json_object_get(ga, "recommended")) == 1 ? "" : "s",
-          100 * cal_json_num(ga, "allreduce_fraction_target", NAN),
-          json_is_integer(json_object_get(ga, "crossover"))
+          st->accum, st->accum == 1 ? "" : "s", 100 * CAL_NET_AR_FRACTION,
+          st->crossover_accum
               ? ", and past the crossover with the fastest machine alone"
               : "",
-          cal_json_num(ga, "step_s", NAN),
-          cal_json_num(net, "global_batch", NAN) *
-              (double)json_integer_value(json_object_get(ga, "recommended")),
-          cal_json_num(ga, "fleet_throughput", NAN),
-          cal_json_num(json_object_get(net, "fastest"), "throughput", NAN));
+          st->accum_step_s, nw->global_batch * (double)st->accum,
+          st->accum_throughput, st->fastest_throughput);
 }
 
-void cal_plan_render(FILE *f, const json_t *p, int md) {
+void cal_plan_render(FILE *f, const cal_plan_t *p, int md) {
   const layout_t *l = md ? &md_layout : &table_layout;
-  const json_t *T = json_object_get(p, "target_effective_batch");
   split_section(f, p, l);
-  if (json_is_integer(T))
-    batch_section(f, p, T, l);
-  if (json_is_object(json_object_get(p, "model")))
+  if (p->target)
+    batch_section(f, p, l);
+  if (p->model)
     memory_section(f, p, l);
-  if (json_is_object(json_object_get(p, "network")))
-    network_section(f, json_object_get(p, "network"), l);
+  if (p->network)
+    network_section(f, p->network, l);
+}
+
+int cal_plan_render_text(const void *in, int md, FILE *out, char *err,
+                         size_t errlen) {
+  (void)err;
+  (void)errlen;
+  cal_plan_render(out, in, md);
+  return 0;
 }

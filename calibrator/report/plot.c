@@ -11,7 +11,7 @@
 #include "machine_names.h"
 
 typedef struct plot_ctx {
-  cal_chart_in_t in;         /* roots and labels */
+  cal_chart_in_t in;         /* views and labels */
   const char *const *paths;  /* in.n, where each profile came from */
   const cal_plot_opts_t *o;
   const char *tdir;          /* template directory */
@@ -28,8 +28,7 @@ static int make_labels(plot_ctx_t *c) {
   int rc = CAL_ENOMEM;
   if (own) {
     for (size_t i = 0; i < n; i++)
-      own[i] = json_string_value(
-          json_object_get(c->in.roots[i], "device_name"));
+      own[i] = c->in.views[i]->device_name;
     rc = cal_machine_names(own, c->paths, n, &c->label);
   }
   free(own);
@@ -40,7 +39,7 @@ static int make_labels(plot_ctx_t *c) {
 /* "WHAT - A (2024-05-01) vs B (2024-05-02)" naming the profiles that have
  * the section; malloc'd, NULL when out of memory */
 static char *make_title(const plot_ctx_t *c, const char *what,
-                        const char *section) {
+                        const cal_chart_t *ch) {
   size_t len = strlen(what) + 4;
   for (size_t i = 0; i < c->in.n; i++)
     len += strlen(c->label[i]) + 24;
@@ -50,10 +49,9 @@ static char *make_title(const plot_ctx_t *c, const char *what,
   size_t at = (size_t)snprintf(t, len, "%s", what);
   int first = 1;
   for (size_t i = 0; i < c->in.n; i++) {
-    const json_t *root = c->in.roots[i];
-    if (!json_is_object(json_object_get(root, section)))
+    if (!cal_chart_has_section(ch, c->in.views[i]))
       continue;
-    const char *cr = json_string_value(json_object_get(root, "created"));
+    const char *cr = c->in.views[i]->created;
     char date[11] = "";
     if (cr)
       snprintf(date, sizeof date, "%s", cr);
@@ -78,7 +76,7 @@ static int chart_wanted(const plot_ctx_t *c, const cal_chart_t *ch,
                         const cal_gp_set_t *set) {
   FILE *notes = c->o->notes;
   for (size_t p = 0; p < c->in.n && notes; p++)
-    if (!json_is_object(json_object_get(c->in.roots[p], ch->section)))
+    if (!cal_chart_has_section(ch, c->in.views[p]))
       fprintf(notes, "note: %s has no %s section\n", c->label[p], ch->section);
   if (set->n || (ch->has_extra && ch->has_extra(&c->in)))
     return 1;
@@ -113,7 +111,7 @@ static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
     ch->what_fn(&c->in, what, sizeof what);
   else
     snprintf(what, sizeof what, "%s", ch->what);
-  if (!(title = make_title(c, what, ch->section))) {
+  if (!(title = make_title(c, what, ch))) {
     snprintf(err, errlen, "out of memory");
     rc = CAL_ENOMEM;
     goto out;
@@ -135,11 +133,11 @@ out:
 
 /* ---- all charts ---- */
 
-int cal_plot_trees(const json_t *const *roots, const char *const *paths,
-                   size_t n, const cal_plot_opts_t *o, char *err,
-                   size_t errlen) {
-  plot_ctx_t c = {.in = {.roots = roots, .n = n}, .paths = paths, .o = o};
-  int drawn[CAL_NCHARTS] = {0};
+int cal_plot_views(const cal_profile_view_t *const *views,
+                   const char *const *paths, size_t n,
+                   const cal_plot_opts_t *o, char *err, size_t errlen) {
+  plot_ctx_t c = {.in = {.views = views, .n = n}, .paths = paths, .o = o};
+  int *drawn = NULL;
   int rc = 0;
   if (n == 0 || !o->dir || !o->format ||
       (strcmp(o->format, "png") && strcmp(o->format, "svg"))) {
@@ -147,21 +145,23 @@ int cal_plot_trees(const json_t *const *roots, const char *const *paths,
     return CAL_EINVAL;
   }
   c.tdir = cal_gp_template_dir(o->templates);
-  if ((rc = make_labels(&c)) < 0) {
+  drawn = calloc(cal_ncharts, sizeof *drawn);
+  if (!drawn || (rc = make_labels(&c)) < 0) {
+    rc = CAL_ENOMEM;
     snprintf(err, errlen, "out of memory");
     goto out;
   }
   /* every template readable before any file is written */
-  for (size_t i = 0; i < CAL_NCHARTS; i++)
+  for (size_t i = 0; i < cal_ncharts; i++)
     if ((rc = cal_gp_check_template(c.tdir, cal_charts[i].name, err,
                                     errlen)) < 0)
       goto out;
   if ((rc = cal_gp_make_dirs(o->dir, err, errlen)) < 0)
     goto out;
-  for (size_t i = 0; i < CAL_NCHARTS; i++)
+  for (size_t i = 0; i < cal_ncharts; i++)
     if ((rc = do_chart(&c, &cal_charts[i], &drawn[i], err, errlen)) < 0)
       goto out;
-  for (size_t i = 0; i < CAL_NCHARTS; i++) {
+  for (size_t i = 0; i < cal_ncharts; i++) {
     if (!drawn[i])
       continue;
     if (!o->script_only &&
@@ -174,41 +174,49 @@ int cal_plot_trees(const json_t *const *roots, const char *const *paths,
   }
 out:
   cal_machine_names_free(c.label, n);
+  free(drawn);
   return rc;
 }
 
 int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
                  const cal_plot_opts_t *o, char *err, size_t errlen) {
-  const json_t **roots = calloc(n ? n : 1, sizeof *roots);
+  const cal_profile_view_t **views = calloc(n ? n : 1, sizeof *views);
   const char **paths = calloc(n ? n : 1, sizeof *paths);
   int rc = CAL_ENOMEM;
-  if (!roots || !paths) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < n; i++) {
-    roots[i] = profiles[i]->root;
+  for (size_t i = 0; views && paths && i < n; i++) {
+    if (!(views[i] = cal_profile_view(profiles[i])))
+      goto out;
     paths[i] = profiles[i]->path;
   }
-  rc = cal_plot_trees(roots, paths, n, o, err, errlen);
+  if (views && paths)
+    rc = cal_plot_views(views, paths, n, o, err, errlen);
 out:
-  free(roots);
+  if (!views || !paths || rc == CAL_ENOMEM)
+    snprintf(err, errlen, "out of memory");
+  free(views);
   free(paths);
   return rc;
 }
 
 int cal_plot_tree(const json_t *root, const char *name, const char *dir,
                   const char *format, char *err, size_t errlen) {
-  const json_t *roots[1] = {root};
   const char *paths[1] = {name ? name : ""};
   cal_plot_opts_t o = {.dir = dir ? dir : CAL_PLOT_DEFAULT_DIR,
                        .format = format ? format : "png",
                        .notes = stderr};
+  cal_profile_view_t *v = NULL;
   if (!root) {
     snprintf(err, errlen, "plot: no profile to draw");
     return CAL_EINVAL;
   }
-  return cal_plot_trees(roots, paths, 1, &o, err, errlen);
+  if (cal_profile_view_build(root, &v) < 0) {
+    snprintf(err, errlen, "out of memory");
+    return CAL_ENOMEM;
+  }
+  const cal_profile_view_t *views[1] = {v};
+  int rc = cal_plot_views(views, paths, 1, &o, err, errlen);
+  cal_profile_view_free(v);
+  return rc;
 }
 
 int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
@@ -232,3 +240,23 @@ out:
   free(p);
   return rc;
 }
+
+/* ---- the chart reporters ---- */
+
+/* The charts of a cal_plot_in_t in the format of the variant (0: png,
+ * 1: svg), notes to out. */
+static int render_charts(const void *data, int variant, FILE *out, char *err,
+                         size_t errlen) {
+  const cal_plot_in_t *in = data;
+  cal_plot_opts_t o = *in->opts;
+  o.format = variant ? "svg" : "png";
+  o.notes = out;
+  return cal_plot_run(in->profiles, in->n, &o, err, errlen);
+}
+
+const cal_reporter_t cal_plot_reporters[] = {
+    {"png", "gnuplot charts drawn as PNG images", render_charts, 0},
+    {"svg", "gnuplot charts drawn as SVG images", render_charts, 1},
+};
+const size_t cal_plot_nreporters =
+    sizeof cal_plot_reporters / sizeof cal_plot_reporters[0];

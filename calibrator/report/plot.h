@@ -29,6 +29,8 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "reporter.h"
+#include "view.h"
 
 #define CAL_PLOT_DEFAULT_DIR "calibrate-plots"
 
@@ -52,11 +54,11 @@ typedef struct cal_plot_opts {
 int cal_plot_run(const cal_profile_t *const *profiles, size_t n,
                  const cal_plot_opts_t *opts, char *err, size_t errlen);
 
-/* cal_plot_run on profile trees already in memory (borrowed); paths[i]
- * names tree i in the scripts. */
-int cal_plot_trees(const json_t *const *roots, const char *const *paths,
-                   size_t n, const cal_plot_opts_t *opts, char *err,
-                   size_t errlen);
+/* cal_plot_run on typed views of profiles (borrowed); paths[i] names
+ * view i in the scripts. */
+int cal_plot_views(const cal_profile_view_t *const *views,
+                   const char *const *paths, size_t n,
+                   const cal_plot_opts_t *opts, char *err, size_t errlen);
 
 /* Load the profiles at paths[0..n-1] and draw their charts into dir (NULL:
  * CAL_PLOT_DEFAULT_DIR) in format "png" or "svg" (NULL: png).  Reads the
@@ -71,5 +73,18 @@ int cal_plot_profiles(const char *const *paths, size_t n, const char *dir,
  * returns as cal_plot_run; CAL_EINVAL when root is NULL. */
 int cal_plot_tree(const json_t *root, const char *name, const char *dir,
                   const char *format, char *err, size_t errlen);
+
+/* The chart reporters (reporter.h), "png" and "svg": their data is a
+ * cal_plot_in_t, their notes go to the stream they are given (NULL:
+ * none), and they return as cal_plot_run. */
+typedef struct cal_plot_in {
+  const cal_profile_t *const *profiles; /* n loaded profiles */
+  size_t n;
+  const cal_plot_opts_t *opts; /* dir, templates, script_only; the format
+                                  and notes are the reporter's */
+} cal_plot_in_t;
+
+extern const cal_reporter_t cal_plot_reporters[];
+extern const size_t cal_plot_nreporters;
 
 #endif

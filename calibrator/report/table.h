@@ -6,9 +6,9 @@
 
 #include <stdio.h>
 
-#include "run.h"
+#include "run_result.h"
 
-void cal_table_print(const cal_run_t *r, FILE *out);
+void cal_table_print(const cal_run_result_t *r, FILE *out);
 
 /* " ~" when a point is unstable, "" otherwise (for a row's end). */
 const char *cal_table_unstable_mark(const cal_point_t *pt);

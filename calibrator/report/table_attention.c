@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 #include "table.h"
 
 static void print_point(const cal_attn_point_t *ap, FILE *out) {
@@ -28,7 +28,7 @@ static void print_point(const cal_attn_point_t *ap, FILE *out) {
   fprintf(out, "%s\n", cal_table_unstable_mark(pt));
 }
 
-void cal_attention_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_attention_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_attention_result_t *a = result;
   (void)r;
   fprintf(out, "\nAttention (fused unless marked)        threads  variant   GFLOPS"

@@ -90,10 +90,10 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
             (long long)res->layers,
             fewest && fewest < res->layers ? "the measured layer step, scaled"
                                            : "the whole stack measured",
-            (long long)res->vocab, res->head->dtype,
+            (long long)res->vocab, cal_kdtype_name(res->head->dtype),
             res->model_state_bytes / 1048576.0);
     /* a head in another dtype than the layers' says why */
-    if (strcmp(res->head->dtype, res->dtype) != 0)
+    if (res->head->dtype != res->dtype)
       fprintf(out, "    LM head: %s\n", res->head_why);
   }
   for (size_t i = 0; i < m->npoints; i++)
@@ -116,7 +116,7 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
             m->rec.note);
 }
 
-void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_batch_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_batch_result_t *res = result;
   const cal_sweep_opts_t *o = &r->opt->sweep;
   int threads = r->opt->threads;
@@ -124,9 +124,9 @@ void cal_batch_print(const cal_run_t *r, const void *result, FILE *out) {
                "ffn %lld), seq %lld, %s, %d thread%s\n",
           o->preset, (long long)o->hidden, (long long)o->heads,
           (long long)o->kv_heads, (long long)o->ffn, (long long)o->seq,
-          res->dtype, threads, threads == 1 ? "" : "s");
-  fprintf(out, "  dtype %s (%s); products on %s (%s)\n", res->dtype,
-          o->dtype_why, res->engine, res->engine_why);
+          cal_kdtype_name(res->dtype), threads, threads == 1 ? "" : "s");
+  fprintf(out, "  dtype %s (%s); products on %s (%s)\n", cal_kdtype_name(res->dtype),
+          o->dtype_why, cal_engine_name(res->engine), res->engine_why);
   for (int m = 0; m < 3; m++)
     if (res->ran[m])
       print_mode(res, m, out);

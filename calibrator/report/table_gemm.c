@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "results.h"
-#include "run.h"
+#include "run_result.h"
 
 static const char *status_name(cal_point_status_t st) {
   return cal_point_status_name(st);
@@ -22,7 +22,7 @@ static void size_cell(const cal_gemm_point_t *p, FILE *out) {
  * sizes in the order measured, then the confirmations. */
 static void sweep_line(const cal_gemm_result_t *g, const cal_gemm_sweep_t *s,
                        FILE *out) {
-  fprintf(out, "    %-5s %-9s t=%-3d", s->kernel->dtype,
+  fprintf(out, "    %-5s %-9s t=%-3d", cal_kdtype_name(s->kernel->dtype),
           cal_kernel_engine(s->kernel), s->threads);
   for (int again = 0; again < 2; again++)
     for (size_t j = 0, first = 1; j < g->npoints; j++) {
@@ -82,7 +82,7 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
   }
 }
 
-void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_gemm_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_gemm_result_t *g = result;
   fprintf(out, "\n%-27s%-14s%-23s%d threads\n", "GEMM (C = A*B, square n)",
           "engine", "1 thread, pinned", r->opt->threads);
@@ -93,7 +93,7 @@ void cal_gemm_print(const cal_run_t *r, const void *result, FILE *out) {
     sweep_line(g, &g->sweeps[j], out);
 }
 
-void cal_scaling_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_scaling_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_scaling_result_t *s = result;
   fprintf(out, "\nScaling (n=%lld)         threads  GFLOPS   speedup  efficiency\n",
           (long long)s->n);
@@ -102,7 +102,7 @@ void cal_scaling_print(const cal_run_t *r, const void *result, FILE *out) {
     if (p->pt.status != CAL_POINT_OK)
       continue;
     fprintf(out, "  %-5s %-9s  %5d  %7.1f  %6.2fx  %8.0f%%\n",
-            p->pt.kernel->dtype, cal_kernel_engine(p->pt.kernel), p->pt.params.threads, p->pt.gflops_sum.median,
+            cal_kdtype_name(p->pt.kernel->dtype), cal_kernel_engine(p->pt.kernel), p->pt.params.threads, p->pt.gflops_sum.median,
             p->speedup, 100.0 * p->efficiency);
   }
 }

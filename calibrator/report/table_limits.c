@@ -24,7 +24,7 @@ static double peak_efficiency(const cal_compute_peak_result_t *res,
   return theo > 0 ? pt->gflops_sum.median / theo : 0;
 }
 
-void cal_compute_peak_print(const cal_run_t *r, const void *result,
+void cal_compute_peak_print(const cal_run_result_t *r, const void *result,
                             FILE *out) {
   const cal_compute_peak_result_t *res = result;
   fprintf(out, "\nPeak (register- and tile-resident multiply-add)");
@@ -50,7 +50,7 @@ void cal_compute_peak_print(const cal_run_t *r, const void *result,
     fprintf(out, "  theoretical: %s\n", res->model.assumption);
 }
 
-void cal_bandwidth_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_bandwidth_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_bandwidth_result_t *res = result;
   fprintf(out, "\nBandwidth (GB/s, STREAM byte counts)   level   working set  threads  GB/s\n");
   for (size_t i = 0; i < res->npoints; i++) {
@@ -84,7 +84,7 @@ static void print_matrix_ceilings(const cal_roofline_t *roof, FILE *out) {
     fprintf(out, "\n");
 }
 
-void cal_roofline_print(const cal_run_t *r, const void *result, FILE *out) {
+void cal_roofline_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_roofline_result_t *res = result;
   const cal_roofline_t *roof = &res->roof;
   double peak = roof->compute_gflops[CAL_DT_FP32];

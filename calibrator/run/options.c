@@ -35,20 +35,17 @@ static void defaults(cal_opts_t *o, const char *cmd) {
  * `list` receives the valid names for the message. */
 static const char *gemm_engine_find(const char *name, char *list, size_t len) {
   const char *found = strcmp(name, "auto") == 0 ? "auto" : NULL;
-  const char *seen[16];
-  size_t nseen = 0, used = (size_t)snprintf(list, len, "auto");
+  int seen[CAL_ENGINE_COUNT] = {0};
+  size_t used = (size_t)snprintf(list, len, "auto");
   const cal_kernel_t *k;
   for (size_t i = 0; (k = cal_kernel_at(i)); i++) {
     const char *e = cal_kernel_engine(k);
-    size_t j = 0;
-    while (j < nseen && strcmp(seen[j], e) != 0)
-      j++;
-    if (strcmp(k->family, "gemm") != 0 || j < nseen || nseen == 16)
+    if (k->family != CAL_FAMILY_GEMM || seen[k->engine])
       continue;
-    seen[nseen++] = e;
+    seen[k->engine] = 1;
     if (used < len)
       used += (size_t)snprintf(list + used, len - used, ", %s", e);
-    if (strcmp(name, e) == 0)
+    if (cal_engine_parse(name) == (int)k->engine)
       found = e;
   }
   return found;

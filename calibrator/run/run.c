@@ -8,70 +8,13 @@
 #include <time.h>
 
 #include "cal_err.h"
-#include "cal_exit.h"
 #include "cal_isa.h"
 #include "cal_vec.h"
-#include "cli.h"
 #include "clock.h"
-#include "profile_run.h"
 #include "results.h"
-#include "plot.h"
-#include "table.h"
 #include "timer.h"
 
 volatile sig_atomic_t cal_run_stop;
-
-const cal_section_t cal_sections[] = {
-#define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p) \
-  {key, full, quick, derived, m, d, w, p},
-#include "section_list.h"
-#undef CAL_SECTION
-};
-
-const void *cal_results_get(const cal_results_t *res, int id) {
-  return id >= 0 && id < CAL_NSECTIONS ? res->sec[id] : NULL;
-}
-
-void cal_results_free(cal_results_t *res) {
-  for (int i = 0; i < CAL_NSECTIONS; i++) {
-    if (res->sec[i])
-      cal_sections[i].drop(res->sec[i]);
-    res->sec[i] = NULL;
-  }
-  for (size_t i = 0; i < res->quality.nwarnings; i++)
-    free(res->quality.warnings[i]);
-  free(res->quality.warnings);
-  for (size_t i = 0; i < res->quality.nsanity; i++)
-    free(res->quality.sanity[i]);
-  free(res->quality.sanity);
-  memset(&res->quality, 0, sizeof res->quality);
-}
-
-cal_points_result_t *cal_points_new(const char *title, size_t n) {
-  cal_points_result_t *p = calloc(1, sizeof *p);
-  if (!p)
-    return NULL;
-  p->title = title;
-  p->ids = calloc(n ? n : 1, sizeof *p->ids);
-  p->points = calloc(n ? n : 1, sizeof *p->points);
-  if (!p->ids || !p->points) {
-    cal_points_drop(p);
-    return NULL;
-  }
-  p->n = n;
-  return p;
-}
-
-void cal_points_drop(void *result) {
-  cal_points_result_t *p = result;
-  if (!p)
-    return;
-  for (size_t i = 0; p->points && i < p->n; i++)
-    cal_point_free(&p->points[i]);
-  free(p->points);
-  free(p->ids);
-  free(p);
-}
 
 double cal_run_budget(const cal_run_t *r, int id) {
   const cal_section_t *s = &cal_sections[id];
@@ -399,28 +342,19 @@ static void warn_machine(cal_run_t *r) {
                     "vary during the run", hw->governor);
 }
 
-/* The charts of the profile just written, from the tree in memory. */
-static void draw_charts(const cal_run_t *r, const json_t *root) {
-  /* the profile is safe on disk; a missing gnuplot only costs the charts */
-  char err[512];
-  if (cal_plot_tree(root, r->opt->out_path, r->opt->plots_dir, "png", err,
-                    sizeof err) < 0)
-    fprintf(stderr, "calibrate: no charts: %s\n", err);
-  else
-    fprintf(r->ctx->table, "Charts written to %s\n", r->opt->plots_dir);
-}
-
-int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
-  cal_results_t res;
-  memset(&res, 0, sizeof res);
-  cal_run_t run = {opt, ctx, &res}, *r = &run;
-  json_t *root = NULL;
-  char err[512];
-  int rc, exit_code = CAL_EXIT_OK;
+int cal_run_measure(const cal_opts_t *opt, cal_ctx_t *ctx,
+                    cal_run_result_t *out) {
+  memset(out, 0, sizeof *out);
+  out->opt = opt;
+  out->hw = &ctx->hw;
+  out->load_ok = ctx->load_ok;
+  cal_results_t *res = &out->res;
+  cal_run_t run = {opt, ctx, res}, *r = &run;
+  int rc;
   ctx->t_start = cal_now();
   ctx->sec_current = -1;
   ctx->planned_left = 0;
-  res.quality.interrupted_section = -1;
+  res->quality.interrupted_section = -1;
   for (int i = 0; i < CAL_NSECTIONS; i++)
     if (opt->sections & (1u << i))
       ctx->planned_left += cal_run_budget(r, i);
@@ -431,53 +365,19 @@ int cal_run_main(const cal_opts_t *opt, cal_ctx_t *ctx) {
     catch_signals();
   warn_machine(r);
   watch_start(r);
-  if ((rc = measure_all(r)) < 0)
-    goto internal;
+  if ((rc = measure_all(r)) < 0) {
+    cal_progress_done(r);
+    return rc;
+  }
   cal_sanity_check(r);
   cal_progress_done(r);
   if (!cal_threads_pinned(ctx->thr))
     cal_run_warn(r, "threads could not be pinned to cores (binding refused)");
-  res.quality.elapsed_s = cal_now() - ctx->t_start;
-  if (res.quality.unstable)
+  res->quality.elapsed_s = cal_now() - ctx->t_start;
+  if (res->quality.unstable)
     cal_run_warn(r, "%d point%s had a coefficient of variation above %.0f%%: "
                     "the machine was busy or its clock varied",
-                 res.quality.unstable, res.quality.unstable == 1 ? "" : "s",
+                 res->quality.unstable, res->quality.unstable == 1 ? "" : "s",
                  100 * opt->hcfg.cv_threshold);
-  if (!(root = cal_profile_of_run(r))) {
-    rc = CAL_ENOMEM;
-    goto internal;
-  }
-  if (cal_json_write_atomic(root, opt->out_path, err, sizeof err) < 0) {
-    exit_code = cal_usage(opt->cmd, "%s", err);
-    goto out;
-  }
-  cal_table_print(r, ctx->table);
-  if (strcmp(opt->out_path, "-") != 0)
-    fprintf(ctx->table, "\nProfile written to %s\n", opt->out_path);
-  if (opt->plots_dir)
-    draw_charts(r, root);
-  if (res.quality.failed) {
-    fprintf(stderr, "calibrate: %d measurement%s failed verification\n",
-            res.quality.failed, res.quality.failed == 1 ? "" : "s");
-    exit_code = CAL_EXIT_VERIFY;
-  } else if (res.quality.interrupted) {
-    fprintf(stderr, "calibrate: interrupted by %s: the profile holds the "
-                    "sections that finished, marked incomplete\n",
-            strsignal(res.quality.interrupted));
-    exit_code = 128 + res.quality.interrupted;
-  } else if (cal_profile_withheld(root)) {
-    fprintf(stderr, "calibrate: the machine was busy: %s; headline figures "
-                    "withheld (--allow-busy keeps them)\n",
-            cal_profile_withheld(root));
-    exit_code = CAL_EXIT_BUSY;
-  }
-  goto out;
-internal:
-  cal_progress_done(r);
-  fprintf(stderr, "calibrate: %s\n", cal_strerror(rc));
-  exit_code = CAL_EXIT_INTERNAL;
-out:
-  json_decref(root);
-  cal_results_free(&res);
-  return exit_code;
+  return 0;
 }

@@ -3,7 +3,7 @@
  * where the CPU has one and the kernel lets this process use it) at one
  * pinned thread and all threads, the clock under vector load and the
  * theoretical peak they are a fraction of.  A loop this machine cannot run
- * is a skipped point whose reason says why (kernels/amx.h). */
+ * is a skipped point whose reason says why (kernels/isa/amx.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,11 +58,11 @@ static void raise_rates(cal_compute_peak_result_t *res) {
     return;
   for (size_t i = 0; i < res->npoints; i++) {
     const cal_point_t *pt = &res->points[i];
-    if (pt->status != CAL_POINT_OK || strcmp(pt->kernel->family, "fma") != 0 ||
+    if (pt->status != CAL_POINT_OK || pt->kernel->family != CAL_FAMILY_FMA ||
         pt->params.threads != 1)
       continue;
     for (int dt = 0; dt < CAL_DT_COUNT; dt++)
-      if (strcmp(cal_ceiling_dtype_name(dt), pt->kernel->dtype) == 0 &&
+      if (cal_ceiling_dtype_of(pt->kernel->dtype) == dt &&
           pt->gflops_sum.median > 1.1 * cal_theory_gflops_core(&res->model, dt) &&
           cal_theory_gflops_core(&res->model, dt) > 0)
         cal_theory_refine(&res->model, dt, pt->gflops_sum.median);

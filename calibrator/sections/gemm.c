@@ -75,8 +75,8 @@ static size_t plan_sweeps(cal_run_t *r, cal_gemm_result_t *g, slot_t *slots,
         if (!e->supported || g->nsweeps == CAL_GEMM_MAX_SWEEPS)
           continue;
         /* --ci: the fp32 and fp64 figures a CI tracks, nothing else */
-        if (r->opt->ci && strcmp(g->dtypes[i].dtype, "fp32") != 0 &&
-            strcmp(g->dtypes[i].dtype, "fp64") != 0)
+        if (r->opt->ci && g->dtypes[i].kdtype != CAL_DTYPE_FP32 &&
+            g->dtypes[i].kdtype != CAL_DTYPE_FP64)
           continue;
         slots[g->nsweeps] = (slot_t){.e = e, .t = t};
         cal_gemm_sweep_t *s = &g->sweeps[g->nsweeps++];

@@ -3,6 +3,7 @@
 #include "gemm_pick.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel.h"
@@ -10,17 +11,26 @@
 static const char *const not_selected =
     "another engine was chosen (--gemm-engine or CALIBRATE_GEMM_ENGINE)";
 
-/* The dtype's slot, added when new; NULL when the table is full. */
-static cal_gemm_dtype_t *dtype_slot(cal_gemm_result_t *g, const char *dtype) {
+/* The slots are sized by the enums, a dtype and an engine each: more is a
+ * kernel table with two GEMM kernels of one dtype and engine. */
+static void table_full(const cal_kernel_t *k) {
+  fprintf(stderr, "calibrate: internal error: no GEMM slot for kernel %s "
+                  "(two GEMM kernels of one dtype and engine?)\n", k->name);
+  abort();
+}
+
+/* The dtype's slot, added when new. */
+static cal_gemm_dtype_t *dtype_slot(cal_gemm_result_t *g, const cal_kernel_t *k) {
   for (size_t i = 0; i < g->ndtypes; i++)
-    if (strcmp(g->dtypes[i].dtype, dtype) == 0)
+    if (g->dtypes[i].kdtype == k->dtype)
       return &g->dtypes[i];
   if (g->ndtypes == CAL_GEMM_MAX_DTYPES)
-    return NULL;
+    table_full(k);
   cal_gemm_dtype_t *d = &g->dtypes[g->ndtypes++];
   memset(d, 0, sizeof *d);
-  d->dtype = dtype;
-  d->metric = strcmp(dtype, "int8") == 0 ? "gops" : "gflops";
+  d->kdtype = k->dtype;
+  d->dtype = cal_kdtype_name(k->dtype);
+  d->metric = k->dtype == CAL_DTYPE_INT8 ? "gops" : "gflops";
   return d;
 }
 
@@ -44,18 +54,18 @@ static void why_unsupported(cal_gemm_dtype_t *d) {
 
 void cal_gemm_plan(cal_gemm_result_t *g, const char *choice) {
   const cal_kernel_t *k;
+  const int forced = cal_engine_parse(choice); /* -1: "auto" */
   g->engine_choice = choice;
   for (size_t i = 0; (k = cal_kernel_at(i)); i++) {
-    if (strcmp(k->family, "gemm") != 0)
+    if (k->family != CAL_FAMILY_GEMM)
       continue;
-    cal_gemm_dtype_t *d = dtype_slot(g, k->dtype);
-    if (!d || d->nengines == CAL_GEMM_MAX_ENGINES)
-      continue;
+    cal_gemm_dtype_t *d = dtype_slot(g, k);
+    if (d->nengines == CAL_GEMM_MAX_ENGINES)
+      table_full(k);
     cal_gemm_engine_t *e = &d->engines[d->nengines++];
     memset(e, 0, sizeof *e);
     e->kernel = k;
-    e->selected = strcmp(choice, "auto") == 0 ||
-                  strcmp(choice, cal_kernel_engine(k)) == 0;
+    e->selected = forced < 0 || (int)k->engine == forced;
     if (e->selected)
       e->supported = supported(k, &e->why);
     else
@@ -87,16 +97,16 @@ void cal_gemm_pick(cal_gemm_dtype_t *d) {
 
 void cal_gemm_pick_fp32(cal_gemm_result_t *g) {
   for (int t = 0; t < 2; t++) {
-    const cal_gemm_best_t *b = cal_gemm_best(g, "fp32", t);
+    const cal_gemm_best_t *b = cal_gemm_best(g, CAL_DTYPE_FP32, t);
     g->sgemm_best[t] = b ? b->gflops : 0;
     g->sgemm_best_n[t] = b ? b->n : 0;
   }
 }
 
 const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
-                                     const char *dtype, int all_threads) {
+                                     cal_kdtype_t dtype, int all_threads) {
   for (size_t i = 0; g && i < g->ndtypes; i++)
-    if (strcmp(g->dtypes[i].dtype, dtype) == 0)
+    if (g->dtypes[i].kdtype == dtype)
       return g->dtypes[i].best[all_threads ? 1 : 0].kernel
                  ? &g->dtypes[i].best[all_threads ? 1 : 0]
                  : NULL;

@@ -63,9 +63,9 @@ static cal_gemm_point_t *keep_point(cal_gemm_result_t *g, cal_point_t *pt,
     return NULL;
   }
   const char *e = cal_kernel_engine(pt->kernel);
-  int plain = strcmp(e, "openblas") == 0;
+  int plain = pt->kernel->engine == CAL_ENGINE_OPENBLAS;
   snprintf(gp->id, sizeof gp->id, "gemm/%s%s%s/%lldx%lldx%lld/t%d%s",
-           plain ? "" : e, plain ? "" : "/", pt->kernel->dtype, (long long)n,
+           plain ? "" : e, plain ? "" : "/", cal_kdtype_name(pt->kernel->dtype), (long long)n,
            (long long)n, (long long)n, threads, suffix);
   gp->n = n;
   gp->threads = threads;
@@ -166,7 +166,7 @@ static int sweep(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s,
       w->more = 1;
       return 0;
     }
-    cal_progress(r, "gemm %s %s %lld^3, %d thread%s", k->dtype,
+    cal_progress(r, "gemm %s %s %lld^3, %d thread%s", cal_kdtype_name(k->dtype),
                  cal_kernel_engine(k), (long long)n, s->threads,
                  s->threads > 1 ? "s" : "");
     size_t at;
@@ -208,7 +208,7 @@ static int confirm(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s) {
   const cal_kernel_t *k = s->kernel;
   int64_t n = s->best_n;
   cal_progress(r, "gemm %s %s %lld^3, %d thread%s: confirming the best size",
-               k->dtype, cal_kernel_engine(k), (long long)n, s->threads,
+               cal_kdtype_name(k->dtype), cal_kernel_engine(k), (long long)n, s->threads,
                s->threads > 1 ? "s" : "");
   size_t at;
   int rc = measure_size(r, g, k, n, s->threads, r->opt->seed + (uint64_t)n + 1,
@@ -251,7 +251,7 @@ int cal_gemm_fixed(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s) {
                            .variant = -1};
   }
   char what[64];
-  snprintf(what, sizeof what, "gemm %s %s, %d thread%s", s->kernel->dtype,
+  snprintf(what, sizeof what, "gemm %s %s, %d thread%s", cal_kdtype_name(s->kernel->dtype),
            cal_kernel_engine(s->kernel), s->threads, s->threads > 1 ? "s" : "");
   int rc = cal_run_points(r, NULL, 0, ks, ps, NCI, pts, what);
   size_t i = 0;

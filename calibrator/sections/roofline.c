@@ -64,11 +64,11 @@ static void add_kernels(const cal_run_t *r, cal_roofline_result_t *res) {
 }
 
 /* The best all-thread GEMM figure of `dtype` (any engine), 0 when none. */
-static double gemm_best(const cal_gemm_result_t *g, const char *dtype) {
+static double gemm_best(const cal_gemm_result_t *g, cal_kdtype_t dtype) {
   double best = 0;
   for (size_t i = 0; g && i < g->ndtypes; i++) {
     const cal_gemm_dtype_t *d = &g->dtypes[i];
-    if (d->dtype && strcmp(d->dtype, dtype) == 0 && d->best[1].kernel &&
+    if (d->dtype && d->kdtype == dtype && d->best[1].kernel &&
         d->best[1].gflops > best)
       best = d->best[1].gflops;
   }
@@ -91,14 +91,14 @@ static void efficiencies(const cal_run_t *r,
       continue;
     if (strcmp(p->kernel->name, "fma_f32") == 0) peak32 = p->gflops_sum.median;
     if (strcmp(p->kernel->name, "fma_f64") == 0) peak64 = p->gflops_sum.median;
-    if (cal_limits_is_matrix(p) && strcmp(p->kernel->dtype, "bf16") == 0 &&
+    if (cal_limits_is_matrix(p) && p->kernel->dtype == CAL_DTYPE_BF16 &&
         p->gflops_sum.median > matrix_bf16)
       matrix_bf16 = p->gflops_sum.median;
   }
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   if (peak32 > 0 && g && g->sgemm_best[1] > 0)
     res->efficiency[CAL_EFF_GEMM_FP32_OF_PEAK] = g->sgemm_best[1] / peak32;
-  double gemm_bf16 = gemm_best(g, "bf16");
+  double gemm_bf16 = gemm_best(g, CAL_DTYPE_BF16);
   if (matrix_bf16 > 0 && gemm_bf16 > 0)
     res->efficiency[CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK] = gemm_bf16 / matrix_bf16;
   if (res->have_model) {

@@ -28,7 +28,7 @@ static size_t count_points(int max) {
  * section did not run; NULL when it ran without measuring the dtype (an
  * engine without it was forced). */
 static const cal_kernel_t *headline_kernel(const cal_gemm_result_t *g,
-                                           const char *dtype,
+                                           cal_kdtype_t dtype,
                                            const char *fallback) {
   const cal_gemm_best_t *b = cal_gemm_best(g, dtype, 1);
   return b ? b->kernel : g ? NULL : cal_kernel_find(fallback);
@@ -49,8 +49,8 @@ int cal_scaling_measure(cal_run_t *r) {
   s->points = calloc(2 * count_points(max), sizeof *s->points);
   if (!s->points)
     return CAL_ENOMEM;
-  const cal_kernel_t *ks[2] = {headline_kernel(g, "fp32", "sgemm"),
-                               headline_kernel(g, "fp64", "dgemm")};
+  const cal_kernel_t *ks[2] = {headline_kernel(g, CAL_DTYPE_FP32, "sgemm"),
+                               headline_kernel(g, CAL_DTYPE_FP64, "dgemm")};
   for (size_t i = 0; i < 2; i++) {
     const cal_kernel_t *k = ks[i];
     if (!k)
@@ -59,7 +59,7 @@ int cal_scaling_measure(cal_run_t *r) {
     for (int t = 1; t <= max; t = next_threads(t, max)) {
       cal_params_t p = {.m = s->n, .n = s->n, .k = s->n, .threads = t,
                         .seed = r->opt->seed + 7, .variant = -1};
-      cal_progress(r, "scaling %s %lld^3, %d thread%s", k->dtype,
+      cal_progress(r, "scaling %s %lld^3, %d thread%s", cal_kdtype_name(k->dtype),
                    (long long)s->n, t, t > 1 ? "s" : "");
       cal_scaling_point_t *sp = &s->points[s->npoints];
       int rc = cal_run_point(r, NULL, k, &p, &sp->pt);
@@ -68,9 +68,9 @@ int cal_scaling_measure(cal_run_t *r) {
       s->npoints++;
       /* OpenBLAS points keep their old ids, as in the GEMM section */
       const char *e = cal_kernel_engine(k);
-      int plain = strcmp(e, "openblas") == 0;
+      int plain = k->engine == CAL_ENGINE_OPENBLAS;
       snprintf(sp->id, sizeof sp->id, "scaling/%s%s%s/%lld/t%d",
-               plain ? "" : e, plain ? "" : "/", k->dtype, (long long)s->n, t);
+               plain ? "" : e, plain ? "" : "/", cal_kdtype_name(k->dtype), (long long)s->n, t);
       if (sp->pt.status != CAL_POINT_OK)
         continue;
       double gf = sp->pt.gflops_sum.median;

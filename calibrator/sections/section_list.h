@@ -9,24 +9,37 @@
  *              every measured section
  *   measure    int (cal_run_t *): measures, leaves a typed result
  *   drop       void (void *): frees that result (accepts NULL)
- *   write      json_t *(const cal_run_t *, const void *): the profile
- *              object (profile/); NULL when out of memory
- *   print      void (const cal_run_t *, const void *, FILE *): its part of
- *              the readable table (report/)
+ *   write      json_t *(const cal_run_result_t *, const void *): the
+ *              profile object (profile/); NULL when out of memory
+ *   print      void (const cal_run_result_t *, const void *, FILE *): its
+ *              part of the readable table (report/)
+ *   read       cal_section_read_fn: the profile object back into the
+ *              section's typed view (profile/); NULL while it has none
+ *   charts     "name,name": the charts (report/charts.c cal_charts[].name)
+ *              drawn from its profile object; "" for none
  *
- * CAL_SECTION(ID, key, full, quick, derived, measure, drop, write, print) */
+ * The row's functions are declared from this table (results/sections.c);
+ * a reader's declaration comes from its profile/ header, included there.
+ *
+ * CAL_SECTION(ID, key, full, quick, derived, measure, drop, write, print,
+ *             read, charts) */
 CAL_SECTION(GEMM, "gemm", 50.0, 7.0, 0, cal_gemm_measure, cal_gemm_drop,
-            cal_gemm_write, cal_gemm_print)
+            cal_gemm_write, cal_gemm_print, NULL, "gemm")
 CAL_SECTION(SCALING, "scaling", 6.0, 1.5, 0, cal_scaling_measure,
-            cal_scaling_drop, cal_scaling_write, cal_scaling_print)
+            cal_scaling_drop, cal_scaling_write, cal_scaling_print, NULL,
+            "scaling")
 CAL_SECTION(ATTENTION, "attention", 12.0, 3.0, 0, cal_attention_measure,
-            cal_attention_drop, cal_attention_write, cal_attention_print)
+            cal_attention_drop, cal_attention_write, cal_attention_print,
+            NULL, "attention")
 CAL_SECTION(PEAK, "peak", 4.0, 1.0, 0, cal_compute_peak_measure,
             cal_compute_peak_drop, cal_compute_peak_write,
-            cal_compute_peak_print)
+            cal_compute_peak_print, NULL, "peak")
 CAL_SECTION(BANDWIDTH, "bandwidth", 12.0, 3.0, 0, cal_bandwidth_measure,
-            cal_bandwidth_drop, cal_bandwidth_write, cal_bandwidth_print)
+            cal_bandwidth_drop, cal_bandwidth_write, cal_bandwidth_print,
+            NULL, "bandwidth")
 CAL_SECTION(ROOFLINE, "roofline", 0.0, 0.0, 1, cal_roofline_measure,
-            cal_roofline_drop, cal_roofline_write, cal_roofline_print)
+            cal_roofline_drop, cal_roofline_write, cal_roofline_print, NULL,
+            "roofline")
 CAL_SECTION(BATCH, "batch_sweep", 90.0, 12.0, 0, cal_batch_measure,
-            cal_batch_drop, cal_batch_write, cal_batch_print)
+            cal_batch_drop, cal_batch_write, cal_batch_print, NULL,
+            "batch_sweep")

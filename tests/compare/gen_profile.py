@@ -43,6 +43,42 @@ def stats(xs):
     }
 
 
+def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
+                  cpu="Synthetic CPU @ 2.0GHz", model=143,
+                  coretype="SkylakeX", run_factor=1.0, latency=2.5):
+    """The synthetic profile as a dict, seeded."""
+    scale = scale or {}
+    rng = random.Random(seed)
+    prof = {
+        "schema": "calibrate-profile/1",
+        "device_name": "synthetic", "device": "cpu",
+        "gflops": 120.0, "gflops_per_core": 60.0, "optimal_batch_size": 32,
+        "throughput": 1000.0, "memory_gb": 24.0, "latency_ms": latency,
+        "created": "2024-01-01T00:00:00Z",
+        "tool": {"name": "calibrate", "version": "0.1.0", "git": "test"},
+        "machine": {"cpu": {"brand": cpu, "family": 6, "model": model},
+                    "usable_cores": 2},
+        "blas": {"library": "OpenBLAS", "version": "0.3.21",
+                 "coretype": coretype},
+        "settings": {}, "quality": {"noisy": False, "warnings": []},
+    }
+    for pid, section, metric, nominal, hib in POINTS:
+        if pid in drop:
+            continue
+        f = scale.get(pid, 1.0) * run_factor
+        xs = [nominal * f * math.exp(rng.gauss(0.0, noise))
+              for _ in range(samples)]
+        st = stats(xs)
+        pt = {"id": pid, "status": "ok", "metric": metric,
+              metric: st["median"], "samples_" + metric: xs,
+              "higher_is_better": hib, "stats": st}
+        prof.setdefault(section, {"points": []})["points"].append(pt)
+    prof.setdefault("batch_sweep", {"points": []})["points"].append(
+        {"id": "batch_sweep/b4096", "status": "skipped",
+         "reason": "does not fit in memory"})
+    return prof
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -57,34 +93,8 @@ def main():
     ap.add_argument("--run-factor", type=float, default=1.0)
     a = ap.parse_args()
     scale = {k: float(v) for k, v in (s.split("=", 1) for s in a.scale)}
-    rng = random.Random(a.seed)
-    prof = {
-        "schema": "calibrate-profile/1",
-        "device_name": "synthetic", "device": "cpu",
-        "gflops": 120.0, "gflops_per_core": 60.0, "optimal_batch_size": 32,
-        "throughput": 1000.0, "memory_gb": 24.0, "latency_ms": 2.5,
-        "created": "2024-01-01T00:00:00Z",
-        "tool": {"name": "calibrate", "version": "0.1.0", "git": "test"},
-        "machine": {"cpu": {"brand": a.cpu, "family": 6, "model": a.model},
-                    "usable_cores": 2},
-        "blas": {"library": "OpenBLAS", "version": "0.3.21",
-                 "coretype": a.coretype},
-        "settings": {}, "quality": {"noisy": False, "warnings": []},
-    }
-    for pid, section, metric, nominal, hib in POINTS:
-        if pid in a.drop:
-            continue
-        f = scale.get(pid, 1.0) * a.run_factor
-        xs = [nominal * f * math.exp(rng.gauss(0.0, a.noise))
-              for _ in range(a.samples)]
-        st = stats(xs)
-        pt = {"id": pid, "status": "ok", "metric": metric,
-              metric: st["median"], "samples_" + metric: xs,
-              "higher_is_better": hib, "stats": st}
-        prof.setdefault(section, {"points": []})["points"].append(pt)
-    prof.setdefault("batch_sweep", {"points": []})["points"].append(
-        {"id": "batch_sweep/b4096", "status": "skipped",
-         "reason": "does not fit in memory"})
+    prof = synth_profile(a.seed, a.samples, a.noise, scale, a.drop, a.cpu,
+                         a.model, a.coretype, a.run_factor)
     with open(a.out, "w") as fh:
         json.dump(prof, fh, indent=1)
 

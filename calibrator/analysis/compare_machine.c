@@ -1,0 +1,121 @@
+/* What a comparison states besides its points: the machine identity keys
+ * that differ between the profiles (profile/identity.h: compared and
+ * written as the JSON values they are), and the top-level figures of both
+ * sides, from their views (see compare.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "cal_vec.h"
+#include "compare.h"
+#include "compare_internal.h"
+#include "identity.h"
+#include "profile.h"
+#include "view.h"
+
+typedef struct diffs {
+  cal_compare_diff_t *v;
+  size_t n, cap;
+} diffs_t;
+
+/* Append {key, base, new} unless an equal entry is there. */
+static int add_diff(diffs_t *d, const char *key, const json_t *a,
+                    const json_t *b, const char *where) {
+  for (size_t i = 0; i < d->n; i++)
+    if (strcmp(d->v[i].key, key) == 0 &&
+        json_equal((json_t *)d->v[i].base, (json_t *)a) &&
+        json_equal((json_t *)d->v[i].newv, (json_t *)b))
+      return 0;
+  if (cal_grow(&d->v, d->n, &d->cap, sizeof *d->v, 16) < 0)
+    return CAL_ENOMEM;
+  d->v[d->n++] = (cal_compare_diff_t){key, a, b, where};
+  return 0;
+}
+
+/* Differences of one profile against the reference into d. */
+static int diff_into(diffs_t *d, const json_t *ref, const json_t *p,
+                     const char *where) {
+  for (size_t i = 0; i < CAL_NIDENTITY_KEYS; i++) {
+    const json_t *a = cal_profile_identity(ref, i);
+    const json_t *b = cal_profile_identity(p, i);
+    if (!a || !b || json_equal((json_t *)a, (json_t *)b))
+      continue;
+    if (add_diff(d, cal_identity_keys[i], a, b, where))
+      return CAL_ENOMEM;
+  }
+  return 0;
+}
+
+int cal_compare_machine_diff(const json_t *base, const json_t *newp,
+                             cal_compare_diff_t **out, size_t *n) {
+  diffs_t d = {0};
+  int rc = diff_into(&d, base, newp, NULL);
+  if (rc < 0)
+    free(d.v);
+  *out = rc < 0 ? NULL : d.v;
+  *n = rc < 0 ? 0 : d.n;
+  return rc;
+}
+
+int cal_compare_sides_diff(const cal_compare_side_t *b,
+                           const cal_compare_side_t *n, cal_comparison_t *c) {
+  diffs_t d = {0};
+  const json_t *ref = b->runs[0];
+  for (size_t s = 0; s < 2; s++) {
+    const cal_compare_side_t *side = s ? n : b;
+    for (size_t i = s ? 0 : 1; i < side->n; i++)
+      if (diff_into(&d, ref, side->runs[i],
+                    side->names ? side->names[i] : NULL) < 0) {
+        free(d.v);
+        return CAL_ENOMEM;
+      }
+  }
+  c->diffs = d.v;
+  c->ndiffs = d.n;
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double cal_compare_median(double *v, size_t k) {
+  if (!k)
+    return NAN;
+  qsort(v, k, sizeof *v, cmp_double);
+  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+/* Median of a top-level figure over the runs of a side; NAN when none. */
+static double side_figure(const cal_profile_view_t *const *runs, size_t n,
+                          const char *key) {
+  double v[64];
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < 64; i++) {
+    const cal_vnum_t *x = cal_profile_view_figure(runs[i], key);
+    if (x && isfinite(x->v))
+      v[k++] = x->v;
+  }
+  return cal_compare_median(v, k);
+}
+
+int cal_compare_top_level(const cal_profile_view_t *const *b, size_t nb,
+                          const cal_profile_view_t *const *n, size_t nn,
+                          cal_comparison_t *c) {
+  c->tops = calloc(CAL_NTOP_FIGURES, sizeof *c->tops);
+  if (!c->tops)
+    return CAL_ENOMEM;
+  for (size_t i = 0; i < CAL_NTOP_FIGURES; i++) {
+    double x = side_figure(b, nb, cal_top_figures[i].key);
+    double y = side_figure(n, nn, cal_top_figures[i].key);
+    if (!isfinite(x) || !isfinite(y))
+      continue;
+    double r = x != 0 ? y / x : NAN;
+    c->tops[c->ntops++] = (cal_compare_top_t){
+        cal_top_figures[i].key, x, y, isfinite(r) ? r : NAN,
+        cal_top_figures[i].higher_is_better};
+  }
+  return 0;
+}

@@ -1,0 +1,294 @@
+/* The typed results of the measurement sections: what each section's
+ * measure function leaves in cal_results_t.sec[CAL_SEC_ID_<ID>], what the
+ * profile writers (profile/) turn into JSON and the table (report/)
+ * prints.  Another section reads them through cal_results_get.  Every
+ * cal_point_t here is owned by its result and freed by the section's drop
+ * function. */
+#ifndef CAL_RESULTS_H
+#define CAL_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+#include "clock.h"
+#include "curve.h"
+#include "gemm_onednn.h"
+#include "harness.h"
+#include "roofline.h"
+
+/* ---- a plain list of kernel points: a section that needs no keys of its
+ * own keeps this result and names cal_points_drop, cal_points_write and
+ * cal_points_print in its table row */
+
+typedef struct cal_points_result {
+  const char *title;        /* the table's heading line; static */
+  char (*ids)[128];         /* id of each point */
+  cal_point_t *points;
+  size_t n;
+} cal_points_result_t;
+
+/* A new result of n zeroed points; NULL when out of memory. */
+cal_points_result_t *cal_points_new(const char *title, size_t n);
+/* Frees it (a section's drop function); accepts NULL. */
+void cal_points_drop(void *result);
+
+/* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
+ * threads; each dtype's headline is its best verified engine's figure */
+
+/* a slot per dtype and, in each, per engine (core/kind.h): the plan
+ * stops the run when the kernel table holds two GEMM kernels of one dtype
+ * and engine */
+#define CAL_GEMM_MAX_DTYPES CAL_DTYPE_COUNT
+#define CAL_GEMM_MAX_ENGINES CAL_ENGINE_COUNT
+#define CAL_GEMM_MAX_SWEEPS (2 * CAL_GEMM_MAX_DTYPES * CAL_GEMM_MAX_ENGINES)
+
+typedef struct cal_gemm_point {
+  char id[112];             /* "gemm/<dtype>/NxNxN/t<threads>[/confirm]" for
+                               OpenBLAS, "gemm/<engine>/<dtype>/..." for
+                               the other engines */
+  int64_t n;                /* m = n = k */
+  int threads;
+  char confirms[112];       /* id of the point a confirmation repeats, "" */
+  double pooled_gflops;     /* confirmation: median of both measurements'
+                               samples (GOPS for int8); 0 otherwise */
+  cal_point_t pt;
+} cal_gemm_point_t;
+
+typedef struct cal_gemm_sweep {
+  const cal_kernel_t *kernel;
+  int threads;
+  const char *stop;         /* static string */
+  int64_t best_n;
+  double best_gflops;       /* after confirmation (GOPS for int8) */
+  double best_gflops_in_sweep;
+  char best_id[112];        /* id of the point behind best_gflops */
+  char impl[96];            /* the engine's implementation at best_n */
+  double budget_s, time_s;  /* its share of the section's time, time spent */
+  int failed;               /* a point failed verification */
+} cal_gemm_sweep_t;
+
+/* A best figure at one thread count and what made it. */
+typedef struct cal_gemm_best {
+  const cal_kernel_t *kernel; /* NULL: not measured */
+  double gflops;            /* GOPS for int8 */
+  int64_t n;
+  char impl[96];            /* "" when the engine names none */
+} cal_gemm_best_t;
+
+/* One engine's kernel for a dtype. */
+typedef struct cal_gemm_engine {
+  const cal_kernel_t *kernel;
+  int selected;             /* 0: --gemm-engine chose another engine */
+  int supported;
+  const char *why;          /* static; when not supported */
+  int failed;               /* a point failed verification: never headline */
+  cal_gemm_best_t best[2];  /* [0] one pinned thread, [1] all threads */
+} cal_gemm_engine_t;
+
+typedef struct cal_gemm_dtype {
+  cal_kdtype_t kdtype;
+  const char *dtype;        /* its name: "fp32", "fp64", "bf16", "int8" */
+  const char *metric;       /* "gflops"; "gops" for int8 */
+  cal_gemm_engine_t engines[CAL_GEMM_MAX_ENGINES];
+  size_t nengines;
+  int supported;            /* some selected engine can run it */
+  char why[320];            /* when not: each engine's reason */
+  cal_gemm_best_t best[2];  /* the headline: the best verified engine's
+                               figure at [0] one pinned thread, [1] all */
+} cal_gemm_dtype_t;
+
+typedef struct cal_gemm_result {
+  const char *engine_choice; /* "auto" or the forced engine; static */
+  cal_onednn_info_t onednn; /* the oneDNN library the onednn kernels use */
+  cal_gemm_dtype_t dtypes[CAL_GEMM_MAX_DTYPES];
+  size_t ndtypes;
+  cal_gemm_sweep_t sweeps[CAL_GEMM_MAX_SWEEPS];
+  size_t nsweeps;
+  cal_gemm_point_t *points; /* every size of every sweep, in order */
+  size_t npoints, cap;
+  /* the fp32 headline (the profile's gflops_per_core and gflops) and
+   * where it was met: [0] one pinned thread, [1] all threads */
+  double sgemm_best[2];
+  int64_t sgemm_best_n[2];
+} cal_gemm_result_t;
+
+/* The headline of `dtype` at one pinned thread (all_threads 0) or all
+ * threads; NULL when the dtype was not measured there.  Borrowed. */
+const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
+                                     cal_kdtype_t dtype, int all_threads);
+
+/* ---- scaling: GFLOPS versus threads at one size */
+
+typedef struct cal_scaling_point {
+  char id[96];              /* "scaling/[<engine>/]<dtype>/<n>/t<threads>",
+                               no engine for OpenBLAS */
+  double speedup, efficiency; /* 0 when the 1-thread point is missing */
+  cal_point_t pt;
+} cal_scaling_point_t;
+
+typedef struct cal_scaling_result {
+  int64_t n;
+  cal_scaling_point_t *points;
+  size_t npoints;
+} cal_scaling_result_t;
+
+/* ---- attention: fused (and reference) kernel per shape and thread count */
+
+typedef struct cal_attn_point {
+  char id[160];
+  cal_attn_shape_t shape;   /* kernels/attention/attention.h */
+  int reference;            /* the reference kernel, not the fused one */
+  double ratio_to_gemm;     /* 0: unknown */
+  double speedup_vs_reference; /* fused points; 0: unknown */
+  int64_t fused;            /* reference points: index in points of the
+                               fused point of the same shape and threads;
+                               -1: none (and on fused points) */
+  cal_point_t pt;
+} cal_attn_point_t;
+
+typedef struct cal_attn_gemm_ref {
+  int threads;
+  double gflops;
+  const char *source;       /* static string */
+} cal_attn_gemm_ref_t;
+
+typedef struct cal_attention_result {
+  cal_attn_gemm_ref_t gemm_ref[2]; /* one per thread count */
+  size_t ngemm_ref;
+  cal_attn_point_t *points;
+  size_t npoints, cap;
+} cal_attention_result_t;
+
+/* ---- peak: register-resident multiply-add loops, clock, theory */
+
+typedef struct cal_compute_peak_result {
+  cal_point_t *points;      /* id: "peak/<kernel>/<variant>/t<threads>";
+                               vector loops and matrix-engine tile loops */
+  size_t npoints;
+  cal_clock_t clock;
+  cal_theory_t model;
+  int have_clock, have_model;
+} cal_compute_peak_result_t;
+
+/* ---- bandwidth: stream kernels per cache level and a staircase */
+
+typedef struct cal_bandwidth_result {
+  cal_point_t *points;
+  const char **levels;      /* level of each point ("L1".."memory", static
+                               storage), NULL for a staircase point */
+  size_t npoints;
+} cal_bandwidth_result_t;
+
+/* The memory read bandwidth on `threads` threads: the median GB/s of the
+ * stream_read point at level "memory".  NAN, with a one-line reason in
+ * why[len], when bw is NULL (the section did not run) or has no such
+ * measured point. */
+double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
+                                 char *why, size_t len);
+
+/* ---- roofline: derived from peak, bandwidth and the measured kernels */
+
+/* The efficiencies of a roofline result, in the profile's order. */
+enum {
+  CAL_EFF_GEMM_FP32_OF_PEAK = 0,  /* best fp32 GEMM / measured FMA peak */
+  CAL_EFF_PEAK_FP32_OF_THEORY,    /* measured fp32 peak / theoretical */
+  CAL_EFF_PEAK_FP64_OF_THEORY,    /* measured fp64 peak / theoretical */
+  CAL_EFF_ATTENTION_OF_GEMM,      /* best fused attention / fp32 GEMM */
+  CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK, /* best bf16 GEMM / the matrix engine's
+                                       measured bf16 peak */
+  CAL_NEFF
+};
+
+typedef struct cal_roofline_result {
+  cal_roofline_t roof;
+  cal_point_t *kernels;     /* shells of every all-thread kernel point:
+                               kernel, threads, flops, bytes, median */
+  double *kernel_gflops;    /* storage behind kernels[i].gflops */
+  size_t nkernels;
+  int have_model;
+  cal_theory_t model;
+  /* efficiencies the profile states (CAL_EFF_*); < 0 when not known */
+  double efficiency[CAL_NEFF];
+} cal_roofline_result_t;
+
+/* ---- batch_sweep: throughput versus batch size of the layer */
+
+typedef struct cal_batch_point {
+  char id[160];
+  int64_t batch;
+  double memory_bytes;
+  cal_point_status_t status;
+  char reason[160];         /* when not ok */
+  double *examples_per_s;   /* samples, owned; n of them */
+  size_t n;
+  cal_summary_t examples, tokens; /* summaries of examples/s and tokens/s */
+  int measured;             /* 1: pt holds the harness point (status ok
+                               points only; others keep status, reason) */
+  cal_point_t pt;
+  const char *matrix_path;  /* "gemv" or "blas": what ran the point */
+  /* decode batches where both paths were measured: the other one's
+   * figures (alt_path NULL when only one path ran) */
+  const char *alt_path;
+  double alt_examples_per_s, alt_latency_ms;
+  /* decode points: bytes a step must read (cal_layer_read_bytes), those
+   * bytes over the median step time, and that over the run's memory read
+   * bandwidth (NAN when it is not known); 0, 0, NAN otherwise */
+  double read_bytes, read_gbps, bw_efficiency;
+  /* train points (0 otherwise): the measured median step of one layer and
+   * of the LM head (ms), the model's step built of them (layers × layer +
+   * head) and its FLOPs and rate; the activation bytes the measured layer
+   * step keeps for backward (its saved buffers), the model's activations
+   * without and with checkpointing, its whole training memory (state and
+   * activations) and whether that fits the memory budget */
+  double layer_ms, head_ms, step_ms, step_flops, step_gflops;
+  double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
+  int model_fits;
+  int64_t layers_measured;  /* train: layers the measured stack ran */
+} cal_batch_point_t;
+
+typedef struct cal_batch_mode {
+  const char *name;         /* "prefill", "decode", "train" */
+  const char *status;       /* "measured", "skipped", "failed" */
+  char reason[256];
+  cal_batch_point_t *points;
+  size_t npoints;
+  const char *stop;         /* why the sweep ended; static */
+  cal_curve_result_t *curve; /* the analysis; owned, NULL when not run */
+  int have_rec;
+  cal_curve_rec_t rec;      /* batch x accumulation recommendation */
+  double latency_ms_batch_1; /* NAN when batch 1 was not measured */
+  double time_s;
+  /* train: the implementations the LM head's measured points ran (each
+   * once, comma-separated; "" when none was measured) */
+  char head_impl[160];
+} cal_batch_mode_t;
+
+typedef struct cal_batch_result {
+  cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
+  cal_kdtype_t dtype;       /* the layer's: fp32 or bf16 */
+  /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)
+   * and why it was chosen */
+  cal_engine_t engine;
+  char engine_why[192];
+  int ran[3];
+  double weights_bytes, memory_budget_bytes, time_budget_s;
+  /* the mode whose optimal batch is the profile's top level, -1: none */
+  int top_mode;
+  /* the run's memory read bandwidth at the sweep's thread count (the
+   * bandwidth section's stream_read point at level "memory"), which decode
+   * points' efficiency divides by: NAN when unknown, with why */
+  double mem_read_gbps;
+  int mem_read_threads;
+  char mem_read_why[256];
+  /* train: the model's decoder layers and vocabulary, its parameters and
+   * training state (masters, gradients, moments; bf16: and the bf16 copy) */
+  int64_t layers, vocab;
+  double model_params, model_state_bytes;
+  /* train: the LM head's kernel (bf16 where the layer's bf16 products run
+   * on oneDNN, else fp32) and why */
+  const cal_kernel_t *head;
+  char head_why[192];
+} cal_batch_result_t;
+
+#endif

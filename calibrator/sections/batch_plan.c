@@ -1,0 +1,231 @@
+/* The batch sweep's plan: the points' shapes, memory and cost, the list
+ * of batches, and the sweep's settings (engine, LM head, model state). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch_sweep.h"
+#include "cal_err.h"
+#include "layer.h"
+#include "layer_train.h"
+#include "lm_head.h"
+
+/* the default list: powers of two from 1 to this, then extended while the
+ * throughput still rises */
+#define SWEEP_DEFAULT_MAX 32
+
+double cal_sweep_mem_budget(const cal_run_t *r) {
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  return o->memory_budget > 0 ? o->memory_budget : r->opt->hcfg.mem_avail_bytes;
+}
+
+void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
+                      cal_params_t *p) {
+  const cal_run_t *r = s->r;
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  memset(p, 0, sizeof *p);
+  p->hidden = o->hidden;
+  p->heads = o->heads;
+  p->kv_heads = o->kv_heads;
+  p->ffn = o->ffn;
+  p->seq = o->seq;
+  p->batch = batch;
+  p->decode = decode;
+  p->threads = r->opt->threads;
+  p->seed = r->opt->seed + 1000;
+  p->variant = -1;
+  p->engine = s->engine;
+  if (s->train) {
+    /* the whole stack where --layers asked for it and it fits the memory
+     * budget; else one layer, its figures scaled */
+    cal_layer_shape_t sh;
+    cal_layer_shape_from_params(p, &sh);
+    sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
+    int64_t L = s->res->layers;
+    p->layers = o->layers_given && L > 1 &&
+                        cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
+                    ? L
+                    : 1;
+  }
+}
+
+/* The layer shape of a point of this sweep (its dtype the kernel's). */
+static void layer_shape(const sweep_t *sw, const cal_params_t *p,
+                        cal_layer_shape_t *s) {
+  cal_layer_shape_from_params(p, s);
+  s->bf16 = sw->k->dtype == CAL_DTYPE_BF16;
+}
+
+/* The LM head's kernel point beside a train point p. */
+void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
+                        cal_params_t *hp) {
+  memset(hp, 0, sizeof *hp);
+  hp->hidden = p->hidden;
+  hp->seq = p->seq;
+  hp->batch = p->batch;
+  hp->n = sw->res->vocab;
+  hp->threads = p->threads;
+  hp->seed = p->seed;
+  hp->variant = -1;
+}
+
+/* What a point needs to run: train runs the layers' step, then the LM
+ * head's, one after the other. */
+double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
+  cal_layer_shape_t s;
+  layer_shape(sw, p, &s);
+  if (!sw->train)
+    return cal_layer_mem_bytes(&s);
+  double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
+  double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
+                                      sw->res->vocab,
+                                      sw->head->dtype == CAL_DTYPE_BF16);
+  return layer > head ? layer : head;
+}
+
+/* The model's activations at batch b (bytes): each layer keeps what the
+ * measured step keeps (cal_train_saved_bytes); with checkpointing each
+ * layer keeps its input rows and one layer's are recomputed at a time.
+ * The LM head adds its rows and a chunk of logits either way. */
+static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
+                         cal_batch_point_t *bp) {
+  const cal_batch_result_t *res = sw->res;
+  double t = (double)s->batch * (double)s->seq, L = (double)res->layers;
+  double per = cal_train_saved_bytes(s);
+  double v = (double)res->vocab, c = v < CAL_LM_HEAD_CHUNK ? v : CAL_LM_HEAD_CHUNK;
+  double head = 4.0 * t * ((double)s->hidden + c);
+  bp->act_layer_bytes = per;
+  bp->act_bytes = L * per + head;
+  bp->act_ckpt_bytes = L * 4.0 * t * (double)s->hidden + per + head;
+  bp->model_bytes = res->model_state_bytes + bp->act_bytes;
+  bp->model_fits = bp->model_bytes <= sw->mem_budget;
+}
+
+/* Estimated seconds of one point whose run takes run_s. */
+double cal_sweep_point_cost(const cal_harness_cfg_t *h, double run_s) {
+  double per_sample = run_s > h->min_sample_s ? run_s : h->min_sample_s;
+  return h->warmup_s + 3 * run_s + (h->samples + 2) * per_sample;
+}
+
+/* The next point of the mode, skipped until measured. */
+cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  cal_batch_point_t *bp = &s->m->points[s->m->npoints++];
+  cal_params_t p;
+  cal_sweep_shape(s, s->decode, b, &p);
+  cal_layer_shape_t shape;
+  layer_shape(s, &p, &shape);
+  /* fp32 points keep the ids they had before there was a bf16 layer */
+  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s/h%lld/s%lld/b%lld",
+           s->m->name, shape.bf16 ? "bf16/" : "", o->preset,
+           (long long)o->hidden, (long long)o->seq, (long long)b);
+  bp->batch = b;
+  bp->memory_bytes = cal_sweep_mem_of(s, &p);
+  if (s->train)
+    model_memory(s, &shape, bp);
+  bp->status = CAL_POINT_SKIPPED;
+  bp->matrix_path = cal_layer_matrix_path(&shape);
+  bp->read_bytes = s->decode ? cal_layer_read_bytes(&shape) : 0.0;
+  bp->bw_efficiency = NAN;
+  return bp;
+}
+
+void cal_sweep_point_skip(cal_batch_point_t *bp, const char *why) {
+  bp->status = CAL_POINT_SKIPPED;
+  snprintf(bp->reason, sizeof bp->reason, "%s", why);
+}
+
+void cal_sweep_over_budget(const sweep_t *s, cal_batch_point_t *bp) {
+  bp->status = CAL_POINT_SKIPPED;
+  snprintf(bp->reason, sizeof bp->reason,
+           "needs %.0f MiB, more than the %.0f MiB memory budget",
+           bp->memory_bytes / 1048576.0, s->mem_budget / 1048576.0);
+}
+
+/* The batches to measure: the user's list or the default, with room to
+ * extend; and the mode's point array for all of them. */
+int cal_sweep_batch_list(sweep_t *s) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  int64_t *d = NULL;
+  size_t n = 0;
+  int rc = 0;
+  if (o->batches) {
+    if (!(d = malloc(o->nbatches * sizeof *d)))
+      return CAL_ENOMEM;
+    memcpy(d, o->batches, o->nbatches * sizeof *d);
+    n = o->nbatches;
+  } else if ((rc = cal_batches_default(SWEEP_DEFAULT_MAX, &d, &n)) < 0) {
+    return rc;
+  }
+  s->cap = n + 64;
+  if (!(s->list = realloc(d, s->cap * sizeof *d))) {
+    free(d);
+    return CAL_ENOMEM;
+  }
+  s->nlist = n;
+  s->m->points = calloc(s->cap, sizeof *s->m->points);
+  return s->m->points ? 0 : CAL_ENOMEM;
+}
+
+/* The engine of the layer's products: the GEMM section's best verified
+ * engine for the layer's dtype at the sweep's threads, when it ran. */
+void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
+  const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
+  const cal_gemm_best_t *b = g ? cal_gemm_best(g, res->dtype, 1) : NULL;
+  if (b && b->kernel && b->kernel->engine != CAL_ENGINE_BUILTIN) {
+    res->engine = b->kernel->engine;
+    snprintf(res->engine_why, sizeof res->engine_why,
+             "the GEMM section's best verified %s engine on all threads (%s, "
+             "%.0f %s)", cal_kdtype_name(res->dtype), b->kernel->name, b->gflops,
+             res->dtype == CAL_DTYPE_INT8 ? "GOPS" : "GFLOPS");
+    return;
+  }
+  res->engine = cal_engine_default(res->dtype == CAL_DTYPE_BF16);
+  snprintf(res->engine_why, sizeof res->engine_why,
+           "no GEMM figure for %s in this run: the layer's default (oneDNN "
+           "for bf16 where it runs natively, else OpenBLAS)",
+           cal_kdtype_name(res->dtype));
+}
+
+/* The LM head's kernel: the layer's dtype where its products can run as
+ * the layer's do (bf16 on oneDNN only: where the layer's bf16 products
+ * run on OpenBLAS's sbgemm, or oneDNN has no native bf16, the fp32 head),
+ * and why. */
+void cal_sweep_head_kernel(cal_batch_result_t *res) {
+  const cal_kernel_t *k16 = cal_kernel_find("lm_head_train_bf16");
+  const char *why = NULL;
+  res->head = cal_kernel_find("lm_head_train");
+  if (res->dtype != CAL_DTYPE_BF16) {
+    snprintf(res->head_why, sizeof res->head_why,
+             "fp32, as the layers (OpenBLAS sgemm)");
+  } else if (res->engine != CAL_ENGINE_ONEDNN) {
+    snprintf(res->head_why, sizeof res->head_why,
+             "fp32 (OpenBLAS sgemm): the layers' bf16 products run on %s, "
+             "the bf16 head on oneDNN only", cal_engine_name(res->engine));
+  } else if (k16->supported(NULL, &why) < 0) {
+    snprintf(res->head_why, sizeof res->head_why,
+             "fp32 (OpenBLAS sgemm): oneDNN cannot run bf16 here (%s)", why);
+  } else {
+    res->head = k16;
+    snprintf(res->head_why, sizeof res->head_why,
+             "bf16 mixed precision on oneDNN, as the layers' products");
+  }
+}
+
+/* The whole model's parameters and training state: the layers, the
+ * embedding and the LM head (counted as two matrices, as in an untied
+ * model) and the final norm; per parameter an fp32 master, gradient and
+ * two moments, and in bf16 a bf16 copy. */
+void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
+  cal_layer_shape_t s = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1,
+                         0, 0};
+  res->layers = o->layers > 0 ? o->layers : 1;
+  res->vocab = o->vocab > 1 ? o->vocab : 2;
+  double layer = cal_layer_weight_bytes(&s) / 4.0; /* fp32: 4 bytes each */
+  res->model_params = (double)res->layers * layer +
+                      2.0 * (double)res->vocab * (double)o->hidden +
+                      (double)o->hidden;
+  res->model_state_bytes =
+      res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
+}

@@ -1,0 +1,71 @@
+/* Inside the batch sweep (batch_sweep.c measures, batch_plan.c plans
+ * the points and the sweep's settings, batch_curve.c turns samples into
+ * throughput and analyses the curve): the state of one mode's sweep and
+ * what the three files share. */
+#ifndef CAL_BATCH_SWEEP_H
+#define CAL_BATCH_SWEEP_H
+
+#include <stdint.h>
+
+#include "curve.h"
+#include "engine.h"
+#include "results.h"
+#include "run.h"
+
+/* One mode's sweep in progress. */
+typedef struct sweep {
+  cal_run_t *r;
+  const cal_kernel_t *k;
+  int decode;
+  int train;                /* the training step (layer and LM head) */
+  const cal_batch_result_t *res;
+  cal_batch_mode_t *m;      /* the result being filled */
+  int64_t *list;            /* batches to measure (owned), room for cap */
+  size_t nlist, cap;
+  double t0, budget, mem_budget;
+  double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
+  cal_engine_t engine;      /* the products' engine (cal_params_t.engine) */
+  const cal_kernel_t *head; /* train: the LM head's step */
+} sweep_t;
+
+/* ---- the plan (batch_plan.c) */
+
+/* Bytes a point may use: --memory-budget, else the harness's share of
+ * available memory. */
+double cal_sweep_mem_budget(const cal_run_t *r);
+/* The kernel parameters of the sweep's point at `batch`. */
+void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
+                     cal_params_t *p);
+/* The LM head's kernel point beside a train point p. */
+void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
+                           cal_params_t *hp);
+/* Bytes a point of parameters p needs. */
+double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p);
+/* Estimated seconds of one point whose run takes run_s. */
+double cal_sweep_point_cost(const cal_harness_cfg_t *h, double run_s);
+/* The next point of the mode at batch b, skipped until measured. */
+cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b);
+/* Mark bp skipped for `why`, or for needing more than the memory budget. */
+void cal_sweep_point_skip(cal_batch_point_t *bp, const char *why);
+void cal_sweep_over_budget(const sweep_t *s, cal_batch_point_t *bp);
+/* The batches to measure into s->list and the mode's points; CAL_ENOMEM. */
+int cal_sweep_batch_list(sweep_t *s);
+/* The sweep's settings in res: the products' engine, the LM head's
+ * kernel, the whole model's parameters and training state. */
+void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res);
+void cal_sweep_head_kernel(cal_batch_result_t *res);
+void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res);
+
+/* ---- throughput and the curve (batch_curve.c) */
+
+/* The points so far as the curve analysis reads them, and its options;
+ * free() the array.  NULL when out of memory. */
+cal_curve_point_t *cal_sweep_curve_of(const sweep_t *s, cal_curve_opts_t *po);
+/* Take the harness point *pt (and train's LM head point) into bp; pt is
+ * emptied in every case.  CAL_ENOMEM. */
+int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp,
+                         cal_point_t *pt, const cal_point_t *head);
+/* Peak, knee, shape and advice of the measured curve; batch-1 latency. */
+int cal_sweep_analyze(sweep_t *s);
+
+#endif

@@ -1,0 +1,228 @@
+/* Kernel-table entries attn_ref (the straightforward fp32 reference, the
+ * baseline) and attn_fused (tiled online-softmax kernel, best SIMD variant).
+ * Both verify against the fp64 reference on a sample of rows. */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cal_isa.h"
+#include "cal_mem.h"
+#include "kernel.h"
+
+/* Rows verify() checks: the four corners of (b,h) × i plus random ones. */
+#define ATTN_CHECKS 32
+
+typedef struct {
+  cal_attn_shape_t s;
+  float *q, *k, *v, *o;
+  void *ws;      /* fused: packed K; ref: score rows */
+  int ws_threads;
+  int fused;
+  int variant;   /* resolved (fused) */
+  uint64_t seed;
+} attn_state_t;
+
+static double qo_elems(const cal_attn_shape_t *s) {
+  return (double)s->batch * (double)s->heads * (double)s->nq * s->head_dim;
+}
+
+static double kv_elems(const cal_attn_shape_t *s) {
+  return (double)s->batch * (double)s->kv_heads * (double)s->nk * s->head_dim;
+}
+
+static double attn_flops(const cal_params_t *p) {
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(p, &s);
+  return cal_attn_flops(&s);
+}
+
+static double attn_bytes(const cal_params_t *p) {
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(p, &s);
+  /* Q, K, V read once and O written once */
+  return 4.0 * (2.0 * qo_elems(&s) + 2.0 * kv_elems(&s));
+}
+
+static int ref_threads(const cal_params_t *p) {
+  int t = omp_get_max_threads();
+  return p->threads > t ? p->threads : t;
+}
+
+static double ref_mem(const cal_params_t *p) {
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(p, &s);
+  return attn_bytes(p) + 4.0 * ref_threads(p) * (double)s.nk;
+}
+
+static double fused_mem(const cal_params_t *p) {
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(p, &s);
+  return attn_bytes(p) + (double)cal_attn_fused_workspace_bytes(&s);
+}
+
+static int fused_supported(const cal_params_t *p, const char **why) {
+  int v;
+  int rc = cal_variant_resolve(p->variant, &v);
+  if (rc == CAL_EINVAL) {
+    *why = "unknown SIMD variant requested (CALIBRATE_ISA or --isa)";
+    return CAL_EUNSUPP;
+  }
+  if (rc < 0) {
+    *why = "the requested SIMD variant is not supported by this CPU";
+    return CAL_EUNSUPP;
+  }
+  return 0;
+}
+
+static void attn_teardown(void *state) {
+  attn_state_t *st = state;
+  if (!st)
+    return;
+  cal_free(st->q);
+  cal_free(st->k);
+  cal_free(st->v);
+  cal_free(st->o);
+  cal_free(st->ws);
+  cal_free(st);
+}
+
+static int attn_setup(const cal_params_t *p, void **state, int fused) {
+  attn_state_t *st = NULL;
+  int rc = cal_attn_check_shape(p, 0, NULL, 0);
+  if (rc < 0)
+    return rc;
+  st = cal_alloc(sizeof *st);
+  if (!st)
+    return CAL_ENOMEM;
+  memset(st, 0, sizeof *st);
+  cal_attn_shape_from_params(p, &st->s);
+  st->fused = fused;
+  st->seed = p->seed;
+  st->variant = CAL_VARIANT_SCALAR;
+  if (fused) {
+    rc = cal_variant_resolve(p->variant, &st->variant);
+    if (rc < 0)
+      goto fail;
+  }
+  size_t nqo = (size_t)qo_elems(&st->s), nkv = (size_t)kv_elems(&st->s);
+  size_t wsb;
+  if (fused) {
+    wsb = cal_attn_fused_workspace_bytes(&st->s);
+  } else {
+    st->ws_threads = ref_threads(p);
+    wsb = cal_attn_ref_scratch_bytes(&st->s, st->ws_threads, 0);
+  }
+  rc = CAL_ENOMEM;
+  st->q = cal_alloc(nqo * sizeof(float));
+  st->o = cal_alloc(nqo * sizeof(float));
+  st->k = cal_alloc(nkv * sizeof(float));
+  st->v = cal_alloc(nkv * sizeof(float));
+  st->ws = wsb ? cal_alloc(wsb) : NULL;
+  if (!st->q || !st->o || !st->k || !st->v || (wsb && !st->ws))
+    goto fail;
+  cal_rng_t r;
+  cal_rng_seed(&r, p->seed);
+  /* uniform in [-2, 2]: logits q·k/√D have standard deviation 4/3 and
+   * reach about ±6, like trained models' */
+  cal_fill_f32(st->q, nqo, -2.0f, 2.0f, &r);
+  cal_fill_f32(st->k, nkv, -2.0f, 2.0f, &r);
+  cal_fill_f32(st->v, nkv, -1.0f, 1.0f, &r);
+  /* poison O (NaN) so a run that writes nothing cannot pass */
+  memset(st->o, 0xff, nqo * sizeof(float));
+  *state = st;
+  return 0;
+fail:
+  attn_teardown(st);
+  return rc;
+}
+
+static int ref_setup(const cal_params_t *p, void **st) {
+  return attn_setup(p, st, 0);
+}
+
+static int fused_setup(const cal_params_t *p, void **st) {
+  return attn_setup(p, st, 1);
+}
+
+static int attn_run(void *state) {
+  attn_state_t *st = state;
+  if (st->fused)
+    return cal_attn_fused(&st->s, st->q, st->k, st->v, st->o, st->variant,
+                          st->ws, NULL);
+  return cal_attn_ref(&st->s, st->q, st->k, st->v, st->o, 0, st->ws,
+                      st->ws_threads);
+}
+
+/* Tolerance: each output element is a convex combination of V entries, so
+ * its rounding error scales with scale_d = Σ p_j·|v_jd| / Σ p_j; logit
+ * errors (fp32 dot products of length D, about √D·u·A for a row whose
+ * largest Σ|q·k|/√D is A) become relative errors of the weights.  Allow
+ * |got - ref| <= (2e-5 + 8·√D·u·A) · max_d scale_d, u = 2^-24.  With the
+ * setup's data that is about 5e-5 of the output magnitude; a wrong row
+ * (missing key, wrong mask, wrong head) is off by orders of magnitude more. */
+int cal_attn_verify_output(const cal_attn_shape_t *s, const float *q,
+                           const float *k, const float *v, const float *o,
+                           uint64_t seed, int checks) {
+  double *p = cal_alloc(sizeof(double) * (size_t)s->nk);
+  double ref[CAL_ATTN_MAX_HEAD_DIM], scale[CAL_ATTN_MAX_HEAD_DIM];
+  int rc = 0;
+  if (!p)
+    return CAL_ENOMEM;
+  cal_rng_t r;
+  cal_rng_seed(&r, seed ^ 0xa77e57ULL);
+  const int64_t D = s->head_dim;
+  for (int t = 0; t < checks + 4 && rc == 0; t++) {
+    int64_t b, h, i;
+    if (t < 4) {
+      b = (t & 1) ? s->batch - 1 : 0;
+      h = (t & 1) ? s->heads - 1 : 0;
+      i = (t & 2) ? s->nq - 1 : 0;
+    } else {
+      b = (int64_t)(cal_rng_uniform(&r) * (double)s->batch);
+      h = (int64_t)(cal_rng_uniform(&r) * (double)s->heads);
+      i = (int64_t)(cal_rng_uniform(&r) * (double)s->nq);
+    }
+    double a = 0.0, smax = 0.0;
+    cal_attn_ref_row(s, q, k, v, b, h, i, ref, scale, &a, p);
+    for (int64_t d = 0; d < D; d++)
+      smax = fmax(smax, scale[d]);
+    double tol = (2e-5 + 8.0 * sqrt((double)D) * 0x1.0p-24 * a) * smax +
+                 1e-30;
+    const float *got = o + ((b * s->heads + h) * s->nq + i) * D;
+    for (int64_t d = 0; d < D; d++)
+      if (!(fabs((double)got[d] - ref[d]) <= tol)) {
+        rc = CAL_EVERIFY;
+        break;
+      }
+  }
+  cal_free(p);
+  return rc;
+}
+
+static int attn_verify(void *state) {
+  const attn_state_t *st = state;
+  return cal_attn_verify_output(&st->s, st->q, st->k, st->v, st->o, st->seed,
+                                ATTN_CHECKS);
+}
+
+static const char *attn_variant_name(const void *state) {
+  const attn_state_t *st = state;
+  return st->fused ? cal_variant_name(st->variant) : "reference";
+}
+
+const cal_kernel_t cal_kernel_attn_ref = {
+    .name = "attn_ref", .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,
+    .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = ref_mem,
+    .setup = ref_setup, .run = attn_run, .verify = attn_verify,
+    .teardown = attn_teardown, .variant_name = attn_variant_name,
+};
+
+const cal_kernel_t cal_kernel_attn_fused = {
+    .name = "attn_fused", .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,
+    .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = fused_mem,
+    .supported = fused_supported, .setup = fused_setup, .run = attn_run,
+    .verify = attn_verify, .teardown = attn_teardown,
+    .variant_name = attn_variant_name,
+};

@@ -1,0 +1,521 @@
+/* The model-shaped layer workload (see layer.h) and its kernel-table
+ * entries layer_prefill and layer_decode (fp32) and layer_prefill_bf16 and
+ * layer_decode_bf16: shapes, figures, setup and the BLAS path, whose four
+ * products run on OpenBLAS or oneDNN (cal_params_t.engine).  The small-batch decode step is in layer_decode.c, the
+ * double-precision verification in layer_verify.c. */
+#include "layer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cal_err.h"
+#include "cal_isa.h"
+#include "cal_mem.h"
+#include "engine.h"
+#include "layer_internal.h"
+
+void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
+  s->hidden = p->hidden;
+  s->heads = p->heads;
+  s->kv_heads = p->kv_heads;
+  s->ffn = p->ffn;
+  s->seq = p->seq;
+  s->batch = p->batch;
+  s->decode = p->decode;
+  s->bf16 = 0;
+}
+
+int cal_layer_check_shape(const cal_layer_shape_t *s, char *why, size_t len) {
+  const char *msg = NULL;
+  if (s->hidden < 1 || s->heads < 1 || s->kv_heads < 1 || s->ffn < 1 ||
+      s->seq < 1 || s->batch < 1)
+    msg = "every size (hidden, heads, kv-heads, ffn, seq, batch) must be at least 1";
+  else if (s->hidden % s->heads)
+    msg = "hidden must be a multiple of heads (head dim = hidden / heads)";
+  else if (s->heads % s->kv_heads)
+    msg = "heads must be a multiple of kv-heads (grouped-query attention)";
+  else if (s->hidden / s->heads > CAL_ATTN_MAX_HEAD_DIM)
+    msg = "head dim (hidden / heads) is above the attention kernel's maximum of 256";
+  else if (s->hidden > (1 << 20) || s->ffn > (1 << 22) || s->seq > (1 << 22))
+    msg = "sizes are unreasonably large";
+  if (!msg)
+    return 0;
+  if (why)
+    snprintf(why, len, "%s", msg);
+  return CAL_EINVAL;
+}
+
+void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
+  l->hd = s->hidden / s->heads;
+  l->nqkv = (s->heads + 2 * s->kv_heads) * l->hd;
+  l->lq = s->decode ? 1 : s->seq;
+  l->lk = s->decode ? s->seq + 1 : s->seq;
+  l->tokens = s->batch * l->lq;
+  double d = (double)s->hidden, f = (double)s->ffn, t = (double)l->tokens;
+  /* Wqkv, Wo, Wgate|Wup, Wdown; two gains */
+  l->w_f = d * l->nqkv + (double)s->heads * l->hd * d + 2 * d * f + f * d;
+  l->norm_f = 2 * d;
+  /* x, h, out, x1, qkv, q, o, ao, gu (2f), a (f) */
+  l->act_f = t * (4 * d + l->nqkv + 2.0 * s->heads * l->hd + 3 * f);
+  /* bf16: h16, ao16, a16 */
+  l->act16 = s->bf16 ? t * (d + (double)s->heads * l->hd + f) : 0.0;
+  l->kv_f = 2.0 * s->batch * s->kv_heads * l->lk * l->hd;
+  /* reference for sequence 0: x1, h, qkv, ao, gu, a, out in doubles, and
+   * q/k/v/o in floats for the attention reference (counted as doubles) */
+  double lq = (double)l->lq, lk = (double)l->lk;
+  l->ref_d = lq * (4 * d + l->nqkv + s->heads * l->hd + 3 * f) +
+             lk * (2.0 * s->kv_heads * l->hd) +
+             lq * 2.0 * s->heads * l->hd + lk;
+  cal_attn_shape_t as = {s->batch, s->heads, s->kv_heads, l->lq, l->lk, l->hd, 1};
+  l->ws_bytes = (double)cal_attn_fused_workspace_bytes(&as);
+}
+
+double cal_layer_flops(const cal_layer_shape_t *s) {
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
+  double t = (double)l.tokens, d = (double)s->hidden, f = (double)s->ffn;
+  double mm = 2 * t * d * l.nqkv + 2 * t * s->heads * l.hd * d + 6 * t * d * f;
+  cal_attn_shape_t as = {s->batch, s->heads, s->kv_heads, l.lq, l.lk, l.hd, 1};
+  return mm + cal_attn_flops(&as);
+}
+
+/* Bytes of one weight of the four matrices. */
+static double wbytes(const cal_layer_shape_t *s) { return s->bf16 ? 2.0 : 4.0; }
+
+double cal_layer_weight_bytes(const cal_layer_shape_t *s) {
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
+  return wbytes(s) * l.w_f + 4.0 * l.norm_f;
+}
+
+double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
+  double team = 0.0;
+  if (s->decode && s->batch <= CAL_LAYER_GEMV_MAX_BATCH) {
+    /* the team's rows for a thread count we do not know here: 2 per core
+     * of a large machine is small beside the weights; count 64 */
+    double hq = (double)s->heads * l.hd, k = hq > s->ffn ? hq : (double)s->ffn;
+    team = 64.0 * 4.0 * (double)s->batch *
+           ((double)s->hidden + (s->bf16 ? k : 0.0));
+  }
+  /* the setup's fp32 staging of the largest weight matrix (bf16) */
+  double d = (double)s->hidden, f = (double)s->ffn;
+  double stage = s->bf16 ? 4.0 * (d * 2 * f > d * l.nqkv ? d * 2 * f : d * l.nqkv) : 0.0;
+  return cal_layer_weight_bytes(s) + 4.0 * (l.act_f + l.kv_f) + 2.0 * l.act16 +
+         8.0 * l.ref_d + l.ws_bytes + team + stage;
+}
+
+double cal_layer_tokens(const cal_layer_shape_t *s) {
+  return (double)s->batch * (s->decode ? 1.0 : (double)s->seq);
+}
+
+double cal_layer_read_bytes(const cal_layer_shape_t *s) {
+  cal_layer_layout_t l;
+  cal_layer_layout(s, &l);
+  return cal_layer_weight_bytes(s) + 4.0 * l.kv_f;
+}
+
+static int uses_team(const cal_layer_shape_t *s) {
+  return s->decode && s->batch <= CAL_LAYER_GEMV_MAX_BATCH;
+}
+
+const char *cal_layer_matrix_path(const cal_layer_shape_t *s) {
+  return uses_team(s) ? "gemv" : "blas";
+}
+
+static void layer_teardown(void *state) {
+  cal_layer_t *L = state;
+  if (!L)
+    return;
+  for (int i = 0; L->eng && i < CAL_LAYER_NMM; i++)
+    L->eng->mm_free(L->mm[i]);
+  void *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
+                  L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
+                  L->kc, L->vc, L->hteam, L->xteam, L->wqkv16, L->wo16,
+                  L->wgu16, L->wd16, L->h16, L->ao16, L->a16};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    cal_free(bufs[i]);
+  cal_free(L->ws);
+  cal_free(L);
+}
+
+/* weights uniform with variance 1/fan_in, so activations stay O(1); a
+ * bf16 layer's are the same draws rounded (w16, staged through tmp), so
+ * that both dtypes compute the same layer */
+static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
+                         int64_t fan_in, cal_rng_t *r) {
+  float a = (float)sqrt(3.0 / (double)fan_in);
+  if (!w16) {
+    cal_fill_f32(w, n, -a, a, r);
+    return;
+  }
+  cal_fill_f32(tmp, n, -a, a, r);
+  for (size_t i = 0; i < n; i++)
+    w16[i] = cal_f32_to_bf16(tmp[i]);
+}
+
+/* The BLAS path's products on the chosen engine (its row's products:
+ * OpenBLAS's sgemm or sbgemm, oneDNN's matmul, fp32 or bf16 inputs);
+ * CAL_ENGINE_BUILTIN: cal_engine_default. */
+static int products_setup(cal_layer_t *L, cal_engine_t engine) {
+  const cal_layer_shape_t *s = &L->s;
+  const int64_t t = L->l.tokens, d = s->hidden, f = s->ffn;
+  const int64_t hq = s->heads * L->l.hd, nqkv = L->l.nqkv;
+  cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
+  if (engine == CAL_ENGINE_BUILTIN)
+    engine = cal_engine_default(s->bf16);
+  const cal_engine_row_t *row = cal_engine_row(engine);
+  if (!row || !row->mm_create)
+    return CAL_EINVAL;
+  L->engine = engine;
+  L->eng = row;
+  const int64_t dims[CAL_LAYER_NMM][3] = {
+      {t, nqkv, d}, {t, d, hq}, {t, 2 * f, d}, {t, d, f}};
+  void *a[CAL_LAYER_NMM], *b[CAL_LAYER_NMM];
+  float *c[CAL_LAYER_NMM] = {L->qkv, L->x1, L->gu, L->out};
+  if (s->bf16) {
+    a[0] = L->h16; a[1] = L->ao16; a[2] = L->h16; a[3] = L->a16;
+    b[0] = L->wqkv16; b[1] = L->wo16; b[2] = L->wgu16; b[3] = L->wd16;
+  } else {
+    a[0] = L->h; a[1] = L->ao; a[2] = L->h; a[3] = L->a;
+    b[0] = L->wqkv; b[1] = L->wo; b[2] = L->wgu; b[3] = L->wd;
+  }
+  snprintf(L->impl, sizeof L->impl, "%s", cal_engine_name(engine));
+  for (int i = 0; i < CAL_LAYER_NMM; i++) {
+    int rc = row->mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i], b[i],
+                            c[i], &L->mm[i]);
+    if (rc < 0)
+      return rc;
+    /* the implementations, each named once */
+    const char *impl = row->mm_impl(L->mm[i]);
+    if (!strstr(L->impl, impl)) {
+      size_t n = strlen(L->impl);
+      snprintf(L->impl + n, sizeof L->impl - n, "%s%s", i ? "," : " ", impl);
+    }
+  }
+  return 0;
+}
+
+/* The small-batch decode path: one OpenMP team and our matrix-vector
+ * products, where path asks for "gemv" or (NULL) the shape's rule picks
+ * it; its scratch rows.  CAL_EINVAL for an unknown path or "gemv" in
+ * prefill, CAL_EUNSUPP, CAL_ENOMEM. */
+static int team_setup(cal_layer_t *L, const char *path) {
+  const cal_layer_shape_t *s = &L->s;
+  const size_t d = (size_t)s->hidden, f = (size_t)s->ffn;
+  const size_t t = (size_t)L->l.tokens, hq = (size_t)(s->heads * L->l.hd);
+  if (path && strcmp(path, "gemv") && strcmp(path, "blas"))
+    return CAL_EINVAL;
+  if (path && strcmp(path, "gemv") == 0 && !s->decode)
+    return CAL_EINVAL; /* the one-team path is a decode step */
+  if (!(L->team = path ? strcmp(path, "gemv") == 0 : uses_team(s)))
+    return 0;
+  L->nthreads = omp_get_max_threads();
+  L->gemv = cal_gemv_for(L->variant);
+  L->gemv16 = cal_gemv_bf16_for(L->variant);
+  if (!L->gemv || !L->gemv16)
+    return CAL_EUNSUPP;
+  if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
+    return CAL_ENOMEM;
+  size_t k = hq > f ? hq : f;
+  if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
+    return CAL_ENOMEM;
+  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
+  return 0;
+}
+
+/* The weights and gains from the seed (tmp: bf16's fp32 staging); each
+ * sequence's input (and KV cache) from its own stream, so sequence 0 is
+ * the same at every batch size. */
+static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
+                        const size_t nw[CAL_LAYER_NMM]) {
+  const cal_layer_shape_t *s = &L->s;
+  const cal_layer_layout_t *l = &L->l;
+  const size_t d = (size_t)s->hidden, hq = (size_t)(s->heads * l->hd);
+  cal_rng_t r;
+  cal_rng_seed(&r, seed);
+  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
+  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
+  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
+  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
+  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
+  size_t seq_tokens = (size_t)l->lq;
+  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
+  for (int64_t b = 0; b < s->batch; b++) {
+    cal_rng_t rb;
+    cal_rng_seed(&rb, seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
+    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
+                 1.0f, &rb);
+    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
+    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
+  }
+}
+
+static int layer_setup(const cal_params_t *p, void **state, int bf16) {
+  cal_layer_t *L = cal_alloc(sizeof *L);
+  float *tmp = NULL; /* bf16: fp32 staging of the weights */
+  int rc = CAL_ENOMEM;
+  if (!L)
+    return CAL_ENOMEM;
+  memset(L, 0, sizeof *L);
+  cal_layer_shape_from_params(p, &L->s);
+  L->s.bf16 = bf16;
+  if ((rc = cal_layer_check_shape(&L->s, NULL, 0)) < 0)
+    goto fail;
+  if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
+    goto fail;
+  rc = CAL_ENOMEM;
+  cal_layer_layout(&L->s, &L->l);
+  L->seed = p->seed;
+  const cal_layer_shape_t *s = &L->s;
+  const cal_layer_layout_t *l = &L->l;
+  size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
+  size_t hq = (size_t)(s->heads * l->hd);
+  size_t kvn = (size_t)(s->batch * s->kv_heads * l->lk * l->hd);
+  const size_t nw[CAL_LAYER_NMM] = {d * (size_t)l->nqkv, hq * d, d * 2 * f, f * d};
+  if (s->bf16) {
+    L->wqkv16 = cal_alloc(2 * nw[0]);
+    L->wo16 = cal_alloc(2 * nw[1]);
+    L->wgu16 = cal_alloc(2 * nw[2]);
+    L->wd16 = cal_alloc(2 * nw[3]);
+    L->h16 = cal_alloc(2 * t * d);
+    L->ao16 = cal_alloc(2 * t * hq);
+    L->a16 = cal_alloc(2 * t * f);
+    size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
+    if (!L->wqkv16 || !L->wo16 || !L->wgu16 || !L->wd16 || !L->h16 ||
+        !L->ao16 || !L->a16 || !(tmp = cal_alloc(4 * big)))
+      goto fail;
+  } else {
+    L->wqkv = cal_alloc(4 * nw[0]);
+    L->wo = cal_alloc(4 * nw[1]);
+    L->wgu = cal_alloc(4 * nw[2]);
+    L->wd = cal_alloc(4 * nw[3]);
+    if (!L->wqkv || !L->wo || !L->wgu || !L->wd)
+      goto fail;
+  }
+  L->g1 = cal_alloc(4 * d);
+  L->g2 = cal_alloc(4 * d);
+  L->x = cal_alloc(4 * t * d);
+  L->h = cal_alloc(4 * t * d);
+  L->out = cal_alloc(4 * t * d);
+  L->x1 = cal_alloc(4 * t * d);
+  L->qkv = cal_alloc(4 * t * (size_t)l->nqkv);
+  L->q = cal_alloc(4 * t * hq);
+  L->o = cal_alloc(4 * t * hq);
+  L->ao = cal_alloc(4 * t * hq);
+  L->gu = cal_alloc(4 * t * 2 * f);
+  L->a = cal_alloc(4 * t * f);
+  L->kc = cal_alloc(4 * kvn);
+  L->vc = cal_alloc(4 * kvn);
+  if (!L->g1 || !L->g2 || !L->x || !L->h || !L->out || !L->x1 || !L->qkv ||
+      !L->q || !L->o || !L->ao || !L->gu || !L->a || !L->kc || !L->vc)
+    goto fail;
+  if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
+    goto fail;
+  if ((rc = team_setup(L, p->path)) < 0)
+    goto fail;
+  rc = CAL_ENOMEM;
+  fill_inputs(L, p->seed, tmp, nw);
+  cal_free(tmp);
+  tmp = NULL;
+  memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
+  if (!L->team && (rc = products_setup(L, p->engine)) < 0)
+    goto fail;
+  *state = L;
+  return 0;
+fail:
+  cal_free(tmp);
+  layer_teardown(L);
+  return rc;
+}
+
+void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,
+                            int64_t rows, int64_t d) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * d;
+    float *yr = y + r * d;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < d; i++)
+      ss += xr[i] * xr[i];
+    float inv = 1.0f / sqrtf(ss / (float)d + CAL_LAYER_RMS_EPS);
+    for (int64_t i = 0; i < d; i++)
+      yr[i] = xr[i] * inv * g[i];
+  }
+}
+
+static void rmsnorm(const float *x, const float *g, float *y, int64_t rows,
+                    int64_t d) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; r++)
+    cal_layer_rmsnorm_rows(x + r * d, g, y + r * d, 1, d);
+}
+
+/* Product i of the BLAS path: c[m×n] = a[m×k]·w[k×n], a in fp32 (a bf16
+ * layer rounds it into a16 first) */
+/* Product i of the BLAS path, its input a (m×k) rounded to a16 first in
+ * bf16; the engine's product was bound to the buffers at setup. */
+static int product(cal_layer_t *L, int i, const float *a, uint16_t *a16,
+                   int64_t m, int64_t k) {
+  if (L->s.bf16)
+    cal_f32_to_bf16_n(a, a16, m * k);
+  return L->eng->mm_run(L->mm[i]);
+}
+
+static int layer_run(void *state) {
+  cal_layer_t *L = state;
+  if (L->team)
+    return cal_layer_run_team(L);
+  const cal_layer_shape_t *s = &L->s;
+  const cal_layer_layout_t *l = &L->l;
+  const int64_t d = s->hidden, f = s->ffn, t = l->tokens, hd = l->hd;
+  const int64_t H = s->heads, G = s->kv_heads, lq = l->lq, lk = l->lk;
+  const int64_t hq = H * hd, nqkv = l->nqkv;
+
+  int rc;
+  rmsnorm(L->x, L->g1, L->h, t, d);
+  if ((rc = product(L, CAL_LAYER_QKV, L->h, L->h16, t, d)) < 0)
+    return rc;
+  /* scatter q into [b][h][i][:], k and v into the cache at their position */
+#pragma omp parallel for schedule(static)
+  for (int64_t tok = 0; tok < t; tok++) {
+    int64_t b = tok / lq, i = tok % lq, pos = s->decode ? s->seq : i;
+    const float *row = L->qkv + tok * nqkv;
+    for (int64_t h = 0; h < H; h++)
+      memcpy(L->q + ((b * H + h) * lq + i) * hd, row + h * hd, 4 * (size_t)hd);
+    for (int64_t g = 0; g < G; g++) {
+      memcpy(L->kc + ((b * G + g) * lk + pos) * hd, row + (H + g) * hd,
+             4 * (size_t)hd);
+      memcpy(L->vc + ((b * G + g) * lk + pos) * hd, row + (H + G + g) * hd,
+             4 * (size_t)hd);
+    }
+  }
+  cal_attn_shape_t as = {s->batch, H, G, lq, lk, hd, 1};
+  rc = cal_attn_fused(&as, L->q, L->kc, L->vc, L->o, L->variant, L->ws, NULL);
+  if (rc < 0)
+    return rc;
+  /* gather o back to token rows [tok][h*hd] */
+#pragma omp parallel for schedule(static)
+  for (int64_t tok = 0; tok < t; tok++) {
+    int64_t b = tok / lq, i = tok % lq;
+    for (int64_t h = 0; h < H; h++)
+      memcpy(L->ao + tok * hq + h * hd, L->o + ((b * H + h) * lq + i) * hd,
+             4 * (size_t)hd);
+  }
+  if ((rc = product(L, CAL_LAYER_O, L->ao, L->ao16, t, hq)) < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t * d; i++)
+    L->x1[i] += L->x[i];
+  rmsnorm(L->x1, L->g2, L->h, t, d);
+  if ((rc = product(L, CAL_LAYER_GU, L->h, L->h16, t, d)) < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t tok = 0; tok < t; tok++) {
+    const float *gate = L->gu + tok * 2 * f, *up = gate + f;
+    float *a = L->a + tok * f;
+    for (int64_t j = 0; j < f; j++)
+      a[j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
+  }
+  if ((rc = product(L, CAL_LAYER_DOWN, L->a, L->a16, t, f)) < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t * d; i++)
+    L->out[i] += L->x1[i];
+  return 0;
+}
+
+static double layer_flops(const cal_params_t *p) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  return cal_layer_flops(&s);
+}
+
+/* weights read once, the KV cache read once, token activations in/out */
+static double bytes_of(const cal_params_t *p, int bf16) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  s.bf16 = bf16;
+  cal_layer_layout_t l;
+  cal_layer_layout(&s, &l);
+  return cal_layer_read_bytes(&s) + 8.0 * (double)l.tokens * (double)s.hidden;
+}
+
+static double mem_of(const cal_params_t *p, int bf16) {
+  cal_layer_shape_t s;
+  cal_layer_shape_from_params(p, &s);
+  s.bf16 = bf16;
+  return cal_layer_mem_bytes(&s);
+}
+
+static double layer_bytes(const cal_params_t *p) { return bytes_of(p, 0); }
+static double layer_bytes16(const cal_params_t *p) { return bytes_of(p, 1); }
+static double layer_mem(const cal_params_t *p) { return mem_of(p, 0); }
+static double layer_mem16(const cal_params_t *p) { return mem_of(p, 1); }
+
+static const char *layer_variant(const void *state) {
+  return cal_variant_name(((const cal_layer_t *)state)->variant);
+}
+
+static const char *layer_impl(const void *state) {
+  return ((const cal_layer_t *)state)->impl;
+}
+
+static cal_engine_t layer_engine(const void *state) {
+  const cal_layer_t *L = state;
+  return L->team ? CAL_ENGINE_BUILTIN : L->engine;
+}
+
+static int bf16_supported(const cal_params_t *p, const char **why) {
+  return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
+}
+
+static int setup_as(const cal_params_t *p, void **st, int decode, int bf16) {
+  cal_params_t q = *p;
+  q.decode = decode;
+  return layer_setup(&q, st, bf16);
+}
+
+static int prefill_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0, 0); }
+static int decode_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 0); }
+static int prefill16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0, 1); }
+static int decode16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 1); }
+
+const cal_kernel_t cal_kernel_layer_prefill = {
+    .name = "layer_prefill", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
+    .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
+    .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
+    .teardown = layer_teardown, .variant_name = layer_variant,
+    .impl_name = layer_impl, .engine_used = layer_engine,
+};
+
+const cal_kernel_t cal_kernel_layer_decode = {
+    .name = "layer_decode", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
+    .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
+    .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
+    .teardown = layer_teardown, .variant_name = layer_variant,
+    .impl_name = layer_impl, .engine_used = layer_engine,
+};
+
+const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
+    .name = "layer_prefill_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
+    .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
+    .supported = bf16_supported, .setup = prefill16_setup, .run = layer_run,
+    .verify = cal_layer_verify, .teardown = layer_teardown,
+    .variant_name = layer_variant, .impl_name = layer_impl,
+    .engine_used = layer_engine,
+};
+
+const cal_kernel_t cal_kernel_layer_decode_bf16 = {
+    .name = "layer_decode_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
+    .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
+    .supported = bf16_supported, .setup = decode16_setup, .run = layer_run,
+    .verify = cal_layer_verify, .teardown = layer_teardown,
+    .variant_name = layer_variant, .impl_name = layer_impl,
+    .engine_used = layer_engine,
+};

@@ -1,0 +1,76 @@
+/* Between the layer's files (layer.c: shapes, setup and the BLAS path;
+ * layer_decode.c: the small-batch decode step; layer_verify.c: the
+ * double-precision reference).  Not a public header; tests may use it to
+ * reach the state of a set-up layer. */
+#ifndef CAL_LAYER_INTERNAL_H
+#define CAL_LAYER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "layer.h"
+#include "layer_gemv.h"
+
+#define CAL_LAYER_RMS_EPS 1e-6f
+
+/* Every buffer of a layer, in elements: weights w_f (4 bytes each in fp32,
+ * 2 in bf16, but the two norm gains, norm_f, always fp32), fp32
+ * activations act_f, the bf16 copies of the products' inputs act16 (bf16
+ * layers only), the fp32 KV cache kv_f, the reference's doubles ref_d. */
+typedef struct cal_layer_layout {
+  int64_t hd, nqkv, lq, lk, tokens;
+  double w_f, norm_f, act_f, act16, kv_f, ref_d, ws_bytes;
+} cal_layer_layout_t;
+
+void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l);
+
+/* A set-up layer (the kernel's state).  Weights are row-major [in][out]:
+ * wqkv [hidden][nqkv] (q heads, then k heads, then v heads), wo [H·hd]
+ * [hidden], wgu [hidden][2·ffn] (gate columns, then up), wd [ffn][hidden].
+ * Activations are token rows; q, o [batch][heads][lq][hd]; kc, vc
+ * [batch][kv_heads][lk][hd].
+ *
+ * A bf16 layer (s.bf16) holds its four weight matrices in bf16 only
+ * (w*16; the fp32 pointers are NULL) and rounds each product's input rows
+ * to bf16 (h, ao and a: into h16, ao16, a16 on the BLAS path, in the
+ * team's own rows on the team path); everything else is fp32. */
+enum { CAL_LAYER_QKV, CAL_LAYER_O, CAL_LAYER_GU, CAL_LAYER_DOWN, CAL_LAYER_NMM };
+
+typedef struct cal_layer {
+  cal_layer_shape_t s;
+  cal_layer_layout_t l;
+  int variant;        /* SIMD variant of attention and the GEMV */
+  int team;           /* 1: run by cal_layer_run_team */
+  int nthreads;       /* the team's size (rows of hteam) */
+  cal_gemv_fn gemv;   /* the variant's GEMV (team path, fp32) */
+  cal_gemv_bf16_fn gemv16; /* the same over bf16 weights */
+  cal_engine_t engine; /* BLAS path: OpenBLAS or oneDNN */
+  const cal_engine_row_t *eng; /* its row: the products' functions */
+  void *mm[CAL_LAYER_NMM]; /* one product each, the engine's */
+  char impl[160];     /* what ran the products (kernel impl_name) */
+  uint64_t seed;
+  float *wqkv, *wo, *wgu, *wd, *g1, *g2;
+  uint16_t *wqkv16, *wo16, *wgu16, *wd16;
+  float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
+  uint16_t *h16, *ao16, *a16;
+  float *hteam;       /* team path: per thread, the normalised rows
+                         [nthreads][batch][hidden] */
+  float *xteam;       /* team path in bf16: per thread, o or a rounded to
+                         bf16 [nthreads][batch][max(H·hd, ffn)] */
+  void *ws;
+} cal_layer_t;
+
+/* One decode step on a single OpenMP team (layer_decode.c): matrix-vector
+ * products over each thread's columns, attention shared by the team, four
+ * barriers, no allocation.  0, or the attention's error. */
+int cal_layer_run_team(cal_layer_t *L);
+
+/* The kernel's verify (layer_verify.c): sequences 0 and batch - 1 against
+ * a double-precision composition.  0, CAL_EVERIFY or CAL_ENOMEM. */
+int cal_layer_verify(void *state);
+
+/* y = RMSNorm(x)·g for `rows` rows of d, on the calling thread. */
+void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,
+                            int64_t rows, int64_t d);
+
+#endif

@@ -1,0 +1,441 @@
+/* The training step of the decoder layer (layer_train.h): forward,
+ * backward and the AdamW update, and the products' buffers and weights
+ * they share with the setup in layer_train.c. */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "cal_bf16.h"
+#include "cal_err.h"
+#include "cal_mem.h"
+#include "layer_train.h"
+#include "layer_train_internal.h"
+
+#define RMS_EPS 1e-6f
+
+/* the products: [i] = {rows of the input (t), k, n} with input [t][k] and
+ * weights [k][n] */
+void cal_train_prod_dims(const cal_train_t *T, int i, int64_t *k, int64_t *n) {
+  const int64_t d = T->s.hidden, f = T->s.ffn;
+  const int64_t ks[4] = {d, T->hq, d, f}, ns[4] = {T->nqkv, d, 2 * f, d};
+  *k = ks[i];
+  *n = ns[i];
+}
+
+/* a (rows×cols) transposed into at (cols×rows), in 32×32 tiles so that
+ * both sides are read and written a cache line at a time */
+static void transpose16(const uint16_t *a, uint16_t *at, int64_t rows,
+                        int64_t cols) {
+  enum { TB = 32 };
+#pragma omp parallel for schedule(static) collapse(2)
+  for (int64_t r0 = 0; r0 < rows; r0 += TB)
+    for (int64_t c0 = 0; c0 < cols; c0 += TB) {
+      int64_t r1 = r0 + TB < rows ? r0 + TB : rows;
+      int64_t c1 = c0 + TB < cols ? c0 + TB : cols;
+      for (int64_t c = c0; c < c1; c++)
+        for (int64_t r = r0; r < r1; r++)
+          at[c * rows + r] = a[r * cols + c];
+    }
+}
+
+/* w (k×n) rounded to bf16 into w16 and, transposed, w16t (n×k) */
+void cal_train_round_weights(const float *w, uint16_t *w16, uint16_t *w16t,
+                             int64_t k, int64_t n) {
+  cal_f32_to_bf16_n(w, w16, k * n);
+  if (w16t)
+    transpose16(w16, w16t, k, n);
+}
+
+/* the product i's pointers: input rows (fp32), output (forward), the
+ * output's gradient, the input's gradient */
+void cal_train_prod_bufs(cal_train_t *T, int i, float **in, float **out,
+                         float **dout, float **din) {
+  float *const ins[4] = {T->h1, T->ao, T->h2, T->a};
+  float *const outs[4] = {T->qkv, T->x1, T->gu, T->y};
+  float *const douts[4] = {T->dact[CAL_TRAIN_DQKV], T->dact[CAL_TRAIN_DX1],
+                           T->dact[CAL_TRAIN_DGU], T->dy};
+  float *const dins[4] = {T->dact[CAL_TRAIN_DH1], T->dact[CAL_TRAIN_DAO],
+                          T->dact[CAL_TRAIN_DH2], T->dact[CAL_TRAIN_DA]};
+  *in = ins[i];
+  *out = outs[i];
+  *dout = douts[i];
+  *din = dins[i];
+}
+
+/* ---- the step */
+
+static void rmsnorm_fwd(const float *x, const float *g, float *y, float *rinv,
+                        int64_t rows, int64_t d) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * d;
+    float *yr = y + r * d, ss = 0.0f;
+    for (int64_t i = 0; i < d; i++)
+      ss += xr[i] * xr[i];
+    float inv = 1.0f / sqrtf(ss / (float)d + RMS_EPS);
+    rinv[r] = inv;
+    for (int64_t i = 0; i < d; i++)
+      yr[i] = xr[i] * inv * g[i];
+  }
+}
+
+/* y = x·r·g: dx (+)= r·g·dy - x·r³/d·Σ(g·dy·x); dg = Σ_rows dy·x·r */
+static void rmsnorm_bwd(const float *x, const float *g, const float *rinv,
+                        const float *dy, float *dx, int accumulate,
+                        float *dg, int64_t rows, int64_t d) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * d, *dyr = dy + r * d;
+    float *dxr = dx + r * d, dot = 0.0f, inv = rinv[r];
+    for (int64_t i = 0; i < d; i++)
+      dot += g[i] * dyr[i] * xr[i];
+    float c = dot * inv * inv * inv / (float)d;
+    for (int64_t i = 0; i < d; i++) {
+      float v = inv * g[i] * dyr[i] - xr[i] * c;
+      dxr[i] = accumulate ? dxr[i] + v : v;
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < d; i++) {
+    float s = 0.0f;
+    for (int64_t r = 0; r < rows; r++)
+      s += dy[r * d + i] * x[r * d + i] * rinv[r];
+    dg[i] = s;
+  }
+}
+
+/* Attention works on blocks of CAL_TRAIN_QB query rows: a block's scores
+ * against the keys up to its last row (the causal part) are one matrix,
+ * so the products are sgemm calls (one thread each: OpenBLAS runs a call
+ * made inside a parallel region on the calling thread) and only the
+ * softmax is elementwise.  A thread's scratch holds two such blocks. */
+static void attn_sgemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
+                       int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float beta, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k,
+              alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+static float *attn_scratch(const cal_train_t *T) {
+  return T->scratch +
+         (size_t)omp_get_thread_num() * 2 * CAL_TRAIN_QB * (size_t)T->s.seq;
+}
+
+/* Causal attention of every (sequence, head) over qkv's token rows into
+ * ao; each query row's log-sum-exp into lse [b][h][i]. */
+static void attention_fwd(cal_train_t *T) {
+  const int64_t B = T->s.batch, H = T->s.heads, G = T->s.kv_heads;
+  const int64_t lq = T->s.seq, hd = T->hd, nqkv = T->nqkv, hq = T->hq;
+  const float scale = 1.0f / sqrtf((float)hd);
+#pragma omp parallel num_threads(T->nthr)
+  {
+    float *p = attn_scratch(T);
+#pragma omp for schedule(dynamic, 1) collapse(3)
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t h = 0; h < H; h++)
+        for (int64_t i0 = 0; i0 < lq; i0 += CAL_TRAIN_QB) {
+          const int64_t g = h / (H / G);
+          const int64_t n = lq - i0 < CAL_TRAIN_QB ? lq - i0 : CAL_TRAIN_QB;
+          const int64_t kn = i0 + n; /* keys 0..kn-1 */
+          const float *base = T->qkv + b * lq * nqkv;
+          const float *q = base + i0 * nqkv + h * hd;
+          const float *k = base + (H + g) * hd, *v = base + (H + G + g) * hd;
+          attn_sgemm(CblasNoTrans, CblasTrans, n, kn, hd, scale, q, nqkv, k,
+                     nqkv, 0.0f, p, kn);
+          for (int64_t r = 0; r < n; r++) {
+            const int64_t i = i0 + r;
+            float *pr = p + r * kn, mx = -INFINITY, sum = 0.0f;
+            for (int64_t j = 0; j <= i; j++)
+              mx = pr[j] > mx ? pr[j] : mx;
+            for (int64_t j = 0; j <= i; j++)
+              sum += (pr[j] = expf(pr[j] - mx));
+            const float inv = 1.0f / sum;
+            for (int64_t j = 0; j <= i; j++)
+              pr[j] *= inv;
+            for (int64_t j = i + 1; j < kn; j++)
+              pr[j] = 0.0f;
+            T->lse[(b * H + h) * lq + i] = mx + logf(sum);
+          }
+          attn_sgemm(CblasNoTrans, CblasNoTrans, n, hd, kn, 1.0f, p, kn, v,
+                     nqkv, 0.0f, T->ao + (b * lq + i0) * hq + h * hd, hq);
+        }
+  }
+}
+
+/* Attention backward from dao into dqkv, the probabilities recomputed
+ * from the saved log-sum-exp: per (sequence, kv group), its heads one
+ * after the other (they share the group's dK and dV), a block of query
+ * rows at a time:
+ *   P = exp(scale·Q·Kᵀ - lse), dV += Pᵀ·dO, dP = dO·Vᵀ,
+ *   dS = P ⊙ (dP - rowsum(dO ⊙ O))·scale, dQ = dS·K, dK += dSᵀ·Q */
+static void attention_bwd(cal_train_t *T) {
+  const int64_t B = T->s.batch, H = T->s.heads, G = T->s.kv_heads;
+  const int64_t lq = T->s.seq, hd = T->hd, nqkv = T->nqkv, hq = T->hq;
+  const float scale = 1.0f / sqrtf((float)hd);
+  const float *dao = T->dact[CAL_TRAIN_DAO];
+  float *dqkv = T->dact[CAL_TRAIN_DQKV];
+#pragma omp parallel num_threads(T->nthr)
+  {
+    float *p = attn_scratch(T), *dp = p + CAL_TRAIN_QB * lq;
+#pragma omp for schedule(dynamic, 1) collapse(2)
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t g = 0; g < G; g++) {
+        const float *base = T->qkv + b * lq * nqkv;
+        const float *k = base + (H + g) * hd, *v = base + (H + G + g) * hd;
+        float *dbase = dqkv + b * lq * nqkv;
+        float *dk = dbase + (H + g) * hd, *dv = dbase + (H + G + g) * hd;
+        for (int64_t j = 0; j < lq; j++) {
+          memset(dk + j * nqkv, 0, 4 * (size_t)hd);
+          memset(dv + j * nqkv, 0, 4 * (size_t)hd);
+        }
+        for (int64_t h = g * (H / G); h < (g + 1) * (H / G); h++)
+          for (int64_t i0 = 0; i0 < lq; i0 += CAL_TRAIN_QB) {
+            const int64_t n = lq - i0 < CAL_TRAIN_QB ? lq - i0 : CAL_TRAIN_QB;
+            const int64_t kn = i0 + n;
+            const float *q = base + i0 * nqkv + h * hd;
+            const float *o = T->ao + (b * lq + i0) * hq + h * hd;
+            const float *dout = dao + (b * lq + i0) * hq + h * hd;
+            const float *lse = T->lse + (b * H + h) * lq + i0;
+            attn_sgemm(CblasNoTrans, CblasTrans, n, kn, hd, scale, q, nqkv, k,
+                       nqkv, 0.0f, p, kn);
+            attn_sgemm(CblasNoTrans, CblasTrans, n, kn, hd, 1.0f, dout, hq, v,
+                       nqkv, 0.0f, dp, kn);
+            for (int64_t r = 0; r < n; r++) {
+              const int64_t i = i0 + r;
+              float *pr = p + r * kn, *dpr = dp + r * kn, D = 0.0f;
+              for (int64_t e = 0; e < hd; e++)
+                D += dout[r * hq + e] * o[r * hq + e];
+              for (int64_t j = 0; j <= i; j++) {
+                pr[j] = expf(pr[j] - lse[r]);
+                dpr[j] = pr[j] * (dpr[j] - D) * scale;
+              }
+              for (int64_t j = i + 1; j < kn; j++)
+                pr[j] = dpr[j] = 0.0f;
+            }
+            attn_sgemm(CblasTrans, CblasNoTrans, kn, hd, n, 1.0f, p, kn, dout,
+                       hq, 1.0f, dv, nqkv);
+            attn_sgemm(CblasNoTrans, CblasNoTrans, n, hd, kn, 1.0f, dp, kn, k,
+                       nqkv, 0.0f, dbase + i0 * nqkv + h * hd, nqkv);
+            attn_sgemm(CblasTrans, CblasNoTrans, kn, hd, n, 1.0f, dp, kn, q,
+                       nqkv, 1.0f, dk, nqkv);
+          }
+      }
+  }
+}
+
+/* in [rows][k] rounded to bf16 into out and, transposed, outt [k][rows] */
+static void to_bf16_both(const float *in, uint16_t *out, uint16_t *outt,
+                         int64_t rows, int64_t k) {
+  cal_f32_to_bf16_n(in, out, rows * k);
+  transpose16(out, outt, rows, k);
+}
+
+static void sg(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m,
+               int64_t n, int64_t k, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f,
+              a, (blasint)lda, b, (blasint)ldb, 0.0f, c, (blasint)ldc);
+}
+
+static void sbg(const cal_train_t *T, enum CBLAS_TRANSPOSE ta,
+                enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+                const uint16_t *a, int64_t lda, const uint16_t *b,
+                int64_t ldb, float *c, int64_t ldc) {
+  T->sbgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f,
+            a, (blasint)lda, b, (blasint)ldb, 0.0f, c, (blasint)ldc);
+}
+
+/* Forward product i: out = in·W */
+static int fwd(cal_train_t *T, int i) {
+  int64_t k, n, t = T->t;
+  float *in, *out, *dout, *din;
+  cal_train_prod_dims(T, i, &k, &n);
+  cal_train_prod_bufs(T, i, &in, &out, &dout, &din);
+  if (!T->s.bf16) {
+    sg(CblasNoTrans, CblasNoTrans, t, n, k, in, k, T->p[T->cur] + T->off[i],
+       n, out, n);
+    return 0;
+  }
+  if (T->mm[0]) {
+    /* the weight gradient needs the input transposed: rounded once */
+    to_bf16_both(in, T->in16[i], T->in16t[i], t, k);
+    return cal_onednn_mm_run(T->mm[3 * i]);
+  }
+  cal_f32_to_bf16_n(in, T->in16[i], t * k);
+  sbg(T, CblasNoTrans, CblasNoTrans, t, n, k, T->in16[i], k, T->w16[i], n,
+      out, n);
+  return 0;
+}
+
+/* Backward product i: din = dout·Wᵀ, dW = inᵀ·dout */
+static int bwd(cal_train_t *T, int i) {
+  int64_t k, n, t = T->t;
+  float *in, *out, *dout, *din;
+  cal_train_prod_dims(T, i, &k, &n);
+  cal_train_prod_bufs(T, i, &in, &out, &dout, &din);
+  float *gw = T->g + T->off[i];
+  if (!T->s.bf16) {
+    const float *w = T->p[T->cur] + T->off[i];
+    sg(CblasNoTrans, CblasTrans, t, k, n, dout, n, w, n, din, k);
+    sg(CblasTrans, CblasNoTrans, k, n, t, in, k, dout, n, gw, n);
+    return 0;
+  }
+  cal_f32_to_bf16_n(dout, T->dout16[i], t * n);
+  if (T->mm[0]) {
+    int rc = cal_onednn_mm_run(T->mm[3 * i + 1]);
+    return rc < 0 ? rc : cal_onednn_mm_run(T->mm[3 * i + 2]);
+  }
+  sbg(T, CblasNoTrans, CblasTrans, t, k, n, T->dout16[i], n, T->w16[i], n,
+      din, k);
+  sbg(T, CblasTrans, CblasNoTrans, k, n, t, T->in16[i], k, T->dout16[i], n,
+      gw, n);
+  return 0;
+}
+
+/* AdamW's constants at a step */
+typedef struct adamw_k {
+  float b1, b2, ob1, ob2, c1, c2, lr, eps, decay;
+} adamw_k_t;
+
+static adamw_k_t adamw_k(const cal_adamw_t *h, int64_t step) {
+  adamw_k_t k;
+  k.b1 = (float)h->beta1, k.b2 = (float)h->beta2;
+  /* 1 - beta in double: 1.0f - 0.999f is 1.3e-5 off */
+  k.ob1 = (float)(1.0 - h->beta1), k.ob2 = (float)(1.0 - h->beta2);
+  k.c1 = (float)(1.0 / (1.0 - pow(h->beta1, (double)step)));
+  k.c2 = (float)(1.0 / (1.0 - pow(h->beta2, (double)step)));
+  k.lr = (float)h->lr, k.eps = (float)h->eps;
+  k.decay = (float)(1.0 - h->lr * h->weight_decay);
+  return k;
+}
+
+/* element i: the new moments into m2, v2; the new master returned */
+static inline float adamw_at(const adamw_k_t *k, const float *p,
+                             const float *m, const float *v, const float *g,
+                             float *m2, float *v2, size_t i) {
+  float mi = k->b1 * m[i] + k->ob1 * g[i];
+  float vi = k->b2 * v[i] + k->ob2 * g[i] * g[i];
+  m2[i] = mi;
+  v2[i] = vi;
+  return p[i] * k->decay - k->lr * (mi * k->c1) / (sqrtf(vi * k->c2) + k->eps);
+}
+
+void cal_train_adamw(const cal_adamw_t *h, int64_t step, const float *p,
+                     const float *m, const float *v, const float *g, float *p2,
+                     float *m2, float *v2, size_t n) {
+  const adamw_k_t k = adamw_k(h, step);
+#pragma omp parallel for schedule(static) firstprivate(k)
+  for (size_t i = 0; i < n; i++)
+    p2[i] = adamw_at(&k, p, m, v, g, m2, v2, i);
+}
+
+void cal_train_adamw16(const cal_adamw_t *h, int64_t step, const float *p,
+                       const float *m, const float *v, const float *g,
+                       float *p2, float *m2, float *v2, uint16_t *p16,
+                       size_t n) {
+  const adamw_k_t k = adamw_k(h, step);
+#pragma omp parallel for schedule(static) firstprivate(k)
+  for (size_t i = 0; i < n; i++) {
+    float pi = adamw_at(&k, p, m, v, g, m2, v2, i);
+    p2[i] = pi;
+    p16[i] = cal_f32_to_bf16(pi);
+  }
+}
+
+int cal_train_forward(cal_train_t *T) {
+  const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
+  const float *P = T->p[T->cur];
+  const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
+  int rc;
+  rmsnorm_fwd(T->x, g1, T->h1, T->r1, t, d);
+  if ((rc = fwd(T, 0)) < 0)
+    return rc;
+  attention_fwd(T);
+  if ((rc = fwd(T, 1)) < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t * d; i++)
+    T->x1[i] += T->x[i];
+  rmsnorm_fwd(T->x1, g2, T->h2, T->r2, t, d);
+  if ((rc = fwd(T, 2)) < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < t; r++) {
+    const float *gate = T->gu + r * 2 * f, *up = gate + f;
+    for (int64_t j = 0; j < f; j++)
+      T->a[r * f + j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
+  }
+  if ((rc = fwd(T, 3)) < 0)
+    return rc;
+  double loss = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : loss)
+  for (int64_t i = 0; i < t * d; i++) {
+    T->y[i] += T->x1[i];
+    loss += (double)T->y[i] * T->dy[i];
+  }
+  T->loss = loss;
+  return 0;
+}
+
+int cal_train_backward(cal_train_t *T) {
+  const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
+  const float *P = T->p[T->cur];
+  const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
+  int rc;
+  /* dy reaches x1 directly (residual) and through the MLP */
+  if ((rc = bwd(T, 3)) < 0)
+    return rc;
+  float *da = T->dact[CAL_TRAIN_DA], *dgu = T->dact[CAL_TRAIN_DGU];
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < t; r++) {
+    const float *gate = T->gu + r * 2 * f, *up = gate + f;
+    for (int64_t j = 0; j < f; j++) {
+      float gv = gate[j], s = 1.0f / (1.0f + expf(-gv)), dav = da[r * f + j];
+      dgu[r * 2 * f + j] = dav * up[j] * s * (1.0f + gv * (1.0f - s));
+      dgu[r * 2 * f + f + j] = dav * gv * s;
+    }
+  }
+  if ((rc = bwd(T, 2)) < 0)
+    return rc;
+  float *dx1 = T->dact[CAL_TRAIN_DX1];
+  memcpy(dx1, T->dy, 4 * (size_t)(t * d));
+  rmsnorm_bwd(T->x1, g2, T->r2, T->dact[CAL_TRAIN_DH2], dx1, 1,
+              T->g + T->off[CAL_TRAIN_G2], t, d);
+  if ((rc = bwd(T, 1)) < 0)
+    return rc;
+  attention_bwd(T);
+  if ((rc = bwd(T, 0)) < 0)
+    return rc;
+  float *dx = T->dact[CAL_TRAIN_DX];
+  memcpy(dx, dx1, 4 * (size_t)(t * d));
+  rmsnorm_bwd(T->x, g1, T->r1, T->dact[CAL_TRAIN_DH1], dx, 1,
+              T->g + T->off[CAL_TRAIN_G1], t, d);
+  return 0;
+}
+
+void cal_train_update(cal_train_t *T) {
+  /* AdamW into the other set; a bf16 step rounds the new masters */
+  int nx = 1 - T->cur;
+  T->step++;
+  cal_train_adamw(&T->opt, T->step, T->p[T->cur], T->m[T->cur], T->v[T->cur],
+                  T->g, T->p[nx], T->m[nx], T->v[nx], T->np);
+  T->cur = nx;
+  if (T->s.bf16)
+    for (int i = 0; i < 4; i++) {
+      int64_t k, n;
+      cal_train_prod_dims(T, i, &k, &n);
+      cal_train_round_weights(T->p[nx] + T->off[i], T->w16[i],
+                    T->mm[0] ? T->w16t[i] : NULL, k, n);
+    }
+}
+
+int cal_train_step(cal_train_t *T) {
+  int rc = cal_train_forward(T);
+  if (rc == 0)
+    rc = cal_train_backward(T);
+  if (rc == 0)
+    cal_train_update(T);
+  return rc;
+}
