@@ -145,15 +145,17 @@ int cal_cmd_fleet(int argc, char **argv) {
   rest[nrest++] = CMD;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
+    int taken;
     if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
       fleet_help();
       goto out;
     } else if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
       rc = cal_print_version();
       goto out;
-    } else if ((rc = fleet_option(argc, argv, &i, &f)) >= 0) {
+    } else if ((taken = fleet_option(argc, argv, &i, &f)) >= 0) {
+      rc = taken;
       goto out;
-    } else if (rc == -2) {
+    } else if (taken == -2) {
       if (strcmp(s, "-q") == 0 || strcmp(s, "--quick") == 0 ||
           strcmp(s, "--ci") == 0)
         ap->quick = 1;
