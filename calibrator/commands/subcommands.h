@@ -2,17 +2,11 @@
 #ifndef CAL_SUBCOMMANDS_H
 #define CAL_SUBCOMMANDS_H
 
-int cal_cmd_run(int argc, char **argv);
-int cal_cmd_info(int argc, char **argv);
-int cal_cmd_attention(int argc, char **argv);
-int cal_cmd_peak_flops(int argc, char **argv);
-int cal_cmd_bandwidth(int argc, char **argv);
-int cal_cmd_peak(int argc, char **argv);
-int cal_cmd_compare(int argc, char **argv);
-int cal_cmd_export(int argc, char **argv);
-int cal_cmd_plan(int argc, char **argv);
-int cal_cmd_plot(int argc, char **argv);
-int cal_cmd_report(int argc, char **argv);
-int cal_cmd_fleet(int argc, char **argv);
+/* Each takes the arguments after its name and returns the exit code. */
+typedef int cal_cmd_fn(int argc, char **argv);
+
+cal_cmd_fn cal_cmd_run, cal_cmd_info, cal_cmd_attention, cal_cmd_peak_flops,
+    cal_cmd_bandwidth, cal_cmd_peak, cal_cmd_compare, cal_cmd_export,
+    cal_cmd_plan, cal_cmd_plot, cal_cmd_report, cal_cmd_fleet;
 
 #endif
