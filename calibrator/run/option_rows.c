@@ -16,6 +16,8 @@ _Static_assert(sizeof(long) == sizeof(int64_t),
                "CAL_OPT_LONG rows store into int64_t fields");
 
 #define OFF(field) offsetof(cal_opts_t, field)
+/* An option that only its setter fn sees (no storage). */
+#define CALL(n, a, fn) .type = CAL_OPT_CALL, .name = n, .arg = a, .set = fn
 
 /* --sections LIST: section keys (batch for batch_sweep), comma-separated. */
 static int sections_opt(void *obj, const cal_opt_t *row, const char *arg,
@@ -182,15 +184,13 @@ const cal_opt_t cal_opts_run_rows[] = {
     {.type = CAL_OPT_STRING, .name = "plots", .arg = "DIR",
      .off = OFF(plots_dir),
      .help = "draw the charts (gnuplot) into DIR after the run"},
-    {.type = CAL_OPT_CALL, .name = "gemm-engine", .arg = "E",
-     .set = gemm_engine_opt,
+    {CALL("gemm-engine", "E", gemm_engine_opt),
      .help = "auto (default: every engine that offers a dtype;\n"
              "the best verified one is the headline), openblas\n"
              "or onednn (only that one)"},
     {.type = CAL_OPT_FLAG, .name = "verbose", .letter = 'v', .off = OFF(verbose),
      .help = "say which kernel variants ran, and warnings"},
-    {.type = CAL_OPT_CALL, .name = "sections", .arg = "LIST",
-     .set = sections_opt,
+    {CALL("sections", "LIST", sections_opt),
      .help = "only these sections, e.g. gemm,peak (gemm,\n"
              "scaling, attention, peak, bandwidth, roofline,\n"
              "batch); --sweep-batch adds batch"},
@@ -216,7 +216,7 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "layer):\n"},
     {.type = CAL_OPT_FLAG, .name = "sweep-batch", .off = OFF(sweep_asked),
      .help = "also run the batch sweep"},
-    {.type = CAL_OPT_CALL, .name = "preset", .arg = "NAME", .set = preset_opt,
+    {CALL("preset", "NAME", preset_opt),
      .help = "model shape (default qwen2-0.5b; 'list' lists them)"},
     {.type = CAL_OPT_LONG, .name = "hidden", .arg = "N", .min = 1,
      .max = 1L << 22, .off = OFF(shape_asked[0]),
@@ -236,7 +236,7 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "stack measured where it fits the memory budget\n"
              "(default: the preset's depth, one layer\n"
              "measured and scaled)"},
-    {.type = CAL_OPT_CALL, .name = "batches", .arg = "LIST", .set = batches_opt,
+    {CALL("batches", "LIST", batches_opt),
      .help = "e.g. 1,2,4,8 or 1-256*2 (default powers of two\n"
              "from 1 to 32, extended while throughput rises)"},
     {.type = CAL_OPT_CLEAR, .name = "no-extend", .off = OFF(sweep.extend),
@@ -244,7 +244,7 @@ const cal_opt_t cal_opts_sweep_rows[] = {
     {.type = CAL_OPT_LONG, .name = "max-batch", .arg = "N", .min = 1,
      .max = CAL_SWEEP_MAX_BATCH, .def = "4096", .off = OFF(sweep.max_batch),
      .help = "never extend past N (default 4096)"},
-    {.type = CAL_OPT_CALL, .name = "optimize", .arg = "P", .set = optimize_opt,
+    {CALL("optimize", "P", optimize_opt),
      .help = "throughput (the peak) or knee (default throughput)"},
     {.type = CAL_OPT_FRACTION, .name = "tolerance", .arg = "F", .def = "3%",
      .off = OFF(sweep.tolerance),
@@ -254,7 +254,7 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .min = 1, .max = (double)CAL_BATCH_MAX,
      .off = OFF(sweep.target_effective_batch),
      .help = "recommend batch x accumulation steps"},
-    {.type = CAL_OPT_CALL, .name = "dtype", .arg = "D", .set = dtype_opt,
+    {CALL("dtype", "D", dtype_opt),
      .help = "fp32, bf16 or auto (default: bf16 where the CPU\n"
              "has a native bf16 matrix path, else fp32): the\n"
              "layer's weights and matrix products' inputs"},
