@@ -94,8 +94,7 @@ static const cal_opt_t compare_rows[] = {
     {.type = CAL_OPT_FLAG, .name = "allow-different-machines",
      .off = OFF(allow_diff),
      .help = "compare profiles of different machines"},
-    CAL_OPT_HELP_VERSION("this help"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("this help"),
 };
 
 static const cal_opt_cmd_t compare_opts = {

@@ -84,8 +84,7 @@ static const cal_opt_t peak_rows[] = {
      .off = OFF(output),
      .help = "write there (atomically) instead of\n"
              "standard output ('-': standard output)"},
-    CAL_OPT_HELP_VERSION("this text"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("this text"),
 };
 
 static const cal_opt_cmd_t peak_opts = {

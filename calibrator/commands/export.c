@@ -41,8 +41,7 @@ static const cal_opt_t export_rows[] = {
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(out_path), .def = "-",
      .help = "write there atomically ('-' or no -o:\nstandard output)"},
-    CAL_OPT_HELP_VERSION("show this help"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("show this help"),
 };
 
 static const cal_opt_cmd_t export_opts = {

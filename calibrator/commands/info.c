@@ -14,8 +14,7 @@ static const cal_opt_t info_rows[] = {
     {.type = CAL_OPT_FLAG, .name = "json", .off = 0,
      .help = "print the same as JSON (the profile's machine and\n"
              "blas) on standard output"},
-    CAL_OPT_HELP_VERSION("show this help"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("show this help"),
 };
 
 /* The object parsed into is the int --json sets. */

@@ -130,5 +130,7 @@ extern const cal_opt_t cal_opt_help_rows[];
   {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = text},       \
   {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',                \
    .help = "show the version"}
+/* The same two rows and the end of the table. */
+#define CAL_OPT_LAST(text) CAL_OPT_HELP_VERSION(text), {.type = CAL_OPT_END}
 
 #endif

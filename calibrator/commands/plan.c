@@ -3,9 +3,9 @@
  * (analysis/plan.c) and write it through the reporter of --format: a
  * table or markdown (report/plan_render.c) or JSON (report/plan_json.c). */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,17 +111,18 @@ static int nonzero(void *obj, const cal_opt_t *row, const char *val,
                                                   : -1;
 }
 
-static int dtype_opt(void *obj, const cal_opt_t *row, const char *val,
-                     const char *cmd) {
-  return cal_dtype_parse(val, &((plan_args_t *)obj)->o.dtype) < 0
-             ? cal_opt_bad(cmd, row, val) : -1;
-}
-
-static int training_opt(void *obj, const cal_opt_t *row, const char *val,
-                        const char *cmd) {
-  return cal_training_parse(val, &((plan_args_t *)obj)->o.training) < 0
-             ? cal_opt_bad(cmd, row, val) : -1;
-}
+/* The names cal_dtype_parse and cal_training_parse take, stored as an
+ * int (CAL_OPT_ENUM). */
+_Static_assert(sizeof(cal_dtype_t) == sizeof(int) &&
+                   sizeof(cal_training_t) == sizeof(int),
+               "an enum option is stored as an int");
+static const cal_opt_choice_t dtypes[] = {
+    {"fp32", CAL_DT_FP32}, {"bf16", CAL_DT_BF16}, {"fp16", CAL_DT_FP16},
+    {"int8", CAL_DT_INT8}, {NULL, 0}};
+static const cal_opt_choice_t trainings[] = {{"full", CAL_TRAIN_FULL},
+                                             {"lora", CAL_TRAIN_LORA},
+                                             {"inference", CAL_TRAIN_INFERENCE},
+                                             {NULL, 0}};
 
 static int act_opt(void *obj, const cal_opt_t *row, const char *val,
                    const char *cmd) {
@@ -139,6 +140,9 @@ static int format_opt(void *obj, const cal_opt_t *row, const char *val,
 #define COUNT(n, field, hi, msg)                                               \
   .type = CAL_OPT_COUNT, .name = n, .min = 1, .max = hi, .off = OFF(field),  \
   .bad = msg ": %s"
+/* A count up to hi (a literal) with a value named a in the help. */
+#define COUNT_TO(n, field, hi, a)                                              \
+  COUNT(n, field, hi, "--" n " needs an integer from 1 to " #hi), .arg = a
 
 static const cal_opt_t plan_rows[] = {
     {.type = CAL_OPT_TEXT, .help = "Work (one of):\n"},
@@ -178,31 +182,27 @@ static const cal_opt_t plan_rows[] = {
      .max = 1e15, .off = OFF(o.params),
      .bad = "--model-params needs a positive number such as 7e9: %s",
      .help = "model parameters, e.g. 7e9"},
-    {.type = CAL_OPT_CALL, .name = "dtype", .arg = "fp32|bf16|fp16|int8",
-     .set = dtype_opt, .bad = "--dtype must be fp32, bf16, fp16 or int8: %s",
+    {.type = CAL_OPT_ENUM, .name = "dtype", .arg = "fp32|bf16|fp16|int8",
+     .choices = dtypes, .off = OFF(o.dtype), .bad = "--dtype must be fp32, bf16, fp16 or int8: %s",
      .help = "weight dtype (default bf16)"},
-    {.type = CAL_OPT_CALL, .name = "training", .arg = "full|lora|inference",
-     .set = training_opt,
+    {.type = CAL_OPT_ENUM, .name = "training", .arg = "full|lora|inference",
+     .choices = trainings, .off = OFF(o.training),
      .bad = "--training must be full, lora or inference: %s",
      .help = "(default full; Adam optimizer)"},
     {.type = CAL_OPT_DOUBLE, .name = "lora-fraction", .arg = "F", .max = 1,
      .off = OFF(lora), .set = nonzero,
      .bad = "--lora-fraction must be in (0, 1]: %s",
      .help = "trainable share under LoRA (default 0.01)"},
-    {COUNT("layers", o.layers, 100000,
-           "--layers needs an integer from 1 to 100000"),
-     .arg = "L",
+    {COUNT_TO("layers", o.layers, 100000, "L"),
      .help = "use the activation model: L layers of\n"
              "the shapes a profile's batch sweep\n"
              "records (modelled, not measured)"},
-    {COUNT("seq", o.seq, 1L << 24, "--seq needs an integer from 1 to 16777216"),
-     .arg = "N", .help = "its sequence length (default: the\nprofile's)"},
+    {COUNT_TO("seq", o.seq, 16777216, "N"),
+     .help = "its sequence length (default: the\nprofile's)"},
     {.type = CAL_OPT_FLAG, .name = "checkpointing", .off = OFF(o.checkpointing),
      .help = "activation checkpointing (each layer's\n"
              "input kept, one layer recomputed)"},
-    {COUNT("lora-rank", o.lora_rank, 65536,
-           "--lora-rank needs an integer from 1 to 65536"),
-     .arg = "R",
+    {COUNT_TO("lora-rank", o.lora_rank, 65536, "R"),
      .help = "LoRA of rank R on all seven projections\n"
              "(trainable params from the shapes;\n"
              "with --training lora)"},
@@ -229,8 +229,7 @@ static const cal_opt_t plan_rows[] = {
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(output),
      .help = "write there instead of stdout ('-':\nstdout)"},
-    CAL_OPT_HELP_VERSION("this text"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("this text"),
 };
 
 static const cal_opt_cmd_t plan_opts = {
