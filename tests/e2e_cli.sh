@@ -17,6 +17,15 @@ for cmd in $("$CAL" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1}
   expect_exit 0 "$cmd --help" "$CAL" "$cmd" --help
   grep -qi "usage" "$TMP/out" && ok || bad "$cmd --help prints no usage"
 done
+# fleet scans its own options before the nodes' run options: --help after
+# one of them (with its value or not) is still the help
+for opt in "--timeout 5" "--timeout=5" "--p2p-max 1K" "-o x" "--compare-plain" \
+           "--quick"; do
+  # shellcheck disable=SC2086
+  expect_exit 0 "fleet $opt --help" "$CAL" fleet $opt --help
+  grep -q "^Usage: calibrate fleet" "$TMP/out" && ok ||
+    bad "fleet $opt --help prints no usage"
+done
 
 # info
 expect_exit 0 "info" "$CAL" info
