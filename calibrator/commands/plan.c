@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,18 +286,18 @@ static int check_combinations(const plan_args_t *a) {
   return -1;
 }
 
-/* -1 to go on, else the exit code. */
-static int parse_args(int argc, char **argv, plan_args_t *a) {
-  int code, first;
+/* -1 to go on (the inputs from argv[*first]), else the exit code. */
+static int parse_args(int argc, char **argv, plan_args_t *a, int *first) {
+  int code;
   *a = (plan_args_t){.o = {.dtype = CAL_DT_BF16, .training = CAL_TRAIN_FULL},
                      .lora = CAL_PLAN_LORA_FRACTION,
                      .head = CAL_PLAN_HEADROOM,
                      .format = "table"};
   if (!(a->named = calloc((size_t)argc + 1, sizeof *a->named)))
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  if ((code = cal_opt_parse(&plan_opts, a, argc, argv, &first)) >= 0)
+  if ((code = cal_opt_parse(&plan_opts, a, argc, argv, first)) >= 0)
     return code;
-  if (first >= argc)
+  if (*first >= argc)
     return bad("give at least one profile or curve",
                NULL);
   if ((code = resolve_work(a)) >= 0 || (code = check_combinations(a)) >= 0)
@@ -421,11 +420,11 @@ int cal_cmd_plan(int argc, char **argv) {
   cal_plan_inputs_t in = {0};
   cal_plan_t *plan = NULL;
   char err[512], **names = NULL;
-  int rc = parse_args(argc, argv, &a);
+  int first, rc = parse_args(argc, argv, &a, &first);
   if (rc >= 0)
     goto out;
   rc = CAL_EXIT_USAGE;
-  for (int i = optind; i < argc; i++) {
+  for (int i = first; i < argc; i++) {
     int e = cal_plan_inputs_add(&in, argv[i], err, sizeof err);
     if (e < 0) {
       rc = cal_fail(CMD, e == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,

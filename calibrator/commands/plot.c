@@ -1,6 +1,5 @@
 /* calibrate plot PROFILE...: parse the options, load the profiles, draw
  * their charts (report/plot.c), map errors to exit codes. */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,13 +69,13 @@ static const cal_opt_cmd_t plot_opts = {
     "  0  success\n" CAL_HELP_EXIT_COMMON,
 };
 
-/* Options into o; -1 when parsing is done and profiles follow at optind,
+/* Options into o; -1 when parsing is done and profiles follow at *first,
  * else the exit code to return now. */
-static int parse(int argc, char **argv, cal_plot_opts_t *o) {
-  int first, rc;
-  if ((rc = cal_opt_parse(&plot_opts, o, argc, argv, &first)) >= 0)
+static int parse(int argc, char **argv, cal_plot_opts_t *o, int *first) {
+  int rc;
+  if ((rc = cal_opt_parse(&plot_opts, o, argc, argv, first)) >= 0)
     return rc;
-  if (optind >= argc)
+  if (*first >= argc)
     return cal_usage(CMD, "give at least one profile");
   const char *env = getenv("CALIBRATE_PLOTS_DIR");
   char dir[4096], err[256];
@@ -89,17 +88,17 @@ static int parse(int argc, char **argv, cal_plot_opts_t *o) {
 int cal_cmd_plot(int argc, char **argv) {
   cal_plot_opts_t o = {.dir = CAL_PLOT_DEFAULT_DIR, .format = "png",
                        .notes = stderr};
-  int rc = parse(argc, argv, &o);
+  int first, rc = parse(argc, argv, &o, &first);
   if (rc >= 0)
     return rc;
-  size_t n = (size_t)(argc - optind);
+  size_t n = (size_t)(argc - first);
   cal_profile_t **p = calloc(n, sizeof *p);
   char err[512];
   rc = CAL_EXIT_OK;
   if (!p)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
   for (size_t i = 0; i < n; i++)
-    if (cal_profile_load(argv[optind + (int)i], &p[i], err, sizeof err) < 0) {
+    if (cal_profile_load(argv[first + (int)i], &p[i], err, sizeof err) < 0) {
       rc = cal_usage(CMD, "%s", err);
       goto out;
     }

@@ -1,6 +1,5 @@
 /* calibrate report PROFILE... -o FILE: one self-contained HTML page of the
  * profiles (report/html.c), written through the one writer. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +70,14 @@ int cal_cmd_report(int argc, char **argv) {
     return rc0;
   const char *out = args.out;
   cal_html_opts_t o = args.o;
-  if (optind >= argc)
+  if (first >= argc)
     return cal_usage(CMD, "give at least one profile");
   if (!out)
     return cal_usage(CMD, "give the output file with -o FILE ('-': stdout)");
   char why[256];
   if (cal_check_writable(out, why, sizeof why) < 0)
     return cal_usage(CMD, "cannot write %s: %s", out, why);
-  size_t n = (size_t)(argc - optind);
+  size_t n = (size_t)(argc - first);
   cal_profile_t **p = calloc(n, sizeof *p);
   char *html = NULL;
   size_t len = 0;
@@ -88,7 +87,7 @@ int cal_cmd_report(int argc, char **argv) {
     goto out;
   }
   for (size_t i = 0; i < n; i++) {
-    if (cal_profile_load(argv[optind + (int)i], &p[i], err, sizeof err) < 0) {
+    if (cal_profile_load(argv[first + (int)i], &p[i], err, sizeof err) < 0) {
       rc = cal_usage(CMD, "%s", err);
       goto out;
     }
