@@ -155,10 +155,6 @@ int cal_print_version(void) {
 
 int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
-int cal_cmd_getopt_error(const char *cmd, int c, char **argv) {
-  return cal_bad_option(cmd, c, argv);
-}
-
 cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {
   cal_profile_t *p = NULL;
   char err[512];

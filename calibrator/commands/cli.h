@@ -45,8 +45,6 @@ int cal_check_writable(const char *path, char *why, size_t whylen);
 
 /* Helpers the commands that read profiles share (commands/cli.c).
  * Each prints its error through cal_usage or cal_fail. */
-/* After getopt_long returned ':' or '?': cal_bad_option. */
-int cal_cmd_getopt_error(const char *cmd, int c, char **argv);
 /* Load a profile; NULL (cal_usage's line printed: exit 2) when it cannot
  * be read.  Free with cal_profile_free(). */
 struct cal_profile *cal_cmd_load_profile(const char *cmd, const char *path);
