@@ -47,8 +47,7 @@ static const cal_opt_t plot_rows[] = {
      .help = "gnuplot templates (default $CALIBRATE_PLOTS_DIR,\n"
              "else plots/ of the data directory:\n"
              "$CALIBRATE_DATA_DIR or share/calibrate)"},
-    CAL_OPT_HELP_VERSION("this text"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("this text"),
 };
 
 static const cal_opt_cmd_t plot_opts = {

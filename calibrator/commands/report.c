@@ -39,8 +39,7 @@ static const cal_opt_t report_rows[] = {
      .off = OFF(o.templates),
      .help = "gnuplot templates (default $CALIBRATE_PLOTS_DIR or\n"
              "the plots/ directory of the build)"},
-    CAL_OPT_HELP_VERSION("this text"),
-    {.type = CAL_OPT_END},
+    CAL_OPT_LAST("this text"),
 };
 
 static const cal_opt_cmd_t report_opts = {
