@@ -16,6 +16,16 @@
       fail_msg("%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, e_); \
   } while (0)
 
+/* A check this machine cannot run: the reason on the test's output, and
+ * the test reported SKIPPED rather than passed (skip() does not return). */
+#define cal_test_skip(...)                                                   \
+  do {                                                                       \
+    print_message("skipped: ");                                              \
+    print_message(__VA_ARGS__);                                              \
+    print_message("\n");                                                     \
+    skip();                                                                  \
+  } while (0)
+
 /* The life of a verified kernel: setup, verify fails on the poisoned
  * output before any run, run twice, `check` (may be NULL) looks at the
  * result, verify passes, `corrupt` damages it, verify fails, teardown. */

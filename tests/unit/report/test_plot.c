@@ -290,8 +290,7 @@ static void check_charts(const fixture_t *f, const char *const *paths,
 static void images(void **state) {
   fixture_t *f = *state;
   if (!gnuplot_available()) {
-    print_message("gnuplot not installed: images not checked\n");
-    skip();
+    cal_test_skip("gnuplot not installed: images not checked");
   }
   char err[512] = "";
   const char *paths[] = {PROFILE_A, f->quoted};
@@ -312,8 +311,7 @@ static void images(void **state) {
 static void quote_survives_gnuplot(void **state) {
   (void)state;
   if (!gnuplot_available()) {
-    print_message("gnuplot not installed: quoting not run through it\n");
-    skip();
+    cal_test_skip("gnuplot not installed: quoting not run through it");
   }
   static const char *const names[] = {
       "'abc", "a''''b", "ends in \\", "`echo hi`", "@macro \"x\"",
@@ -413,8 +411,7 @@ static void hostile(json_t *root, void *arg) {
 static void reference_charts(void **state) {
   fixture_t *f = *state;
   if (!gnuplot_available()) {
-    print_message("gnuplot not installed: images not checked\n");
-    skip();
+    cal_test_skip("gnuplot not installed: images not checked");
   }
   char *evil = test_profile_variant(REFERENCE, f->dir, "evil.json", hostile,
                                     NULL);

@@ -157,12 +157,9 @@ static void run_grid(int variant) {
   }
 }
 
-static int skip_unless(int variant) {
-  if (!cal_variant_supported(variant)) {
-    skip();
-    return 1;
-  }
-  return 0;
+static void skip_unless(int variant, const char *name) {
+  if (!cal_variant_supported(variant))
+    cal_test_skip("the CPU has no %s", name);
 }
 
 /* scalar fused and both references */
@@ -173,14 +170,14 @@ static void fused_scalar_grid(void **state) {
 
 static void fused_avx2_grid(void **state) {
   (void)state;
-  if (!skip_unless(CAL_VARIANT_AVX2))
-    run_grid(CAL_VARIANT_AVX2);
+  skip_unless(CAL_VARIANT_AVX2, "AVX2 with FMA");
+  run_grid(CAL_VARIANT_AVX2);
 }
 
 static void fused_avx512_grid(void **state) {
   (void)state;
-  if (!skip_unless(CAL_VARIANT_AVX512))
-    run_grid(CAL_VARIANT_AVX512);
+  skip_unless(CAL_VARIANT_AVX512, "AVX-512 (F, BW, VL, DQ)");
+  run_grid(CAL_VARIANT_AVX512);
 }
 
 typedef float (*exp_fn)(float);

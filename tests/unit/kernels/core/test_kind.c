@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "kernel.h"
 #include "kind.h"
+#include "test_util.h"
 
 static void names_round_trip(void **state) {
   (void)state;
@@ -95,7 +96,7 @@ static void bf16_check(void **state) {
     assert_true(w1 == w2 || (w1 && w2 && strcmp(w1, w2) == 0));
   }
   if (!native)
-    skip(); /* the rest needs a CPU with bf16 instructions */
+    cal_test_skip("the rest needs a CPU with bf16 instructions");
   /* the default: oneDNN where it runs bf16, the reason of the default */
   cal_engine_t d = cal_engine_default(1);
   why = NULL;

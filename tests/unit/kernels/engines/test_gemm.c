@@ -208,94 +208,99 @@ static void harness_records_impl(void **state) {
  * ragged shape: every entry exact (small integers: every product and sum
  * exact in fp32); then the same primitive bound to a second set of
  * buffers computes from those. */
-static void onednn_mm_flags(void **state) {
-  (void)state;
+static void mm_flags(int bf) {
   const int64_t m = 37, n = 29, k = 53;
   const char *why = NULL;
   omp_set_num_threads(2);
-  for (int bf = 0; bf < 2; bf++) {
-    cal_gemm_dt_t dt = bf ? CAL_GEMM_BF16 : CAL_GEMM_F32;
-    if (cal_onednn_supported(dt, &why) < 0) {
-      print_message("oneDNN bf16 not checked: %s\n", why);
-      continue;
-    }
-    size_t es = bf ? 2 : 4;
-    void *a[2], *b[2];
-    float *c[2], *c0 = malloc(4 * (size_t)(m * n));
-    double *ref = malloc(8 * (size_t)(m * n));
-    assert_non_null(c0);
-    assert_non_null(ref);
-    for (int s = 0; s < 2; s++) {
-      a[s] = malloc(es * (size_t)(m * k));
-      b[s] = malloc(es * (size_t)(k * n));
-      c[s] = malloc(4 * (size_t)(m * n));
-      assert_true(a[s] && b[s] && c[s]);
-    }
-    for (unsigned fl = 0; fl < 8; fl++) {
-      int ta = fl & CAL_ONEDNN_MM_TRANS_A, tb = fl & CAL_ONEDNN_MM_TRANS_B;
-      int acc = (fl & CAL_ONEDNN_MM_ACCUMULATE) != 0;
-      /* set s: a(i,l) = (i + 2l + s) % 7 - 3, b(l,j) = (3l + j + s) % 5 - 2,
-       * stored as the flags say */
-      for (int s = 0; s < 2; s++) {
-        for (int64_t i = 0; i < m; i++)
-          for (int64_t l = 0; l < k; l++) {
-            float v = (float)((i + 2 * l + s) % 7 - 3);
-            size_t at = (size_t)(ta ? l * m + i : i * k + l);
-            if (bf)
-              ((uint16_t *)a[s])[at] = cal_f32_to_bf16(v);
-            else
-              ((float *)a[s])[at] = v;
-          }
-        for (int64_t l = 0; l < k; l++)
-          for (int64_t j = 0; j < n; j++) {
-            float v = (float)((3 * l + j + s) % 5 - 2);
-            size_t at = (size_t)(tb ? j * k + l : l * n + j);
-            if (bf)
-              ((uint16_t *)b[s])[at] = cal_f32_to_bf16(v);
-            else
-              ((float *)b[s])[at] = v;
-          }
-      }
-      cal_onednn_mm_t *mm = NULL;
-      assert_int_equal(cal_onednn_mm_create_ex(dt, m, n, k, fl, a[0], b[0],
-                                               c[0], &mm), 0);
-      assert_null(strstr(cal_onednn_mm_impl(mm), "ref"));
-      for (int s = 0; s < 2; s++) {
-        if (s)
-          assert_int_equal(cal_onednn_mm_bind(mm, a[1], b[1], c[1]), 0);
-        for (int64_t i = 0; i < m * n; i++)
-          c[s][i] = c0[i] = (float)(i % 11) - 5.0f;
-        for (int64_t i = 0; i < m; i++)
-          for (int64_t j = 0; j < n; j++) {
-            double r = acc ? c0[i * n + j] : 0.0;
-            for (int64_t l = 0; l < k; l++)
-              r += (double)((i + 2 * l + s) % 7 - 3) *
-                   (double)((3 * l + j + s) % 5 - 2);
-            ref[i * n + j] = r;
-          }
-        assert_int_equal(cal_onednn_mm_run(mm), 0);
-        for (int64_t i = 0; i < m * n; i++)
-          if (c[s][i] != ref[i])
-            fail_msg("%s flags %u set %d: C[%lld] = %g, expected %g",
-                     bf ? "bf16" : "fp32", fl, s, (long long)i, c[s][i], ref[i]);
-      }
-      cal_onednn_mm_free(mm);
-    }
-    /* unknown flags and a NULL buffer refused */
-    cal_onednn_mm_t *mm = NULL;
-    assert_int_equal(cal_onednn_mm_create_ex(dt, m, n, k, 8, a[0], b[0], c[0], &mm),
-                     CAL_EINVAL);
-    assert_int_equal(cal_onednn_mm_create_ex(dt, m, n, k, 0, a[0], NULL, c[0], &mm),
-                     CAL_EINVAL);
-    assert_null(mm);
-    for (int s = 0; s < 2; s++) {
-      free(a[s]);
-      free(b[s]);
-      free(c[s]);
-    }
-    free(c0);
-    free(ref);
+  cal_gemm_dt_t dt = bf ? CAL_GEMM_BF16 : CAL_GEMM_F32;
+  if (cal_onednn_supported(dt, &why) < 0)
+    cal_test_skip("oneDNN %s not checked: %s", bf ? "bf16" : "fp32", why);
+  size_t es = bf ? 2 : 4;
+  void *a[2], *b[2];
+  float *c[2], *c0 = malloc(4 * (size_t)(m * n));
+  double *ref = malloc(8 * (size_t)(m * n));
+  assert_non_null(c0);
+  assert_non_null(ref);
+  for (int s = 0; s < 2; s++) {
+    a[s] = malloc(es * (size_t)(m * k));
+    b[s] = malloc(es * (size_t)(k * n));
+    c[s] = malloc(4 * (size_t)(m * n));
+    assert_true(a[s] && b[s] && c[s]);
   }
+  for (unsigned fl = 0; fl < 8; fl++) {
+    int ta = fl & CAL_ONEDNN_MM_TRANS_A, tb = fl & CAL_ONEDNN_MM_TRANS_B;
+    int acc = (fl & CAL_ONEDNN_MM_ACCUMULATE) != 0;
+    /* set s: a(i,l) = (i + 2l + s) % 7 - 3, b(l,j) = (3l + j + s) % 5 - 2,
+     * stored as the flags say */
+    for (int s = 0; s < 2; s++) {
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t l = 0; l < k; l++) {
+          float v = (float)((i + 2 * l + s) % 7 - 3);
+          size_t at = (size_t)(ta ? l * m + i : i * k + l);
+          if (bf)
+            ((uint16_t *)a[s])[at] = cal_f32_to_bf16(v);
+          else
+            ((float *)a[s])[at] = v;
+        }
+      for (int64_t l = 0; l < k; l++)
+        for (int64_t j = 0; j < n; j++) {
+          float v = (float)((3 * l + j + s) % 5 - 2);
+          size_t at = (size_t)(tb ? j * k + l : l * n + j);
+          if (bf)
+            ((uint16_t *)b[s])[at] = cal_f32_to_bf16(v);
+          else
+            ((float *)b[s])[at] = v;
+        }
+    }
+    cal_onednn_mm_t *mm = NULL;
+    assert_int_equal(cal_onednn_mm_create_ex(dt, m, n, k, fl, a[0], b[0],
+                                             c[0], &mm), 0);
+    assert_null(strstr(cal_onednn_mm_impl(mm), "ref"));
+    for (int s = 0; s < 2; s++) {
+      if (s)
+        assert_int_equal(cal_onednn_mm_bind(mm, a[1], b[1], c[1]), 0);
+      for (int64_t i = 0; i < m * n; i++)
+        c[s][i] = c0[i] = (float)(i % 11) - 5.0f;
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double r = acc ? c0[i * n + j] : 0.0;
+          for (int64_t l = 0; l < k; l++)
+            r += (double)((i + 2 * l + s) % 7 - 3) *
+                 (double)((3 * l + j + s) % 5 - 2);
+          ref[i * n + j] = r;
+        }
+      assert_int_equal(cal_onednn_mm_run(mm), 0);
+      for (int64_t i = 0; i < m * n; i++)
+        if (c[s][i] != ref[i])
+          fail_msg("%s flags %u set %d: C[%lld] = %g, expected %g",
+                   bf ? "bf16" : "fp32", fl, s, (long long)i, c[s][i], ref[i]);
+    }
+    cal_onednn_mm_free(mm);
+  }
+  /* unknown flags and a NULL buffer refused */
+  cal_onednn_mm_t *mm = NULL;
+  assert_int_equal(cal_onednn_mm_create_ex(dt, m, n, k, 8, a[0], b[0], c[0], &mm),
+                   CAL_EINVAL);
+  assert_int_equal(cal_onednn_mm_create_ex(dt, m, n, k, 0, a[0], NULL, c[0], &mm),
+                   CAL_EINVAL);
+  assert_null(mm);
+  for (int s = 0; s < 2; s++) {
+    free(a[s]);
+    free(b[s]);
+    free(c[s]);
+  }
+  free(c0);
+  free(ref);
+}
+
+static void onednn_mm_flags(void **state) {
+  (void)state;
+  mm_flags(0);
+}
+
+static void onednn_mm_flags_bf16(void **state) {
+  (void)state;
+  mm_flags(1);
 }
 
 static const cal_gemm_dtype_t *dtype_of(const cal_gemm_result_t *g, const char *dt) {
@@ -445,6 +450,7 @@ int main(void) {
       cmocka_unit_test(every_engine_and_dtype),
       cmocka_unit_test(harness_records_impl),
       cmocka_unit_test(onednn_mm_flags),
+      cmocka_unit_test(onednn_mm_flags_bf16),
       cmocka_unit_test(plan_by_engine),
       cmocka_unit_test(headline_pick),
       cmocka_unit_test(trend_rule),

@@ -69,30 +69,31 @@ static void prefill_and_decode_verify(void **state) {
 
 /* Either path forced for a decode step runs and verifies at any batch;
  * the one-team path is refused for prefill and a path not named so. */
+static void forced_paths_of(const char *name) {
+  static const int64_t batches[] = {1, 40};
+  const cal_kernel_t *kn = cal_kernel_find(name);
+  const char *why = NULL;
+  cal_params_t p = tiny(1, 1);
+  if (kn->supported && kn->supported(&p, &why) < 0)
+    cal_test_skip("%s: %s", name, why);
+  for (size_t b = 0; b < 2; b++)
+    for (int path = 0; path < 2; path++) {
+      p = tiny(batches[b], 1);
+      p.path = path ? "blas" : "gemv";
+      void *st = NULL;
+      assert_int_equal(kn->setup(&p, &st), 0);
+      assert_int_equal(((cal_layer_t *)st)->team, !path);
+      assert_int_equal(kn->run(st), 0);
+      if (kn->verify(st) != 0)
+        fail_msg("%s batch %lld on %s: verify failed", name,
+                 (long long)batches[b], p.path);
+      kn->teardown(st);
+    }
+}
+
 static void forced_paths(void **state) {
   (void)state;
-  static const int64_t batches[] = {1, 40};
-  static const char *const names[] = {"layer_decode", "layer_decode_bf16"};
-  for (size_t k = 0; k < 2; k++) {
-    const cal_kernel_t *kn = cal_kernel_find(names[k]);
-    const char *why = NULL;
-    cal_params_t p = tiny(1, 1);
-    if (kn->supported && kn->supported(&p, &why) < 0)
-      continue; /* no native bf16 here */
-    for (size_t b = 0; b < 2; b++)
-      for (int path = 0; path < 2; path++) {
-        p = tiny(batches[b], 1);
-        p.path = path ? "blas" : "gemv";
-        void *st = NULL;
-        assert_int_equal(kn->setup(&p, &st), 0);
-        assert_int_equal(((cal_layer_t *)st)->team, !path);
-        assert_int_equal(kn->run(st), 0);
-        if (kn->verify(st) != 0)
-          fail_msg("%s batch %lld on %s: verify failed", names[k],
-                   (long long)batches[b], p.path);
-        kn->teardown(st);
-      }
-  }
+  forced_paths_of("layer_decode");
   void *st = NULL;
   cal_params_t p = tiny(2, 0);
   p.path = "gemv";
@@ -100,6 +101,11 @@ static void forced_paths(void **state) {
   p = tiny(2, 1);
   p.path = "fast";
   assert_int_equal(cal_kernel_find("layer_decode")->setup(&p, &st), CAL_EINVAL);
+}
+
+static void forced_paths_bf16(void **state) {
+  (void)state;
+  forced_paths_of("layer_decode_bf16");
 }
 
 /* The output of a set-up layer after one run (copied; free it). */
@@ -136,8 +142,8 @@ static void bf16_layer(void **state) {
     assert_non_null(why);
     assert_false(cal_isa_features() & CAL_ISA_AVX512BF16 &&
                  cal_onednn_supported(CAL_GEMM_BF16, &why) == 0);
-    print_message("no native bf16 path here (%s): the bf16 layer is refused\n", why);
-    return;
+    cal_test_skip("no native bf16 path here (%s): the bf16 layer is refused",
+                  why);
   }
   static const cal_engine_t engines[] = {CAL_ENGINE_BUILTIN, CAL_ENGINE_ONEDNN,
                                          CAL_ENGINE_OPENBLAS};
@@ -298,6 +304,7 @@ int main(void) {
       cmocka_unit_test(prefill_and_decode_verify),
       cmocka_unit_test(bf16_layer),
       cmocka_unit_test(forced_paths),
+      cmocka_unit_test(forced_paths_bf16),
       cmocka_unit_test(every_simd_variant),
       cmocka_unit_test(flops_by_hand),
       cmocka_unit_test(bad_shapes),

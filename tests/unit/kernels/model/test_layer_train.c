@@ -20,6 +20,7 @@
 #include "kernel.h"
 #include "layer_train.h"
 #include "lm_head.h"
+#include "test_util.h"
 
 /* a small ragged shape: GQA 2, head dim 16, seq not a tile multiple */
 static cal_layer_shape_t small(int64_t batch, int bf16) {
@@ -86,23 +87,27 @@ static void fp32_gradients(void **state) {
 /* Attention in blocks of CAL_TRAIN_QB query rows: a sequence of two and
  * a ragged part of blocks (and MQA, one kv head for every query head)
  * against the double composition, fp32 and, where it runs, bf16. */
+static void attention_blocks_of(int bf16) {
+  cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
+  assert_int_equal(cal_train_step(T), 0);
+  check_all(T, bf16 ? 3e-2 : 1e-4);
+  assert_int_equal(cal_train_verify(T), 0);
+  cal_train_free(T);
+}
+
 static void attention_blocks(void **state) {
   (void)state;
+  attention_blocks_of(0);
+}
+
+static void attention_blocks_bf16(void **state) {
+  (void)state;
   const char *why = NULL;
-  int bf16_ok = cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
-  for (int bf16 = 0; bf16 <= 1; bf16++) {
-    if (bf16 && !bf16_ok) {
-      printf("  attention_blocks: bf16 not run: %s\n", why);
-      continue;
-    }
-    cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
-    cal_train_t *T = NULL;
-    assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
-    assert_int_equal(cal_train_step(T), 0);
-    check_all(T, bf16 ? 3e-2 : 1e-4);
-    assert_int_equal(cal_train_verify(T), 0);
-    cal_train_free(T);
-  }
+  if (cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+    cal_test_skip("bf16 not run: %s", why);
+  attention_blocks_of(1);
 }
 
 /* The composition's gradients against central differences of its loss,
@@ -213,8 +218,7 @@ static int has_bf16(void) {
 static void bf16_gradients(void **state) {
   (void)state;
   if (!has_bf16()) {
-    print_message("skipped: no native bf16 on this CPU or oneDNN\n");
-    skip();
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
   }
   for (int64_t b = 1; b <= 2; b++) {
     cal_train_t *T = made(b, 1, CAL_ENGINE_ONEDNN);
@@ -309,8 +313,7 @@ static double rel_diff(const float *a, const float *b, size_t n) {
 static void lm_head_bf16(void **state) {
   (void)state;
   if (!has_bf16()) {
-    print_message("skipped: no native bf16 on this CPU or oneDNN\n");
-    skip();
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
   }
   const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;
   cal_lm_head_t *H = NULL, *F = NULL;
@@ -442,8 +445,7 @@ static double resident(void) {
 static void memory_measured(void **state) {
   (void)state;
   if (resident() < 0) {
-    print_message("skipped: no /proc/self/statm\n");
-    skip();
+    cal_test_skip("no /proc/self/statm");
   }
   cal_layer_shape_t s = {256, 4, 2, 512, 64, 16, 0, 0};
   cal_train_t *T = NULL;
@@ -467,6 +469,7 @@ int main(void) {
       cmocka_unit_test(memory_measured),
       cmocka_unit_test(fp32_gradients),
       cmocka_unit_test(attention_blocks),
+      cmocka_unit_test(attention_blocks_bf16),
       cmocka_unit_test(finite_differences),
       cmocka_unit_test(adamw_by_hand),
       cmocka_unit_test(verify_rejects),

@@ -172,8 +172,7 @@ static void amx_closed_form(void **state) {
   char why[256];
   if (!expect_amx(CAL_AMX_NEED_BF16, why, sizeof why) &&
       !expect_amx(CAL_AMX_NEED_INT8, why, sizeof why)) {
-    print_message("skipped: %s\n", why);
-    skip();
+    cal_test_skip("%s", why);
   }
   for (int i = 0; i < 2; i++) {
     const cal_kernel_t *k = cal_kernel_find(amx_kernels[i].name);
@@ -217,8 +216,7 @@ static void fp16_closed_form(void **state) {
     assert_int_equal(k->supported(&p, &why), CAL_EUNSUPP);
     if (!(cal_isa_features() & CAL_ISA_AVX512FP16))
       assert_string_equal(why, "CPU has no AVX512_FP16 (vfmadd231ph)");
-    print_message("skipped: %s\n", why);
-    skip();
+    cal_test_skip("%s", why);
   }
   /* one partial round, exactly one round, several with a partial last */
   const int64_t steps[] = {1003, CAL_FP16_ROUND, 5 * CAL_FP16_ROUND + 77};
