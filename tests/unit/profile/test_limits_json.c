@@ -1,5 +1,7 @@
-/* The matrix engine in the profile: the peak section's model, theory and
- * points (each against the theory of its own unit), the roofline's
+/* The machine-limits sections in the profile (profile/limits_json.c,
+ * peak_json.c): the compute peak, bandwidth and roofline sections of a
+ * 1-thread machine, valid as a profile; and the matrix engine: the peak
+ * section's model, theory and points (each against the theory of its own unit), the roofline's
  * compute and matrix ceilings, and the bf16 GEMM / matrix-engine peak
  * efficiency, computed by the roofline section from synthetic results of
  * a 2-core AMX machine (so they are checked on machines without AMX).
@@ -17,6 +19,8 @@
 
 #include "cal_err.h"
 #include "cal_isa.h"
+#include "clock.h"
+#include "compute_peak.h"
 #include "kernel.h"
 #include "limits_json.h"
 #include "profile.h"
@@ -27,9 +31,11 @@
 
 #define ALL_AMX (CAL_ISA_AMX_TILE | CAL_ISA_AMX_BF16 | CAL_ISA_AMX_INT8)
 
-/* a fake ok point: rate gflops·(1, 1.01, 0.99) over 3 samples */
+/* a fake ok point of `secs` per run: rate r·(1, 1.01, 0.99) over 3
+ * samples, of FLOP/s and of bytes/s where each is counted */
 static void fake_point(cal_point_t *pt, const char *kernel, int threads,
-                       double flops, double bytes, const char *variant) {
+                       double flops, double bytes, double secs,
+                       const char *variant) {
   memset(pt, 0, sizeof *pt);
   pt->kernel = cal_kernel_find(kernel);
   assert_non_null(pt->kernel);
@@ -43,16 +49,21 @@ static void fake_point(cal_point_t *pt, const char *kernel, int threads,
   pt->m.iters = 10;
   pt->m.samples_s = malloc(3 * sizeof(double));
   assert_non_null(pt->m.samples_s);
-  const double secs[3] = {1.0, 1.0 / 1.01, 1.0 / 0.99};
-  memcpy(pt->m.samples_s, secs, sizeof secs);
+  const double t[3] = {secs, secs / 1.01, secs / 0.99};
+  memcpy(pt->m.samples_s, t, sizeof t);
   assert_int_equal(cal_summarize(pt->m.samples_s, 3, 0.95, &pt->m.time), 0);
-  double **out = flops > 0 ? &pt->gflops : &pt->gbps;
-  cal_summary_t *sum = flops > 0 ? &pt->gflops_sum : &pt->gbps_sum;
-  *out = malloc(3 * sizeof(double));
-  assert_non_null(*out);
-  for (int i = 0; i < 3; i++)
-    (*out)[i] = (flops > 0 ? flops : bytes) / secs[i] * 1e-9;
-  assert_int_equal(cal_summarize(*out, 3, 0.95, sum), 0);
+  double **outs[2] = {&pt->gflops, &pt->gbps};
+  cal_summary_t *sums[2] = {&pt->gflops_sum, &pt->gbps_sum};
+  double work[2] = {flops, bytes};
+  for (int w = 0; w < 2; w++) {
+    if (work[w] <= 0)
+      continue;
+    *outs[w] = malloc(3 * sizeof(double));
+    assert_non_null(*outs[w]);
+    for (int i = 0; i < 3; i++)
+      (*outs[w])[i] = work[w] / t[i] * 1e-9;
+    assert_int_equal(cal_summarize(*outs[w], 3, 0.95, sums[w]), 0);
+  }
 }
 
 static void skipped_point(cal_point_t *pt, const char *kernel, int threads,
@@ -73,11 +84,11 @@ static cal_compute_peak_result_t *fake_peak(void) {
   pk->points = calloc(NPK, sizeof *pk->points);
   assert_non_null(pk->points);
   pk->npoints = NPK;
-  fake_point(&pk->points[0], "fma_f32", 2, 400e9, 0, "avx512");
-  fake_point(&pk->points[1], "dp_bf16", 2, 200e9, 0, "avx512");
-  fake_point(&pk->points[2], "amx_bf16", 2, 3000e9, 0, "amx");
-  fake_point(&pk->points[3], "amx_int8", 1, 3500e9, 0, "amx");
-  fake_point(&pk->points[4], "fma_fp16", 2, 400e9, 0, "avx512");
+  fake_point(&pk->points[0], "fma_f32", 2, 400e9, 0, 1.0, "avx512");
+  fake_point(&pk->points[1], "dp_bf16", 2, 200e9, 0, 1.0, "avx512");
+  fake_point(&pk->points[2], "amx_bf16", 2, 3000e9, 0, 1.0, "amx");
+  fake_point(&pk->points[3], "amx_int8", 1, 3500e9, 0, 1.0, "amx");
+  fake_point(&pk->points[4], "fma_fp16", 2, 400e9, 0, 1.0, "avx512");
   skipped_point(&pk->points[5], "amx_int8", 2,
                 "the kernel refused the AMX tile state (arch_prctl: "
                 "Operation not permitted)");
@@ -160,7 +171,7 @@ static void fake_run(cal_results_t *res, double gemm_bf16) {
   bw->levels = calloc(1, sizeof *bw->levels);
   assert_non_null(bw->points);
   assert_non_null(bw->levels);
-  fake_point(&bw->points[0], "stream_read", 2, 0, 20e9, "avx512");
+  fake_point(&bw->points[0], "stream_read", 2, 0, 20e9, 1.0, "avx512");
   bw->levels[0] = "memory";
   bw->npoints = 1;
   res->sec[CAL_SEC_ID_BANDWIDTH] = bw;
@@ -261,10 +272,109 @@ static void roofline_matrix_ceilings(void **state) {
   cal_results_free(res);
 }
 
+/* The compute peak, bandwidth and roofline sections of a 1-thread
+ * machine: their keys and values, and the tree valid as a profile. */
+static int count_point(const char *section, json_t *pt, void *arg) {
+  (void)section;
+  (void)pt;
+  (*(int *)arg)++;
+  return 0;
+}
+
+static void limits_sections_json(void **state) {
+  (void)state;
+  cal_point_t peak[3], bw[3], gemm[1];
+  /* fma_f64: 80 GFLOPS on 1 thread; int8 1000 GOPS; one skipped */
+  fake_point(&peak[0], "fma_f64", 1, 80e9, 0, 1.0, "avx512");
+  fake_point(&peak[1], "dp_int8", 1, 1000e9, 0, 1.0, "avx512");
+  skipped_point(&peak[2], "dp_bf16", 0, "CPU has no AVX512_BF16");
+  /* bandwidth: L1 200 GB/s, memory 10 and 12 GB/s */
+  fake_point(&bw[0], "stream_read", 1, 0, 200e9, 1.0, "avx512");
+  fake_point(&bw[1], "stream_triad", 1, 0, 24e9, 2.4, "avx512");
+  fake_point(&bw[2], "stream_read", 1, 0, 12e9, 1.0, "avx512");
+  const char *levels[3] = {"L1", "memory", "memory"};
+  /* a dgemm point: 2 flops per byte at 20 GFLOPS -> memory bound */
+  fake_point(&gemm[0], "dgemm", 1, 40e9, 20e9, 2.0, "avx512");
+
+  cal_clock_t clk;
+  memset(&clk, 0, sizeof clk);
+  clk.n = 3;
+  clk.samples_ghz[0] = 2.5, clk.samples_ghz[1] = 2.4, clk.samples_ghz[2] = 2.6;
+  clk.ghz = 2.5;
+  clk.variant = CAL_VARIANT_AVX512;
+  clk.method = "test";
+  cal_theory_t m;
+  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX512,
+                                       CAL_ISA_AVX512VNNI, 2.5, 2), 0);
+
+  json_t *root = profile_root();
+  json_t *ps = cal_compute_peak_json(peak, 3, &clk, &m);
+  json_t *bs = cal_bandwidth_section_json(bw, levels, 3);
+  cal_roofline_t r;
+  assert_int_equal(cal_roofline_from_points(peak, 3, bw, levels, 3, 1, &r), 0);
+  assert_double_equal(r.compute_gflops[CAL_DT_FP64], 80.0, 1e-9);
+  assert_double_equal(cal_roofline_gbps(&r, "memory"), 12.0, 1e-9);
+  json_t *rs = cal_roofline_section_json(&r, &m, gemm, 1, "memory");
+  assert_non_null(ps);
+  assert_non_null(bs);
+  assert_non_null(rs);
+  assert_int_equal(json_object_set_new(root, "peak", ps), 0);
+  assert_int_equal(json_object_set_new(root, "bandwidth", bs), 0);
+  assert_int_equal(json_object_set_new(root, "roofline", rs), 0);
+  char err[256];
+  assert_int_equal(cal_profile_validate(root, err, sizeof err), 0);
+  int points = 0;
+  assert_int_equal(cal_profile_each_point(root, count_point, &points), 0);
+  assert_int_equal(points, 6);
+
+  json_t *p0 = json_array_get(json_object_get(ps, "points"), 0);
+  assert_string_equal(json_string_value(json_object_get(p0, "id")),
+                      "peak/fma_f64/avx512/t1");
+  assert_string_equal(json_string_value(json_object_get(p0, "metric")), "gflops");
+  assert_double_equal(json_number_value(json_object_get(p0, "gflops")), 80.0, 1e-9);
+  assert_int_equal(json_array_size(json_object_get(p0, "samples_gflops")), 3);
+  /* theoretical fp64 per core at 2.5 GHz: 80 -> efficiency 1 */
+  assert_double_equal(json_number_value(json_object_get(p0, "efficiency")), 1.0, 1e-9);
+  json_t *p1 = json_array_get(json_object_get(ps, "points"), 1);
+  assert_string_equal(json_string_value(json_object_get(p1, "metric")), "gops");
+  json_t *p2 = json_array_get(json_object_get(ps, "points"), 2);
+  assert_string_equal(json_string_value(json_object_get(p2, "status")), "skipped");
+  assert_non_null(json_object_get(p2, "reason"));
+  assert_null(json_object_get(p2, "samples_gflops"));
+  assert_double_equal(
+      json_number_value(json_object_get(json_object_get(json_object_get(ps, "theoretical"), "fp64"), "gflops")),
+      160.0, 1e-9);
+
+  json_t *b1 = json_array_get(json_object_get(bs, "points"), 1);
+  assert_string_equal(json_string_value(json_object_get(b1, "id")),
+                      "bandwidth/stream_triad/memory/t1");
+  assert_double_equal(json_number_value(json_object_get(b1, "gbps")), 10.0, 1e-9);
+  /* triad with write-allocate moves 4/3 of the counted bytes */
+  assert_double_equal(json_number_value(json_object_get(b1, "gbps_actual")),
+                      10.0 * 4.0 / 3.0, 1e-6);
+
+  json_t *ridge = json_object_get(json_object_get(rs, "ridge_flop_per_byte"), "fp64");
+  assert_double_equal(json_number_value(json_object_get(ridge, "memory")), 80.0 / 12.0, 1e-9);
+  assert_double_equal(json_number_value(json_object_get(ridge, "L1")), 0.4, 1e-9);
+  json_t *k0 = json_array_get(json_object_get(rs, "kernels"), 0);
+  assert_non_null(k0);
+  assert_string_equal(json_string_value(json_object_get(k0, "bound")), "memory");
+  /* 2 FLOP/byte × 12 GB/s = 24 attainable, 20 achieved */
+  assert_double_equal(json_number_value(json_object_get(k0, "attainable_gflops")), 24.0, 1e-9);
+  assert_double_equal(json_number_value(json_object_get(k0, "efficiency")), 20.0 / 24.0, 1e-9);
+  json_decref(root);
+  for (int i = 0; i < 3; i++) {
+    cal_point_free(&peak[i]);
+    cal_point_free(&bw[i]);
+  }
+  cal_point_free(&gemm[0]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(peak_json_matrix_rows),
       cmocka_unit_test(roofline_matrix_ceilings),
+      cmocka_unit_test(limits_sections_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
