@@ -1,7 +1,8 @@
 /* Unit tests of compare's statistics (Mann-Whitney U, ratio interval), its
  * verdict rules, and the report/export trees built from in-memory profiles.
  * Reference p-values come from hand computation, brute-force enumeration
- * and the standard table of Mann-Whitney critical values. */
+ * and the standard table of Mann-Whitney critical values.
+ * covers: calibrator/analysis/export.c calibrator/analysis/compare_machine.c */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,6 @@
 /* calibrate plan: the arithmetic (plan_math.h) and the command end to end
- * on profiles derived from tests/data/profile_a.json. */
+ * on profiles derived from tests/data/profile_a.json.
+ * covers: calibrator/commands/plan.c */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

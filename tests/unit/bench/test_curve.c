@@ -1,3 +1,5 @@
+/* The batch curve (bench/curve.c): its peak, knee and shape, batch lists,
+ * and the curve CSV reader (analysis/curve_csv.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

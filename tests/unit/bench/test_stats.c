@@ -1,3 +1,5 @@
+/* The statistics of a set of samples (bench/stats.c): summaries, medians
+ * and their distribution-free confidence intervals. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -7,7 +7,9 @@
  * a 2-core AMX machine (so they are checked on machines without AMX).
  *
  * With CAL_TEST_PROFILE_OUT=FILE the synthetic profile is also written to
- * FILE (tests/e2e_matrix_peak.sh validates it against the JSON schema). */
+ * FILE (tests/e2e_matrix_peak.sh validates it against the JSON schema).
+ * covers: calibrator/profile/peak_json.c calibrator/sections/roofline.c
+ * covers: calibrator/sections/compute_peak.c */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,7 @@
 /* The profile loader: a written profile reads back equal, and truncated,
- * mistyped or incomplete ones are refused with a message naming the fault. */
+ * mistyped or incomplete ones are refused with a message naming the fault.
+ * covers: calibrator/profile/point_json.c calibrator/report/table.c
+ * covers: calibrator/results/sections.c */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

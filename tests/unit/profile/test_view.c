@@ -1,6 +1,8 @@
 /* The typed views of a profile (profile/view.h): every field read the way
  * a reader of the tree would read it, on the reference profile, the test
- * profiles and small hand-made trees (optional keys missing, a fleet). */
+ * profiles and small hand-made trees (optional keys missing, a fleet).
+ * covers: calibrator/profile/view_read.c calibrator/profile/view_sections.c
+ * covers: calibrator/profile/view_fleet.c */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,7 +2,9 @@
  * by: the JSON tree of a hand-made typed result (keys, their order, nulls
  * and absent keys), its table and markdown, the per-point verdict of
  * verdict.c with its single-run rules, and the machine identity diff
- * (profile/identity.c), and a side's points (compare_points.c). */
+ * (profile/identity.c), and a side's points (compare_points.c).
+ * covers: calibrator/analysis/compare_points.c
+ * covers: calibrator/analysis/compare_machine.c */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

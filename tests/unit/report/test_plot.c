@@ -1,7 +1,9 @@
 /* calibrate plot end to end on tests/data/profile_{a,b}.json: the generated
  * scripts and data, quoting of awkward names, skipped sections, a missing
  * gnuplot, and (when gnuplot is installed) valid PNG and SVG images; the
- * chart table and the rows it collects from typed views. */
+ * chart table and the rows it collects from typed views.
+ * covers: calibrator/commands/plot.c calibrator/report/charts_rows.c
+ * covers: calibrator/report/charts_marks.c */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

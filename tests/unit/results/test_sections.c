@@ -1,6 +1,7 @@
 /* The section descriptor table (results/sections.c): every row complete,
  * its charts the ones report/charts.c draws from its profile object, and
- * the results its rows leave freed. */
+ * the results its rows leave freed.
+ * covers: calibrator/results/sections.c */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

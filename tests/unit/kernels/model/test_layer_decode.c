@@ -2,7 +2,8 @@
  * CPU runs against a double-precision product, the team-shared attention
  * against the fused kernel, the one-team layer step verified on ragged
  * shapes, batches and team sizes (and its verification failing on a wrong
- * answer), and the bytes-per-step convention of the bandwidth efficiency. */
+ * answer), and the bytes-per-step convention of the bandwidth efficiency.
+ * covers: calibrator/profile/batch_json.c */
 #include <math.h>
 #include <omp.h>
 #include <setjmp.h>
