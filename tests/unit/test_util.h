@@ -16,6 +16,14 @@
       fail_msg("%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, e_); \
   } while (0)
 
+/* main() of a test program: its tests (cmocka_unit_test(f), ...), run as
+ * one group. */
+#define CAL_TEST_MAIN(...)                                                   \
+  int main(void) {                                                           \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                         \
+    return cmocka_run_group_tests(tests, NULL, NULL);                        \
+  }
+
 /* A check this machine cannot run: the reason on the test's output, and
  * the test reported SKIPPED rather than passed (skip() does not return). */
 #define cal_test_skip(...)                                                   \

@@ -688,29 +688,18 @@ static void compare_many_samples(void **state) {
   free(y);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(mwu_exact_separated_7_7),
-      cmocka_unit_test(mwu_exact_counts_match_enumeration),
-      cmocka_unit_test(mwu_exact_critical_values),
-      cmocka_unit_test(mwu_exact_hand_case),
-      cmocka_unit_test(mwu_normal_with_ties_hand),
-      cmocka_unit_test(mwu_all_tied_and_large),
-      cmocka_unit_test(mwu_bad_input),
-      cmocka_unit_test(ratio_ci_hand),
-      cmocka_unit_test(ratio_ci_small_and_zero),
-      cmocka_unit_test(ratio_ci_large_normal),
-      cmocka_unit_test(verdict_rules),
-      cmocka_unit_test(geomean_and_orientation),
-      cmocka_unit_test(compare_report),
-      cmocka_unit_test(compare_machine_diff),
-      cmocka_unit_test(t_distribution),
-      cmocka_unit_test(bh_adjustment),
-      cmocka_unit_test(runs_test_known_variance),
-      cmocka_unit_test(runs_needed_single),
-      cmocka_unit_test(compare_runs),
-      cmocka_unit_test(compare_many_samples),
-      cmocka_unit_test(export_formats),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(mwu_exact_separated_7_7),
+    cmocka_unit_test(mwu_exact_counts_match_enumeration),
+    cmocka_unit_test(mwu_exact_critical_values),
+    cmocka_unit_test(mwu_exact_hand_case),
+    cmocka_unit_test(mwu_normal_with_ties_hand),
+    cmocka_unit_test(mwu_all_tied_and_large), cmocka_unit_test(mwu_bad_input),
+    cmocka_unit_test(ratio_ci_hand), cmocka_unit_test(ratio_ci_small_and_zero),
+    cmocka_unit_test(ratio_ci_large_normal), cmocka_unit_test(verdict_rules),
+    cmocka_unit_test(geomean_and_orientation),
+    cmocka_unit_test(compare_report), cmocka_unit_test(compare_machine_diff),
+    cmocka_unit_test(t_distribution), cmocka_unit_test(bh_adjustment),
+    cmocka_unit_test(runs_test_known_variance),
+    cmocka_unit_test(runs_needed_single), cmocka_unit_test(compare_runs),
+    cmocka_unit_test(compare_many_samples), cmocka_unit_test(export_formats))

@@ -287,14 +287,8 @@ static void fleet_input_and_step(void **state) {
   free(dir);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(inputs_from_views),
-      cmocka_unit_test(typed_split),
-      cmocka_unit_test(typed_placement),
-      cmocka_unit_test(reporters_render_typed),
-      cmocka_unit_test(peak_doc_reader),
-      cmocka_unit_test(fleet_input_and_step),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(inputs_from_views), cmocka_unit_test(typed_split),
+    cmocka_unit_test(typed_placement),
+    cmocka_unit_test(reporters_render_typed),
+    cmocka_unit_test(peak_doc_reader), cmocka_unit_test(fleet_input_and_step))

@@ -990,33 +990,23 @@ static void cli_bad_plan_inputs(void **state) {
   free(badpeak);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(split_guide_shares),
-      cmocka_unit_test(split_largest_remainder),
-      cmocka_unit_test(split_excludes_unusable),
-      cmocka_unit_test(split_single_machine),
-      cmocka_unit_test(split_no_usable_machine),
-      cmocka_unit_test(split_huge_counts),
-      cmocka_unit_test(names_as_cells),
-      cmocka_unit_test(machine_names_rule),
-      cmocka_unit_test(split_flags),
-      cmocka_unit_test(batch_for_target),
-      cmocka_unit_test(memory_7b_bf16),
-      cmocka_unit_test(parse_names),
-      cmocka_unit_test(shard_greedy),
-      cmocka_unit_test(split_ci_flags),
-      cmocka_unit_test(work_units_and_cost),
-      cmocka_unit_test(activation_model_qwen),
-      cmocka_unit_test(plan_no_fit_rule),
-      cmocka_unit_test(plan_time_and_cost),
-      cmocka_unit_test(plan_ci_flags),
-      cmocka_unit_test_setup_teardown(cli_json_plan, setup, teardown),
-      cmocka_unit_test_setup_teardown(cli_text_formats, setup, teardown),
-      cmocka_unit_test_setup_teardown(cli_bad_input, setup, teardown),
-      cmocka_unit_test_setup_teardown(cli_two_runs_of_one_vm, setup, teardown),
-      cmocka_unit_test_setup_teardown(cli_csv_and_profile, setup, teardown),
-      cmocka_unit_test_setup_teardown(cli_bad_plan_inputs, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(split_guide_shares),
+    cmocka_unit_test(split_largest_remainder),
+    cmocka_unit_test(split_excludes_unusable),
+    cmocka_unit_test(split_single_machine),
+    cmocka_unit_test(split_no_usable_machine),
+    cmocka_unit_test(split_huge_counts), cmocka_unit_test(names_as_cells),
+    cmocka_unit_test(machine_names_rule), cmocka_unit_test(split_flags),
+    cmocka_unit_test(batch_for_target), cmocka_unit_test(memory_7b_bf16),
+    cmocka_unit_test(parse_names), cmocka_unit_test(shard_greedy),
+    cmocka_unit_test(split_ci_flags), cmocka_unit_test(work_units_and_cost),
+    cmocka_unit_test(activation_model_qwen),
+    cmocka_unit_test(plan_no_fit_rule), cmocka_unit_test(plan_time_and_cost),
+    cmocka_unit_test(plan_ci_flags),
+    cmocka_unit_test_setup_teardown(cli_json_plan, setup, teardown),
+    cmocka_unit_test_setup_teardown(cli_text_formats, setup, teardown),
+    cmocka_unit_test_setup_teardown(cli_bad_input, setup, teardown),
+    cmocka_unit_test_setup_teardown(cli_two_runs_of_one_vm, setup, teardown),
+    cmocka_unit_test_setup_teardown(cli_csv_and_profile, setup, teardown),
+    cmocka_unit_test_setup_teardown(cli_bad_plan_inputs, setup, teardown))

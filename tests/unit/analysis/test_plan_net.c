@@ -19,6 +19,7 @@
 #include "plan_net.h"
 #include "plan_render.h"
 #include "profile.h"
+#include "test_util.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
 
@@ -228,11 +229,7 @@ static void step_throughput_source(void **state) {
   cal_profile_free(p);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(compute_bound), cmocka_unit_test(network_bound),
-      cmocka_unit_test(crossover),     cmocka_unit_test(bad_steps),
-      cmocka_unit_test(curve),         cmocka_unit_test(step_throughput_source),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(compute_bound), cmocka_unit_test(network_bound),
+    cmocka_unit_test(crossover), cmocka_unit_test(bad_steps),
+    cmocka_unit_test(curve), cmocka_unit_test(step_throughput_source))

@@ -44,9 +44,5 @@ static void clock_arithmetic(void **state) {
     assert_int_equal(cal_clock_chain_avx2(3, 0), 3 * CAL_CLOCK_CHAIN_LEN);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(clock_arithmetic),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(clock_arithmetic))

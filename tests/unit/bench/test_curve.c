@@ -554,20 +554,11 @@ static void csv_errors(void **state) {
   assert_non_null(strstr(err, "cannot open"));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(seed_curves_peaks),
-      cmocka_unit_test(monotone_rising),
-      cmocka_unit_test(plateau_knee_below_peak),
-      cmocka_unit_test(noisy_tie),
-      cmocka_unit_test(single_point_and_skipped),
-      cmocka_unit_test(bad_analysis_input),
-      cmocka_unit_test(recommendations),
-      cmocka_unit_test(batch_lists),
-      cmocka_unit_test(batch_lists_big),
-      cmocka_unit_test(batch_list_errors),
-      cmocka_unit_test(csv_good),
-      cmocka_unit_test(csv_errors),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(seed_curves_peaks), cmocka_unit_test(monotone_rising),
+    cmocka_unit_test(plateau_knee_below_peak), cmocka_unit_test(noisy_tie),
+    cmocka_unit_test(single_point_and_skipped),
+    cmocka_unit_test(bad_analysis_input), cmocka_unit_test(recommendations),
+    cmocka_unit_test(batch_lists), cmocka_unit_test(batch_lists_big),
+    cmocka_unit_test(batch_list_errors), cmocka_unit_test(csv_good),
+    cmocka_unit_test(csv_errors))

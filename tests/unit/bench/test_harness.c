@@ -108,10 +108,6 @@ static void gemm_verification_catches_wrong_results(void **state) {
   assert_int_equal(cal_kernel_find("sgemm")->setup(&bad, &st), CAL_EINVAL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(harness_samples_and_verification),
-      cmocka_unit_test(gemm_verification_catches_wrong_results),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(harness_samples_and_verification),
+    cmocka_unit_test(gemm_verification_catches_wrong_results))

@@ -101,11 +101,7 @@ static void live_snapshots(void **state) {
   assert_true(w.others >= 0 && w.others <= 1 && w.steal >= 0 && w.steal <= 1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parse_usable_cpus_only),
-      cmocka_unit_test(shares_between_snapshots),
-      cmocka_unit_test(live_snapshots),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(parse_usable_cpus_only),
+    cmocka_unit_test(shares_between_snapshots),
+    cmocka_unit_test(live_snapshots))

@@ -97,10 +97,6 @@ static void roofline_arithmetic(void **state) {
   assert_int_equal(cal_ceiling_dtype_parse("fp8", &dt), CAL_EINVAL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(peak_model_arithmetic),
-      cmocka_unit_test(roofline_arithmetic),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(peak_model_arithmetic),
+    cmocka_unit_test(roofline_arithmetic))

@@ -68,11 +68,7 @@ static void even_median_and_bad_input(void **state) {
   assert_double_equal(s.median, 5, 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(summary_hand_computed),
-      cmocka_unit_test(median_ci_ranks_known),
-      cmocka_unit_test(even_median_and_bad_input),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(summary_hand_computed),
+    cmocka_unit_test(median_ci_ranks_known),
+    cmocka_unit_test(even_median_and_bad_input))

@@ -85,11 +85,6 @@ static void cgroup_synthetic_tree(void **state) {
   assert_double_equal(cal_cgroup_quota_cpus("/nonexistent-root"), 0.0, 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(cgroup_text_parsing),
-      cmocka_unit_test(usable_core_logic),
-      cmocka_unit_test(cgroup_synthetic_tree),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(cgroup_text_parsing), cmocka_unit_test(usable_core_logic),
+    cmocka_unit_test(cgroup_synthetic_tree))

@@ -94,10 +94,5 @@ static void staircase_sizes(void **state) {
   assert_int_equal(cal_staircase(10, 100, 0, s, 64), CAL_EINVAL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(worksets_from_caches),
-      cmocka_unit_test(staircase_sizes),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(worksets_from_caches), cmocka_unit_test(staircase_sizes))

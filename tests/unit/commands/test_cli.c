@@ -75,12 +75,7 @@ static void writable_output_paths(void **state) {
   assert_int_equal(cal_check_writable("-", why, sizeof why), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parse_long_table),
-      cmocka_unit_test(parse_fraction_table),
-      cmocka_unit_test(parse_double_and_u64),
-      cmocka_unit_test(writable_output_paths),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(parse_long_table), cmocka_unit_test(parse_fraction_table),
+    cmocka_unit_test(parse_double_and_u64),
+    cmocka_unit_test(writable_output_paths))

@@ -20,6 +20,7 @@
 #include "curve.h"
 #include "plan_math.h"
 #include "profile.h"
+#include "test_util.h"
 
 #define REF CAL_TEST_REFERENCE_DIR "/kvm-xeon-2core-avx512.json"
 #define PROF_A CAL_TEST_DATA_DIR "/profile_a.json"
@@ -296,14 +297,8 @@ static void test_split_equals_plan(void **state) {
                    CAL_FAIL_INVAL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_version),
-      cmocka_unit_test(test_good_profile),
-      cmocka_unit_test(test_missing_figures),
-      cmocka_unit_test(test_bad_profile),
-      cmocka_unit_test(test_curve_equals_peak),
-      cmocka_unit_test(test_split_equals_plan),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(test_version), cmocka_unit_test(test_good_profile),
+    cmocka_unit_test(test_missing_figures), cmocka_unit_test(test_bad_profile),
+    cmocka_unit_test(test_curve_equals_peak),
+    cmocka_unit_test(test_split_equals_plan))

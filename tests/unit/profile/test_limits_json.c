@@ -372,11 +372,7 @@ static void limits_sections_json(void **state) {
   cal_point_free(&gemm[0]);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(peak_json_matrix_rows),
-      cmocka_unit_test(roofline_matrix_ceilings),
-      cmocka_unit_test(limits_sections_json),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(peak_json_matrix_rows),
+    cmocka_unit_test(roofline_matrix_ceilings),
+    cmocka_unit_test(limits_sections_json))

@@ -18,6 +18,7 @@
 #include "profile.h"
 #include "results.h"
 #include "run.h"
+#include "test_util.h"
 
 static const char *minimal_profile =
     "{\"schema\":\"calibrate-profile/1\",\"device_name\":\"x\",\"device\":"
@@ -135,10 +136,6 @@ static void point_list_section(void **state) {
   cal_points_drop(p);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(profile_round_trip_and_rejects),
-      cmocka_unit_test(point_list_section),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(profile_round_trip_and_rejects),
+    cmocka_unit_test(point_list_section))

@@ -386,12 +386,6 @@ static void fleet(void **state) {
   json_decref(r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(reference_profile),
-      cmocka_unit_test(test_profiles),
-      cmocka_unit_test(missing_keys),
-      cmocka_unit_test(fleet),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(reference_profile), cmocka_unit_test(test_profiles),
+    cmocka_unit_test(missing_keys), cmocka_unit_test(fleet))

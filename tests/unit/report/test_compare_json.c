@@ -327,14 +327,7 @@ static void side_points(void **state) {
     json_decref(runs[i]);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(json_tree),
-      cmocka_unit_test(text_and_markdown),
-      cmocka_unit_test(point_rules),
-      cmocka_unit_test(machine_moved),
-      cmocka_unit_test(machine_diff),
-      cmocka_unit_test(side_points),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(json_tree), cmocka_unit_test(text_and_markdown),
+    cmocka_unit_test(point_rules), cmocka_unit_test(machine_moved),
+    cmocka_unit_test(machine_diff), cmocka_unit_test(side_points))

@@ -14,6 +14,7 @@
 #include "html.h"
 #include "html_profile.h"
 #include "view.h"
+#include "test_util.h"
 
 /* A view of the JSON text j, with its tree in *root (decref it). */
 static cal_profile_view_t *view_of(const char *j, json_t **root) {
@@ -174,12 +175,6 @@ static void empty_profile(void **state) {
   done(s, v, root);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(escape),
-      cmocka_unit_test(machine_and_headline),
-      cmocka_unit_test(section_tables),
-      cmocka_unit_test(empty_profile),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(escape), cmocka_unit_test(machine_and_headline),
+    cmocka_unit_test(section_tables), cmocka_unit_test(empty_profile))

@@ -552,24 +552,19 @@ static void chart_table_whole(void **state) {
   free(seen);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(chart_table_whole),
-      cmocka_unit_test(chart_rows_from_views),
-      cmocka_unit_test(quote_for_gnuplot),
-      cmocka_unit_test_setup_teardown(scripts_and_data, setup, teardown),
-      cmocka_unit_test_setup_teardown(clashing_names, setup, teardown),
-      cmocka_unit_test_setup_teardown(absent_sections_skipped, setup, teardown),
-      cmocka_unit_test_setup_teardown(missing_gnuplot_keeps_profile, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
-      cmocka_unit_test_setup_teardown(images, setup, teardown),
-      cmocka_unit_test(quote_survives_gnuplot),
-      cmocka_unit_test_setup_teardown(planted_links_not_followed, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(missing_templates_write_nothing, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(reference_charts, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(chart_table_whole),
+    cmocka_unit_test(chart_rows_from_views),
+    cmocka_unit_test(quote_for_gnuplot),
+    cmocka_unit_test_setup_teardown(scripts_and_data, setup, teardown),
+    cmocka_unit_test_setup_teardown(clashing_names, setup, teardown),
+    cmocka_unit_test_setup_teardown(absent_sections_skipped, setup, teardown),
+    cmocka_unit_test_setup_teardown(missing_gnuplot_keeps_profile, setup,
+    teardown), cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
+    cmocka_unit_test_setup_teardown(images, setup, teardown),
+    cmocka_unit_test(quote_survives_gnuplot),
+    cmocka_unit_test_setup_teardown(planted_links_not_followed, setup,
+    teardown),
+    cmocka_unit_test_setup_teardown(missing_templates_write_nothing, setup,
+    teardown),
+    cmocka_unit_test_setup_teardown(reference_charts, setup, teardown))

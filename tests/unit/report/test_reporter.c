@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "reporter.h"
+#include "test_util.h"
 
 static int render_count(const void *in, int variant, FILE *out, char *err,
                         size_t errlen) {
@@ -57,10 +58,5 @@ static void test_list(void **state) {
   assert_ptr_equal(cal_reporter_list(tab, 3, buf, 0), buf);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_find),
-      cmocka_unit_test(test_list),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(test_find), cmocka_unit_test(test_list))

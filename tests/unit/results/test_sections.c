@@ -14,6 +14,7 @@
 #include "charts.h"
 #include "results.h"
 #include "run_result.h"
+#include "test_util.h"
 
 static void rows_complete(void **state) {
   (void)state;
@@ -97,11 +98,7 @@ static void results_freed(void **state) {
   assert_int_equal(res.quality.nwarnings, 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(rows_complete),
-      cmocka_unit_test(charts_named_by_their_section),
-      cmocka_unit_test(results_freed),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(rows_complete),
+    cmocka_unit_test(charts_named_by_their_section),
+    cmocka_unit_test(results_freed))

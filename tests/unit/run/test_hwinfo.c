@@ -8,6 +8,7 @@
 
 #include "cal_err.h"
 #include "hwinfo.h"
+#include "test_util.h"
 
 static void meminfo_parsing(void **state) {
   (void)state;
@@ -37,10 +38,5 @@ static void blas_coretype_choice(void **state) {
   assert_null(cal_blas_coretype_for(0));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(meminfo_parsing),
-      cmocka_unit_test(blas_coretype_choice),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(meminfo_parsing), cmocka_unit_test(blas_coretype_choice))

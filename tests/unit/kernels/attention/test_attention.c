@@ -427,20 +427,11 @@ static void bad_shapes(void **state) {
   assert_int_equal(cal_attn_check_shape(&nc, 0, NULL, 0), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(fused_scalar_grid),
-      cmocka_unit_test(fused_avx2_grid),
-      cmocka_unit_test(fused_avx512_grid),
-      cmocka_unit_test(vector_exp_accuracy),
-      cmocka_unit_test(huge_logits),
-      cmocka_unit_test(very_negative_logits),
-      cmocka_unit_test(single_key_row),
-      cmocka_unit_test(thread_count_invariant),
-      cmocka_unit_test(isa_env_and_bad_variant),
-      cmocka_unit_test(kernel_entries),
-      cmocka_unit_test(verify_catches_corruption),
-      cmocka_unit_test(bad_shapes),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(fused_scalar_grid), cmocka_unit_test(fused_avx2_grid),
+    cmocka_unit_test(fused_avx512_grid), cmocka_unit_test(vector_exp_accuracy),
+    cmocka_unit_test(huge_logits), cmocka_unit_test(very_negative_logits),
+    cmocka_unit_test(single_key_row), cmocka_unit_test(thread_count_invariant),
+    cmocka_unit_test(isa_env_and_bad_variant),
+    cmocka_unit_test(kernel_entries),
+    cmocka_unit_test(verify_catches_corruption), cmocka_unit_test(bad_shapes))

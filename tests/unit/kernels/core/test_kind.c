@@ -146,13 +146,7 @@ static void engine_products(void **state) {
   assert_true(n >= 1); /* OpenBLAS always */
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(names_round_trip),
-      cmocka_unit_test(kernels_have_names),
-      cmocka_unit_test(engine_rows),
-      cmocka_unit_test(bf16_check),
-      cmocka_unit_test(engine_products),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(names_round_trip), cmocka_unit_test(kernels_have_names),
+    cmocka_unit_test(engine_rows), cmocka_unit_test(bf16_check),
+    cmocka_unit_test(engine_products))

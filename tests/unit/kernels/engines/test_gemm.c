@@ -444,17 +444,10 @@ static void trend_rule(void **state) {
   assert_int_equal(cal_gemm_trend(&best, &x), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(kernel_table_has_engines),
-      cmocka_unit_test(every_engine_and_dtype),
-      cmocka_unit_test(harness_records_impl),
-      cmocka_unit_test(onednn_mm_flags),
-      cmocka_unit_test(onednn_mm_flags_bf16),
-      cmocka_unit_test(plan_by_engine),
-      cmocka_unit_test(headline_pick),
-      cmocka_unit_test(trend_rule),
-      cmocka_unit_test(best_map_json),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(kernel_table_has_engines),
+    cmocka_unit_test(every_engine_and_dtype),
+    cmocka_unit_test(harness_records_impl), cmocka_unit_test(onednn_mm_flags),
+    cmocka_unit_test(onednn_mm_flags_bf16), cmocka_unit_test(plan_by_engine),
+    cmocka_unit_test(headline_pick), cmocka_unit_test(trend_rule),
+    cmocka_unit_test(best_map_json))

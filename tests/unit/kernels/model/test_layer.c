@@ -299,16 +299,8 @@ static void presets_are_valid(void **state) {
   assert_null(cal_layer_preset_find("nope"));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(prefill_and_decode_verify),
-      cmocka_unit_test(bf16_layer),
-      cmocka_unit_test(forced_paths),
-      cmocka_unit_test(forced_paths_bf16),
-      cmocka_unit_test(every_simd_variant),
-      cmocka_unit_test(flops_by_hand),
-      cmocka_unit_test(bad_shapes),
-      cmocka_unit_test(presets_are_valid),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(prefill_and_decode_verify), cmocka_unit_test(bf16_layer),
+    cmocka_unit_test(forced_paths), cmocka_unit_test(forced_paths_bf16),
+    cmocka_unit_test(every_simd_variant), cmocka_unit_test(flops_by_hand),
+    cmocka_unit_test(bad_shapes), cmocka_unit_test(presets_are_valid))

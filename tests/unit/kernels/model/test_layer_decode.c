@@ -379,16 +379,12 @@ static void decode_bandwidth_json(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(gemv_every_variant),
-      cmocka_unit_test(attention_team_matches_fused),
-      cmocka_unit_test(layer_team_verifies),
-      cmocka_unit_test(layer_team_verifies_bf16),
-      cmocka_unit_test(layer_verify_catches_wrong_answers),
-      cmocka_unit_test(read_bytes_by_hand),
-      cmocka_unit_test(memory_read_reference),
-      cmocka_unit_test(decode_bandwidth_json),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(gemv_every_variant),
+    cmocka_unit_test(attention_team_matches_fused),
+    cmocka_unit_test(layer_team_verifies),
+    cmocka_unit_test(layer_team_verifies_bf16),
+    cmocka_unit_test(layer_verify_catches_wrong_answers),
+    cmocka_unit_test(read_bytes_by_hand),
+    cmocka_unit_test(memory_read_reference),
+    cmocka_unit_test(decode_bandwidth_json))

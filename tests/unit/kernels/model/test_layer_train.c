@@ -464,20 +464,11 @@ static void memory_measured(void **state) {
   assert_true(cal_train_saved_bytes(&s) < counted);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(memory_measured),
-      cmocka_unit_test(fp32_gradients),
-      cmocka_unit_test(attention_blocks),
-      cmocka_unit_test(attention_blocks_bf16),
-      cmocka_unit_test(finite_differences),
-      cmocka_unit_test(adamw_by_hand),
-      cmocka_unit_test(verify_rejects),
-      cmocka_unit_test(bf16_gradients),
-      cmocka_unit_test(kernel_rows),
-      cmocka_unit_test(lm_head),
-      cmocka_unit_test(lm_head_bf16),
-      cmocka_unit_test(stack),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(memory_measured), cmocka_unit_test(fp32_gradients),
+    cmocka_unit_test(attention_blocks),
+    cmocka_unit_test(attention_blocks_bf16),
+    cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
+    cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
+    cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
+    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack))

@@ -141,12 +141,7 @@ static void forced_isa_caps_auto(void **state) {
   f64->teardown(NULL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(fma_every_variant),
-      cmocka_unit_test(fma_flops_analytic),
-      cmocka_unit_test(fma_rejects_inexact_counts),
-      cmocka_unit_test(forced_isa_caps_auto),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(fma_every_variant), cmocka_unit_test(fma_flops_analytic),
+    cmocka_unit_test(fma_rejects_inexact_counts),
+    cmocka_unit_test(forced_isa_caps_auto))

@@ -277,15 +277,9 @@ static void theory_matrix_rows(void **state) {
   assert_string_equal(cal_ceiling_dtype_name(CAL_DT_FP16), "fp16");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(amx_reasons_from_masks),
-      cmocka_unit_test(amx_tile_config),
-      cmocka_unit_test(amx_build_has_loops),
-      cmocka_unit_test(amx_refused_with_reason),
-      cmocka_unit_test(amx_closed_form),
-      cmocka_unit_test(fp16_closed_form),
-      cmocka_unit_test(theory_matrix_rows),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(amx_reasons_from_masks),
+    cmocka_unit_test(amx_tile_config), cmocka_unit_test(amx_build_has_loops),
+    cmocka_unit_test(amx_refused_with_reason),
+    cmocka_unit_test(amx_closed_form), cmocka_unit_test(fp16_closed_form),
+    cmocka_unit_test(theory_matrix_rows))

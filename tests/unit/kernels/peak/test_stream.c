@@ -86,10 +86,6 @@ static void stream_traffic_counts(void **state) {
   assert_null(st);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(stream_every_variant),
-      cmocka_unit_test(stream_traffic_counts),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(
+    cmocka_unit_test(stream_every_variant),
+    cmocka_unit_test(stream_traffic_counts))
