@@ -119,4 +119,12 @@ static inline char *test_profile_variant(const char *data_file,
   return out;
 }
 
+/* free() of each pointer given (NULL ones too). */
+#define test_free_each(...)                                                  \
+  do {                                                                       \
+    void *p_[] = {__VA_ARGS__};                                              \
+    for (size_t i_ = 0; i_ < sizeof p_ / sizeof *p_; i_++)                   \
+      free(p_[i_]);                                                          \
+  } while (0)
+
 #endif

@@ -4,7 +4,9 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
+#include "harness.h"
 #include "kernel.h"
 
 /* cmocka 1.1 compares floats only in single precision; this is for doubles:
@@ -15,6 +17,28 @@
     if (!(fabs(a_ - b_) <= e_))                                              \
       fail_msg("%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, e_); \
   } while (0)
+
+/* The harness's quick settings for a test, with `samples` samples of at
+ * least `min_s` seconds after `warmup_s` seconds of warm-up. */
+static inline void cal_test_harness_cfg(cal_harness_cfg_t *cfg, int samples,
+                                        double min_s, double warmup_s) {
+  cal_harness_defaults(cfg, 1);
+  cfg->samples = samples;
+  cfg->min_sample_s = min_s;
+  cfg->warmup_s = warmup_s;
+}
+
+/* Every one of the strings after `text` is found in it. */
+#define cal_assert_contains(text, ...)                                       \
+  do {                                                                       \
+    const char *t_ = (text), *w_[] = {__VA_ARGS__};                          \
+    for (size_t i_ = 0; i_ < sizeof w_ / sizeof *w_; i_++)                   \
+      if (!t_ || !strstr(t_, w_[i_]))                                        \
+        fail_msg("expected \"%s\" in:\n%s", w_[i_], t_ ? t_ : "(null)");     \
+  } while (0)
+
+/* A test run again in bf16: named f_bf16, with *state non-NULL. */
+#define cal_unit_test_bf16(f) {#f "_bf16", f, NULL, NULL, &(int){1}}
 
 /* main() of a test program: its tests (cmocka_unit_test(f), ...), run as
  * one group. */

@@ -595,6 +595,17 @@ static json_t *compare_n(json_t **b, size_t nb, json_t **n, size_t nn) {
   return rep;
 }
 
+/* Compares nb base runs with nn new ones: gemm/a's verdict, and gemm/b's
+ * unless vb is NULL. */
+static void expect_verdicts(json_t **b, size_t nb, json_t **n, size_t nn,
+                            const char *va, const char *vb) {
+  json_t *rep = compare_n(b, nb, n, nn);
+  assert_string_equal(verdict_of(rep, "gemm/a"), va);
+  if (vb)
+    assert_string_equal(verdict_of(rep, "gemm/b"), vb);
+  json_decref(rep);
+}
+
 static void compare_runs(void **state) {
   (void)state;
   json_t *b[5], *n[5];
@@ -620,25 +631,15 @@ static void compare_runs(void **state) {
   side_free(n, 5);
   /* 20% slower with 5 runs a side: regressed (both directions of metric) */
   side_of(n, run_factor2, 5, 0.8);
-  rep = compare_n(b, 5, n, 5);
-  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
-  assert_string_equal(verdict_of(rep, "gemm/b"), "regressed");
-  json_decref(rep);
+  expect_verdicts(b, 5, n, 5, "regressed", "regressed");
   /* and with one run a side: past the 15% allowance, regressed */
-  rep = compare_n(b, 1, n, 1);
-  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
-  json_decref(rep);
+  expect_verdicts(b, 1, n, 1, "regressed", NULL);
   /* ...unless a run marked the point unstable (the machine was busy) */
   json_t *pa = json_array_get(json_object_get(json_object_get(n[0], "gemm"), "points"), 0);
   json_object_set_new(json_object_get(pa, "stats"), "unstable", json_true());
-  rep = compare_n(b, 1, n, 1);
-  assert_string_equal(verdict_of(rep, "gemm/a"), "inconclusive");
-  assert_string_equal(verdict_of(rep, "gemm/b"), "regressed");
-  json_decref(rep);
+  expect_verdicts(b, 1, n, 1, "inconclusive", "regressed");
   /* with runs, an unstable run is evidence like any other */
-  rep = compare_n(b, 5, n, 5);
-  assert_string_equal(verdict_of(rep, "gemm/a"), "regressed");
-  json_decref(rep);
+  expect_verdicts(b, 5, n, 5, "regressed", NULL);
   side_free(n, 5);
   /* 10% with one run a side: inside the allowance, inconclusive */
   side_of(n, run_factor, 1, 0.9);

@@ -168,9 +168,8 @@ static void reporters_render_typed(void **state) {
   free(js);
   char *table = render(cal_plan_render_text, p, 0);
   char *md = render(cal_plan_render_text, p, 1);
-  assert_non_null(strstr(table, "Work split"));
-  assert_non_null(strstr(table, "Batch for effective batch 64"));
-  assert_non_null(strstr(table, "Placement: data_parallel"));
+  cal_assert_contains(table, "Work split", "Batch for effective batch 64",
+                      "Placement: data_parallel");
   assert_null(strstr(table, "|---"));
   assert_non_null(strstr(md, "## Work split"));
   assert_non_null(strstr(md, "|---|"));

@@ -678,12 +678,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   fixture_t *f = *state;
   test_rm_rf(f->dir);
-  free(f->dir);
-  free(f->fast);
-  free(f->slow);
-  free(f->none);
-  free(f->out);
-  free(f);
+  test_free_each(f->dir, f->fast, f->slow, f->none, f->out, f);
   return 0;
 }
 
@@ -781,10 +776,8 @@ static void cli_text_formats(void **state) {
   assert_int_equal(run_plan(args, 12), CAL_EXIT_OK);
   char *text = test_read_file(out, NULL);
   assert_non_null(text);
-  assert_non_null(strstr(text, "83.55%"));
-  assert_non_null(strstr(text, "16.45%"));
-  assert_non_null(strstr(text, "| machine"));
-  assert_non_null(strstr(text, "Placement: data_parallel"));
+  cal_assert_contains(text, "83.55%", "16.45%", "| machine",
+                      "Placement: data_parallel");
   free(text);
   args[9] = "table";
   assert_int_equal(run_plan(args, 12), CAL_EXIT_OK);

@@ -152,6 +152,13 @@ static cal_profile_t *machine_a(const char *mode, int with_train,
 
 /* The plan of one machine with a fleet's all-reduce curve: its "network"
  * object (a new reference) and the rendered table in *text (free it). */
+/* What one case of the network's share leaves behind. */
+static void plan_free(json_t *n, char *text, cal_profile_t *p) {
+  json_decref(n);
+  free(text);
+  cal_profile_free(p);
+}
+
 static json_t *plan_network(const cal_plan_machine_t *m, char **text) {
   static const double b[] = {1e3, 1e9}, t[] = {1e-5, 1.0};
   cal_plan_net_t net = {.curve = {b, t, 2}, .ranks = 2, .hosts = 2,
@@ -203,9 +210,7 @@ static void step_throughput_source(void **state) {
   assert_non_null(strstr(line, "machine_a 776 (prefill: inference)"));
   assert_non_null(strstr(text, "Note on the throughput: the compute time "
                                "uses inference throughput"));
-  json_decref(n);
-  free(text);
-  cal_profile_free(p);
+  plan_free(n, text, p);
 
   /* the same with a train curve: its optimum, no note */
   p = machine_a("prefill", 1, &m);
@@ -214,9 +219,7 @@ static void step_throughput_source(void **state) {
   assert_true(json_is_null(json_object_get(n, "compute_note")));
   NEAR(json_number_value(json_object_get(n, "compute_s")), 16 / 100.0);
   assert_null(strstr(text, "Note on the throughput"));
-  json_decref(n);
-  free(text);
-  cal_profile_free(p);
+  plan_free(n, text, p);
 
   /* the top-level figure is the train mode's: used as it is */
   p = machine_a("train", 0, &m);
@@ -224,9 +227,7 @@ static void step_throughput_source(void **state) {
   assert_string_equal(machine_str(n, "throughput_from"), "train");
   assert_true(json_is_null(json_object_get(n, "compute_note")));
   NEAR(json_number_value(json_object_get(n, "compute_s")), 32 / 776.0);
-  json_decref(n);
-  free(text);
-  cal_profile_free(p);
+  plan_free(n, text, p);
 }
 
 CAL_TEST_MAIN(

@@ -49,10 +49,7 @@ static const cal_kernel_t fake_kernel = {
 static void harness_samples_and_verification(void **state) {
   (void)state;
   cal_harness_cfg_t cfg;
-  cal_harness_defaults(&cfg, 1);
-  cfg.samples = 9;
-  cfg.min_sample_s = 0.002;
-  cfg.warmup_s = 0.001;
+  cal_test_harness_cfg(&cfg, 9, 0.002, 0.001);
   cal_point_t pt;
   cal_params_t p = {.threads = 1};
   fake_wrong_next = 0;

@@ -153,16 +153,34 @@ static void write_over_limit(const char *path) {
   _exit(rc == CAL_EIO && strstr(err, "too large") ? 0 : 1);
 }
 
-static void failed_write_leaves_nothing(void **state) {
-  (void)state;
-  char *p = test_path(dir, "limited.json");
-  put(p, "old");
+/* In a child: open path, write half of it, and die of SIGTERM. */
+static void write_half_and_die(const char *path) {
+  cal_out_t o;
+  char err[256];
+  if (cal_out_open(&o, path, 0, err, sizeof err) != 0 ||
+      cal_out_write(&o, "half", 4, err, sizeof err) != 0)
+    _exit(1);
+  raise(SIGTERM); /* ends the process with the file half-written */
+  _exit(2);
+}
+
+/* path holds "old"; then child(path) runs in a child process: its wait
+ * status. */
+static int old_file_in_child(const char *path, void (*child)(const char *)) {
+  put(path, "old");
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0)
-    write_over_limit(p);
+    child(path);
   int status;
   waitpid(pid, &status, 0);
+  return status;
+}
+
+static void failed_write_leaves_nothing(void **state) {
+  (void)state;
+  char *p = test_path(dir, "limited.json");
+  int status = old_file_in_child(p, write_over_limit);
   /* SIGXFSZ did not kill it: the write failed with "File too large" */
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
@@ -174,20 +192,7 @@ static void failed_write_leaves_nothing(void **state) {
 static void signal_removes_temporary(void **state) {
   (void)state;
   char *p = test_path(dir, "sig.json");
-  put(p, "old");
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    cal_out_t o;
-    char err[256];
-    if (cal_out_open(&o, p, 0, err, sizeof err) != 0 ||
-        cal_out_write(&o, "half", 4, err, sizeof err) != 0)
-      _exit(1);
-    raise(SIGTERM); /* ends the process with the file half-written */
-    _exit(2);
-  }
-  int status;
-  waitpid(pid, &status, 0);
+  int status = old_file_in_child(p, write_half_and_die);
   assert_true(WIFSIGNALED(status));
   assert_int_equal(WTERMSIG(status), SIGTERM);
   expect_text(p, "old");

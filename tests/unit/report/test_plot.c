@@ -60,11 +60,7 @@ static int teardown(void **state) {
   fixture_t *f = *state;
   unsetenv("CALIBRATE_GNUPLOT");
   test_rm_rf(f->dir);
-  free(f->dir);
-  free(f->quoted);
-  free(f->bare);
-  free(f->plots);
-  free(f);
+  test_free_each(f->dir, f->quoted, f->bare, f->plots, f);
   return 0;
 }
 

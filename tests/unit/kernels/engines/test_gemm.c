@@ -186,10 +186,7 @@ static void kernel_table_has_engines(void **state) {
 static void harness_records_impl(void **state) {
   (void)state;
   cal_harness_cfg_t cfg;
-  cal_harness_defaults(&cfg, 1);
-  cfg.samples = 3;
-  cfg.min_sample_s = 0.001;
-  cfg.warmup_s = 0;
+  cal_test_harness_cfg(&cfg, 3, 0.001, 0);
   cal_params_t p = {.m = 64, .n = 48, .k = 80, .threads = 1, .seed = 1};
   cal_point_t pt;
   omp_set_num_threads(1);
@@ -207,8 +204,9 @@ static void harness_records_impl(void **state) {
  * transposed; C += A·B), fp32 and, where it runs natively, bf16, on a
  * ragged shape: every entry exact (small integers: every product and sum
  * exact in fp32); then the same primitive bound to a second set of
- * buffers computes from those. */
-static void mm_flags(int bf) {
+ * buffers computes from those.  In bf16 where *state is set. */
+static void onednn_mm_flags(void **state) {
+  int bf = *state != NULL;
   const int64_t m = 37, n = 29, k = 53;
   const char *why = NULL;
   omp_set_num_threads(2);
@@ -293,16 +291,6 @@ static void mm_flags(int bf) {
   free(ref);
 }
 
-static void onednn_mm_flags(void **state) {
-  (void)state;
-  mm_flags(0);
-}
-
-static void onednn_mm_flags_bf16(void **state) {
-  (void)state;
-  mm_flags(1);
-}
-
 static const cal_gemm_dtype_t *dtype_of(const cal_gemm_result_t *g, const char *dt) {
   for (size_t i = 0; i < g->ndtypes; i++)
     if (strcmp(g->dtypes[i].dtype, dt) == 0)
@@ -350,6 +338,16 @@ static void set_best(cal_gemm_engine_t *e, const char *kernel, double g1, double
   snprintf(e->best[1].impl, sizeof e->best[1].impl, "%s", "impl-x");
 }
 
+/* A supported dtype of `nengines` engines. */
+static void dtype_init(cal_gemm_dtype_t *d, cal_kdtype_t kdtype,
+                       const char *name, const char *metric, int nengines) {
+  d->kdtype = kdtype;
+  d->dtype = name;
+  d->metric = metric;
+  d->supported = 1;
+  d->nengines = nengines;
+}
+
 /* The headline is the best verified engine's, per thread count; an
  * engine with a failed point never wins; ties go to the first. */
 static void headline_pick(void **state) {
@@ -358,11 +356,7 @@ static void headline_pick(void **state) {
   memset(&g, 0, sizeof g);
   g.ndtypes = 1;
   cal_gemm_dtype_t *d = &g.dtypes[0];
-  d->kdtype = CAL_DTYPE_FP32;
-  d->dtype = "fp32";
-  d->metric = "gflops";
-  d->supported = 1;
-  d->nengines = 2;
+  dtype_init(d, CAL_DTYPE_FP32, "fp32", "gflops", 2);
   set_best(&d->engines[0], "sgemm", 100, 300);
   set_best(&d->engines[1], "onednn_sgemm", 120, 250);
   cal_gemm_pick(d);
@@ -397,11 +391,7 @@ static void best_map_json(void **state) {
   memset(&g, 0, sizeof g);
   g.ndtypes = 2;
   cal_gemm_dtype_t *d = &g.dtypes[0];
-  d->kdtype = CAL_DTYPE_INT8;
-  d->dtype = "int8";
-  d->metric = "gops";
-  d->supported = 1;
-  d->nengines = 1;
+  dtype_init(d, CAL_DTYPE_INT8, "int8", "gops", 1);
   set_best(&d->engines[0], "onednn_u8s8gemm", 400, 800);
   cal_gemm_pick(d);
   cal_gemm_dtype_t *b = &g.dtypes[1];
@@ -448,6 +438,6 @@ CAL_TEST_MAIN(
     cmocka_unit_test(kernel_table_has_engines),
     cmocka_unit_test(every_engine_and_dtype),
     cmocka_unit_test(harness_records_impl), cmocka_unit_test(onednn_mm_flags),
-    cmocka_unit_test(onednn_mm_flags_bf16), cmocka_unit_test(plan_by_engine),
+    cal_unit_test_bf16(onednn_mm_flags), cmocka_unit_test(plan_by_engine),
     cmocka_unit_test(headline_pick), cmocka_unit_test(trend_rule),
     cmocka_unit_test(best_map_json))

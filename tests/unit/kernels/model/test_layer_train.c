@@ -87,7 +87,11 @@ static void fp32_gradients(void **state) {
 /* Attention in blocks of CAL_TRAIN_QB query rows: a sequence of two and
  * a ragged part of blocks (and MQA, one kv head for every query head)
  * against the double composition, fp32 and, where it runs, bf16. */
-static void attention_blocks_of(int bf16) {
+static void attention_blocks(void **state) {
+  int bf16 = *state != NULL;
+  const char *why = NULL;
+  if (bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+    cal_test_skip("bf16 not run: %s", why);
   cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
   cal_train_t *T = NULL;
   assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
@@ -95,19 +99,6 @@ static void attention_blocks_of(int bf16) {
   check_all(T, bf16 ? 3e-2 : 1e-4);
   assert_int_equal(cal_train_verify(T), 0);
   cal_train_free(T);
-}
-
-static void attention_blocks(void **state) {
-  (void)state;
-  attention_blocks_of(0);
-}
-
-static void attention_blocks_bf16(void **state) {
-  (void)state;
-  const char *why = NULL;
-  if (cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
-    cal_test_skip("bf16 not run: %s", why);
-  attention_blocks_of(1);
 }
 
 /* The composition's gradients against central differences of its loss,
@@ -467,7 +458,7 @@ static void memory_measured(void **state) {
 CAL_TEST_MAIN(
     cmocka_unit_test(memory_measured), cmocka_unit_test(fp32_gradients),
     cmocka_unit_test(attention_blocks),
-    cmocka_unit_test(attention_blocks_bf16),
+    cal_unit_test_bf16(attention_blocks),
     cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
     cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
     cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
