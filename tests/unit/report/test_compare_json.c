@@ -2,9 +2,11 @@
  * by: the JSON tree of a hand-made typed result (keys, their order, nulls
  * and absent keys), its table and markdown, the per-point verdict of
  * verdict.c with its single-run rules, and the machine identity diff
- * (profile/identity.c), and a side's points (compare_points.c).
+ * (profile/identity.c), a side's points (compare_points.c), and the
+ * comparison's part of the report page (html_compare.c).
  * covers: calibrator/analysis/compare_points.c
- * covers: calibrator/analysis/compare_machine.c */
+ * covers: calibrator/analysis/compare_machine.c
+ * covers: calibrator/report/html_compare.c */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include "compare_internal.h"
 #include "compare_json.h"
 #include "compare_render.h"
+#include "html.h"
 #include "identity.h"
 #include "test_util.h"
 #include "verdict.h"
@@ -166,6 +169,37 @@ static void json_tree(void **state) {
   fclose(f);
   assert_true(len > 2 && buf[len - 1] == '\n' && buf[len - 2] == '}');
   free(buf);
+  unmake(&fx);
+}
+
+/* The comparison's part of the report page: the summary with the labels
+ * escaped, the machines' difference, the chart, and every point's row
+ * with its verdict (skipped where gnuplot, which draws the page's charts,
+ * is absent). */
+static void html_section(void **state) {
+  (void)state;
+  fixture_t fx;
+  cal_comparison_t *c = make(&fx);
+  c->new_label = "<new & improved>";
+  char *html = NULL, err[256] = "";
+  size_t len = 0;
+  if (cal_html_render_compare(c, NULL, &html, &len, err, sizeof err) != 0) {
+    unmake(&fx);
+    if (strstr(err, "gnuplot not found"))
+      cal_test_skip("%s", err);
+    fail_msg("render: %s", err);
+  }
+  assert_int_equal(strlen(html), len);
+  cal_assert_contains(
+      html, "&lt;new &amp; improved&gt; against base/ ...",
+      ": 2 points compared, <span class=\"regressed\">1 regressed</span>",
+      "1 inconclusive, 0 unchanged",
+      "The machines differ: machine.cpu.brand</p>",
+      "<tr class=\"regressed\"><td>gemm/a</td>",
+      "<tr class=\"other\"><td>attention/b</td>", ">inconclusive</td>",
+      "<svg");
+  assert_null(strstr(html, "<new &"));
+  free(html);
   unmake(&fx);
 }
 
@@ -328,4 +362,5 @@ static void side_points(void **state) {
 CAL_TEST_MAIN(
     cmocka_unit_test(json_tree), cmocka_unit_test(text_and_markdown),
     cmocka_unit_test(point_rules), cmocka_unit_test(machine_moved),
-    cmocka_unit_test(machine_diff), cmocka_unit_test(side_points))
+    cmocka_unit_test(machine_diff), cmocka_unit_test(side_points),
+    cmocka_unit_test(html_section))
