@@ -691,6 +691,14 @@ static int run_plan(char **args, int n) {
   return cal_cmd_plan(n + 1, argv);
 }
 
+/* plan with args succeeds: the text of the file it wrote at out. */
+static char *plan_text(char **args, int n, const char *out) {
+  assert_int_equal(run_plan(args, n), CAL_EXIT_OK);
+  char *text = test_read_file(out, NULL);
+  assert_non_null(text);
+  return text;
+}
+
 static json_t *load_json(const char *path) {
   json_error_t e;
   return json_load_file(path, 0, &e);
@@ -773,15 +781,13 @@ static void cli_text_formats(void **state) {
   char *args[] = {f->fast, f->slow, "--examples", "100", "--model-params",
                   "7e9", "--training", "inference", "--format", "md", "-o",
                   out};
-  assert_int_equal(run_plan(args, 12), CAL_EXIT_OK);
-  char *text = test_read_file(out, NULL);
+  char *text = plan_text(args, 12, out);
   assert_non_null(text);
   cal_assert_contains(text, "83.55%", "16.45%", "| machine",
                       "Placement: data_parallel");
   free(text);
   args[9] = "table";
-  assert_int_equal(run_plan(args, 12), CAL_EXIT_OK);
-  text = test_read_file(out, NULL);
+  text = plan_text(args, 12, out);
   assert_non_null(strstr(text, "Stragglers"));
   assert_null(strstr(text, "| machine"));
   free(text);
@@ -868,8 +874,7 @@ static void cli_two_runs_of_one_vm(void **state) {
   assert_int_equal(json_array_size(json_object_get(p, "stragglers")), 0);
   json_decref(p);
   char *md[] = {REFERENCE, run2, "--format", "md", "-o", f->out};
-  assert_int_equal(run_plan(md, 6), CAL_EXIT_OK);
-  char *text = test_read_file(f->out, NULL);
+  char *text = plan_text(md, 6, f->out);
   assert_non_null(strstr(text, "confidence intervals overlap"));
   assert_null(strstr(text, "Heterogeneous set"));
   free(text);

@@ -95,11 +95,15 @@ static void quote_for_gnuplot(void **state) {
   assert_string_equal(buf, "\"Bob\\047s \\042box\\042 1\"");
 }
 
+/* plot --script-only of profile A and `second` into the fixture's plots. */
+static void scripts_only(const fixture_t *f, char *second) {
+  char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, second};
+  assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
+}
+
 static void scripts_and_data(void **state) {
   fixture_t *f = *state;
-  char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, f->quoted};
-  assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
-
+  scripts_only(f, f->quoted);
   char *gp = read_out(f, "batch_sweep.gp");
   assert_contains(gp, "datafile = 'batch_sweep.dat'\n");
   assert_contains(gp, "outfile = 'batch_sweep.png'\n");
@@ -164,8 +168,7 @@ static void scripts_and_data(void **state) {
 /* Same device name twice: labels fall back to the file names. */
 static void clashing_names(void **state) {
   fixture_t *f = *state;
-  char *args[] = {"--script-only", "-o", f->plots, PROFILE_A, f->bare};
-  assert_int_equal(run_plot(args, 5), CAL_EXIT_OK);
+  scripts_only(f, f->bare);
   char *gp = read_out(f, "gemm.gp");
   assert_contains(gp, "label[1] = \"profile_a fp32\"\n");
   assert_contains(gp, "title = \"GEMM GFLOPS vs size - profile_a "
