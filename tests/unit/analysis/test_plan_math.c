@@ -699,6 +699,14 @@ static char *plan_text(char **args, int n, const char *out) {
   return text;
 }
 
+/* plan with these arguments is refused with the usage exit. */
+#define expect_plan_usage(...)                                               \
+  do {                                                                       \
+    char *a_[] = {__VA_ARGS__};                                              \
+    assert_int_equal(run_plan(a_, (int)(sizeof a_ / sizeof *a_)),            \
+                     CAL_EXIT_USAGE);                                        \
+  } while (0)
+
 static json_t *load_json(const char *path) {
   json_error_t e;
   return json_load_file(path, 0, &e);
@@ -796,30 +804,18 @@ static void cli_text_formats(void **state) {
 
 static void cli_bad_input(void **state) {
   fixture_t *f = *state;
-  char *none_only[] = {f->none};
-  assert_int_equal(run_plan(none_only, 1), CAL_EXIT_USAGE);
-  char *bad_flag[] = {f->fast, "--bogus"};
-  assert_int_equal(run_plan(bad_flag, 2), CAL_EXIT_USAGE);
-  char *bad_dtype[] = {f->fast, "--dtype", "fp64"};
-  assert_int_equal(run_plan(bad_dtype, 3), CAL_EXIT_USAGE);
-  char *bad_n[] = {f->fast, "--examples", "-5"};
-  assert_int_equal(run_plan(bad_n, 3), CAL_EXIT_USAGE);
-  char *bad_n2[] = {f->fast, "--examples", "12x"};
-  assert_int_equal(run_plan(bad_n2, 3), CAL_EXIT_USAGE);
-  char *bad_p[] = {f->fast, "--model-params", "lots"};
-  assert_int_equal(run_plan(bad_p, 3), CAL_EXIT_USAGE);
-  char *missing_val[] = {f->fast, "--format"};
-  assert_int_equal(run_plan(missing_val, 2), CAL_EXIT_USAGE);
-  char *no_profile[] = {"--examples", "5"};
-  assert_int_equal(run_plan(no_profile, 2), CAL_EXIT_USAGE);
-  char *missing_file[] = {"/nonexistent/profile.json"};
-  assert_int_equal(run_plan(missing_file, 1), CAL_EXIT_USAGE);
-  char *huge[] = {f->fast, "--examples", "18446744073709551615"};
-  assert_int_equal(run_plan(huge, 3), CAL_EXIT_USAGE);
-  char *huge2[] = {f->fast, "--examples", "9223372036854775807"};
-  assert_int_equal(run_plan(huge2, 3), CAL_EXIT_USAGE);
-  char *huge3[] = {f->fast, "--examples", "9007199254740993"};
-  assert_int_equal(run_plan(huge3, 3), CAL_EXIT_USAGE);
+  expect_plan_usage(f->none);
+  expect_plan_usage(f->fast, "--bogus");
+  expect_plan_usage(f->fast, "--dtype", "fp64");
+  expect_plan_usage(f->fast, "--examples", "-5");
+  expect_plan_usage(f->fast, "--examples", "12x");
+  expect_plan_usage(f->fast, "--model-params", "lots");
+  expect_plan_usage(f->fast, "--format");
+  expect_plan_usage("--examples", "5");
+  expect_plan_usage("/nonexistent/profile.json");
+  expect_plan_usage(f->fast, "--examples", "18446744073709551615");
+  expect_plan_usage(f->fast, "--examples", "9223372036854775807");
+  expect_plan_usage(f->fast, "--examples", "9007199254740993");
 }
 
 /* A second run of the reference VM at 90.1 examples/s: the optimal
@@ -941,31 +937,23 @@ static void cli_csv_and_profile(void **state) {
 static void cli_bad_plan_inputs(void **state) {
   fixture_t *f = *state;
   char *csv = CAL_TEST_DATA "/seed_curves.csv";
-  char *unknown_name[] = {csv, "--examples", "10", "--price-per-hour",
-                          "gpu=3"};
-  assert_int_equal(run_plan(unknown_name, 5), CAL_EXIT_USAGE);
-  char *no_work[] = {csv, "--price-per-hour", "3"};
-  assert_int_equal(run_plan(no_work, 3), CAL_EXIT_USAGE);
-  char *bad_price[] = {csv, "--examples", "10", "--price-per-hour", "a=-1"};
-  assert_int_equal(run_plan(bad_price, 5), CAL_EXIT_USAGE);
-  char *half_priced[] = {csv, "--examples", "10", "--price-per-hour",
-                         "machine_a=1"};
-  assert_int_equal(run_plan(half_priced, 5), CAL_EXIT_USAGE);
-  char *two_units[] = {csv, "--examples", "10", "--steps", "5",
-                       "--global-batch", "2"};
-  assert_int_equal(run_plan(two_units, 7), CAL_EXIT_USAGE);
-  char *epochs_alone[] = {csv, "--epochs", "3"};
-  assert_int_equal(run_plan(epochs_alone, 3), CAL_EXIT_USAGE);
-  char *no_shapes[] = {csv, "--model-params", "5e8", "--layers", "24"};
-  assert_int_equal(run_plan(no_shapes, 5), CAL_EXIT_USAGE);
-  char *rank_full[] = {REFERENCE, "--model-params", "5e8", "--layers", "24",
-                       "--lora-rank", "8"};
-  assert_int_equal(run_plan(rank_full, 7), CAL_EXIT_USAGE);
-  char *ckpt_no_layers[] = {REFERENCE, "--model-params", "5e8",
-                            "--checkpointing"};
-  assert_int_equal(run_plan(ckpt_no_layers, 4), CAL_EXIT_USAGE);
-  char *mem_no_name[] = {csv, "--memory-gb", "80"};
-  assert_int_equal(run_plan(mem_no_name, 3), CAL_EXIT_USAGE);
+  /* a price for a machine not in the set; a price but no work */
+  expect_plan_usage(csv, "--examples", "10", "--price-per-hour", "gpu=3");
+  expect_plan_usage(csv, "--price-per-hour", "3");
+  /* a negative price; a price for some machines only */
+  expect_plan_usage(csv, "--examples", "10", "--price-per-hour", "a=-1");
+  expect_plan_usage(csv, "--examples", "10", "--price-per-hour", "machine_a=1");
+  /* two units of work; epochs without the dataset size */
+  expect_plan_usage(csv, "--examples", "10", "--steps", "5", "--global-batch",
+                    "2");
+  expect_plan_usage(csv, "--epochs", "3");
+  /* layers without the shapes; a LoRA rank for full training;
+   * checkpointing without layers; memory for no named machine */
+  expect_plan_usage(csv, "--model-params", "5e8", "--layers", "24");
+  expect_plan_usage(REFERENCE, "--model-params", "5e8", "--layers", "24",
+                    "--lora-rank", "8");
+  expect_plan_usage(REFERENCE, "--model-params", "5e8", "--checkpointing");
+  expect_plan_usage(csv, "--memory-gb", "80");
   /* files that are none of the three */
   char *empty = test_path(f->dir, "empty.csv");
   char *notcurve = test_path(f->dir, "junk.csv");

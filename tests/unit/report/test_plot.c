@@ -531,11 +531,9 @@ static void chart_table_whole(void **state) {
   assert_non_null(seen);
   for (size_t i = 0; i < cal_ncharts; i++) {
     const cal_chart_t *ch = &cal_charts[i];
-    assert_non_null(ch->name);
-    assert_non_null(ch->section);
-    assert_non_null(ch->what);
-    assert_non_null(ch->row);
-    assert_non_null(ch->caption);
+    if (!ch->name || !ch->section || !ch->what || !ch->row || !ch->caption)
+      fail_msg("chart row %zu (%s) has an empty slot", i,
+               ch->name ? ch->name : "no name");
     assert_true(ch->ncols > 0 && ch->ncols <= CAL_GP_NCOL + 1);
     for (int c = 0; c < ch->ncols; c++)
       assert_non_null(ch->cols[c]);

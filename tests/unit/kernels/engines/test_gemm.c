@@ -352,9 +352,7 @@ static void dtype_init(cal_gemm_dtype_t *d, cal_kdtype_t kdtype,
  * engine with a failed point never wins; ties go to the first. */
 static void headline_pick(void **state) {
   (void)state;
-  cal_gemm_result_t g;
-  memset(&g, 0, sizeof g);
-  g.ndtypes = 1;
+  cal_gemm_result_t g = {.ndtypes = 1};
   cal_gemm_dtype_t *d = &g.dtypes[0];
   dtype_init(d, CAL_DTYPE_FP32, "fp32", "gflops", 2);
   set_best(&d->engines[0], "sgemm", 100, 300);
@@ -387,17 +385,14 @@ static void headline_pick(void **state) {
  * the engine and its implementation named, unsupported with a reason. */
 static void best_map_json(void **state) {
   (void)state;
-  cal_gemm_result_t g;
-  memset(&g, 0, sizeof g);
-  g.ndtypes = 2;
+  cal_gemm_result_t g = {.ndtypes = 2};
   cal_gemm_dtype_t *d = &g.dtypes[0];
   dtype_init(d, CAL_DTYPE_INT8, "int8", "gops", 1);
   set_best(&d->engines[0], "onednn_u8s8gemm", 400, 800);
   cal_gemm_pick(d);
   cal_gemm_dtype_t *b = &g.dtypes[1];
-  b->kdtype = CAL_DTYPE_BF16;
-  b->dtype = "bf16";
-  b->metric = "gflops";
+  dtype_init(b, CAL_DTYPE_BF16, "bf16", "gflops", 0);
+  b->supported = 0;
   snprintf(b->why, sizeof b->why, "%s", "no BF16");
   json_t *o = cal_gemm_best_json(&g);
   assert_non_null(o);
