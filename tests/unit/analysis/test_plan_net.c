@@ -192,6 +192,14 @@ static const char *machine_str(const json_t *net, const char *k) {
 /* The step's compute time is a training step's only when the throughput
  * is: prefill's figure is inference, said in the JSON, the arithmetic and
  * the table; a train curve is used when the profile has one. */
+/* The compute time of n is from `from`'s throughput, with no note. */
+static void expect_plain_throughput(const json_t *n, const char *from,
+                                    double compute_s) {
+  assert_string_equal(machine_str(n, "throughput_from"), from);
+  assert_true(json_is_null(json_object_get(n, "compute_note")));
+  NEAR(json_number_value(json_object_get(n, "compute_s")), compute_s);
+}
+
 static void step_throughput_source(void **state) {
   (void)state;
   cal_plan_machine_t m;
@@ -215,18 +223,14 @@ static void step_throughput_source(void **state) {
   /* the same with a train curve: its optimum, no note */
   p = machine_a("prefill", 1, &m);
   n = plan_network(&m, &text);
-  assert_string_equal(machine_str(n, "throughput_from"), "train_curve");
-  assert_true(json_is_null(json_object_get(n, "compute_note")));
-  NEAR(json_number_value(json_object_get(n, "compute_s")), 16 / 100.0);
+  expect_plain_throughput(n, "train_curve", 16 / 100.0);
   assert_null(strstr(text, "Note on the throughput"));
   plan_free(n, text, p);
 
   /* the top-level figure is the train mode's: used as it is */
   p = machine_a("train", 0, &m);
   n = plan_network(&m, &text);
-  assert_string_equal(machine_str(n, "throughput_from"), "train");
-  assert_true(json_is_null(json_object_get(n, "compute_note")));
-  NEAR(json_number_value(json_object_get(n, "compute_s")), 32 / 776.0);
+  expect_plain_throughput(n, "train", 32 / 776.0);
   plan_free(n, text, p);
 }
 

@@ -76,6 +76,13 @@ static void assert_contains(const char *text, const char *want) {
     fail_msg("expected to find \"%s\"", want);
 }
 
+/* The file `name` of the plots holds `want`. */
+static void expect_out(const fixture_t *f, const char *name, const char *want) {
+  char *text = read_out(f, name);
+  assert_contains(text, want);
+  free(text);
+}
+
 static int run_plot(char **args, int n) {
   char *argv[16];
   argv[0] = "plot";
@@ -133,9 +140,8 @@ static void scripts_and_data(void **state) {
   assert_contains(dat, "\n1024 1024 1024 1024 120 117.6 121.2\n");
   assert_contains(dat, "# series 2: machine_a bf16\n256 256 256 256 80 78.4 80.8\n");
   free(dat);
-  dat = read_out(f, "scaling.dat");
-  assert_contains(dat, "1 68 68 1 66.64 68.68\n2 130 136 0.956 127.4 131.3\n");
-  free(dat);
+  expect_out(f, "scaling.dat",
+             "1 68 68 1 66.64 68.68\n2 130 136 0.956 127.4 131.3\n");
   gp = read_out(f, "bandwidth.gp");
   assert_contains(gp, "title = \"Memory bandwidth vs working set per core - "
                       "machine_a (2025-01-15)\"\n");
@@ -143,10 +149,9 @@ static void scripts_and_data(void **state) {
   assert_contains(gp, "cache_bytes[2] = 2097152\n");
   assert_contains(gp, "cache_label[2] = \"L2 2 MiB (machine_a)\"\n");
   free(gp);
-  dat = read_out(f, "bandwidth.dat");
   /* per core: the 2-thread staircase point of 16 KiB in all */
-  assert_contains(dat, "# series 3: machine_a triad staircase\n8192 144 141.12 145.44\n");
-  free(dat);
+  expect_out(f, "bandwidth.dat",
+             "# series 3: machine_a triad staircase\n8192 144 141.12 145.44\n");
   gp = read_out(f, "roofline.gp");
   assert_contains(gp, "nmemory = 2\n");
   assert_contains(gp, "memory_gbps[2] = 12\nmemory_peak[2] = 260\n");
@@ -426,10 +431,9 @@ static void reference_charts(void **state) {
     check_image(f, name, 1);
   }
   /* the batch sweep names what was measured */
-  char *gp = read_out(f, "batch_sweep.gp");
-  assert_contains(gp, "Batch sweep: qwen2-0.5b, seq 128, prefill (one "
-                      "layer), decode (one layer), fp32");
-  free(gp);
+  expect_out(f, "batch_sweep.gp",
+             "Batch sweep: qwen2-0.5b, seq 128, prefill (one "
+             "layer), decode (one layer), fp32");
   char *two[] = {"--format", "svg", "-o", f->plots, REFERENCE, evil};
   assert_int_equal(run_plot(two, 6), CAL_EXIT_OK);
   for (size_t i = 0; i < cal_ncharts; i++) {
@@ -449,7 +453,7 @@ static void reference_charts(void **state) {
                        "\"bf16 amx_bf16 amx\"\n");
   free(dat);
   /* titles and keys are cut to fit: no 400-character name in them */
-  gp = read_out(f, "gemm.gp");
+  char *gp = read_out(f, "gemm.gp");
   if (strstr(gp, "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW"))
     fail_msg("a long name was not cut in gemm.gp");
   free(gp);
