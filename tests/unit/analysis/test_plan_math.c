@@ -699,6 +699,15 @@ static char *plan_text(char **args, int n, const char *out) {
   return text;
 }
 
+/* plan with args writes a text at out that has `has` and lacks `lacks`. */
+static void expect_plan_text(char **args, int n, const char *out,
+                             const char *has, const char *lacks) {
+  char *text = plan_text(args, n, out);
+  cal_assert_contains(text, has);
+  assert_null(strstr(text, lacks));
+  free(text);
+}
+
 /* plan with these arguments is refused with the usage exit. */
 #define expect_plan_usage(...)                                               \
   do {                                                                       \
@@ -795,10 +804,7 @@ static void cli_text_formats(void **state) {
                       "Placement: data_parallel");
   free(text);
   args[9] = "table";
-  text = plan_text(args, 12, out);
-  assert_non_null(strstr(text, "Stragglers"));
-  assert_null(strstr(text, "| machine"));
-  free(text);
+  expect_plan_text(args, 12, out, "Stragglers", "| machine");
   free(out);
 }
 
@@ -870,10 +876,8 @@ static void cli_two_runs_of_one_vm(void **state) {
   assert_int_equal(json_array_size(json_object_get(p, "stragglers")), 0);
   json_decref(p);
   char *md[] = {REFERENCE, run2, "--format", "md", "-o", f->out};
-  char *text = plan_text(md, 6, f->out);
-  assert_non_null(strstr(text, "confidence intervals overlap"));
-  assert_null(strstr(text, "Heterogeneous set"));
-  free(text);
+  expect_plan_text(md, 6, f->out, "confidence intervals overlap",
+                   "Heterogeneous set");
   free(run2);
 }
 

@@ -338,14 +338,17 @@ static void set_best(cal_gemm_engine_t *e, const char *kernel, double g1, double
   snprintf(e->best[1].impl, sizeof e->best[1].impl, "%s", "impl-x");
 }
 
-/* A supported dtype of `nengines` engines. */
-static void dtype_init(cal_gemm_dtype_t *d, cal_kdtype_t kdtype,
-                       const char *name, const char *metric, int nengines) {
+/* g's dtype i, supported, of `nengines` engines. */
+static cal_gemm_dtype_t *dtype_init(cal_gemm_result_t *g, size_t i,
+                                    cal_kdtype_t kdtype, const char *name,
+                                    const char *metric, int nengines) {
+  cal_gemm_dtype_t *d = &g->dtypes[i];
   d->kdtype = kdtype;
   d->dtype = name;
   d->metric = metric;
   d->supported = 1;
   d->nengines = nengines;
+  return d;
 }
 
 /* The headline is the best verified engine's, per thread count; an
@@ -353,8 +356,8 @@ static void dtype_init(cal_gemm_dtype_t *d, cal_kdtype_t kdtype,
 static void headline_pick(void **state) {
   (void)state;
   cal_gemm_result_t g = {.ndtypes = 1};
-  cal_gemm_dtype_t *d = &g.dtypes[0];
-  dtype_init(d, CAL_DTYPE_FP32, "fp32", "gflops", 2);
+  cal_gemm_dtype_t *d =
+      dtype_init(&g, 0, CAL_DTYPE_FP32, "fp32", "gflops", 2);
   set_best(&d->engines[0], "sgemm", 100, 300);
   set_best(&d->engines[1], "onednn_sgemm", 120, 250);
   cal_gemm_pick(d);
@@ -386,12 +389,10 @@ static void headline_pick(void **state) {
 static void best_map_json(void **state) {
   (void)state;
   cal_gemm_result_t g = {.ndtypes = 2};
-  cal_gemm_dtype_t *d = &g.dtypes[0];
-  dtype_init(d, CAL_DTYPE_INT8, "int8", "gops", 1);
+  cal_gemm_dtype_t *d = dtype_init(&g, 0, CAL_DTYPE_INT8, "int8", "gops", 1);
   set_best(&d->engines[0], "onednn_u8s8gemm", 400, 800);
   cal_gemm_pick(d);
-  cal_gemm_dtype_t *b = &g.dtypes[1];
-  dtype_init(b, CAL_DTYPE_BF16, "bf16", "gflops", 0);
+  cal_gemm_dtype_t *b = dtype_init(&g, 1, CAL_DTYPE_BF16, "bf16", "gflops", 0);
   b->supported = 0;
   snprintf(b->why, sizeof b->why, "%s", "no BF16");
   json_t *o = cal_gemm_best_json(&g);
