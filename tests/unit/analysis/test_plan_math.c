@@ -721,6 +721,19 @@ static json_t *load_json(const char *path) {
   return json_load_file(path, 0, &e);
 }
 
+/* plan with args exits rc and writes at out a JSON plan whose placement
+ * (*pl) is `strategy`: the plan (json_decref it). */
+static json_t *plan_placed(char **args, int n, int rc, const char *out,
+                           const char *strategy, json_t **pl) {
+  assert_int_equal(run_plan(args, n), rc);
+  json_t *p = load_json(out);
+  assert_non_null(p);
+  *pl = json_object_get(p, "placement");
+  assert_string_equal(json_string_value(json_object_get(*pl, "strategy")),
+                      strategy);
+  return p;
+}
+
 static void cli_json_plan(void **state) {
   fixture_t *f = *state;
   char *args[] = {f->fast, f->slow, f->none, "--examples", "1000",
@@ -768,11 +781,7 @@ static void cli_json_plan(void **state) {
   /* full training, 112 GB: only the 200 GB machine holds it */
   char *full[] = {f->fast, f->slow, "--model-params", "7e9", "--format",
                   "json", "-o", f->out};
-  assert_int_equal(run_plan(full, 8), CAL_EXIT_OK);
-  p = load_json(f->out);
-  pl = json_object_get(p, "placement");
-  assert_string_equal(json_string_value(json_object_get(pl, "strategy")),
-                      "fits_some");
+  p = plan_placed(full, 8, CAL_EXIT_OK, f->out, "fits_some", &pl);
   assert_int_equal(json_array_size(json_object_get(pl, "fits_on")), 1);
   assert_true(json_is_null(json_object_get(p, "target_effective_batch")));
   json_decref(p);
@@ -783,11 +792,7 @@ static void cli_json_plan(void **state) {
                    "fp32", "--training", "inference", "--format", "json",
                    "-o", f->out};
   /* the plan is written, and the exit status says it fits nowhere alone */
-  assert_int_equal(run_plan(shard, 12), CAL_EXIT_NOFIT);
-  p = load_json(f->out);
-  pl = json_object_get(p, "placement");
-  assert_string_equal(json_string_value(json_object_get(pl, "strategy")),
-                      "sharded");
+  p = plan_placed(shard, 12, CAL_EXIT_NOFIT, f->out, "sharded", &pl);
   assert_int_equal(json_array_size(json_object_get(pl, "shard_group")), 2);
   json_decref(p);
 }
