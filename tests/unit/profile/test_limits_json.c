@@ -1,14 +1,16 @@
 /* The machine-limits sections in the profile (profile/limits_json.c,
  * peak_json.c): the compute peak, bandwidth and roofline sections of a
  * 1-thread machine, valid as a profile; and the matrix engine: the peak
- * section's model, theory and points (each against the theory of its own unit), the roofline's
- * compute and matrix ceilings, and the bf16 GEMM / matrix-engine peak
- * efficiency, computed by the roofline section from synthetic results of
- * a 2-core AMX machine (so they are checked on machines without AMX).
+ * section's model, theory and points (each against the theory of its own
+ * unit), the roofline's compute and matrix ceilings, and the bf16 GEMM /
+ * matrix-engine peak efficiency, computed by the roofline section from
+ * synthetic results of a 2-core AMX machine (so they are checked on
+ * machines without AMX), and their part of the run's table.
  *
  * With CAL_TEST_PROFILE_OUT=FILE the synthetic profile is also written to
  * FILE (tests/e2e_matrix_peak.sh validates it against the JSON schema).
  * covers: calibrator/profile/peak_json.c calibrator/sections/roofline.c
+ * covers: calibrator/report/table_limits.c
  * covers: calibrator/sections/compute_peak.c */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -206,6 +208,25 @@ static json_t *profile_root(void) {
   return root;
 }
 
+/* The peak and roofline parts of the run's table (report/table_limits.c)
+ * through their section rows. */
+static void check_tables(const cal_run_result_t *run) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  cal_sections[CAL_SEC_ID_PEAK].print(run, run->res.sec[CAL_SEC_ID_PEAK], f);
+  cal_sections[CAL_SEC_ID_ROOFLINE].print(run,
+                                          run->res.sec[CAL_SEC_ID_ROOFLINE], f);
+  fclose(f);
+  cal_assert_contains(
+      buf, "  amx_bf16  amx            2   3000.0 GF/s    4096.0     73%",
+      "  amx_int8  skipped: the kernel refused the AMX tile state",
+      "  matrix engine ceilings: bf16 3000 GFLOPS (amx_bf16)",
+      "  gemm_bf16_of_matrix_peak                50%");
+  free(buf);
+}
+
 static void roofline_matrix_ceilings(void **state) {
   (void)state;
   cal_opts_t o;
@@ -227,6 +248,7 @@ static void roofline_matrix_ceilings(void **state) {
   assert_double_equal(rr->roof.compute_gflops[CAL_DT_FP16], 400.0, 1e-6);
   assert_double_equal(rr->efficiency[CAL_EFF_GEMM_BF16_OF_MATRIX_PEAK], 0.5,
                       1e-9);
+  check_tables(&run);
   json_t *root = profile_root();
   json_t *ps = cal_compute_peak_write(&run, res->sec[CAL_SEC_ID_PEAK]);
   json_t *rs = cal_roofline_write(&run, rr);
