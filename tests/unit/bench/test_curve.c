@@ -446,6 +446,16 @@ static int read_csv(const char *text, cal_curve_set_t **out, char *err,
   return rc;
 }
 
+/* The curves of a good CSV text: ncurves of them (free the set). */
+static cal_curve_set_t *csv_of(const char *text, size_t ncurves) {
+  cal_curve_set_t *s = NULL;
+  char err[256] = "";
+  if (read_csv(text, &s, err, sizeof err) != 0)
+    fail_msg("read: %s", err);
+  assert_int_equal(s->n, ncurves);
+  return s;
+}
+
 static void expect_csv_error(const char *text, const char *where,
                              const char *what) {
   cal_curve_set_t *s = (cal_curve_set_t *)&s;
@@ -459,8 +469,6 @@ static void expect_csv_error(const char *text, const char *where,
 
 static void csv_good(void **state) {
   (void)state;
-  char err[300] = "";
-  cal_curve_set_t *s = NULL;
   /* aliases case-insensitive, extra column, comments, blank lines, CRLF,
    * repeated rows are samples */
   const char *text = "\xEF\xBB\xBF# measured by hand\r\n"
@@ -472,8 +480,7 @@ static void csv_good(void **state) {
                      "4,\"a, quoted \"\"note\"\"\",310\n"
                      "4,z,290\n"
                      "2,,180\n";
-  assert_int_equal(read_csv(text, &s, err, sizeof err), 0);
-  assert_int_equal(s->n, 1);
+  cal_curve_set_t *s = csv_of(text, 1);
   const cal_curve_t *c = &s->curves[0];
   assert_null(c->machine);
   assert_int_equal(c->n, 3);
@@ -496,8 +503,7 @@ static void csv_good(void **state) {
          "m2,2,15,ok\n"
          "m2,4,,skipped\n"
          "m2,2,16,FAILED\n";
-  assert_int_equal(read_csv(text, &s, err, sizeof err), 0);
-  assert_int_equal(s->n, 2);
+  s = csv_of(text, 2);
   assert_string_equal(s->curves[0].machine, "m2");
   assert_string_equal(s->curves[1].machine, "m1");
   c = &s->curves[0];
