@@ -83,6 +83,47 @@ static void read_shape(const cal_profile_view_t *v, cal_plan_machine_t *m) {
   m->has_shape = cal_lora_params(&probe, 1) > 0;
 }
 
+/* The parameters one decoder layer of shape s multiplies per token: the
+ * query, key, value and output projections and the three of the MLP. */
+static double layer_params(const cal_act_shape_t *s) {
+  double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
+         kv = (double)(s->kv_heads * s->head_dim);
+  return 2.0 * h * q + 2.0 * h * kv + 3.0 * h * (double)s->ffn;
+}
+
+/* The parameters the model a mode measured multiplies per token: its
+ * layers and the LM head (vocab x hidden); 0 when it records neither. */
+static double mode_params(const cal_profile_view_t *v, const char *mode,
+                          const cal_plan_machine_t *m) {
+  const cal_vbatch_mode_t *bm = cal_vbatch_mode(&v->batch_sweep, mode);
+  if (!bm || !m->has_shape || int_or_0(&bm->layers) < 1 ||
+      int_or_0(&bm->vocab) < 1)
+    return 0;
+  return (double)int_or_0(&bm->layers) * layer_params(&m->shape) +
+         (double)int_or_0(&bm->vocab) * (double)m->shape.hidden;
+}
+
+/* The model behind the throughput (plan.h): one decoder layer when
+ * batch_source.workload says so, or, in a profile older than
+ * batch_source, when the figure is a prefill or decode point of a
+ * sweep that records its shape (those curves measured one layer then);
+ * else the mode's model. */
+static void read_model(const cal_profile_view_t *v, const char *found,
+                       cal_plan_machine_t *m) {
+  const char *w = v->batch_source.workload;
+  m->preset = v->batch_source.preset ? v->batch_source.preset
+                                     : v->batch_sweep.model.preset;
+  m->one_layer = w ? strncmp(w, "one decoder layer", 17) == 0
+                   : !v->batch_source.has && found && v->batch_sweep.model.has &&
+                         (strcmp(found, "prefill") == 0 ||
+                          strcmp(found, "decode") == 0);
+  m->flops_params = !m->has_shape ? 0
+                    : m->one_layer ? layer_params(&m->shape)
+                    : m->mode      ? mode_params(v, m->mode, m)
+                                   : 0;
+  m->train_flops_params = mode_params(v, "train", m);
+}
+
 int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
   const cal_profile_view_t *v = cal_profile_view(p);
   memset(m, 0, sizeof *m);
@@ -113,6 +154,8 @@ int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
     m->ci_level = pt->stats.ci_level.v;
   }
   read_shape(v, m);
+  read_model(v, found, m);
+  m->measured_throughput = m->flops_ratio = NAN;
   return 0;
 }
 
@@ -129,7 +172,7 @@ static cal_plan_machine_t *new_machine(cal_plan_inputs_t *in) {
   cal_plan_machine_t *m = &in->ms[in->n];
   memset(m, 0, sizeof *m);
   m->throughput = m->ci_low = m->ci_high = m->ci_level = NAN;
-  m->price_per_hour = NAN;
+  m->price_per_hour = m->measured_throughput = m->flops_ratio = NAN;
   return m;
 }
 
