@@ -41,8 +41,8 @@ static int scale_profile(const cal_plan_opts_t *o, cal_plan_machine_t *m,
   else
     m->train_throughput = 0; /* its model not recorded: no step to use */
   m->basis = m->one_layer
-                 ? "one decoder layer's forward pass (an older profile; its "
-                   "weights may have stayed in the cache, so an upper "
+                 ? "one decoder layer's forward pass (its "
+                   "weights may have stayed in the cache: an upper "
                    "bound), scaled by FLOPs per token to the plan's model"
                  : "the measured model's step, scaled by FLOPs per token to "
                    "the plan's model";
@@ -55,7 +55,7 @@ int cal_plan_scale(const cal_plan_opts_t *o, cal_plan_machine_t *ms, size_t n,
     cal_plan_machine_t *m = &ms[i];
     if (!(o->params > 0)) {
       if (m->one_layer)
-        m->basis = "one decoder layer's forward pass (an older profile), "
+        m->basis = "one decoder layer's forward pass, "
                    "not a model's step: its times are that layer's; give "
                    "--model-params to scale it to a model";
       continue;

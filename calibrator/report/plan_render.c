@@ -181,11 +181,12 @@ static void left_out_lines(FILE *f, const cal_plan_t *p, const layout_t *l) {
 /* What each throughput rests on: scaled by FLOPs per token to the plan's
  * model (the method once, then the factor a machine), or what it is. */
 static void basis_lines(FILE *f, const cal_plan_t *p, const layout_t *l) {
-  int method = 0;
+  int method = 0, lines = 0;
   for (size_t k = 0; k < p->nmachines; k++) {
     const cal_plan_machine_t *m = p->machines[k].m;
     if (!m->basis)
       continue;
+    lines++;
     if (isfinite(m->flops_ratio) && !method++)
       fprintf(f, "Scaled by FLOPs per token (2 x the parameters a step "
                  "multiplies per token, the same factor in a training "
@@ -199,6 +200,8 @@ static void basis_lines(FILE *f, const cal_plan_t *p, const layout_t *l) {
               m->flops_params, m->flops_ratio, m->throughput);
     fprintf(f, ".\n");
   }
+  if (lines)
+    fprintf(f, "\n");
 }
 
 /* The work split: one row a machine, then what it means. */
