@@ -47,6 +47,8 @@ static const cal_vkey_t point_keys[] = {
     CAL_VNUM(P, gflops_per_thread), CAL_VNUM(P, ratio_to_gemm),
     CAL_VNUM(P, speedup_vs_reference), CAL_VNUM(P, bytes_per_run),
     CAL_VNUM(P, flops_per_run), CAL_VNUM(P, memory_bytes),
+    CAL_VNUM(P, rss_before_bytes), CAL_VNUM(P, peak_rss_bytes),
+    CAL_VNUM(P, swap_bytes), CAL_VNUM(P, major_faults), CAL_VBOOL(P, swapped),
 };
 #undef P
 

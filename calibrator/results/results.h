@@ -15,6 +15,7 @@
 #include "curve.h"
 #include "gemm_onednn.h"
 #include "harness.h"
+#include "memuse.h"
 #include "roofline.h"
 
 /* ---- a plain list of kernel points: a section that needs no keys of its
@@ -245,6 +246,9 @@ typedef struct cal_batch_point {
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
   int64_t layers_measured;  /* train: layers the measured stack ran */
+  /* the process's memory while the point ran (memuse.h; known 0 where it
+   * was not read: skipped points, --ci's interleaved rounds) */
+  cal_memuse_t mem;
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
