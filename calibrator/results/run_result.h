@@ -11,9 +11,9 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "hwinfo.h"
 #include "load.h"
-#include "options.h"
+#include "machine.h"
+#include "settings.h"
 
 /* Section ids and bits, from sections/section_list.h. */
 enum {
