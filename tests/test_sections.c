@@ -13,6 +13,7 @@
 #include "charts.h"
 #include "results.h"
 #include "run_result.h"
+#include "section_view.h"
 
 static void rows_complete(void **state) {
   (void)state;
@@ -24,13 +25,18 @@ static void rows_complete(void **state) {
     assert_non_null(s->drop);
     assert_non_null(s->write);
     assert_non_null(s->print);
+    assert_non_null(s->read);
     assert_non_null(s->charts);
+    /* the loader walks the same readers, in the same order */
+    assert_string_equal(cal_section_readers[i].key, s->key);
+    assert_ptr_equal(cal_section_readers[i].read, s->read);
     assert_true(s->budget_full_s >= s->budget_quick_s);
     for (int j = 0; j < i; j++)
       assert_string_not_equal(s->key, cal_sections[j].key);
     bits |= 1u << i;
   }
   assert_int_equal(bits, CAL_SEC_ALL);
+  assert_int_equal(cal_nsection_readers, CAL_NSECTIONS);
   assert_int_equal(CAL_SEC_BATCH, 1u << CAL_SEC_ID_BATCH);
 }
 
@@ -96,11 +102,39 @@ static void results_freed(void **state) {
   assert_int_equal(res.quality.nwarnings, 0);
 }
 
+/* A view holds a section's part only when its reader is given: the
+ * builder reads sections through the rows' readers and nothing else. */
+static void readers_fill_their_part(void **state) {
+  (void)state;
+  json_t *root = json_pack("{s:{s:i, s:[]}, s:{s:s, s:[]}}", "scaling", "n",
+                           64, "points", "gemm", "operation", "C=AB",
+                           "points");
+  assert_non_null(root);
+  cal_profile_view_t *v = NULL;
+  const cal_section_reader_t *scaling = NULL;
+  for (size_t i = 0; i < cal_nsection_readers; i++)
+    if (strcmp(cal_section_readers[i].key, "scaling") == 0)
+      scaling = &cal_section_readers[i];
+  assert_non_null(scaling);
+  assert_int_equal(cal_profile_view_build_with(root, scaling, 1, &v), 0);
+  assert_true(v->scaling.has);
+  assert_int_equal(v->scaling.n.i, 64);
+  assert_false(v->gemm.has);
+  assert_null(v->gemm.operation);
+  cal_profile_view_free(v);
+  assert_int_equal(cal_profile_view_build(root, &v), 0);
+  assert_true(v->scaling.has && v->gemm.has);
+  assert_string_equal(v->gemm.operation, "C=AB");
+  cal_profile_view_free(v);
+  json_decref(root);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rows_complete),
       cmocka_unit_test(charts_named_by_their_section),
       cmocka_unit_test(results_freed),
+      cmocka_unit_test(readers_fill_their_part),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

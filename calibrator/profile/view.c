@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "section_view.h"
 
 /* Every "samples_<figure>" array of pt. */
 static void read_figure_samples(cal_varena_t *a, cal_vpoint_t *p,
@@ -263,6 +264,13 @@ static void order_by_document(cal_varena_t *a, cal_profile_view_t *v,
 }
 
 int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
+  return cal_profile_view_build_with(root, cal_section_readers,
+                                     cal_nsection_readers, out);
+}
+
+int cal_profile_view_build_with(const json_t *root,
+                                const cal_section_reader_t *readers,
+                                size_t nreaders, cal_profile_view_t **out) {
   cal_varena_t *a = NULL;
   cal_profile_view_t *v = cal_varena_first(sizeof *v, &a);
   size_t n = 0;
@@ -277,7 +285,8 @@ int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
     cal_profile_each_point(root, add_point, &b);
     order_by_document(a, v, root);
     read_top(a, v, root);
-    cal_vsections_read(&b, root);
+    for (size_t i = 0; i < nreaders; i++)
+      readers[i].read(&b, json_object_get(root, readers[i].key));
   } else {
     a->failed = 1;
   }

@@ -67,11 +67,12 @@ void cal_vread(void *dst, const cal_vkey_t *keys, size_t n, const json_t *o);
 void cal_vtool_read(cal_vtool_t *t, const json_t *o);
 
 /* Building one profile view: the points found so far and their trees. */
-typedef struct cal_vbuild {
+struct cal_vbuild {
   cal_varena_t *a;
   cal_profile_view_t *v;
   const json_t **nodes; /* nodes[i] is the tree of v->points[i] */
-} cal_vbuild_t;
+};
+typedef struct cal_vbuild cal_vbuild_t;
 
 /* Every element of the array under k of o: the view's own entry for a
  * point in its list, else one read here (for section). */
@@ -80,7 +81,5 @@ cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
 /* Fill one point from its tree. */
 void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                      const json_t *pt);
-/* The section views (view_sections.c). */
-void cal_vsections_read(cal_vbuild_t *b, const json_t *root);
 
 #endif

@@ -1,5 +1,6 @@
 /* The section views of a profile (view.h): gemm, scaling, peak,
  * bandwidth, attention, roofline and the batch sweep. */
+#include "section_view.h"
 #include "view_read.h"
 
 #include <string.h>
@@ -86,7 +87,8 @@ static void read_sweep(cal_vbuild_t *b, void *dst, const char *key,
   CAL_VREAD(dst, sweep_keys, o);
 }
 
-static void read_gemm(cal_vbuild_t *b, cal_vgemm_t *g, const json_t *o) {
+void cal_gemm_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vgemm_t *g = &b->v->gemm;
   g->has = json_is_object(o);
   CAL_VREAD(g, gemm_keys, o);
   CAL_VREAD(g, onednn_keys, json_object_get(o, "onednn"));
@@ -124,7 +126,8 @@ static void read_theoretical(cal_vbuild_t *b, void *dst, const char *key,
   CAL_VREAD(t, theoretical_keys, o);
 }
 
-static void read_peak(cal_vbuild_t *b, cal_vpeak_t *p, const json_t *o) {
+void cal_compute_peak_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vpeak_t *p = &b->v->peak;
   const json_t *model = json_object_get(o, "model");
   p->has = json_is_object(o);
   CAL_VREAD(p, clock_keys, json_object_get(o, "clock"));
@@ -155,8 +158,8 @@ static void read_level(cal_vbuild_t *b, void *dst, const char *key,
   CAL_VREAD(dst, level_keys, o);
 }
 
-static void read_bandwidth(cal_vbuild_t *b, cal_vbandwidth_t *w,
-                           const json_t *o) {
+void cal_bandwidth_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vbandwidth_t *w = &b->v->bandwidth;
   w->has = json_is_object(o);
   CAL_VREAD(w, bandwidth_keys, o);
   w->caches = read_each(b, json_object_get(o, "caches"), 0, sizeof *w->caches,
@@ -178,8 +181,8 @@ static void read_ref(cal_vbuild_t *b, void *dst, const char *key,
   CAL_VREAD(r, ref_keys, o);
 }
 
-static void read_attention(cal_vbuild_t *b, cal_vattention_t *t,
-                           const json_t *o) {
+void cal_attention_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vattention_t *t = &b->v->attention;
   t->has = json_is_object(o);
   t->flops_note = cal_vstr_of(o, "flops_note");
   t->refs = read_each(b, json_object_get(o, "gemm_reference"), 1, sizeof *t->refs,
@@ -223,8 +226,8 @@ static void read_ridge(cal_vbuild_t *b, void *dst, const char *key,
   r->level = cal_vfields_members(b->a, o);
 }
 
-static void read_roofline(cal_vbuild_t *b, cal_vroofline_t *r,
-                          const json_t *o) {
+void cal_roofline_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vroofline_t *r = &b->v->roofline;
   r->has = json_is_object(o);
   r->threads = cal_vnum_of(o, "threads");
   for (size_t i = 0; i < sizeof roof_maps / sizeof roof_maps[0]; i++)
@@ -293,8 +296,8 @@ static void read_mode(cal_vbuild_t *b, void *dst, const char *key,
   m->fields = cal_vfields_members(b->a, o);
 }
 
-static void read_batch(cal_vbuild_t *b, cal_vbatch_sweep_t *s,
-                       const json_t *o) {
+void cal_batch_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vbatch_sweep_t *s = &b->v->batch_sweep;
   const json_t *model = json_object_get(o, "model");
   s->has = json_is_object(o);
   CAL_VREAD(s, batch_keys, o);
@@ -304,18 +307,11 @@ static void read_batch(cal_vbuild_t *b, cal_vbatch_sweep_t *s,
                        read_mode, &s->nmodes);
 }
 
-void cal_vsections_read(cal_vbuild_t *b, const json_t *root) {
-  cal_profile_view_t *v = b->v;
-  const json_t *scaling = json_object_get(root, "scaling");
-  read_gemm(b, &v->gemm, json_object_get(root, "gemm"));
-  v->scaling.has = json_is_object(scaling);
-  v->scaling.n = cal_vnum_of(scaling, "n");
-  v->scaling.points = cal_vpoints_of(b, "scaling", scaling, "points");
-  read_peak(b, &v->peak, json_object_get(root, "peak"));
-  read_bandwidth(b, &v->bandwidth, json_object_get(root, "bandwidth"));
-  read_attention(b, &v->attention, json_object_get(root, "attention"));
-  read_roofline(b, &v->roofline, json_object_get(root, "roofline"));
-  read_batch(b, &v->batch_sweep, json_object_get(root, "batch_sweep"));
+void cal_scaling_read(cal_vbuild_t *b, const json_t *o) {
+  cal_vscaling_t *s = &b->v->scaling;
+  s->has = json_is_object(o);
+  s->n = cal_vnum_of(o, "n");
+  s->points = cal_vpoints_of(b, "scaling", o, "points");
 }
 
 const cal_vgemm_dtype_t *cal_vgemm_dtype(const cal_vgemm_t *g,
