@@ -358,21 +358,11 @@ static int add_json(cal_plan_inputs_t *in, const char *path, const char *buf,
 
 int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
                         size_t errlen) {
-  char *buf = NULL, why[256];
+  char *buf = NULL;
   size_t len = 0;
-  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, &buf, &len, why,
-                         sizeof why);
-  if (rc == CAL_EIO || rc == CAL_ESYS) {
-    snprintf(err, errlen, "cannot %s %s: %s", rc == CAL_EIO ? "open" : "read",
-             path, why);
-    free(buf);
-    return CAL_EIO;
-  }
-  if (rc < 0) {
-    snprintf(err, errlen, "out of memory reading %s", path);
-    free(buf);
+  int rc = cal_profile_read_text(path, "", &buf, &len, err, errlen);
+  if (rc < 0)
     return rc;
-  }
   size_t at = 0;
   if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
     at = 3;

@@ -50,6 +50,13 @@ void cal_limits_append(json_t *a, json_t *v, int *ok) {
     *ok = 0;
 }
 
+json_t *cal_limits_done(json_t *v, int ok) {
+  if (ok)
+    return v;
+  json_decref(v);
+  return NULL;
+}
+
 const char *cal_limits_metric(const cal_point_t *pt) {
   if (pt->kernel && pt->kernel->family == CAL_FAMILY_STREAM)
     return "gbps";
@@ -281,11 +288,7 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
                   peak, "ceiling_gbps", gbps),
         &ok);
   }
-  if (!ok) {
-    json_decref(sec);
-    return NULL;
-  }
-  return sec;
+  return cal_limits_done(sec, ok);
 }
 
 /* ---- the sections' profile objects, from their typed results */
@@ -303,11 +306,7 @@ static json_t *caches_json(const cal_hwinfo_t *hw) {
                                   "cores_sharing", c->cores_sharing),
                         &ok);
   }
-  if (!ok) {
-    json_decref(caches);
-    return NULL;
-  }
-  return caches;
+  return cal_limits_done(caches, ok);
 }
 
 json_t *cal_bandwidth_write(const cal_run_result_t *r, const void *result) {
@@ -318,11 +317,7 @@ json_t *cal_bandwidth_write(const cal_run_result_t *r, const void *result) {
   if (!sec)
     return NULL;
   cal_limits_put(sec, "caches", caches_json(r->hw), &ok);
-  if (!ok) {
-    json_decref(sec);
-    return NULL;
-  }
-  return sec;
+  return cal_limits_done(sec, ok);
 }
 
 const char *const cal_efficiency_keys[CAL_NEFF] = {
@@ -353,9 +348,5 @@ json_t *cal_roofline_write(const cal_run_result_t *r, const void *result) {
     else if (efficiency_null_when_unknown[i])
       cal_limits_put(eff, cal_efficiency_keys[i], json_null(), &ok);
   cal_limits_put(sec, "efficiencies", eff, &ok);
-  if (!ok) {
-    json_decref(sec);
-    return NULL;
-  }
-  return sec;
+  return cal_limits_done(sec, ok);
 }

@@ -38,11 +38,7 @@ static json_t *clock_json(const cal_clock_t *c) {
     return NULL;
   cal_limits_put(o, "samples_ghz", real_array(c->samples_ghz, c->n, 1.0), &ok);
   cal_limits_put(o, "stats", cal_stats_json(&s, 0), &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_limits_done(o, ok);
 }
 
 /* {dtype: {gflops_per_core, gflops}} (int8: gops_*) of the vector units
@@ -64,11 +60,7 @@ static json_t *theory_json(const cal_theory_t *m, int matrix) {
                              ops ? "gops" : "gflops", all),
                    &ok);
   }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_limits_done(o, ok);
 }
 
 /* model: {vector_bits, usable_cores, ghz, ipc{dtype}, assumption[, matrix
@@ -101,11 +93,7 @@ static json_t *model_json(const cal_theory_t *m) {
                              "ops_per_cycle", rates),
                    &ok);
   }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_limits_done(o, ok);
 }
 
 json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
