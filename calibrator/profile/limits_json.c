@@ -57,6 +57,15 @@ json_t *cal_limits_done(json_t *v, int ok) {
   return NULL;
 }
 
+json_t *cal_limits_finish(json_t *sec, json_t *points, int ok) {
+  if (!sec) {
+    json_decref(points);
+    return NULL;
+  }
+  cal_limits_put(sec, "points", points, &ok);
+  return cal_limits_done(sec, ok);
+}
+
 const char *cal_limits_metric(const cal_point_t *pt) {
   if (pt->kernel && pt->kernel->family == CAL_FAMILY_STREAM)
     return "gbps";
@@ -98,7 +107,7 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
   int ok = 1;
   json_t *sec = json_object(), *points = json_array();
   if (!sec || !points)
-    goto fail;
+    return cal_limits_finish(sec, points, 0);
   cal_limits_put(
       sec, "convention",
       json_string("STREAM: 8 bytes per element read or written (read 1, "
@@ -143,15 +152,7 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
     }
     cal_limits_append(points, o, &ok);
   }
-  cal_limits_put(sec, "points", points, &ok);
-  points = NULL;
-  if (!ok)
-    goto fail;
-  return sec;
-fail:
-  json_decref(points);
-  json_decref(sec);
-  return NULL;
+  return cal_limits_finish(sec, points, ok);
 }
 
 int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,

@@ -102,7 +102,7 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
   int ok = 1;
   json_t *sec = json_object(), *points = json_array();
   if (!sec || !points)
-    goto fail;
+    return cal_limits_finish(sec, points, 0);
   if (clock)
     cal_limits_put(sec, "clock", clock_json(clock), &ok);
   if (model) {
@@ -111,7 +111,7 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
     if (model->matrix_engine)
       cal_limits_put(sec, "theoretical_matrix", theory_json(model, 1), &ok);
     if (!ok)
-      goto fail;
+      return cal_limits_finish(sec, points, 0);
   }
   for (size_t i = 0; i < n && ok; i++) {
     const cal_point_t *pt = &pts[i];
@@ -127,15 +127,7 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
     }
     cal_limits_append(points, o, &ok);
   }
-  cal_limits_put(sec, "points", points, &ok);
-  points = NULL;
-  if (!ok)
-    goto fail;
-  return sec;
-fail:
-  json_decref(points);
-  json_decref(sec);
-  return NULL;
+  return cal_limits_finish(sec, points, ok);
 }
 
 json_t *cal_compute_peak_write(const cal_run_result_t *r, const void *result) {
