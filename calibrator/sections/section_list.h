@@ -1,5 +1,7 @@
 /* The measurement sections, one row each, in the order the table prints
- * them.  Adding a section: one file under sections/ and one row here.
+ * them.  Adding a section: one file under sections/ (measure, drop), its
+ * writer under profile/ and its reader in a profile/view*.c file (built
+ * into libcalibrate), its table part under report/, and one row here.
  *
  *   ID         the section's name in code: CAL_SEC_<ID> is its bit in
  *              cal_opts_t.sections, CAL_SEC_ID_<ID> its index
@@ -27,8 +29,8 @@
 CAL_SECTION(GEMM, "gemm", 50.0, 7.0, 0, cal_gemm_measure, cal_gemm_drop,
             cal_gemm_write, cal_gemm_print, cal_gemm_read, "gemm")
 CAL_SECTION(SCALING, "scaling", 6.0, 1.5, 0, cal_scaling_measure,
-            cal_scaling_drop, cal_scaling_write, cal_scaling_print, cal_scaling_read,
-            "scaling")
+            cal_scaling_drop, cal_scaling_write, cal_scaling_print,
+            cal_scaling_read, "scaling")
 CAL_SECTION(ATTENTION, "attention", 12.0, 3.0, 0, cal_attention_measure,
             cal_attention_drop, cal_attention_write, cal_attention_print,
             cal_attention_read, "attention")
@@ -39,8 +41,8 @@ CAL_SECTION(BANDWIDTH, "bandwidth", 12.0, 3.0, 0, cal_bandwidth_measure,
             cal_bandwidth_drop, cal_bandwidth_write, cal_bandwidth_print,
             cal_bandwidth_read, "bandwidth")
 CAL_SECTION(ROOFLINE, "roofline", 0.0, 0.0, 1, cal_roofline_measure,
-            cal_roofline_drop, cal_roofline_write, cal_roofline_print, cal_roofline_read,
-            "roofline")
+            cal_roofline_drop, cal_roofline_write, cal_roofline_print,
+            cal_roofline_read, "roofline")
 CAL_SECTION(BATCH, "batch_sweep", 90.0, 12.0, 0, cal_batch_measure,
             cal_batch_drop, cal_batch_write, cal_batch_print, cal_batch_read,
             "batch_sweep")
