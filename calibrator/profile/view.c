@@ -124,14 +124,21 @@ cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
 static const cal_vkey_t machine_keys[] = {
     CAL_VS(hostname) CAL_VS(os) CAL_VS(affinity) CAL_VN(usable_cores)
     CAL_VN(allowed_cores) CAL_VN(allowed_hardware_threads)
-    CAL_VN(cgroup_cpu_quota) CAL_VS_IN(cpu, arch) CAL_VS_IN(cpu, vendor)
-    CAL_VS_IN(cpu, brand) CAL_VN_IN(cpu, family) CAL_VN_IN(cpu, model)
-    CAL_VN_IN(cpu, stepping) CAL_VN_IN(topology, packages)
-    CAL_VN_IN(topology, cores) CAL_VN_IN(topology, hardware_threads)
-    CAL_VN_IN(topology, numa_nodes) CAL_VN_IN(memory, total_bytes)
-    CAL_VN_IN(memory, available_bytes) CAL_VN_IN(memory, cgroup_limit_bytes)
-    CAL_VN_IN(clocks, base_mhz) CAL_VN_IN(clocks, max_mhz)
-    CAL_VS_IN(clocks, governor)
+    CAL_VN(cgroup_cpu_quota)
+#define CAL_VIN cpu
+    CAL_VSI(arch) CAL_VSI(vendor) CAL_VSI(brand) CAL_VNI(family) CAL_VNI(model)
+    CAL_VNI(stepping)
+#undef CAL_VIN
+#define CAL_VIN topology
+    CAL_VNI(packages) CAL_VNI(cores) CAL_VNI(hardware_threads)
+    CAL_VNI(numa_nodes)
+#undef CAL_VIN
+#define CAL_VIN memory
+    CAL_VNI(total_bytes) CAL_VNI(available_bytes) CAL_VNI(cgroup_limit_bytes)
+#undef CAL_VIN
+#define CAL_VIN clocks
+    CAL_VNI(base_mhz) CAL_VNI(max_mhz) CAL_VSI(governor)
+#undef CAL_VIN
 };
 #undef CAL_VT
 #define CAL_VT cal_vcache_t
@@ -158,25 +165,29 @@ static const cal_vkey_t top_keys[] = {
     CAL_VS(schema) CAL_VS(device_name) CAL_VS(device) CAL_VS(created)
     CAL_VS(headline_status) CAL_VN(gflops) CAL_VN(gflops_per_core)
     CAL_VN(optimal_batch_size) CAL_VN(throughput) CAL_VN(memory_gb)
-    CAL_VN(latency_ms) CAL_VS_IN(batch_source, mode)
-    CAL_VS_IN(batch_source, dtype) CAL_VS_IN(batch_source, engine)
-    CAL_VS_IN(batch_source, preset) CAL_VS_IN(batch_source, workload)
-    CAL_VN_IN(batch_source, hidden) CAL_VN_IN(batch_source, seq)
-    CAL_VS_IN(blas, library) CAL_VS_IN(blas, version) CAL_VS_IN(blas, config)
-    CAL_VS_IN(blas, coretype) CAL_VS_IN(blas, coretype_source)
-    CAL_VS_IN(blas, coretype_library_choice) CAL_VS_IN(blas, parallel)
-    CAL_VN_IN(blas, threads) CAL_VB_IN(settings, quick) CAL_VB_IN(settings, ci)
-    CAL_VN_IN(settings, threads) CAL_VN_IN(settings, samples)
-    CAL_VN_IN(settings, rounds) CAL_VN_IN(settings, seed)
-    CAL_VN_IN(settings, min_sample_s) CAL_VN_IN(settings, warmup_s)
-    CAL_VN_IN(settings, cv_threshold) CAL_VN_IN(settings, ci_level)
-    CAL_VN_IN(settings, timer_resolution_s) CAL_VN_IN(settings, budget_scale)
-    CAL_VS_IN(settings, gemm_engine) CAL_VB_IN(quality, noisy)
-    CAL_VB_IN(quality, allow_busy) CAL_VN_IN(quality, unstable_points)
-    CAL_VN_IN(quality, failed_points) CAL_VN_IN(quality, contaminated_points)
-    CAL_VN_IN(quality, remeasured_points) CAL_VN_IN(quality, elapsed_s)
-    CAL_VN_IN(quality, remeasure_s) CAL_VN_IN(quality, watch_s)
-    CAL_VHAS(batch_source) CAL_VHAS(blas) CAL_VHAS(settings) CAL_VHAS(quality)
+    CAL_VN(latency_ms) CAL_VHAS(batch_source) CAL_VHAS(blas) CAL_VHAS(settings)
+    CAL_VHAS(quality)
+#define CAL_VIN batch_source
+    CAL_VSI(mode) CAL_VSI(dtype) CAL_VSI(engine) CAL_VSI(preset)
+    CAL_VSI(workload) CAL_VNI(hidden) CAL_VNI(seq)
+#undef CAL_VIN
+#define CAL_VIN blas
+    CAL_VSI(library) CAL_VSI(version) CAL_VSI(config) CAL_VSI(coretype)
+    CAL_VSI(coretype_source) CAL_VSI(coretype_library_choice) CAL_VSI(parallel)
+    CAL_VNI(threads)
+#undef CAL_VIN
+#define CAL_VIN settings
+    CAL_VBI(quick) CAL_VBI(ci) CAL_VNI(threads) CAL_VNI(samples) CAL_VNI(rounds)
+    CAL_VNI(seed) CAL_VNI(min_sample_s) CAL_VNI(warmup_s) CAL_VNI(cv_threshold)
+    CAL_VNI(ci_level) CAL_VNI(timer_resolution_s) CAL_VNI(budget_scale)
+    CAL_VSI(gemm_engine)
+#undef CAL_VIN
+#define CAL_VIN quality
+    CAL_VBI(noisy) CAL_VBI(allow_busy) CAL_VNI(unstable_points)
+    CAL_VNI(failed_points) CAL_VNI(contaminated_points)
+    CAL_VNI(remeasured_points) CAL_VNI(elapsed_s) CAL_VNI(remeasure_s)
+    CAL_VNI(watch_s)
+#undef CAL_VIN
 };
 #undef CAL_VT
 

@@ -54,12 +54,15 @@ static const cal_vkey_t link_keys[] = {
 #define CAL_VT cal_fleet_view_t
 static const cal_vkey_t fleet_keys[] = {
     CAL_VS(schema) CAL_VS(created) CAL_VN(ranks) CAL_VN(host_count)
-    CAL_VN(links_elapsed_s) CAL_VN(elapsed_s) CAL_VB_IN(links, intra_host)
-    CAL_VS_IN(links, note) CAL_VS_IN(links, convention) CAL_VS_IN(allreduce, op)
-    CAL_VS_IN(allreduce, dtype) CAL_VS_IN(allreduce, placement)
-    CAL_VS_IN(allreduce, busbw_convention) CAL_VN_IN(allreduce, ranks)
-    CAL_VN_IN(allreduce, checked_values) CAL_VB_IN(allreduce, verified)
-    CAL_VHAS(links) CAL_VHAS(allreduce)
+    CAL_VN(links_elapsed_s) CAL_VN(elapsed_s) CAL_VHAS(links)
+    CAL_VHAS(allreduce)
+#define CAL_VIN links
+    CAL_VBI(intra_host) CAL_VSI(note) CAL_VSI(convention)
+#undef CAL_VIN
+#define CAL_VIN allreduce
+    CAL_VSI(op) CAL_VSI(dtype) CAL_VSI(placement) CAL_VSI(busbw_convention)
+    CAL_VNI(ranks) CAL_VNI(checked_values) CAL_VBI(verified)
+#undef CAL_VIN
 };
 #undef CAL_VT
 #define CAL_VT cal_vfleet_plain_t

@@ -56,14 +56,18 @@ typedef struct cal_vkey {
 /* The entry of field f of the member object in, read from its key `key`. */
 #define CAL_VKEY(in, key, f, kind) {in, key, offsetof(CAL_VT, f), kind},
 /* The entries of field f read from the key named as the field: a number,
- * a string, a boolean; the _IN forms the field f of the struct member s
- * read from the key f of the object under key s. */
+ * a string, a boolean. */
 #define CAL_VN(f) CAL_VKEY(NULL, #f, f, CAL_VK_NUM)
 #define CAL_VS(f) CAL_VKEY(NULL, #f, f, CAL_VK_STR)
 #define CAL_VB(f) CAL_VKEY(NULL, #f, f, CAL_VK_BOOL)
-#define CAL_VN_IN(s, f) CAL_VKEY(#s, #f, s.f, CAL_VK_NUM)
-#define CAL_VS_IN(s, f) CAL_VKEY(#s, #f, s.f, CAL_VK_STR)
-#define CAL_VB_IN(s, f) CAL_VKEY(#s, #f, s.f, CAL_VK_BOOL)
+/* The same for a nested object: between "#define CAL_VIN s" and "#undef
+ * CAL_VIN" in a table, the field f of the struct member s read from the
+ * key f of the object under key s. */
+#define CAL_VKEY_IN_(s, f, kind) CAL_VKEY(#s, #f, s.f, kind)
+#define CAL_VKEY_IN(s, f, kind) CAL_VKEY_IN_(s, f, kind)
+#define CAL_VNI(f) CAL_VKEY_IN(CAL_VIN, f, CAL_VK_NUM)
+#define CAL_VSI(f) CAL_VKEY_IN(CAL_VIN, f, CAL_VK_STR)
+#define CAL_VBI(f) CAL_VKEY_IN(CAL_VIN, f, CAL_VK_BOOL)
 /* The int s.has: whether the key s holds an object. */
 #define CAL_VHAS(s) CAL_VKEY(NULL, #s, s.has, CAL_VK_HAS)
 void cal_vread(void *dst, const cal_vkey_t *keys, size_t n, const json_t *o);

@@ -27,8 +27,10 @@ static const cal_vkey_t sweep_keys[] = {
 #undef CAL_VT
 #define CAL_VT cal_vgemm_t
 static const cal_vkey_t gemm_keys[] = {
-    CAL_VS(operation) CAL_VS(engine_choice) CAL_VS_IN(onednn, version)
-    CAL_VS_IN(onednn, threading) CAL_VS_IN(onednn, max_isa)
+    CAL_VS(operation) CAL_VS(engine_choice)
+#define CAL_VIN onednn
+    CAL_VSI(version) CAL_VSI(threading) CAL_VSI(max_isa)
+#undef CAL_VIN
 };
 #undef CAL_VT
 
@@ -59,9 +61,12 @@ static const cal_vkey_t theoretical_keys[] = {
 #undef CAL_VT
 #define CAL_VT cal_vpeak_t
 static const cal_vkey_t peak_keys[] = {
-    CAL_VN_IN(clock, ghz) CAL_VS_IN(clock, method) CAL_VS_IN(clock, variant)
-    CAL_VN_IN(model, vector_bits) CAL_VN_IN(model, usable_cores)
-    CAL_VN_IN(model, ghz) CAL_VS_IN(model, assumption)
+#define CAL_VIN clock
+    CAL_VNI(ghz) CAL_VSI(method) CAL_VSI(variant)
+#undef CAL_VIN
+#define CAL_VIN model
+    CAL_VNI(vector_bits) CAL_VNI(usable_cores) CAL_VNI(ghz) CAL_VSI(assumption)
+#undef CAL_VIN
 };
 #undef CAL_VT
 
@@ -169,23 +174,22 @@ static const cal_vkey_t mode_keys[] = {
     CAL_VN(layers) CAL_VN(layers_measured) CAL_VN(scaled_from_layers)
     CAL_VN(vocab) CAL_VN(model_params) CAL_VN(model_state_bytes)
     CAL_VN(memory_read_gbps) CAL_VN(activation_bytes_per_example)
-    CAL_VN(activation_bytes_per_example_checkpointed)
-    CAL_VN_IN(recommendation, batch_size)
-    CAL_VN_IN(recommendation, accumulation_steps)
-    CAL_VN_IN(recommendation, effective_batch)
-    CAL_VN_IN(recommendation, target_effective_batch)
-    CAL_VB_IN(recommendation, exact) CAL_VS_IN(recommendation, note)
-    CAL_VHAS(recommendation)
+    CAL_VN(activation_bytes_per_example_checkpointed) CAL_VHAS(recommendation)
+#define CAL_VIN recommendation
+    CAL_VNI(batch_size) CAL_VNI(accumulation_steps) CAL_VNI(effective_batch)
+    CAL_VNI(target_effective_batch) CAL_VBI(exact) CAL_VSI(note)
+#undef CAL_VIN
 };
 #undef CAL_VT
 #define CAL_VT cal_vbatch_sweep_t
 static const cal_vkey_t batch_keys[] = {
     CAL_VS(dtype) CAL_VS(engine) CAL_VS(optimize) CAL_VS(top_level_mode)
     CAL_VS(flops_note) CAL_VN(tolerance_pct) CAL_VN(target_effective_batch)
-    CAL_VN(time_budget_s) CAL_VN(memory_budget_bytes) CAL_VS_IN(model, preset)
-    CAL_VN_IN(model, hidden) CAL_VN_IN(model, heads) CAL_VN_IN(model, kv_heads)
-    CAL_VN_IN(model, head_dim) CAL_VN_IN(model, ffn) CAL_VN_IN(model, seq)
-    CAL_VN_IN(model, weights_bytes) CAL_VHAS(model)
+    CAL_VN(time_budget_s) CAL_VN(memory_budget_bytes) CAL_VHAS(model)
+#define CAL_VIN model
+    CAL_VSI(preset) CAL_VNI(hidden) CAL_VNI(heads) CAL_VNI(kv_heads)
+    CAL_VNI(head_dim) CAL_VNI(ffn) CAL_VNI(seq) CAL_VNI(weights_bytes)
+#undef CAL_VIN
 };
 #undef CAL_VT
 
