@@ -122,7 +122,9 @@ static void put_real(void *d, const json_t *x) {
 static void put_str(void *d, const json_t *x) {
   *(const char **)d = json_string_value(x);
 }
-static void put_num(void *d, const json_t *x) { *(cal_vnum_t *)d = cal_vnum_val(x); }
+static void put_num(void *d, const json_t *x) {
+  *(cal_vnum_t *)d = cal_vnum_val(x);
+}
 
 cal_vsamples_t cal_vsamples_of(cal_varena_t *a, const json_t *o,
                                const char *k) {
@@ -222,6 +224,7 @@ void *cal_vread_each(cal_vbuild_t *b, const json_t *o, const char *k,
     json_object_foreach((json_t *)c, key, x)
       read_elem(b, e, dst + e->size * (*count)++, key, x);
   else
-    json_array_foreach(c, i, x) read_elem(b, e, dst + e->size * (*count)++, NULL, x);
+    json_array_foreach(c, i, x)
+      read_elem(b, e, dst + e->size * (*count)++, NULL, x);
   return dst;
 }

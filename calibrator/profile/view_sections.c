@@ -35,15 +35,18 @@ static const cal_vkey_t gemm_keys[] = {
 #undef CAL_VT
 
 static const cal_velems_t engines = CAL_VELEMS(
-    cal_vgemm_engine_t, engine_keys, offsetof(cal_vgemm_engine_t, engine), NULL);
-static const cal_velems_t sweeps = CAL_VELEMS(cal_vgemm_sweep_t, sweep_keys, CAL_VNO_KEY, NULL);
+    cal_vgemm_engine_t, engine_keys, offsetof(cal_vgemm_engine_t, engine),
+    NULL);
+static const cal_velems_t sweeps =
+    CAL_VELEMS(cal_vgemm_sweep_t, sweep_keys, CAL_VNO_KEY, NULL);
 
 static void read_dtype(cal_vbuild_t *b, void *dst, const json_t *o) {
   cal_vgemm_dtype_t *d = dst;
   d->engines = cal_vread_each(b, o, "engines", &engines, &d->nengines);
 }
 static const cal_velems_t dtypes = CAL_VELEMS(
-    cal_vgemm_dtype_t, dtype_keys, offsetof(cal_vgemm_dtype_t, dtype), read_dtype);
+    cal_vgemm_dtype_t, dtype_keys, offsetof(cal_vgemm_dtype_t, dtype),
+    read_dtype);
 
 void cal_gemm_read(cal_vbuild_t *b, const json_t *o) {
   cal_vgemm_t *g = &b->v->gemm;
@@ -97,7 +100,8 @@ static const cal_vkey_t bandwidth_keys[] = {
 };
 #undef CAL_VT
 
-static const cal_velems_t levels = CAL_VELEMS(cal_vbw_level_t, level_keys, CAL_VNO_KEY, NULL);
+static const cal_velems_t levels =
+    CAL_VELEMS(cal_vbw_level_t, level_keys, CAL_VNO_KEY, NULL);
 
 void cal_bandwidth_read(cal_vbuild_t *b, const json_t *o) {
   cal_vbandwidth_t *w = &b->v->bandwidth;

@@ -3,7 +3,8 @@
 #include "section_view.h"
 
 const cal_section_reader_t cal_section_readers[] = {
-#define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p, rd, ch) {key, rd},
+#define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p, rd, ch) \
+  {key, rd},
 #include "section_list.h"
 #undef CAL_SECTION
 };
