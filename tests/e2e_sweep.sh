@@ -3,6 +3,9 @@
 # writes a schema-valid batch_sweep section, a small memory budget skips
 # points instead of running them, and bad sweep options are refused.
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
+# covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
+# covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
+# covers: calibrator/report/table_batch.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup
