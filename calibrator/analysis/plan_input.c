@@ -404,7 +404,7 @@ int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
                         size_t errlen) {
   char *buf = NULL;
   size_t len = 0;
-  int rc = cal_profile_read_file(path, "", &buf, &len, err, errlen);
+  int rc = cal_profile_read_text(path, "", &buf, &len, err, errlen);
   if (rc < 0)
     return rc;
   size_t at = 0;

@@ -386,11 +386,9 @@ out:
   return rc;
 }
 
-int cal_profile_read_file(const char *path, const char *what, char **buf,
+int cal_profile_read_text(const char *path, const char *what, char **buf,
                           size_t *len, char *err, size_t errlen) {
   char why[256];
-  *buf = NULL;
-  *len = 0;
   int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, buf, len, why,
                          sizeof why);
   if (rc == CAL_EIO || rc == CAL_ESYS) {
@@ -400,14 +398,18 @@ int cal_profile_read_file(const char *path, const char *what, char **buf,
   } else if (rc < 0) {
     snprintf(err, errlen, "out of memory reading %s", path);
   }
-  return rc; /* *buf NULL on failure (cal_file_read) */
+  if (rc < 0) {
+    free(*buf);
+    *buf = NULL;
+  }
+  return rc;
 }
 
 int cal_profile_load(const char *path, cal_profile_t **out, char *err,
                      size_t errlen) {
   char *buf = NULL;
   size_t len = 0;
-  int rc = cal_profile_read_file(path, "profile ", &buf, &len, err, errlen);
+  int rc = cal_profile_read_text(path, "profile ", &buf, &len, err, errlen);
   if (rc == 0)
     rc = cal_profile_parse(buf ? buf : "", len, path, out, err, errlen);
   free(buf);

@@ -56,14 +56,6 @@ typedef struct cal_profile {
 /* Largest profile file read (a million samples fit in a tenth of it). */
 #define CAL_PROFILE_MAX_BYTES ((size_t)256 << 20)
 
-/* The bytes of an input that may be a profile (at most
- * CAL_PROFILE_MAX_BYTES; path as cal_file_open takes it) into *buf
- * (free() it; NUL-terminated), its length in *len.  0, or CAL_EIO
- * ("cannot open|read <what><path>: why") or CAL_ENOMEM with one line in
- * err and *buf NULL. */
-int cal_profile_read_file(const char *path, const char *what, char **buf,
-                          size_t *len, char *err, size_t errlen);
-
 /* Read and validate a profile: path "-" is standard input, anything else
  * must be a regular file (cal_file_open).  On failure returns CAL_EIO
  * (unreadable, not a regular file, larger than CAL_PROFILE_MAX_BYTES),
@@ -73,6 +65,12 @@ int cal_profile_read_file(const char *path, const char *what, char **buf,
  * Free with cal_profile_free(). */
 int cal_profile_load(const char *path, cal_profile_t **out, char *err,
                      size_t errlen);
+/* Read a profile-sized file (at most CAL_PROFILE_MAX_BYTES) whole into
+ * *buf (owned by the caller, free()): 0, or CAL_EIO ("cannot open WHATPATH:
+ * why", what e.g. "profile " or "") or CAL_ENOMEM with one line in err and
+ * *buf NULL. */
+int cal_profile_read_text(const char *path, const char *what, char **buf,
+                          size_t *len, char *err, size_t errlen);
 /* The same from len bytes of text already read (path names it in
  * messages and in the profile): what load does after reading the file. */
 int cal_profile_parse(const char *buf, size_t len, const char *path,

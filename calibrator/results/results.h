@@ -33,6 +33,8 @@ typedef struct cal_points_result {
 cal_points_result_t *cal_points_new(const char *title, size_t n);
 /* Frees it (a section's drop function); accepts NULL. */
 void cal_points_drop(void *result);
+/* Frees n points and the array holding them (NULL accepted). */
+void cal_points_free(cal_point_t *points, size_t n);
 
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */

@@ -1,7 +1,8 @@
 /* The section descriptor table (results/sections.c): every row complete,
  * its charts the ones report/charts.c draws from its profile object, and
  * the results its rows leave freed.
- * covers: calibrator/results/sections.c */
+ * covers: calibrator/results/sections.c
+ * covers: calibrator/results/section_readers.c */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "charts.h"
 #include "results.h"
 #include "run_result.h"
+#include "section_view.h"
 #include "test_util.h"
 
 static void rows_complete(void **state) {
@@ -22,15 +24,19 @@ static void rows_complete(void **state) {
   for (int i = 0; i < CAL_NSECTIONS; i++) {
     const cal_section_t *s = &cal_sections[i];
     if (!s->key || !s->measure || !s->drop || !s->write || !s->print ||
-        !s->charts)
+        !s->read || !s->charts)
       fail_msg("section row %d (%s) has an empty slot", i,
                s->key ? s->key : "no key");
+    /* the loader walks the same readers, in the same order */
+    assert_string_equal(cal_section_readers[i].key, s->key);
+    assert_ptr_equal(cal_section_readers[i].read, s->read);
     assert_true(s->budget_full_s >= s->budget_quick_s);
     for (int j = 0; j < i; j++)
       assert_string_not_equal(s->key, cal_sections[j].key);
     bits |= 1u << i;
   }
   assert_int_equal(bits, CAL_SEC_ALL);
+  assert_int_equal(cal_nsection_readers, CAL_NSECTIONS);
   assert_int_equal(CAL_SEC_BATCH, 1u << CAL_SEC_ID_BATCH);
 }
 
@@ -96,7 +102,35 @@ static void results_freed(void **state) {
   assert_int_equal(res.quality.nwarnings, 0);
 }
 
+/* A view holds a section's part only when its reader is given: the
+ * builder reads sections through the rows' readers and nothing else. */
+static void readers_fill_their_part(void **state) {
+  (void)state;
+  json_t *root = json_pack("{s:{s:i, s:[]}, s:{s:s, s:[]}}", "scaling", "n",
+                           64, "points", "gemm", "operation", "C=AB",
+                           "points");
+  assert_non_null(root);
+  cal_profile_view_t *v = NULL;
+  const cal_section_reader_t *scaling = NULL;
+  for (size_t i = 0; i < cal_nsection_readers; i++)
+    if (strcmp(cal_section_readers[i].key, "scaling") == 0)
+      scaling = &cal_section_readers[i];
+  assert_non_null(scaling);
+  assert_int_equal(cal_profile_view_build_with(root, scaling, 1, &v), 0);
+  assert_true(v->scaling.has);
+  assert_int_equal(v->scaling.n.i, 64);
+  assert_false(v->gemm.has);
+  assert_null(v->gemm.operation);
+  cal_profile_view_free(v);
+  assert_int_equal(cal_profile_view_build(root, &v), 0);
+  assert_true(v->scaling.has && v->gemm.has);
+  assert_string_equal(v->gemm.operation, "C=AB");
+  cal_profile_view_free(v);
+  json_decref(root);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(rows_complete),
     cmocka_unit_test(charts_named_by_their_section),
-    cmocka_unit_test(results_freed))
+    cmocka_unit_test(results_freed),
+    cmocka_unit_test(readers_fill_their_part))
