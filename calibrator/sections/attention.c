@@ -46,11 +46,9 @@ typedef struct attn_jobs {
 
 static void params_of(const cal_run_t *r, const cal_attn_shape_t *s,
                       int threads, cal_params_t *p) {
-  *p = (cal_params_t){.batch = s->batch, .heads = s->heads,
-                      .kv_heads = s->kv_heads, .nq = s->nq, .nk = s->nk,
-                      .head_dim = s->head_dim, .causal = s->causal,
-                      .threads = threads, .seed = r->opt->seed + 77,
+  *p = (cal_params_t){.threads = threads, .seed = r->opt->seed + 77,
                       .variant = r->opt->attn.variant};
+  cal_attn_shape_to_params(s, p);
 }
 
 /* The run's shapes into cases (ATTN_MAX_CASES of room); returns how many. */

@@ -360,6 +360,23 @@ static void kernel_entries(void **state) {
   assert_double_equal(cal_attn_flops(&s), 4.0 * 24, 0);
 }
 
+/* The shape out of a kernel's params and back: the sizes as they are,
+ * causal as 0 or 1, the params' other fields left alone. */
+static void shape_params_round_trip(void **state) {
+  (void)state;
+  cal_params_t p = {.batch = 2, .heads = 8, .kv_heads = 2, .nq = 5, .nk = 9,
+                    .head_dim = 64, .causal = 7};
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(&p, &s);
+  assert_true(s.batch == 2 && s.heads == 8 && s.kv_heads == 2);
+  assert_true(s.nq == 5 && s.nk == 9 && s.head_dim == 64 && s.causal == 1);
+  cal_params_t q = {.threads = 3, .seed = 11};
+  cal_attn_shape_to_params(&s, &q);
+  assert_true(q.batch == 2 && q.heads == 8 && q.kv_heads == 2);
+  assert_true(q.nq == 5 && q.nk == 9 && q.head_dim == 64 && q.causal == 1);
+  assert_true(q.threads == 3 && q.seed == 11);
+}
+
 /* A corrupted output fails verification: one element shifted by a tenth of
  * the output scale, in a corner row and in a row only the random sample or
  * the exhaustive check can see. */
@@ -434,4 +451,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(single_key_row), cmocka_unit_test(thread_count_invariant),
     cmocka_unit_test(isa_env_and_bad_variant),
     cmocka_unit_test(kernel_entries),
+    cmocka_unit_test(shape_params_round_trip),
     cmocka_unit_test(verify_catches_corruption), cmocka_unit_test(bad_shapes))

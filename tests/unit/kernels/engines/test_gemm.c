@@ -18,6 +18,7 @@
 #include "cal_bf16.h"
 #include "cal_err.h"
 #include "cal_isa.h"
+#include "cal_mem.h"
 #include "gemm_data.h"
 #include "gemm_json.h"
 #include "gemm_onednn.h"
@@ -430,8 +431,44 @@ static void trend_rule(void **state) {
   assert_int_equal(cal_gemm_trend(&best, &x), 0);
 }
 
+/* The engines' state: refused shapes leave *out as it was; a made state
+ * has its data and zeroes after it; C starts poisoned.  And the zeroed
+ * allocation and the list free it uses. */
+static void state_new_and_free(void **state) {
+  (void)state;
+  typedef struct {
+    cal_gemm_data_t d;
+    int tail[16];
+  } engine_state_t;
+  cal_params_t p = {.m = 3, .n = 5, .k = 7, .seed = 1};
+  cal_params_t bad = p;
+  bad.k = 0;
+  void *out = &bad;
+  assert_int_equal(cal_gemm_state_new(&bad, CAL_GEMM_F32,
+                                      sizeof(engine_state_t), &out),
+                   CAL_EINVAL);
+  assert_ptr_equal(out, &bad);
+  assert_int_equal(cal_gemm_state_new(&p, CAL_GEMM_BF16,
+                                      sizeof(engine_state_t), &out), 0);
+  engine_state_t *s = out;
+  assert_int_equal(s->d.dt, CAL_GEMM_BF16);
+  assert_true(s->d.m == 3 && s->d.n == 5 && s->d.k == 7);
+  for (int i = 0; i < 16; i++)
+    assert_int_equal(s->tail[i], 0);
+  assert_int_equal(cal_gemm_data_verify(&s->d), CAL_EVERIFY);
+  cal_gemm_state_free(s);
+  cal_gemm_state_free(NULL);
+  unsigned char *z = cal_zalloc(1000);
+  assert_non_null(z);
+  for (int i = 0; i < 1000; i++)
+    assert_int_equal(z[i], 0);
+  assert_null(cal_zalloc(0));
+  cal_free_each(z, NULL);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(kernel_table_has_engines),
+    cmocka_unit_test(state_new_and_free),
     cmocka_unit_test(every_engine_and_dtype),
     cmocka_unit_test(harness_records_impl), cmocka_unit_test(onednn_mm_flags),
     cal_unit_test_bf16(onednn_mm_flags), cmocka_unit_test(plan_by_engine),
