@@ -5,6 +5,7 @@
 #include "cal_err.h"
 #include "cli.h"
 #include "cal_exit.h"
+#include "hwinfo.h"
 #include "machine_json.h"
 #include "opt_table.h"
 #include "profile.h"
