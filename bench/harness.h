@@ -12,6 +12,7 @@
 
 #include "kernel.h"
 #include "load.h"
+#include "parallel.h"
 #include "stats.h"
 #include "threads.h"
 
@@ -92,6 +93,15 @@ typedef struct cal_point {
   int contaminated;     /* others took more than the allowed share; with
                            --allow-busy the status stays OK */
   int remeasured;       /* measured again after a wait */
+  /* threads really used (more than one thread): the process's CPU time
+   * and the wall time over the measurement (warm-up, calibration,
+   * samples; summed over pooled measurements), the CPU each thread of the
+   * team was on after it (-1 unknown), and why the threads did not run
+   * side by side ("" when they did; cal_parallel_judge) */
+  double cpu_s, wall_s;
+  int ncpus;
+  int cpus[CAL_PAR_MAX_CPUS];
+  char not_parallel[160];
   int throttled;        /* measured after the clock fell (run.h) */
 } cal_point_t;
 
