@@ -89,6 +89,40 @@ static void cross_check(cal_run_t *r, cal_compute_peak_result_t *res) {
   }
 }
 
+/* The median of the FMA loop `name` at `threads`, undisturbed; 0 when
+ * not measured. */
+static double fma_median(const cal_compute_peak_result_t *res,
+                         const char *name, int threads) {
+  for (size_t i = 0; i < res->npoints; i++) {
+    const cal_point_t *pt = &res->points[i];
+    if (pt->status == CAL_POINT_OK && !pt->contaminated &&
+        pt->params.threads == threads && strcmp(pt->kernel->name, name) == 0)
+      return pt->gflops_sum.median;
+  }
+  return 0.0;
+}
+
+/* Register-resident loops scale with the cores: all threads below 0.8 of
+ * the thread count times one thread's rate means the threads shared FMA
+ * pipes (vCPUs that are SMT siblings on the host, a CPU quota) or others
+ * took the cores; every multi-thread figure of the run is then low, and
+ * the run says so. */
+static void scaling_check(cal_run_t *r, const cal_compute_peak_result_t *res,
+                          int threads) {
+  static const char *const names[] = {"fma_f64", "fma_f32"};
+  for (size_t i = 0; threads > 1 && i < 2; i++) {
+    double one = fma_median(res, names[i], 1),
+           all = fma_median(res, names[i], threads);
+    if (one > 0 && all > 0 && all < 0.8 * threads * one)
+      cal_run_warn(r,
+                   "peak: %s at %d threads ran %.2f times its one-thread "
+                   "rate: the threads shared FMA pipes (SMT siblings on the "
+                   "host, a CPU quota) or others took the cores, and every "
+                   "multi-thread figure of this run is low by as much",
+                   names[i], threads, all / one);
+  }
+}
+
 int cal_compute_peak_measure(cal_run_t *r) {
   const cal_opts_t *o = r->opt;
   cal_compute_peak_result_t *res = calloc(1, sizeof *res);
@@ -130,6 +164,7 @@ int cal_compute_peak_measure(cal_run_t *r) {
   if ((rc = cal_run_points(r, &h, 0, ks, ps, n, res->points, "peak")) < 0)
     goto out;
   cross_check(r, res);
+  scaling_check(r, res, o->threads);
   r->res->sec[CAL_SEC_ID_PEAK] = res;
   res = NULL;
 out:
