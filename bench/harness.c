@@ -146,13 +146,6 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Whether pt's threads ran side by side, from its CPU and wall time and
- * the CPUs its threads were on. */
-static void judge(cal_point_t *pt) {
-  cal_parallel_judge(pt->params.threads, pt->cpu_s, pt->wall_s, pt->cpus,
-                     pt->ncpus, pt->not_parallel, sizeof pt->not_parallel);
-}
-
 static void skip(cal_point_t *pt, int err, const char *why) {
   pt->status = CAL_POINT_SKIPPED;
   pt->err = err;
@@ -219,7 +212,6 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     pt->ncpus = cal_threads_cpus(
         p->threads < CAL_PAR_MAX_CPUS ? p->threads : CAL_PAR_MAX_CPUS,
         pt->cpus);
-  judge(pt);
   if (cfg->load) {
     cal_load_read(cfg->load, &after);
     cal_load_between(cfg->load, &before, &after, &pt->load);
@@ -295,12 +287,9 @@ int cal_point_merge(cal_point_t *acc, cal_point_t *more,
     acc->ncpus = more->ncpus;
     memcpy(acc->cpus, more->cpus, sizeof acc->cpus);
   }
-  char was[sizeof acc->not_parallel];
-  snprintf(was, sizeof was, "%s", more->not_parallel[0] ? more->not_parallel
-                                                        : acc->not_parallel);
-  judge(acc); /* on the pooled time; a measurement's own verdict stays */
-  if (!acc->not_parallel[0])
-    snprintf(acc->not_parallel, sizeof acc->not_parallel, "%s", was);
+  if (!acc->not_parallel[0]) /* the run's verdict on either stays */
+    snprintf(acc->not_parallel, sizeof acc->not_parallel, "%s",
+             more->not_parallel);
   acc->throttled |= more->throttled;
   if (more->load.known && (!acc->load.known ||
                            more->load.others + more->load.steal >

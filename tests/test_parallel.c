@@ -66,6 +66,20 @@ static void action(void **state) {
   assert_int_equal(cal_parallel_action(1, 2, 10.0), CAL_PAR_MARK);
 }
 
+/* A marked point is never a headline; a plain ok one may be. */
+static void headline(void **state) {
+  (void)state;
+  cal_point_t pt;
+  memset(&pt, 0, sizeof pt);
+  pt.status = CAL_POINT_OK;
+  assert_true(CAL_POINT_HEADLINE(&pt));
+  strcpy(pt.not_parallel, "threads 0 and 1 ran on the same CPU 0");
+  assert_false(CAL_POINT_HEADLINE(&pt));
+  pt.not_parallel[0] = '\0';
+  pt.status = CAL_POINT_CONTAMINATED;
+  assert_false(CAL_POINT_HEADLINE(&pt));
+}
+
 /* Pooling two measurements sums their times and keeps a verdict. */
 static void merge(void **state) {
   (void)state;
@@ -90,8 +104,9 @@ static void merge(void **state) {
   assert_int_equal(cal_point_merge(&a, &b, &cfg), 0);
   assert_true(a.cpu_s > 2.89 && a.cpu_s < 2.91);
   assert_true(a.wall_s > 1.99 && a.wall_s < 2.01);
-  /* pooled: 1.45 per second, below 1.6 */
-  assert_non_null(strstr(a.not_parallel, "1.45 CPU-seconds"));
+  /* the run's verdict on one measurement stays with the pooled point */
+  assert_string_equal(a.not_parallel, "slow");
+  assert_false(CAL_POINT_HEADLINE(&a));
   cal_point_free(&a);
 }
 
@@ -108,7 +123,7 @@ static void team_cpus(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(judge_cpu_time), cmocka_unit_test(judge_cpus),
-      cmocka_unit_test(action),
+      cmocka_unit_test(action), cmocka_unit_test(headline),
       cmocka_unit_test(merge), cmocka_unit_test(team_cpus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

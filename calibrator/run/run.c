@@ -192,30 +192,18 @@ static void contaminate(cal_run_t *r, cal_point_t *pt) {
            pt->remeasured ? ", twice" : "", 100.0 * CAL_BUSY_SHARE);
 }
 
-/* A point whose threads did not run side by side, measured again or not:
- * a warning, the reason in the point; without --allow-busy no figure
- * (contaminated: never a headline, and the section's headline is withheld
- * as for a busy machine), with it a figure kept like a contaminated
- * point's. */
-static void mark_not_parallel(cal_run_t *r, cal_point_t *pt) {
-  cal_run_warn(r, "%s at %d threads: %s%s%s", pt->kernel->name,
-               pt->params.threads, pt->not_parallel,
-               pt->remeasured ? ", measured twice" : "",
-               r->opt->allow_busy ? " (kept: --allow-busy)" : "");
-  if (r->opt->allow_busy)
-    return;
-  r->res->quality.contaminated++;
-  pt->status = CAL_POINT_CONTAMINATED;
-  snprintf(pt->reason, sizeof pt->reason,
-           "its threads did not run side by side: %.110s", pt->not_parallel);
-}
-
-/* Whether a measured point's threads ran side by side, or what to do. */
-static cal_par_action_t parallel_action(const cal_run_t *r,
-                                        const cal_point_t *pt, int tries) {
-  return cal_parallel_action(
-      pt->status == CAL_POINT_OK && pt->not_parallel[0] != '\0', tries,
-      r->ctx->remeasure_left_s);
+/* Whether the threads of a point others did not disturb ran side by side
+ * (a disturbed point is the busy-machine rules' business): the verdict
+ * goes into pt->not_parallel, and what to do with it is returned. */
+static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
+                                      int tries) {
+  pt->not_parallel[0] = '\0';
+  if (pt->status != CAL_POINT_OK || disturbed(r, pt))
+    return CAL_PAR_KEEP;
+  int bad = cal_parallel_judge(pt->params.threads, pt->cpu_s, pt->wall_s,
+                               pt->cpus, pt->ncpus, pt->not_parallel,
+                               sizeof pt->not_parallel);
+  return cal_parallel_action(bad, tries, r->ctx->remeasure_left_s);
 }
 
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
@@ -227,7 +215,7 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
   int rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, pt);
   int busy = rc == 0 && disturbed(r, pt);
   if (rc == 0 && r->ctx->remeasure_left_s > 0 &&
-      (busy || parallel_action(r, pt, 1) == CAL_PAR_AGAIN)) {
+      (busy || judge_threads(r, pt, 1) == CAL_PAR_AGAIN)) {
     /* once more, after the others have had a moment to finish */
     double t0 = cal_now();
     cal_point_t again;
@@ -245,8 +233,11 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
   }
   if (rc == 0 && disturbed(r, pt))
     contaminate(r, pt);
-  if (rc == 0 && parallel_action(r, pt, 2) == CAL_PAR_MARK)
-    mark_not_parallel(r, pt);
+  /* still not side by side: kept with the reason, never a best */
+  if (rc == 0 && judge_threads(r, pt, 2) == CAL_PAR_MARK)
+    cal_run_warn(r, "%s at %d threads: %s%s; never a headline", k->name,
+                 pt->params.threads, pt->not_parallel,
+                 pt->remeasured ? " (measured twice)" : "");
   pt->throttled = r->ctx->throttled;
   if (rc == CAL_EVERIFY) {
     r->res->quality.failed++;
