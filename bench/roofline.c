@@ -154,14 +154,18 @@ int cal_theory_check(const cal_theory_t *m, int dt, double measured,
   int v = ipc <= 0.6 * m->ipc[dt]    ? CAL_THEORY_SLOWER
           : ipc > 1.25 * m->ipc[dt] ? CAL_THEORY_FASTER
                                     : CAL_THEORY_AGREES;
+  int fma = dt == CAL_DT_FP64 || dt == CAL_DT_FP32;
   if (v != CAL_THEORY_AGREES && note && len)
     snprintf(note, len,
              "the %s loop on %d-bit vectors ran %.2f instructions per cycle "
-             "where row %s says %.2g: the row's FMA pipes or their width "
-             "(%d x %d bits%s) look wrong for this CPU",
+             "where row %s says %.2g: the row's %s (%d x %d bits%s) look%s "
+             "wrong for this CPU",
              cal_ceiling_dtype_name(dt), m->vector_bits, ipc, m->uarch->id,
-             m->ipc[dt], m->uarch->fma_pipes, m->uarch->fma_bits,
-             m->uarch->split512 ? ", 512-bit split" : "");
+             m->ipc[dt],
+             fma ? "FMA pipes or their width" : "rate for it relative to the "
+                                                "FMA, or its FMA pipes",
+             m->uarch->fma_pipes, m->uarch->fma_bits,
+             m->uarch->split512 ? ", 512-bit split" : "", fma ? "" : "s");
   return v;
 }
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cal_isa.h"
+#include "limits_json.h"
 #include "roofline.h"
 #include "test_util.h"
 #include "uarch.h"
@@ -197,12 +198,45 @@ static void theory_rates(void **state) {
                       1e-9);
 }
 
+/* The profile names the row, or says the theory is unknown. */
+static void profile_keys(void **state) {
+  (void)state;
+  cal_theory_t m;
+  assert_int_equal(cal_theory_init(&m, NULL, CAL_VARIANT_AVX2, 0, 3.0, 2), 0);
+  json_t *sec = cal_compute_peak_json(NULL, 0, NULL, &m);
+  assert_non_null(sec);
+  json_t *model = json_object_get(sec, "model");
+  assert_string_equal(json_string_value(json_object_get(model, "theory")),
+                      "unknown");
+  assert_true(json_is_null(json_object_get(model, "uarch")));
+  assert_int_equal(json_object_size(json_object_get(sec, "theoretical")), 0);
+  json_decref(sec);
+  assert_int_equal(cal_theory_init(&m, find("AuthenticAMD", 25, 17, ""),
+                                   CAL_VARIANT_AVX512, 0, 3.0, 2), 0);
+  sec = cal_compute_peak_json(NULL, 0, NULL, &m);
+  model = json_object_get(sec, "model");
+  assert_string_equal(json_string_value(json_object_get(model, "theory")),
+                      "table");
+  json_t *u = json_object_get(model, "uarch");
+  assert_string_equal(json_string_value(json_object_get(u, "row")),
+                      "amd-zen4");
+  assert_int_equal(json_integer_value(json_object_get(u, "fma_bits")), 256);
+  assert_true(json_is_true(json_object_get(u, "split_512")));
+  assert_double_equal(
+      json_number_value(json_object_get(
+          json_object_get(json_object_get(sec, "theoretical"), "fp32"),
+          "gflops_per_core")),
+      96.0, 1e-9);
+  json_decref(sec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_row_identified),
       cmocka_unit_test(real_cpus),
       cmocka_unit_test(unknown_cpus),
       cmocka_unit_test(theory_rates),
+      cmocka_unit_test(profile_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
