@@ -175,8 +175,9 @@ fail:
 static int identity_json(json_t *model, const cal_compute_peak_result_t *res) {
   int ok = 1;
   cal_limits_put(model, "cpu",
-                 json_pack("{s:s, s:i, s:i, s:s}", "vendor", res->cpu_vendor,
-                           "family", res->cpu_family, "model", res->cpu_model,
+                 json_pack("{s:s, s:i, s:i, s:i, s:s}", "vendor",
+                           res->cpu_vendor, "family", res->cpu_family, "model",
+                           res->cpu_model, "stepping", res->cpu_stepping,
                            "codename", res->cpu_codename),
                  &ok);
   if (res->uarch_why && !res->model.uarch)

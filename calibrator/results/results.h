@@ -171,7 +171,7 @@ typedef struct cal_compute_peak_result {
   int have_clock, have_model;
   /* the CPU as identified for the microarchitecture table */
   char cpu_vendor[32], cpu_codename[64];
-  int cpu_family, cpu_model;
+  int cpu_family, cpu_model, cpu_stepping;
   const char *uarch_why;    /* why no row (static), NULL with a row */
   /* the cross-check of the row against the one-thread loops: one
    * sentence per dtype whose loop disagrees, "" when it agrees */

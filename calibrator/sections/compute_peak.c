@@ -36,6 +36,7 @@ static const cal_uarch_t *identify(const cal_hwinfo_t *hw,
   snprintf(res->cpu_codename, sizeof res->cpu_codename, "%s", hw->codename);
   res->cpu_family = hw->family;
   res->cpu_model = hw->model;
+  res->cpu_stepping = hw->stepping;
   return cal_uarch_lookup(hw->vendor, hw->family, hw->model, hw->brand,
                           &res->uarch_why);
 }
