@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "memuse.h"
 
 /* id, status, reason, metric and its samples/stats, time samples, kernel,
  * dtype, variant, engine, impl (when the engine names one), threads,
@@ -35,5 +36,9 @@ void cal_point_watch_json(const cal_point_t *pt, json_t *o);
  * unknown) and threads_not_parallel (why its threads did not run side by
  * side) when they did not. */
 void cal_point_threads_json(const cal_point_t *pt, json_t *o);
+/* The process's memory while a point ran (memuse.h) into o: rss_before_bytes,
+ * peak_rss_bytes and swap_bytes (null where unknown), major_faults (null
+ * where unknown), swapped; nothing where it was not read. */
+void cal_memuse_json(const cal_memuse_t *u, json_t *o);
 
 #endif
