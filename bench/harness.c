@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cal_err.h"
 #include "timer.h"
@@ -138,6 +139,13 @@ static int rates(const double *secs, size_t n, double work, double scale,
   return 0;
 }
 
+static double cpu_now(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+    return -1.0;
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void skip(cal_point_t *pt, int err, const char *why) {
   pt->status = CAL_POINT_SKIPPED;
   pt->err = err;
@@ -193,9 +201,17 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   cal_load_snap_t before, after;
   if (cfg->load)
     cal_load_read(cfg->load, &before);
+  double cpu0 = cpu_now(), wall0 = cal_now();
   rc = cal_measure(cfg, kernel_run, pair, &pt->m);
   if (rc < 0)
     goto out;
+  double cpu1 = cpu_now();
+  pt->wall_s = cal_now() - wall0;
+  pt->cpu_s = cpu0 >= 0 && cpu1 >= cpu0 ? cpu1 - cpu0 : 0.0;
+  if (threads && p->threads > 1)
+    pt->ncpus = cal_threads_cpus(
+        p->threads < CAL_PAR_MAX_CPUS ? p->threads : CAL_PAR_MAX_CPUS,
+        pt->cpus);
   if (cfg->load) {
     cal_load_read(cfg->load, &after);
     cal_load_between(cfg->load, &before, &after, &pt->load);
@@ -265,6 +281,15 @@ int cal_point_merge(cal_point_t *acc, cal_point_t *more,
   }
   acc->contaminated |= more->contaminated;
   acc->remeasured |= more->remeasured;
+  acc->cpu_s += more->cpu_s;
+  acc->wall_s += more->wall_s;
+  if (more->ncpus > 0) {
+    acc->ncpus = more->ncpus;
+    memcpy(acc->cpus, more->cpus, sizeof acc->cpus);
+  }
+  if (!acc->not_parallel[0]) /* the run's verdict on either stays */
+    snprintf(acc->not_parallel, sizeof acc->not_parallel, "%s",
+             more->not_parallel);
   acc->throttled |= more->throttled;
   if (more->load.known && (!acc->load.known ||
                            more->load.others + more->load.steal >

@@ -12,6 +12,7 @@
 
 #include "kernel.h"
 #include "load.h"
+#include "parallel.h"
 #include "stats.h"
 #include "threads.h"
 
@@ -69,6 +70,11 @@ const char *cal_point_status_name(cal_point_status_t st);
 #define CAL_POINT_HAS_SAMPLES(pt) \
   ((pt)->status == CAL_POINT_OK || (pt)->status == CAL_POINT_CONTAMINATED)
 
+/* Whether a point may be a headline or a best: measured, not contaminated,
+ * and its threads ran side by side. */
+#define CAL_POINT_HEADLINE(pt) \
+  ((pt)->status == CAL_POINT_OK && !(pt)->not_parallel[0])
+
 typedef struct cal_point {
   const cal_kernel_t *kernel;
   cal_params_t params;
@@ -92,6 +98,16 @@ typedef struct cal_point {
   int contaminated;     /* others took more than the allowed share; with
                            --allow-busy the status stays OK */
   int remeasured;       /* measured again after a wait */
+  /* threads really used (more than one thread): the process's CPU time
+   * and the wall time over the measurement (warm-up, calibration,
+   * samples; summed over pooled measurements), the CPU each thread of the
+   * team was on after it (-1 unknown), and why the threads did not run
+   * side by side ("" when they did or nobody judged: the run judges a
+   * point others did not disturb, cal_parallel_judge) */
+  double cpu_s, wall_s;
+  int ncpus;
+  int cpus[CAL_PAR_MAX_CPUS];
+  char not_parallel[160];
   int throttled;        /* measured after the clock fell (run.h) */
 } cal_point_t;
 

@@ -1,6 +1,7 @@
 #include "roofline.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,54 +49,64 @@ double cal_ops_per_instr(int dt, int bits) {
   }
 }
 
-/* AMX, per core and cycle: one 16x16 tile multiply-add with K = 32 bf16
- * (16x16x32 multiply-adds, 16384 flops) or K = 64 int8 (32768 ops) every
- * 16 cycles: Intel's published TDPBF16PS / TDPBSSD throughput on Sapphire
- * Rapids (Intel 64 and IA-32 Architectures Optimization Reference Manual,
- * the AMX chapter: 1024 bf16 flops and 2048 int8 ops per cycle per core). */
-#define AMX_BF16_OPS_PER_CYCLE 1024.0
-#define AMX_INT8_OPS_PER_CYCLE 2048.0
-
-static void matrix_rates(cal_theory_t *m, uint32_t f) {
+/* The matrix engine of row u where the feature bits have it (AMX: one
+ * 16x16 tile multiply-add with K = 32 bf16 or K = 64 int8 every 16 cycles
+ * on Sapphire Rapids and later: 1024 bf16 flops, 2048 int8 ops per cycle
+ * per core, in the row). */
+static void matrix_rates(cal_theory_t *m, const cal_uarch_t *u, uint32_t f) {
   if (!(f & CAL_ISA_AMX_TILE))
     return;
   if (f & CAL_ISA_AMX_BF16)
-    m->matrix_ops_per_cycle[CAL_DT_BF16] = AMX_BF16_OPS_PER_CYCLE;
+    m->matrix_ops_per_cycle[CAL_DT_BF16] = u->amx_bf16_ops;
   if (f & CAL_ISA_AMX_INT8)
-    m->matrix_ops_per_cycle[CAL_DT_INT8] = AMX_INT8_OPS_PER_CYCLE;
+    m->matrix_ops_per_cycle[CAL_DT_INT8] = u->amx_int8_ops;
   if (m->matrix_ops_per_cycle[CAL_DT_BF16] > 0 ||
       m->matrix_ops_per_cycle[CAL_DT_INT8] > 0)
     m->matrix_engine = "amx";
 }
 
-/* The assumption sentence: what every rate above rests on. */
-static void describe(cal_theory_t *m) {
-  size_t len = (size_t)snprintf(
-      m->assumption, sizeof m->assumption,
-      "%d-bit vectors (0: scalar); assumed 2 FMA units per core%s%s%s",
-      m->vector_bits,
-      m->ipc[CAL_DT_BF16] > 0 ? "; vdpbf16ps 1 per 2 cycles" : "",
-      m->ipc[CAL_DT_INT8] > 0 ? "; vpdpbusd 2 per cycle" : "",
-      m->ipc[CAL_DT_FP16] > 0 ? "; vfmadd231ph 2 per cycle (2 FMA units x 32 "
-                                "fp16 lanes, AVX512_FP16)"
-                              : "");
-  if (!m->matrix_engine || len >= sizeof m->assumption)
-    return;
-  snprintf(m->assumption + len, sizeof m->assumption - len,
-           "; AMX per core: %s%s%s (Intel's published Sapphire Rapids "
-           "throughput: one 16x16x32 TDPBF16PS or 16x16x64 TDPBSSD per 16 "
-           "cycles), at the clock measured under vector load",
-           m->matrix_ops_per_cycle[CAL_DT_BF16] > 0
-               ? "1024 bf16 flops per cycle" : "",
-           m->matrix_ops_per_cycle[CAL_DT_BF16] > 0 &&
-                   m->matrix_ops_per_cycle[CAL_DT_INT8] > 0
-               ? ", " : "",
-           m->matrix_ops_per_cycle[CAL_DT_INT8] > 0
-               ? "2048 int8 ops per cycle" : "");
+__attribute__((format(printf, 3, 4))) static size_t
+put(cal_theory_t *m, size_t len, const char *fmt, ...) {
+  if (len >= sizeof m->assumption)
+    return len;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(m->assumption + len, sizeof m->assumption - len, fmt, ap);
+  va_end(ap);
+  return k > 0 ? len + (size_t)k : len;
 }
 
-int cal_theory_init(cal_theory_t *m, int variant, uint32_t f,
-                        double ghz, int cores) {
+/* The assumption sentence: the row and what every rate rests on. */
+static void describe(cal_theory_t *m) {
+  const cal_uarch_t *u = m->uarch;
+  size_t len = (size_t)snprintf(
+      m->assumption, sizeof m->assumption,
+      "%s (row %s): %d FMA pipes of %d bits%s; at %d bits (0: scalar) ",
+      u->name, u->id, u->fma_pipes, u->fma_bits,
+      u->split512 ? ", a 512-bit operation split over two" : "",
+      m->vector_bits);
+  len = put(m, len, "%.2g FMA per cycle", m->ipc[CAL_DT_FP32]);
+  if (m->ipc[CAL_DT_BF16] > 0)
+    len = put(m, len, ", vdpbf16ps %.2g per cycle", m->ipc[CAL_DT_BF16]);
+  if (m->ipc[CAL_DT_INT8] > 0)
+    len = put(m, len, ", vpdpbusd %.2g per cycle", m->ipc[CAL_DT_INT8]);
+  if (m->ipc[CAL_DT_FP16] > 0)
+    len = put(m, len, ", vfmadd231ph %.2g per cycle", m->ipc[CAL_DT_FP16]);
+  if (m->matrix_ops_per_cycle[CAL_DT_BF16] > 0)
+    len = put(m, len, "; AMX %.0f bf16 flops per cycle",
+              m->matrix_ops_per_cycle[CAL_DT_BF16]);
+  if (m->matrix_ops_per_cycle[CAL_DT_INT8] > 0)
+    len = put(m, len, ", %.0f int8 ops per cycle",
+              m->matrix_ops_per_cycle[CAL_DT_INT8]);
+  if (len < sizeof m->assumption)
+    snprintf(m->assumption + len, sizeof m->assumption - len,
+             "; at the clock measured under vector load; source: %s%s%s",
+             u->source, u->uncertain ? "; uncertain: " : "",
+             u->uncertain ? u->uncertain : "");
+}
+
+int cal_theory_init(cal_theory_t *m, const cal_uarch_t *u, int variant,
+                    uint32_t f, double ghz, int cores) {
   memset(m, 0, sizeof *m);
   if (!(ghz > 0) || cores < 1)
     return CAL_EINVAL;
@@ -107,36 +118,55 @@ int cal_theory_init(cal_theory_t *m, int variant, uint32_t f,
   }
   m->ghz = ghz;
   m->cores = cores;
-  m->ipc[CAL_DT_FP64] = m->ipc[CAL_DT_FP32] = 2.0;
-  if (variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512BF16))
-    m->ipc[CAL_DT_BF16] = 0.5;
-  if ((variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512VNNI)) ||
+  m->uarch = u;
+  if (!u) {
+    snprintf(m->assumption, sizeof m->assumption,
+             "theory unknown: no row of the microarchitecture table knows "
+             "this CPU; efficiencies are against the measured peak");
+    return 0;
+  }
+  double fma = cal_uarch_fma_ipc(u, m->vector_bits);
+  int v512 = variant == CAL_VARIANT_AVX512;
+  m->ipc[CAL_DT_FP64] = m->ipc[CAL_DT_FP32] = fma;
+  if (v512 && (f & CAL_ISA_AVX512BF16))
+    m->ipc[CAL_DT_BF16] = fma * u->bf16_rel;
+  if ((v512 && (f & CAL_ISA_AVX512VNNI)) ||
       (variant == CAL_VARIANT_AVX2 && (f & CAL_ISA_AVXVNNI)))
-    m->ipc[CAL_DT_INT8] = 2.0;
-  if (variant == CAL_VARIANT_AVX512 && (f & CAL_ISA_AVX512FP16))
-    m->ipc[CAL_DT_FP16] = 2.0;
-  matrix_rates(m, f);
+    m->ipc[CAL_DT_INT8] = fma * u->vnni_rel;
+  if (v512 && (f & CAL_ISA_AVX512FP16))
+    m->ipc[CAL_DT_FP16] = fma * u->fp16_rel;
+  matrix_rates(m, u, f);
   describe(m);
   return 0;
 }
 
-double cal_theory_refine(cal_theory_t *m, int dt, double measured) {
-  if (dt < 0 || dt >= CAL_DT_COUNT)
-    return 0.0;
-  double per_cycle = cal_ops_per_instr(dt, m->vector_bits) * m->ghz;
-  if (!(measured > 0) || !(per_cycle > 0) || m->ipc[dt] <= 0)
-    return m->ipc[dt];
-  double ipc = round(measured / per_cycle * 2.0) / 2.0;
-  if (ipc < 0.5)
-    ipc = 0.5;
-  if (ipc != m->ipc[dt]) {
-    size_t len = strlen(m->assumption);
-    snprintf(m->assumption + len, sizeof m->assumption - len,
-             "; %s measured %.3g instructions/cycle, so %.1f, not %.1f",
-             cal_ceiling_dtype_name(dt), measured / per_cycle, ipc, m->ipc[dt]);
-    m->ipc[dt] = ipc;
-  }
-  return m->ipc[dt];
+int cal_theory_check(const cal_theory_t *m, int dt, double measured,
+                     char *note, size_t len) {
+  if (note && len)
+    note[0] = '\0';
+  if (dt < 0 || dt >= CAL_DT_COUNT || !m->uarch || !(m->ipc[dt] > 0) ||
+      !(measured > 0))
+    return CAL_THEORY_AGREES;
+  double per_instr = cal_ops_per_instr(dt, m->vector_bits) * m->ghz;
+  if (!(per_instr > 0))
+    return CAL_THEORY_AGREES;
+  double ipc = measured / per_instr;
+  int v = ipc <= 0.6 * m->ipc[dt]    ? CAL_THEORY_SLOWER
+          : ipc > 1.25 * m->ipc[dt] ? CAL_THEORY_FASTER
+                                    : CAL_THEORY_AGREES;
+  int fma = dt == CAL_DT_FP64 || dt == CAL_DT_FP32;
+  if (v != CAL_THEORY_AGREES && note && len)
+    snprintf(note, len,
+             "the %s loop on %d-bit vectors ran %.2f instructions per cycle "
+             "where row %s says %.2g: the row's %s (%d x %d bits%s) look%s "
+             "wrong for this CPU",
+             cal_ceiling_dtype_name(dt), m->vector_bits, ipc, m->uarch->id,
+             m->ipc[dt],
+             fma ? "FMA pipes or their width" : "rate for it relative to the "
+                                                "FMA, or its FMA pipes",
+             m->uarch->fma_pipes, m->uarch->fma_bits,
+             m->uarch->split512 ? ", 512-bit split" : "", fma ? "" : "s");
+  return v;
 }
 
 double cal_theory_gflops_core(const cal_theory_t *m, int dt) {

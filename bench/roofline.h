@@ -1,5 +1,6 @@
 /* Machine limits as plain arithmetic: theoretical peak from the vector
- * width, the FMA units per core and the measured clock (and, for a matrix
+ * width, the FMA pipes of the CPU's microarchitecture row and the measured
+ * clock (and, for a matrix
  * engine such as AMX, its documented operations per cycle); roofline ceilings,
  * ridge points, attainable performance and a kernel point's bound.
  * Nothing here measures or allocates; every function is unit-testable. */
@@ -8,6 +9,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "uarch.h"
 
 typedef enum {
   CAL_DT_FP64 = 0,
@@ -31,8 +34,12 @@ typedef struct cal_theory {
   int vector_bits;  /* 512, 256; 0 for the scalar variant (one lane) */
   double ghz;       /* measured clock under vector load */
   int cores;        /* usable cores */
+  /* the microarchitecture row the rates come from (uarch.h); NULL: no
+   * row knows this CPU, the theory is unknown and every rate is 0 */
+  const cal_uarch_t *uarch;
   /* instructions per cycle per core of the dtype's multiply-add (FMA for
-   * fp64/fp32, vdpbf16ps, vpdpbusd, vfmadd231ph); 0 when the CPU has none */
+   * fp64/fp32, vdpbf16ps, vpdpbusd, vfmadd231ph); 0 when the CPU has none
+   * or its row does not say */
   double ipc[CAL_DT_COUNT];
   /* the matrix engine: operations (flops; int8 ops) per cycle per core of
    * its tile multiply-add per dtype, 0 when it has none; engine NULL when
@@ -49,27 +56,35 @@ typedef struct cal_theory {
  * 0 for an unknown dtype or bits < 0. */
 double cal_ops_per_instr(int dt, int vector_bits);
 
-/* Fill a model from the SIMD variant (cal_isa_variant_t), the feature bits
- * (cal_isa_features()), the clock and usable cores.  Assumed issue rates:
- * 2 FMAs per cycle (two FMA ports, server Intel and recent AMD); vdpbf16ps
- * one per 2 cycles (it is 2 FMA-port uops on Intel server cores);
- * vpdpbusd 2 per cycle (AVX512_VNNI, else AVX-VNNI on 256 bits);
- * vfmadd231ph 2 per cycle on 32 fp16 lanes (AVX512_FP16, the same two FMA
- * units).  The matrix engine, from the feature bits: AMX (amx_tile with
- * amx_bf16 / amx_int8) does one 16x16x32 TDPBF16PS or 16x16x64 TDPBSSD per
- * 16 cycles per core, i.e. 1024 bf16 flops and 2048 int8 ops per cycle
- * (Intel's published Sapphire Rapids figures).  The rates describe the
- * hardware; whether the kernel lets this process use AMX is the peak
- * points' business.  CAL_EINVAL for a bad variant, ghz <= 0 or cores < 1. */
-int cal_theory_init(cal_theory_t *m, int variant, uint32_t features,
-                        double ghz, int cores);
+/* Fill a model from the microarchitecture row `u` (cal_uarch_lookup; NULL
+ * when none knows the CPU: the model then has no rates and its assumption
+ * says the theory is unknown), the SIMD variant (cal_isa_variant_t), the
+ * feature bits (cal_isa_features()), the clock and usable cores.  Rates:
+ * the FMA's instructions per cycle at the variant's width
+ * (cal_uarch_fma_ipc: pipes, their width, 512-bit operations split or
+ * not), the dot products and fp16 FMA at the row's rate relative to it
+ * where the feature bits have the instruction (vdpbf16ps and vfmadd231ph
+ * need AVX-512; vpdpbusd AVX512_VNNI, or AVX-VNNI on 256 bits), and the
+ * matrix engine's operations per cycle where the row has one and the
+ * feature bits say so (AMX: amx_tile with amx_bf16 / amx_int8).  The rates
+ * describe the hardware; whether the kernel lets this process use AMX is
+ * the peak points' business.  CAL_EINVAL for a bad variant, ghz <= 0 or
+ * cores < 1. */
+int cal_theory_init(cal_theory_t *m, const cal_uarch_t *u, int variant,
+                    uint32_t features, double ghz, int cores);
 
-/* Revise the assumed rate of `dt` from a measured single-core figure: the
- * measured instructions per cycle rounded to the nearest half replaces the
- * assumption when it differs (e.g. a core with one FMA-512 port measures
- * ~1, not 2), and the assumption text says so.  Returns the rate kept. */
-double cal_theory_refine(cal_theory_t *m, int dt,
-                             double measured_gflops_core);
+/* The cross-check of a row against a measured one-thread loop of `dt`
+ * (measured GFLOPS of one core) on vectors of the model's width:
+ * CAL_THEORY_AGREES, CAL_THEORY_SLOWER (the loop ran at most 0.6 of the
+ * row's rate: at the rate of half as many or half as wide pipes, e.g. a
+ * 512-bit loop at the 256-bit rate) or CAL_THEORY_FASTER (more than 1.25
+ * times the row's rate: the pipes are wider or more than the row says).
+ * `note` (may be NULL) gets one sentence for the warning and the profile.
+ * CAL_THEORY_AGREES as well when the model has no rate for dt or the
+ * figure is not positive. */
+enum { CAL_THEORY_AGREES = 0, CAL_THEORY_SLOWER, CAL_THEORY_FASTER };
+int cal_theory_check(const cal_theory_t *m, int dt, double measured_core,
+                     char *note, size_t len);
 
 /* Theoretical GFLOPS (GOPS for int8) of the vector units of one core and
  * of all usable cores; 0 when the dtype has no native instruction. */

@@ -4,6 +4,7 @@
 #include <hwloc.h>
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,4 +254,18 @@ int cal_threads_use(cal_threads_t *t, int n) {
   }
   t->pinned = failures == 0;
   return 0;
+}
+
+int cal_threads_cpus(int n, int *cpus) {
+  if (n < 1)
+    return 0;
+  for (int i = 0; i < n; i++)
+    cpus[i] = -1;
+#pragma omp parallel num_threads(n)
+  {
+    int i = omp_get_thread_num();
+    if (i < n)
+      cpus[i] = sched_getcpu();
+  }
+  return n;
 }

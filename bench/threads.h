@@ -51,6 +51,10 @@ double cal_threads_quota(const cal_threads_t *t);
  * CAL_EINVAL when n is out of range; a failed bind is reported through
  * cal_threads_pinned() and not an error (some containers forbid it). */
 int cal_threads_use(cal_threads_t *t, int n);
+/* The CPU each of the first n threads of the team is on now
+ * (sched_getcpu inside a team of n, the pool BLAS and our kernels run on):
+ * cpus[i] for thread i, -1 where unknown.  Returns n, or 0 when n < 1. */
+int cal_threads_cpus(int n, int *cpus);
 /* Whether the last cal_threads_use() pinned every thread. */
 int cal_threads_pinned(const cal_threads_t *t);
 

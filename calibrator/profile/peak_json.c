@@ -63,8 +63,22 @@ static json_t *theory_json(const cal_theory_t *m, int matrix) {
   return cal_limits_done(o, ok);
 }
 
-/* model: {vector_bits, usable_cores, ghz, ipc{dtype}, assumption[, matrix
- * {engine, ops_per_cycle{dtype}}]} */
+/* The row of the microarchitecture table the model rests on. */
+static json_t *uarch_json(const cal_uarch_t *u) {
+  json_t *o = json_pack(
+      "{s:s, s:s, s:i, s:i, s:b, s:f, s:f, s:f, s:f, s:f, s:s}", "row", u->id,
+      "name", u->name, "fma_pipes", u->fma_pipes, "fma_bits", u->fma_bits,
+      "split_512", u->split512, "bf16_per_fma", u->bf16_rel, "int8_per_fma",
+      u->vnni_rel, "fp16_per_fma", u->fp16_rel, "amx_bf16_ops_per_cycle",
+      u->amx_bf16_ops, "amx_int8_ops_per_cycle", u->amx_int8_ops, "source",
+      u->source);
+  if (o && u->uncertain)
+    json_object_set_new(o, "uncertain", json_string(u->uncertain));
+  return o;
+}
+
+/* model: {vector_bits, usable_cores, ghz, ipc{dtype}, assumption, theory,
+ * uarch[, matrix {engine, ops_per_cycle{dtype}}]} */
 static json_t *model_json(const cal_theory_t *m) {
   int ok = 1;
   json_t *ipc = json_object();
@@ -78,6 +92,12 @@ static json_t *model_json(const cal_theory_t *m) {
   json_t *o = json_pack("{s:i, s:i, s:f, s:o, s:s}", "vector_bits",
                         m->vector_bits, "usable_cores", m->cores, "ghz", m->ghz,
                         "ipc", ipc, "assumption", m->assumption);
+  if (o) {
+    json_object_set_new(o, "theory",
+                        json_string(m->uarch ? "table" : "unknown"));
+    cal_limits_put(o, "uarch", m->uarch ? uarch_json(m->uarch) : json_null(),
+                   &ok);
+  }
   if (!o || !ok) {
     json_decref(o);
     return NULL;
@@ -130,9 +150,39 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
   return cal_limits_finish(sec, points, ok);
 }
 
+/* What identified the CPU for the table, why no row knew it, and the
+ * cross-check's disagreements, into the written model. */
+static int identity_json(json_t *model, const cal_compute_peak_result_t *res) {
+  int ok = 1;
+  cal_limits_put(model, "cpu",
+                 json_pack("{s:s, s:i, s:i, s:i, s:s}", "vendor",
+                           res->cpu_vendor, "family", res->cpu_family, "model",
+                           res->cpu_model, "stepping", res->cpu_stepping,
+                           "codename", res->cpu_codename),
+                 &ok);
+  if (res->uarch_why && !res->model.uarch)
+    cal_limits_put(model, "theory_unknown_reason",
+                   json_string(res->uarch_why), &ok);
+  json_t *notes = json_array();
+  for (int dt = 0; notes && dt < CAL_DT_COUNT; dt++)
+    if (res->cross_check[dt][0])
+      cal_limits_append(notes, json_string(res->cross_check[dt]), &ok);
+  if (notes && json_array_size(notes) == 0)
+    json_decref(notes);
+  else
+    cal_limits_put(model, "cross_check", notes, &ok);
+  return ok;
+}
+
 json_t *cal_compute_peak_write(const cal_run_result_t *r, const void *result) {
   const cal_compute_peak_result_t *res = result;
-  return cal_compute_peak_json(res->points, res->npoints,
-                               res->have_clock ? &res->clock : NULL,
-                               res->have_model ? &res->model : NULL);
+  json_t *sec = cal_compute_peak_json(res->points, res->npoints,
+                                      res->have_clock ? &res->clock : NULL,
+                                      res->have_model ? &res->model : NULL);
+  json_t *model = sec ? json_object_get(sec, "model") : NULL;
+  if (model && !identity_json(model, res)) {
+    json_decref(sec);
+    return NULL;
+  }
+  return sec;
 }

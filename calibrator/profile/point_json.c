@@ -58,6 +58,23 @@ void cal_point_watch_json(const cal_point_t *pt, json_t *o) {
     json_object_set_new(o, "remeasured", json_true());
   if (pt->throttled)
     json_object_set_new(o, "throttled", json_true());
+  cal_point_threads_json(pt, o);
+}
+
+void cal_point_threads_json(const cal_point_t *pt, json_t *o) {
+  if (pt->params.threads < 2 || !CAL_POINT_HAS_SAMPLES(pt))
+    return;
+  if (pt->cpu_s > 0 && pt->wall_s > 0)
+    json_object_set_new(o, "cpu_time_ratio", json_real(pt->cpu_s / pt->wall_s));
+  json_t *cpus = pt->ncpus > 0 ? json_array() : NULL;
+  for (int i = 0; cpus && i < pt->ncpus; i++)
+    json_array_append_new(cpus, pt->cpus[i] >= 0 ? json_integer(pt->cpus[i])
+                                                 : json_null());
+  if (cpus)
+    json_object_set_new(o, "threads_cpus", cpus);
+  if (pt->not_parallel[0])
+    json_object_set_new(o, "threads_not_parallel",
+                        json_string(pt->not_parallel));
 }
 
 static json_t *bytes_or_null(double v) {

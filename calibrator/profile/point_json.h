@@ -28,8 +28,14 @@ json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
 /* What the run saw while pt was measured, into its object o: status
  * "contaminated" and the reason, the load others put on the cores
  * ({others, steal}), and the flags contaminated (kept under --allow-busy),
- * remeasured and throttled when set. */
+ * remeasured and throttled when set, and the threads (below). */
 void cal_point_watch_json(const cal_point_t *pt, json_t *o);
+/* Threads really used, for a point of more than one thread with samples:
+ * cpu_time_ratio (the process's CPU time over the wall time while it was
+ * measured), threads_cpus (the CPU of each thread of the team, null where
+ * unknown) and threads_not_parallel (why its threads did not run side by
+ * side) when they did not. */
+void cal_point_threads_json(const cal_point_t *pt, json_t *o);
 /* The process's memory while a point ran (memuse.h) into o: rss_before_bytes,
  * peak_rss_bytes and swap_bytes (null where unknown), major_faults (null
  * where unknown), swapped; nothing where it was not read. */

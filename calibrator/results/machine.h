@@ -25,7 +25,8 @@ typedef struct cal_hwinfo {
   char arch[72];
   char vendor[32];
   char brand[128];
-  int family, model, stepping;
+  int family, model, stepping; /* CPUID display family and model */
+  char codename[64];        /* libcpuid's name for the core, "" unknown */
   uint32_t isa;             /* CAL_ISA_* bits */
   /* topology of the whole machine */
   int packages, cores, pus, numa_nodes;

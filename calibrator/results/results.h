@@ -170,8 +170,15 @@ typedef struct cal_compute_peak_result {
                                vector loops and matrix-engine tile loops */
   size_t npoints;
   cal_clock_t clock;
-  cal_theory_t model;
+  cal_theory_t model;       /* model.uarch NULL: theory unknown */
   int have_clock, have_model;
+  /* the CPU as identified for the microarchitecture table */
+  char cpu_vendor[32], cpu_codename[64];
+  int cpu_family, cpu_model, cpu_stepping;
+  const char *uarch_why;    /* why no row (static), NULL with a row */
+  /* the cross-check of the row against the one-thread loops: one
+   * sentence per dtype whose loop disagrees, "" when it agrees */
+  char cross_check[CAL_DT_COUNT][320];
 } cal_compute_peak_result_t;
 
 /* ---- bandwidth: stream kernels per cache level and a staircase */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -15,6 +16,12 @@
 int cal_ctx_open(cal_ctx_t *c) {
   memset(c, 0, sizeof *c);
   c->sec_current = -1;
+  /* Every point's buffers placed alike, whatever ran before: a fixed
+   * threshold turns off glibc's dynamic one, which after a large buffer
+   * is freed serves later ones of that size from the heap instead of
+   * fresh mappings, so a GEMM's matrices (their alignment to each other
+   * and huge-page coverage) would depend on the sizes measured before. */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   /* one topology for the machine facts and the thread team */
   int rc = cal_topology_load(&c->topo);
   if (rc < 0)

@@ -85,6 +85,7 @@ static void read_cpu(cal_hwinfo_t *hw) {
     hw->family = id.ext_family;
     hw->model = id.ext_model;
     hw->stepping = id.stepping;
+    snprintf(hw->codename, sizeof hw->codename, "%s", id.cpu_codename);
     chomp(hw->brand);
   }
 #endif

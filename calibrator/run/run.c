@@ -198,6 +198,20 @@ static void contaminate(cal_run_t *r, cal_point_t *pt) {
            pt->remeasured ? ", twice" : "", 100.0 * CAL_BUSY_SHARE);
 }
 
+/* Whether the threads of a point others did not disturb ran side by side
+ * (a disturbed point is the busy-machine rules' business): the verdict
+ * goes into pt->not_parallel, and what to do with it is returned. */
+static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
+                                      int tries) {
+  pt->not_parallel[0] = '\0';
+  if (pt->status != CAL_POINT_OK || disturbed(r, pt))
+    return CAL_PAR_KEEP;
+  int bad = cal_parallel_judge(pt->params.threads, pt->cpu_s, pt->wall_s,
+                               pt->cpus, pt->ncpus, pt->not_parallel,
+                               sizeof pt->not_parallel);
+  return cal_parallel_action(bad, tries, r->ctx->remeasure_left_s);
+}
+
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                   const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt) {
@@ -205,11 +219,15 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
   cfg.load = r->ctx->load_ok ? &r->ctx->load : NULL;
   cfg.stop = &cal_run_stop;
   int rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, pt);
-  if (rc == 0 && disturbed(r, pt) && r->ctx->remeasure_left_s > 0) {
+  int busy = rc == 0 && disturbed(r, pt);
+  if (rc == 0 && r->ctx->remeasure_left_s > 0 &&
+      (busy || judge_threads(r, pt, 1) == CAL_PAR_AGAIN)) {
     /* once more, after the others have had a moment to finish */
     double t0 = cal_now();
     cal_point_t again;
-    cal_progress(r, "%s: the machine is busy; measuring again", k->name);
+    cal_progress(r, "%s: %s; measuring again", k->name,
+                 busy ? "the machine is busy"
+                      : "its threads did not run side by side");
     wait_quiet(r);
     rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, &again);
     r->res->quality.remeasured++;
@@ -221,6 +239,11 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
   }
   if (rc == 0 && disturbed(r, pt))
     contaminate(r, pt);
+  /* still not side by side: kept with the reason, never a best */
+  if (rc == 0 && judge_threads(r, pt, 2) == CAL_PAR_MARK)
+    cal_run_warn(r, "%s at %d threads: %s%s; never a headline", k->name,
+                 pt->params.threads, pt->not_parallel,
+                 pt->remeasured ? " (measured twice)" : "");
   pt->throttled = r->ctx->throttled;
   if (rc == CAL_EVERIFY) {
     r->res->quality.failed++;

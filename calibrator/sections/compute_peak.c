@@ -4,6 +4,7 @@
  * pinned thread and all threads, the clock under vector load and the
  * theoretical peak they are a fraction of.  A loop this machine cannot run
  * is a skipped point whose reason says why (kernels/isa/amx.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +28,21 @@ void cal_compute_peak_drop(void *result) {
   free(res);
 }
 
+/* The CPU's row of the microarchitecture table, from what hwinfo read
+ * through libcpuid (vendor, CPUID family and model, brand). */
+static const cal_uarch_t *identify(const cal_hwinfo_t *hw,
+                                   cal_compute_peak_result_t *res) {
+  snprintf(res->cpu_vendor, sizeof res->cpu_vendor, "%s", hw->vendor);
+  snprintf(res->cpu_codename, sizeof res->cpu_codename, "%s", hw->codename);
+  res->cpu_family = hw->family;
+  res->cpu_model = hw->model;
+  res->cpu_stepping = hw->stepping;
+  return cal_uarch_lookup(hw->vendor, hw->family, hw->model, hw->brand,
+                          &res->uarch_why);
+}
+
 /* The clock under vector load on one pinned thread, and the model of the
- * theoretical peak built on it. */
+ * theoretical peak built on it and on the CPU's row. */
 static void measure_clock(cal_run_t *r, cal_compute_peak_result_t *res) {
   int variant;
   if (cal_variant_best(&variant) < 0)
@@ -39,33 +53,74 @@ static void measure_clock(cal_run_t *r, cal_compute_peak_result_t *res) {
   res->have_clock = cal_clock_measure(CAL_VARIANT_AUTO,
                                       r->opt->quick ? 0.002 : 0.005,
                                       &res->clock) == 0;
+  const cal_uarch_t *u = identify(&r->ctx->hw, res);
   res->have_model =
       res->have_clock &&
-      cal_theory_init(&res->model, variant, cal_isa_features(), res->clock.ghz,
-                      r->ctx->hw.usable_cores) == 0;
+      cal_theory_init(&res->model, u, variant, cal_isa_features(),
+                      res->clock.ghz, r->ctx->hw.usable_cores) == 0;
+  if (res->have_model && !u)
+    cal_run_warn(r, "theory unknown: %s (%s family %d model %d); "
+                 "efficiencies are against the measured peak",
+                 res->uarch_why, r->ctx->hw.vendor, r->ctx->hw.family,
+                 r->ctx->hw.model);
 }
 
-/* A documented rate is a floor, not a ceiling: a core that does more than
- * assumed (AMD's vdpbf16ps: two a cycle where Intel documents one per
- * two) has the vector unit's rate raised to what its one-thread loop
- * measured, rounded to half an instruction a cycle, and the assumption
- * says so.  A loop measured below the assumption leaves it alone: a slow
- * measurement is no evidence of a slower unit.  10% above the assumed
- * figure is the evidence needed (one process's samples agree within 1%;
- * the clock is measured in the same run). */
-static void raise_rates(cal_compute_peak_result_t *res) {
-  if (!res->have_model)
+/* The row is documentation, never raised or lowered by a measurement: a
+ * one-thread vector loop (undisturbed, at the model's width) that runs at
+ * most 0.6 or more than 1.25 times the row's rate says the row's pipes or
+ * width are wrong for this CPU, in a warning and in the profile. */
+static void cross_check(cal_run_t *r, cal_compute_peak_result_t *res) {
+  if (!res->have_model || !res->model.uarch)
     return;
+  const char *width = cal_variant_name(
+      res->model.vector_bits == 512   ? CAL_VARIANT_AVX512
+      : res->model.vector_bits == 256 ? CAL_VARIANT_AVX2
+                                      : CAL_VARIANT_SCALAR);
   for (size_t i = 0; i < res->npoints; i++) {
     const cal_point_t *pt = &res->points[i];
+    int dt = cal_ceiling_dtype_of(pt->kernel->dtype);
     if (pt->status != CAL_POINT_OK || pt->kernel->family != CAL_FAMILY_FMA ||
-        pt->params.threads != 1)
+        pt->params.threads != 1 || pt->contaminated || dt < 0 ||
+        strcmp(pt->variant, width) != 0 || res->cross_check[dt][0])
       continue;
-    for (int dt = 0; dt < CAL_DT_COUNT; dt++)
-      if (cal_ceiling_dtype_of(pt->kernel->dtype) == dt &&
-          pt->gflops_sum.median > 1.1 * cal_theory_gflops_core(&res->model, dt) &&
-          cal_theory_gflops_core(&res->model, dt) > 0)
-        cal_theory_refine(&res->model, dt, pt->gflops_sum.median);
+    if (cal_theory_check(&res->model, dt, pt->gflops_sum.median,
+                         res->cross_check[dt],
+                         sizeof res->cross_check[dt]) != CAL_THEORY_AGREES)
+      cal_run_warn(r, "peak: %s", res->cross_check[dt]);
+  }
+}
+
+/* The median of the FMA loop `name` at `threads`, undisturbed; 0 when
+ * not measured. */
+static double fma_median(const cal_compute_peak_result_t *res,
+                         const char *name, int threads) {
+  for (size_t i = 0; i < res->npoints; i++) {
+    const cal_point_t *pt = &res->points[i];
+    if (pt->status == CAL_POINT_OK && !pt->contaminated &&
+        pt->params.threads == threads && strcmp(pt->kernel->name, name) == 0)
+      return pt->gflops_sum.median;
+  }
+  return 0.0;
+}
+
+/* Register-resident loops scale with the cores: all threads below 0.8 of
+ * the thread count times one thread's rate means the threads shared FMA
+ * pipes (vCPUs that are SMT siblings on the host, a CPU quota) or others
+ * took the cores; every multi-thread figure of the run is then low, and
+ * the run says so. */
+static void scaling_check(cal_run_t *r, const cal_compute_peak_result_t *res,
+                          int threads) {
+  static const char *const names[] = {"fma_f64", "fma_f32"};
+  for (size_t i = 0; threads > 1 && i < 2; i++) {
+    double one = fma_median(res, names[i], 1),
+           all = fma_median(res, names[i], threads);
+    if (one > 0 && all > 0 && all < 0.8 * threads * one)
+      cal_run_warn(r,
+                   "peak: %s at %d threads ran %.2f times its one-thread "
+                   "rate: the threads shared FMA pipes (SMT siblings on the "
+                   "host, a CPU quota) or others took the cores, and every "
+                   "multi-thread figure of this run is low by as much",
+                   names[i], threads, all / one);
   }
 }
 
@@ -109,7 +164,8 @@ int cal_compute_peak_measure(cal_run_t *r) {
     h.warmup_s = 0.02;
   if ((rc = cal_run_points(r, &h, 0, ks, ps, n, res->points, "peak")) < 0)
     goto out;
-  raise_rates(res);
+  cross_check(r, res);
+  scaling_check(r, res, o->threads);
   r->res->sec[CAL_SEC_ID_PEAK] = res;
   res = NULL;
 out:

@@ -95,7 +95,7 @@ static int measure_size(cal_run_t *r, cal_gemm_result_t *g,
 static int consider_best(cal_gemm_sweep_t *s, const cal_gemm_point_t *gp,
                          double *best_low) {
   const cal_summary_t *sum = &gp->pt.gflops_sum;
-  if (gp->pt.status != CAL_POINT_OK || !(sum->ci_low > *best_low))
+  if (!CAL_POINT_HEADLINE(&gp->pt) || !(sum->ci_low > *best_low))
     return 0;
   *best_low = sum->ci_low;
   s->best_gflops = sum->median;
@@ -219,7 +219,7 @@ static int confirm(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s) {
   snprintf(gp->confirms, sizeof gp->confirms, "%s", s->best_id);
   if (gp->pt.status == CAL_POINT_FAILED)
     s->failed = 1;
-  if (gp->pt.status != CAL_POINT_OK)
+  if (!CAL_POINT_HEADLINE(&gp->pt))
     return 0;
   const cal_gemm_point_t *first = NULL;
   for (size_t i = 0; i < at; i++)
@@ -263,7 +263,7 @@ int cal_gemm_fixed(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s) {
       break;
     }
     s->failed |= gp->pt.status == CAL_POINT_FAILED;
-    if (gp->pt.status == CAL_POINT_OK &&
+    if (CAL_POINT_HEADLINE(&gp->pt) &&
         gp->pt.gflops_sum.median > s->best_gflops) {
       s->best_gflops = gp->pt.gflops_sum.median;
       s->best_n = gp->n;

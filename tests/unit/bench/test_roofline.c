@@ -15,6 +15,12 @@
 #include "roofline.h"
 #include "test_util.h"
 
+/* The Sapphire Rapids row (two FMA-512 pipes, AMX). */
+static const cal_uarch_t *spr_row(void) {
+  return cal_uarch_lookup("GenuineIntel", 6, 0x8F,
+                          "Intel(R) Xeon(R) Platinum 8480+", NULL);
+}
+
 static void peak_model_arithmetic(void **state) {
   (void)state;
   assert_double_equal(cal_ops_per_instr(CAL_DT_FP64, 512), 16, 0);
@@ -28,7 +34,7 @@ static void peak_model_arithmetic(void **state) {
 
   cal_theory_t m;
   uint32_t all = CAL_ISA_AVX512BF16 | CAL_ISA_AVX512VNNI;
-  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX512, all, 2.5, 2), 0);
+  assert_int_equal(cal_theory_init(&m, spr_row(), CAL_VARIANT_AVX512, all, 2.5, 2), 0);
   /* 8 lanes × 2 flops × 2 FMAs × 2.5 GHz = 80 per core, 160 for 2 */
   assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 80.0, 1e-9);
   assert_double_equal(cal_theory_gflops(&m, CAL_DT_FP64), 160.0, 1e-9);
@@ -37,25 +43,36 @@ static void peak_model_arithmetic(void **state) {
   assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_BF16), 80.0, 1e-9);
   /* vpdpbusd: 128 ops, 2 per cycle */
   assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_INT8), 640.0, 1e-9);
-  assert_non_null(strstr(m.assumption, "2 FMA units"));
-  /* a measurement near 1 FMA per cycle revises the assumption */
-  assert_double_equal(cal_theory_refine(&m, CAL_DT_FP64, 41.0), 1.0, 0);
-  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 40.0, 1e-9);
-  assert_non_null(strstr(m.assumption, "fp64 measured"));
-  /* one near the assumption keeps it */
-  assert_double_equal(cal_theory_refine(&m, CAL_DT_FP32, 150.0), 2.0, 0);
+  assert_non_null(strstr(m.assumption, "2 FMA pipes of 512 bits"));
+  assert_non_null(strstr(m.assumption, "intel-sapphire-rapids"));
+  /* the row is never changed by a measurement: a loop at one FMA a cycle
+   * (41 of 80) says the row is wrong, one at 150 of 160 agrees, one at
+   * twice the row's rate says so too */
+  char note[320];
+  assert_int_equal(cal_theory_check(&m, CAL_DT_FP64, 41.0, note, sizeof note),
+                   CAL_THEORY_SLOWER);
+  assert_non_null(strstr(note, "fp64 loop on 512-bit vectors ran 1.02"));
+  assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 80.0, 1e-9);
+  assert_int_equal(cal_theory_check(&m, CAL_DT_FP32, 150.0, note, sizeof note),
+                   CAL_THEORY_AGREES);
+  assert_string_equal(note, "");
+  assert_int_equal(cal_theory_check(&m, CAL_DT_FP32, 320.0, note, sizeof note),
+                   CAL_THEORY_FASTER);
+  assert_int_equal(cal_theory_check(&m, CAL_DT_FP16, 1.0, note, sizeof note),
+                   CAL_THEORY_AGREES); /* no fp16 rate without the bit */
+  assert_int_equal(cal_theory_check(&m, 99, 1.0, NULL, 0), CAL_THEORY_AGREES);
 
-  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX2, 0, 3.0, 1), 0);
+  assert_int_equal(cal_theory_init(&m, spr_row(), CAL_VARIANT_AVX2, 0, 3.0, 1), 0);
   assert_double_equal(cal_theory_gflops_core(&m, CAL_DT_FP64), 48.0, 1e-9);
   assert_double_equal(cal_theory_gflops(&m, CAL_DT_BF16), 0.0, 0);
   assert_double_equal(cal_theory_gflops(&m, CAL_DT_INT8), 0.0, 0);
-  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_SCALAR, 0, 2.0, 4), 0);
+  assert_int_equal(cal_theory_init(&m, spr_row(), CAL_VARIANT_SCALAR, 0, 2.0, 4), 0);
   assert_double_equal(cal_theory_gflops(&m, CAL_DT_FP32), 2.0 * 2 * 2.0 * 4, 1e-9);
-  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX2, 0, 0.0, 1),
+  assert_int_equal(cal_theory_init(&m, spr_row(), CAL_VARIANT_AVX2, 0, 0.0, 1),
                    CAL_EINVAL);
-  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX2, 0, 1.0, 0),
+  assert_int_equal(cal_theory_init(&m, spr_row(), CAL_VARIANT_AVX2, 0, 1.0, 0),
                    CAL_EINVAL);
-  assert_int_equal(cal_theory_init(&m, 9, 0, 1.0, 1), CAL_EINVAL);
+  assert_int_equal(cal_theory_init(&m, spr_row(), 9, 0, 1.0, 1), CAL_EINVAL);
 }
 
 static void roofline_arithmetic(void **state) {

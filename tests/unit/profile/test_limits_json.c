@@ -33,6 +33,12 @@
 #include "run.h"
 #include "test_util.h"
 
+/* The Sapphire Rapids row (two FMA-512 pipes, AMX). */
+static const cal_uarch_t *spr_row(void) {
+  return cal_uarch_lookup("GenuineIntel", 6, 0x8F,
+                          "Intel(R) Xeon(R) Platinum 8480+", NULL);
+}
+
 #define ALL_AMX (CAL_ISA_AMX_TILE | CAL_ISA_AMX_BF16 | CAL_ISA_AMX_INT8)
 
 /* a fake ok point of `secs` per run: rate r·(1, 1.01, 0.99) over 3
@@ -98,7 +104,7 @@ static cal_compute_peak_result_t *fake_peak(void) {
                 "Operation not permitted)");
   uint32_t f = CAL_ISA_AVX512BF16 | CAL_ISA_AVX512VNNI | CAL_ISA_AVX512FP16 |
                ALL_AMX;
-  assert_int_equal(cal_theory_init(&pk->model, CAL_VARIANT_AVX512, f, 2.0, 2),
+  assert_int_equal(cal_theory_init(&pk->model, spr_row(), CAL_VARIANT_AVX512, f, 2.0, 2),
                    0);
   pk->have_model = 1;
   return pk;
@@ -157,7 +163,7 @@ static void peak_json_matrix_rows(void **state) {
   json_decref(ps);
   /* without a matrix engine: no matrix keys at all */
   cal_theory_t plain;
-  assert_int_equal(cal_theory_init(&plain, CAL_VARIANT_AVX512, 0, 2.0, 2), 0);
+  assert_int_equal(cal_theory_init(&plain, spr_row(), CAL_VARIANT_AVX512, 0, 2.0, 2), 0);
   ps = cal_compute_peak_json(pk->points, 1, NULL, &plain);
   assert_null(json_object_get(ps, "theoretical_matrix"));
   assert_null(json_object_get(json_object_get(ps, "model"), "matrix"));
@@ -328,7 +334,7 @@ static void limits_sections_json(void **state) {
   clk.variant = CAL_VARIANT_AVX512;
   clk.method = "test";
   cal_theory_t m;
-  assert_int_equal(cal_theory_init(&m, CAL_VARIANT_AVX512,
+  assert_int_equal(cal_theory_init(&m, spr_row(), CAL_VARIANT_AVX512,
                                        CAL_ISA_AVX512VNNI, 2.5, 2), 0);
 
   json_t *root = profile_root();

@@ -1,0 +1,130 @@
+/* Threads really used: the judgement of a multi-thread point from
+ * synthetic CPU and wall times and thread CPUs, and what the run does with
+ * it (measure again once while re-measuring time lasts, else mark). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "parallel.h"
+#include "test_util.h"
+
+static void judge_cpu_time(void **state) {
+  (void)state;
+  char why[160];
+  /* one thread is never judged */
+  assert_int_equal(cal_parallel_judge(1, 0.1, 1.0, NULL, 0, why, sizeof why),
+                   0);
+  assert_string_equal(why, "");
+  /* two threads with 1.9 CPU-seconds per second: side by side */
+  assert_int_equal(cal_parallel_judge(2, 1.9, 1.0, NULL, 0, why, sizeof why),
+                   0);
+  /* exactly at 0.8 x 2 */
+  assert_int_equal(cal_parallel_judge(2, 1.6, 1.0, NULL, 0, why, sizeof why),
+                   0);
+  /* a 2-thread point at 1-thread speed: 1.0 CPU-seconds per second */
+  assert_int_equal(cal_parallel_judge(2, 1.0, 1.0, NULL, 0, why, sizeof why),
+                   1);
+  assert_non_null(strstr(why, "got 1.00 CPU-seconds per second"));
+  assert_non_null(strstr(why, "0.8 x 2"));
+  assert_int_equal(cal_parallel_judge(8, 6.0, 1.0, NULL, 0, NULL, 0), 1);
+  assert_int_equal(cal_parallel_judge(8, 6.5, 1.0, NULL, 0, NULL, 0), 0);
+  /* nothing known: no verdict */
+  assert_int_equal(cal_parallel_judge(2, 0.0, 1.0, NULL, 0, why, sizeof why),
+                   0);
+  assert_int_equal(cal_parallel_judge(2, 1.0, 0.0, NULL, 0, why, sizeof why),
+                   0);
+}
+
+static void judge_cpus(void **state) {
+  (void)state;
+  char why[160];
+  const int apart[4] = {0, 1, 2, 3}, shared[4] = {0, 1, 1, 3},
+            unknown[3] = {-1, -1, 2};
+  assert_int_equal(cal_parallel_judge(4, 3.9, 1.0, apart, 4, why, sizeof why),
+                   0);
+  /* two threads on CPU 1, even with CPU time enough */
+  assert_int_equal(cal_parallel_judge(4, 3.9, 1.0, shared, 4, why, sizeof why),
+                   1);
+  assert_string_equal(why, "threads 1 and 2 ran on the same CPU 1");
+  /* unknown CPUs are no evidence */
+  assert_int_equal(
+      cal_parallel_judge(3, 2.9, 1.0, unknown, 3, why, sizeof why), 0);
+}
+
+static void action(void **state) {
+  (void)state;
+  assert_int_equal(cal_parallel_action(0, 1, 10.0), CAL_PAR_KEEP);
+  assert_int_equal(cal_parallel_action(0, 2, 0.0), CAL_PAR_KEEP);
+  /* first measurement, time left: again */
+  assert_int_equal(cal_parallel_action(1, 1, 10.0), CAL_PAR_AGAIN);
+  /* no re-measuring time left, or measured twice: mark */
+  assert_int_equal(cal_parallel_action(1, 1, 0.0), CAL_PAR_MARK);
+  assert_int_equal(cal_parallel_action(1, 2, 10.0), CAL_PAR_MARK);
+}
+
+/* A marked point is never a headline; a plain ok one may be. */
+static void headline(void **state) {
+  (void)state;
+  cal_point_t pt;
+  memset(&pt, 0, sizeof pt);
+  pt.status = CAL_POINT_OK;
+  assert_true(CAL_POINT_HEADLINE(&pt));
+  strcpy(pt.not_parallel, "threads 0 and 1 ran on the same CPU 0");
+  assert_false(CAL_POINT_HEADLINE(&pt));
+  pt.not_parallel[0] = '\0';
+  pt.status = CAL_POINT_CONTAMINATED;
+  assert_false(CAL_POINT_HEADLINE(&pt));
+}
+
+/* Pooling two measurements sums their times and keeps a verdict. */
+static void merge(void **state) {
+  (void)state;
+  cal_harness_cfg_t cfg;
+  cal_harness_defaults(&cfg, 1);
+  cal_point_t a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  static const cal_kernel_t k = {.name = "k"};
+  double sa[2] = {1.0, 1.0}, sb[2] = {1.0, 1.0};
+  a.kernel = b.kernel = &k;
+  a.status = b.status = CAL_POINT_OK;
+  a.params.threads = b.params.threads = 2;
+  a.m.samples_s = malloc(sizeof sa);
+  b.m.samples_s = malloc(sizeof sb);
+  memcpy(a.m.samples_s, sa, sizeof sa);
+  memcpy(b.m.samples_s, sb, sizeof sb);
+  a.m.n = b.m.n = 2;
+  a.cpu_s = 1.9, a.wall_s = 1.0;
+  b.cpu_s = 1.0, b.wall_s = 1.0;
+  strcpy(b.not_parallel, "slow");
+  assert_int_equal(cal_point_merge(&a, &b, &cfg), 0);
+  assert_true(a.cpu_s > 2.89 && a.cpu_s < 2.91);
+  assert_true(a.wall_s > 1.99 && a.wall_s < 2.01);
+  /* the run's verdict on one measurement stays with the pooled point */
+  assert_string_equal(a.not_parallel, "slow");
+  assert_false(CAL_POINT_HEADLINE(&a));
+  cal_point_free(&a);
+}
+
+/* The CPUs of the team: one entry per thread, each a CPU or -1. */
+static void team_cpus(void **state) {
+  (void)state;
+  int cpus[CAL_PAR_MAX_CPUS];
+  assert_int_equal(cal_threads_cpus(0, cpus), 0);
+  assert_int_equal(cal_threads_cpus(2, cpus), 2);
+  for (int i = 0; i < 2; i++)
+    assert_true(cpus[i] >= -1);
+}
+
+CAL_TEST_MAIN(
+    cmocka_unit_test(judge_cpu_time),
+    cmocka_unit_test(judge_cpus),
+    cmocka_unit_test(action),
+    cmocka_unit_test(headline),
+    cmocka_unit_test(merge),
+    cmocka_unit_test(team_cpus))
