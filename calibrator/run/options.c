@@ -73,7 +73,7 @@ static void defaults(cal_opts_t *o, const char *cmd) {
   o->budget_scale = 1.0;
   o->threads_asked = o->samples_asked = o->rounds_asked = -1;
   o->min_time_asked = o->cv_asked = -1;
-  o->sweep.modes = 3;
+  o->sweep.modes = 7; /* the training step and inference */
   o->sweep.extend = 1;
   o->sweep.max_batch = 4096;
   o->sweep.tolerance = 0.03;
