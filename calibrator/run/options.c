@@ -257,6 +257,7 @@ static int sweep_flag(cal_opts_t *o, int c, const char *arg, long shape[5],
     return count_flag(cmd, names[c - O_HIDDEN], arg, 1L << 22,
                       &shape[c - O_HIDDEN]);
   case O_MODE:
+    sw->modes_given = 1;
     return mode_flag(cmd, arg, &sw->modes);
   case O_LAYERS:
     if (count_flag(cmd, "--layers", arg, 4096, &v))
@@ -414,8 +415,9 @@ static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {
  * still reach p = 1.6e-4 for a single-run comparison), a few fixed points
  * chosen by the sections (GEMM fp32 and fp64 at 1024, one prefill and one
  * decode attention shape, L2 and memory read, the fp32 peak) so two runs
- * measure the same points, and batches 1 and 4 of the layer at seq 32 in
- * one round. */
+ * measure the same points, and batches 1 and 4 of the model's forward
+ * step (prefill and decode; the training step only with --mode) at seq 32
+ * in one round. */
 static int ci_preset(cal_opts_t *o) {
   char err[256];
   o->rounds = 2;
@@ -428,6 +430,8 @@ static int ci_preset(cal_opts_t *o) {
                         err, sizeof err) < 0)
     return CAL_EXIT_INTERNAL;
   o->sweep.extend = 0;
+  if (!o->sweep.modes_given)
+    o->sweep.modes = 3;
   if (!o->seq_given)
     o->sweep.seq = 32;
   return 0;
