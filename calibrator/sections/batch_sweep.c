@@ -216,13 +216,32 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   return rc;
 }
 
+/* Seconds the point at batch b should take, from the last measured one
+ * (lb, its step and whole wall time): train, the whole cost scaled (its
+ * setups and state grow with the batch); forward modes, the timed runs
+ * scaled by the step (each path's warm-up and samples) and the rest
+ * (setup, the weights' fill, verification) as it was. */
+static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
+                        double wall) {
+  double ratio = (double)b / (double)(lb ? lb : 1);
+  if (s->train)
+    return wall * ratio;
+  int paths = s->decode && b <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
+  int lpaths = s->decode && lb <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
+  const cal_harness_cfg_t *h = &s->h;
+  double runs = h->samples + 2.0;
+  double then = lpaths * (h->warmup_s + runs * fmax(step, h->min_sample_s));
+  double now = paths * (h->warmup_s + runs * fmax(step * ratio, h->min_sample_s));
+  return fmax(wall - then, 0.0) + now;
+}
+
 /* One batch after the other until the list ends, memory or time runs out
  * or a point fails; the rest of the list is then skipped. */
 static int sweep_sequential(sweep_t *s) {
   cal_run_t *r = s->r;
   cal_batch_mode_t *m = s->m;
   int blocked = 0, rc;
-  double last_wall = 0, wall0 = 0;
+  double last_wall = 0, last_step = 0, wall0 = 0;
   int64_t last_batch = 0;
   for (size_t i = 0; i < s->nlist; i++) {
     int64_t b = s->list[i];
@@ -251,10 +270,7 @@ static int sweep_sequential(sweep_t *s) {
       blocked = 1;
       continue;
     }
-    /* the next point would take about as long per example as the last:
-     * its whole cost (setups, samples, verification) scaled, which its
-     * step time alone understates */
-    double cost = last_wall * (double)b / (double)(last_batch ? last_batch : 1);
+    double cost = next_cost(s, b, last_batch, last_step, last_wall);
     if (last_batch && cal_now() - s->t0 + cost > s->budget) {
       m->stop = "time budget";
       cal_sweep_point_skip(bp, m->stop);
@@ -281,6 +297,7 @@ static int sweep_sequential(sweep_t *s) {
     } else if (bp->status == CAL_POINT_OK) {
       last_batch = b;
       last_wall = cal_now() - wall0;
+      last_step = bp->step_ms > 0 ? bp->step_ms * 1e-3 : bp->pt.m.time.median;
     }
     if (i + 1 == s->nlist && !blocked && r->opt->sweep.extend &&
         (rc = extend(s, b)) < 0)
