@@ -11,7 +11,9 @@
  *
  * and CAL_FORWARD_KERNELS(PFX, NAME) defines cal_kernel_NAME_prefill,
  * _decode, _prefill_bf16 and _decode_bf16 (family "layer"; bf16 where
- * cal_bf16_supported says the engine runs it).  Not a public header. */
+ * cal_bf16_supported says the engine runs it); CAL_LAYER_KERNEL(PFX,
+ * NAME, DTYPE, SUPPORTED, DECODE, BF16) one such entry (the training
+ * step's, whose setup ignores decode).  Not a public header. */
 #ifndef CAL_FORWARD_KERNELS_H
 #define CAL_FORWARD_KERNELS_H
 
@@ -25,7 +27,7 @@ static inline int cal_forward_bf16_supported(const cal_params_t *p,
   return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
 }
 
-#define CAL_FORWARD_ENTRY_(PFX, NAME, DT, SUPP, DEC, BF)                      \
+#define CAL_LAYER_KERNEL(PFX, NAME, DT, SUPP, DEC, BF)                      \
   static int PFX##_setup_##DEC##BF(const cal_params_t *p, void **st) {        \
     return PFX##_setup_as(p, st, DEC, BF);                                    \
   }                                                                           \
@@ -45,11 +47,11 @@ static inline int cal_forward_bf16_supported(const cal_params_t *p,
       .engine_used = PFX##_engine}
 
 #define CAL_FORWARD_KERNELS(PFX, NAME)                                        \
-  CAL_FORWARD_ENTRY_(PFX, NAME##_prefill, CAL_DTYPE_FP32, NULL, 0, 0);        \
-  CAL_FORWARD_ENTRY_(PFX, NAME##_decode, CAL_DTYPE_FP32, NULL, 1, 0);         \
-  CAL_FORWARD_ENTRY_(PFX, NAME##_prefill_bf16, CAL_DTYPE_BF16,                \
+  CAL_LAYER_KERNEL(PFX, NAME##_prefill, CAL_DTYPE_FP32, NULL, 0, 0);        \
+  CAL_LAYER_KERNEL(PFX, NAME##_decode, CAL_DTYPE_FP32, NULL, 1, 0);         \
+  CAL_LAYER_KERNEL(PFX, NAME##_prefill_bf16, CAL_DTYPE_BF16,                \
                      cal_forward_bf16_supported, 0, 1);                       \
-  CAL_FORWARD_ENTRY_(PFX, NAME##_decode_bf16, CAL_DTYPE_BF16,                 \
+  CAL_LAYER_KERNEL(PFX, NAME##_decode_bf16, CAL_DTYPE_BF16,                 \
                      cal_forward_bf16_supported, 1, 1)
 
 #endif
