@@ -44,10 +44,8 @@ static void run_model(const char *name, cal_params_t p) {
   void *st = NULL;
   assert_int_equal(k->setup(&p, &st), 0);
   assert_int_equal(k->verify(st), CAL_EVERIFY);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->verify(st), 0);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->verify(st), 0);
+  for (int i = 0; i < 2; i++) /* again: decode rewrites its cache slots */
+    assert_true(k->run(st) == 0 && k->verify(st) == 0);
   k->teardown(st);
 }
 

@@ -31,13 +31,9 @@ void cal_lm_logits_free(cal_lm_logits_t *H) {
     return;
   if (H->eng)
     H->eng->mm_free(H->mm);
-  cal_free(H->g);
-  cal_free(H->w);
-  cal_free(H->w16);
-  cal_free(H->h);
-  cal_free(H->h16);
-  cal_free(H->logits);
-  cal_free(H);
+  void *bufs[] = {H->g, H->w, H->w16, H->h, H->h16, H->logits, H};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+    cal_free(bufs[i]);
 }
 
 /* W uniform with variance 1/hidden (a bf16 W: the same draws rounded,
@@ -97,13 +93,8 @@ int cal_lm_logits_create(int64_t rows, int64_t d, int64_t vocab, int bf16,
   cal_lm_logits_t *H = cal_alloc(sizeof *H);
   if (!H)
     return CAL_ENOMEM;
-  memset(H, 0, sizeof *H);
-  H->rows = rows;
-  H->d = d;
-  H->vocab = vocab;
-  H->bf16 = bf16;
-  H->team = team;
-  H->variant = variant;
+  *H = (cal_lm_logits_t){.rows = rows, .d = d, .vocab = vocab, .bf16 = bf16,
+                         .team = team, .variant = variant};
   size_t n = (size_t)d * (size_t)vocab, rd = (size_t)(rows * d);
   int rc = CAL_ENOMEM;
   H->g = cal_alloc(4 * (size_t)d);
