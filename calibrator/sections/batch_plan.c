@@ -12,9 +12,11 @@
 #include "lm_head.h"
 #include "model.h"
 
-/* the default list: powers of four from 1 to this (a point of the model's
- * step is the work of its whole depth: few points, far apart), then
- * extended (twice the last) while the throughput still rises */
+/* the default list: decode, powers of four from 1 to this (its points
+ * are cheap, its curve rises far); prefill and train, powers of two to
+ * half of it (a point is the work of the model's whole depth: the time
+ * budget and the early stop end them); then extended (twice the last)
+ * while the throughput still rises */
 #define SWEEP_DEFAULT_MAX 64
 
 double cal_sweep_mem_budget(const cal_run_t *r) {
@@ -178,12 +180,14 @@ int cal_sweep_batch_list(sweep_t *s) {
     memcpy(d, o->batches, o->nbatches * sizeof *d);
     n = o->nbatches;
   } else {
-    for (int64_t b = 1; b <= SWEEP_DEFAULT_MAX; b *= 4)
+    int64_t step = s->decode ? 4 : 2, top = s->decode ? SWEEP_DEFAULT_MAX
+                                                     : SWEEP_DEFAULT_MAX / 2;
+    for (int64_t b = 1; b <= top; b *= step)
       n++;
     if (!(d = malloc(n * sizeof *d)))
       return CAL_ENOMEM;
     for (size_t i = 0; i < n; i++)
-      d[i] = i ? d[i - 1] * 4 : 1;
+      d[i] = i ? d[i - 1] * step : 1;
   }
   s->cap = n + 64;
   if (!(s->list = realloc(d, s->cap * sizeof *d))) {

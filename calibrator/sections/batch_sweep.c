@@ -117,14 +117,23 @@ out:
 
 /* At the end of the list: one batch more (twice the last) while the curve
  * still rises, within --max-batch and the list's room. */
-static int extend(sweep_t *s, int64_t b) {
-  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+/* Whether the curve so far still rises (cal_sweep_should_extend): 1, 0,
+ * or CAL_ENOMEM. */
+static int rising(const sweep_t *s) {
   cal_curve_opts_t po;
   cal_curve_point_t *cp = cal_sweep_curve_of(s, &po);
   if (!cp)
     return CAL_ENOMEM;
   int more = cal_sweep_should_extend(cp, s->m->npoints, &po);
   free(cp);
+  return more;
+}
+
+static int extend(sweep_t *s, int64_t b) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  int more = rising(s);
+  if (more == CAL_ENOMEM)
+    return more;
   if (more > 0 && b * 2 <= o->max_batch && s->nlist < s->cap) {
     s->list[s->nlist++] = b * 2;
     s->m->stop = "still rising: extended";
@@ -298,6 +307,18 @@ static int sweep_sequential(sweep_t *s) {
       last_batch = b;
       last_wall = cal_now() - wall0;
       last_step = bp->step_ms > 0 ? bp->step_ms * 1e-3 : bp->pt.m.time.median;
+    }
+    /* the default list of an expensive mode (prefill, train) ends early
+     * once the curve stops rising; decode's cheap points go on (its path
+     * changes on the way) */
+    if (!blocked && i + 1 < s->nlist && !s->decode && !r->opt->sweep.batches &&
+        bp->status == CAL_POINT_OK) {
+      if ((rc = rising(s)) == CAL_ENOMEM)
+        return rc;
+      if (rc == 0) {
+        m->stop = "stopped rising";
+        blocked = 1;
+      }
     }
     if (i + 1 == s->nlist && !blocked && r->opt->sweep.extend &&
         (rc = extend(s, b)) < 0)
