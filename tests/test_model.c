@@ -68,6 +68,28 @@ static void model_steps_verify(void **state) {
   run_model("model_decode", p);
 }
 
+/* the tiny preset as the sweep runs it: its depth and vocabulary, every
+ * layer distinct, and a deeper stack cycled over three */
+static void tiny_preset(void **state) {
+  (void)state;
+  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
+  assert_non_null(t);
+  cal_params_t p = small(2, t->layers, t->layers);
+  p.hidden = t->hidden;
+  p.heads = t->heads;
+  p.kv_heads = t->kv_heads;
+  p.ffn = t->ffn;
+  p.seq = t->seq;
+  p.n = t->vocab;
+  p.threads = 2;
+  run_model("model_prefill_bf16", p);
+  run_model("model_decode", p);
+  p.layers = 3;
+  p.depth = 7;
+  run_model("model_prefill", p);
+  run_model("model_decode_bf16", p);
+}
+
 /* a layer whose weights were changed after its run fails: the chain's
  * layers are each checked, not only the ends' figures */
 static void wrong_weights_fail(void **state) {
@@ -140,6 +162,7 @@ static void distinct_layers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_steps_verify),
+      cmocka_unit_test(tiny_preset),
       cmocka_unit_test(wrong_weights_fail),
       cmocka_unit_test(head_alone),
       cmocka_unit_test(figures),
