@@ -139,9 +139,14 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   cal_sweep_shape(s, s->decode, b, &p);
   cal_layer_shape_t shape;
   layer_shape(s, &p, &shape);
-  /* fp32 points keep the ids they had before there was a bf16 layer */
-  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s/h%lld/s%lld/b%lld",
-           s->m->name, shape.bf16 ? "bf16/" : "", o->preset,
+  /* fp32 points keep the ids they had before there was a bf16 layer;
+   * prefill and decode, the model's step since, name its depth (/L<n>),
+   * so that no comparison holds them against one layer's points */
+  char depth[32] = "";
+  if (!s->train)
+    snprintf(depth, sizeof depth, "/L%lld", (long long)s->res->layers);
+  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s%s/h%lld/s%lld/b%lld",
+           s->m->name, shape.bf16 ? "bf16/" : "", o->preset, depth,
            (long long)o->hidden, (long long)o->seq, (long long)b);
   bp->batch = b;
   bp->memory_bytes = cal_sweep_mem_of(s, &p);
