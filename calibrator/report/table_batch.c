@@ -140,9 +140,7 @@ void cal_batch_print(const cal_run_result_t *r, const void *result, FILE *out) {
     if (res->ran[m])
       print_mode(res, m, out);
   /* which mode the top-level figures are, and why */
-  if (res->top_mode >= 0)
-    fprintf(out, "  top level (optimal batch, throughput, latency): %s: %s\n",
-            res->modes[res->top_mode].name, res->top_why);
-  else if (res->top_why[0])
-    fprintf(out, "  top level: %s\n", res->top_why);
+  if (res->top_why[0])
+    fprintf(out, "  top level (optimal batch, throughput, latency): %s\n",
+            res->top_why);
 }
