@@ -72,6 +72,7 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
     json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
     if (bp->measured)
       json_object_set_new(o, "layers_measured", json_integer(bp->layers_measured));
+    cal_memuse_json(&bp->mem, o); /* measured beside the estimate */
     if (bp->model_bytes > 0) {
       json_object_set_new(o, "activation_bytes_layer", json_real(bp->act_layer_bytes));
       json_object_set_new(o, "activation_bytes", json_real(bp->act_bytes));

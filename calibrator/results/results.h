@@ -15,6 +15,7 @@
 #include "curve.h"
 #include "gemm_onednn.h"
 #include "harness.h"
+#include "memuse.h"
 #include "roofline.h"
 
 /* ---- a plain list of kernel points: a section that needs no keys of its
@@ -32,6 +33,8 @@ typedef struct cal_points_result {
 cal_points_result_t *cal_points_new(const char *title, size_t n);
 /* Frees it (a section's drop function); accepts NULL. */
 void cal_points_drop(void *result);
+/* Frees n points and the array holding them (NULL accepted). */
+void cal_points_free(cal_point_t *points, size_t n);
 
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */
@@ -247,6 +250,9 @@ typedef struct cal_batch_point {
   int64_t layers_measured;  /* distinct decoder layers the point held: train,
                                the measured stack; prefill and decode, the
                                sets the model's passes cycled over */
+  /* the process's memory while the point ran (memuse.h; known 0 where it
+   * was not read: skipped points, --ci's interleaved rounds) */
+  cal_memuse_t mem;
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
