@@ -12,7 +12,7 @@ static const char run_head[] =
     "thread and all usable threads with its size sweep and thread scaling,\n"
     "attention kernels, the FMA peak and clock, memory bandwidth per cache\n"
     "level, the roofline, and with --sweep-batch the throughput-versus-batch\n"
-    "curve of a transformer layer with its peak.\n\n"
+    "curve of the model's step (training, prefill, decode) with its peak.\n\n"
     "Options:\n";
 
 static const char run_tail[] =

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "batch_json.h"
 #include "curve_json.h"
 #include "point_json.h"
 #include "results.h"
@@ -69,10 +70,10 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
   if (o) {
     json_object_set_new(o, "batch_size", json_integer(bp->batch));
     json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
+    if (bp->measured)
+      json_object_set_new(o, "layers_measured", json_integer(bp->layers_measured));
     cal_memuse_json(&bp->mem, o); /* measured beside the estimate */
     if (bp->model_bytes > 0) {
-      if (bp->measured)
-        json_object_set_new(o, "layers_measured", json_integer(bp->layers_measured));
       json_object_set_new(o, "activation_bytes_layer", json_real(bp->act_layer_bytes));
       json_object_set_new(o, "activation_bytes", json_real(bp->act_bytes));
       json_object_set_new(o, "activation_bytes_checkpointed",
@@ -109,9 +110,12 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
   char note[768];
   snprintf(note, sizeof note,
            "bandwidth_efficiency = read_gbps / memory_read_gbps; "
-           "read_bytes_per_step = every weight of the layer once (%s) plus "
-           "the K and V cache rows attention reads (batch x kv_heads x (seq "
-           "+ 1) x head_dim x 2, 4 bytes each); activations not counted%s%s",
+           "read_bytes_per_step = the model's step: per layer (%lld) every "
+           "weight once (%s) and the K and V cache rows attention reads "
+           "(batch x kv_heads x (seq + 1) x head_dim x 2, 4 bytes each), plus "
+           "the LM head's weights (hidden x vocab) and final norm gain; "
+           "activations not counted%s%s",
+           (long long)res->layers,
            res->dtype == CAL_DTYPE_BF16
                ? "2 bytes each, the norm gains 4"
                : "4 bytes each",
@@ -127,14 +131,7 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
  * the measured LM head), the FLOP convention and the memory model. */
 static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                       json_t *jm) {
-  /* the fewest layers a measured point ran: the figures are scaled from
-   * them when that is fewer than the model's */
-  int64_t fewest = 0;
-  for (size_t i = 0; i < res->modes[2].npoints; i++) {
-    const cal_batch_point_t *bp = &res->modes[2].points[i];
-    if (bp->measured && (!fewest || bp->layers_measured < fewest))
-      fewest = bp->layers_measured;
-  }
+  int64_t fewest = res->modes[2].layers_measured;
   char note[640];
   snprintf(note, sizeof note,
            "one optimizer step of the model: %lld decoder layers (%s; "
@@ -178,13 +175,6 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
          json_object_set_new(jm, "activation_bytes_per_example_checkpointed",
                              isnan(per_ck) ? json_null() : json_real(per_ck)) |
          json_object_set_new(jm, "workload", json_string(note)) |
-         json_object_set_new(jm, "layers", json_integer(res->layers)) |
-         json_object_set_new(jm, "layers_measured",
-                             fewest ? json_integer(fewest) : json_null()) |
-         (fewest && fewest < res->layers
-              ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
-              : 0) |
-         json_object_set_new(jm, "vocab", json_integer(res->vocab)) |
          json_object_set_new(jm, "lm_head_dtype", json_string(cal_kdtype_name(res->head->dtype))) |
          json_object_set_new(jm, "lm_head_impl",
                              m->head_impl[0] ? json_string(m->head_impl)
@@ -204,6 +194,89 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
                                          "masters and moments"));
 }
 
+/* Every mode: the model's depth and vocabulary, the fewest distinct layers
+ * a measured point held, and scaled_from_layers when that is fewer than
+ * the depth. */
+static int depth_json(const cal_batch_result_t *res, int mi, json_t *jm) {
+  int64_t fewest = res->modes[mi].layers_measured;
+  return json_object_set_new(jm, "layers", json_integer(res->layers)) |
+         json_object_set_new(jm, "layers_measured",
+                             fewest ? json_integer(fewest) : json_null()) |
+         (fewest && fewest < res->layers
+              ? json_object_set_new(jm, "scaled_from_layers", json_integer(fewest))
+              : 0) |
+         json_object_set_new(jm, "vocab", json_integer(res->vocab));
+}
+
+void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
+                        size_t len) {
+  int64_t fewest = res->modes[mi].layers_measured;
+  char layers[200];
+  if (fewest && fewest < res->layers && mi == 2)
+    snprintf(layers, sizeof layers, "%lld decoder layers, timed as %lld "
+             "measured layers' step scaled to the model's",
+             (long long)res->layers, (long long)fewest);
+  else if (fewest && fewest < res->layers)
+    snprintf(layers, sizeof layers,
+             "%lld decoder layers run in turn over %lld distinct layers' "
+             "weights (together several times the last-level cache, or as "
+             "many as the memory budget holds)",
+             (long long)res->layers, (long long)fewest);
+  else
+    snprintf(layers, sizeof layers, "%lld decoder layers, each its own "
+             "weights", (long long)res->layers);
+  if (mi == 0)
+    snprintf(buf, len, "the model's forward pass over batch x seq tokens: %s, "
+             "then the LM head (final RMSNorm and logits over vocabulary "
+             "%lld) on the last position of each sequence, the one the next "
+             "token is predicted from; the embedding lookup not timed",
+             layers, (long long)res->vocab);
+  else if (mi == 1)
+    snprintf(buf, len, "one new token a sequence through the model: %s, each "
+             "against its KV cache of seq tokens, then the LM head (final "
+             "RMSNorm and logits over vocabulary %lld) on the new tokens; "
+             "the embedding lookup and sampling not timed", layers,
+             (long long)res->vocab);
+  else
+    snprintf(buf, len, "one optimizer step of the model: %s (forward, "
+             "backward, AdamW), plus the LM head's (vocabulary %lld)",
+             layers, (long long)res->vocab);
+}
+
+/* Prefill and decode: what a point's step is. */
+static int forward_json(const cal_batch_result_t *res, int mi, json_t *jm) {
+  char note[640];
+  cal_batch_workload(res, mi, note, sizeof note);
+  return json_object_set_new(jm, "workload", json_string(note)) |
+         json_object_set_new(jm, "lm_head",
+                             json_string(mi == 0 ? "last position of each sequence"
+                                                 : "the new token of each sequence"));
+}
+
+json_t *cal_batch_source_json(const cal_run_result_t *r,
+                              const cal_batch_result_t *b) {
+  const cal_sweep_opts_t *o = &r->opt->sweep;
+  const cal_batch_mode_t *m = &b->modes[b->top_mode];
+  char work[640];
+  cal_batch_workload(b, b->top_mode, work, sizeof work);
+  json_t *src = json_pack(
+      "{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:o, s:I, s:s, s:s}", "mode",
+      m->name, "dtype", cal_kdtype_name(b->dtype), "engine",
+      cal_engine_name(b->engine), "preset", o->preset, "hidden",
+      (json_int_t)o->hidden, "seq", (json_int_t)o->seq, "workload", work,
+      "layers", (json_int_t)b->layers, "layers_measured",
+      m->layers_measured ? json_integer(m->layers_measured) : json_null(),
+      "vocab", (json_int_t)b->vocab, "lm_head",
+      b->top_mode == 2 ? "training step (logits, cross-entropy, backward, AdamW)"
+      : b->top_mode == 0 ? "logits of the last position of each sequence"
+                         : "logits of the new token of each sequence",
+      "choice", b->top_why);
+  if (src && m->layers_measured && m->layers_measured < b->layers)
+    json_object_set_new(src, "scaled_from_layers",
+                        json_integer(m->layers_measured));
+  return src;
+}
+
 /* A mode: its points, status, and when measured why the sweep ended, the
  * analysis, batch-1 latency and time.  NULL when out of memory. */
 static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *res,
@@ -215,7 +288,8 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
   for (size_t i = 0; i < m->npoints; i++)
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
-  if (mi == 2 && train_json(r, res, jm) < 0)
+  if (depth_json(res, mi, jm) < 0 || (mi == 2 && train_json(r, res, jm) < 0) ||
+      (mi < 2 && forward_json(res, mi, jm) < 0))
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;
@@ -263,8 +337,9 @@ json_t *cal_batch_write(const cal_run_result_t *r, const void *result) {
   json_object_set_new(sec, "engine", json_string(cal_engine_name(res->engine)));
   json_object_set_new(sec, "engine_choice", json_string(res->engine_why));
   json_object_set_new(sec, "flops_note",
-                      json_string("matrix products and attention; elementwise "
-                                  "work (norms, SiLU, residuals) not counted"));
+                      json_string("matrix products and attention of every layer, and the LM "
+                  "head's logits; elementwise work (norms, SiLU, residuals) "
+                  "not counted"));
   json_t *modes = json_object_get(sec, "modes");
   for (int m = 0; m < 3; m++) {
     if (!res->ran[m])

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "batch_json.h"
 #include "build_info.h"
 #include "gemm_json.h"
 #include "machine_json.h"
@@ -105,9 +106,10 @@ static int top_gemm(const cal_run_result_t *r, json_t *root) {
   return 0;
 }
 
-/* The batch sweep's optimal point, from the training-like mode (prefill)
- * when it has one, else decode, with what it was measured on
- * (batch_source); withheld when a point of that mode was contaminated,
+/* The batch sweep's optimal point, the model's step: from the training
+ * step when it has an optimal batch, else prefill, else decode
+ * (cal_sweep_top_mode), with what it was measured on (batch_source);
+ * withheld when a point of that mode was contaminated,
  * null with the reason when no mode has a curve. */
 static int top_batch(const cal_run_result_t *r, json_t *root) {
   static const char *const keys[] = {"optimal_batch_size", "throughput",
@@ -154,14 +156,7 @@ static int top_batch(const cal_run_result_t *r, json_t *root) {
     json_object_set_new(root, "latency_ms", json_real(m->latency_ms_batch_1));
   else
     null_reason(root, "latency_ms", "batch 1 was not measured");
-  const cal_sweep_opts_t *o = &r->opt->sweep;
-  json_t *src = json_pack(
-      "{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "mode", m->name, "dtype",
-      cal_kdtype_name(b->dtype), "engine", cal_engine_name(b->engine), "preset", o->preset, "hidden",
-      (json_int_t)o->hidden, "seq", (json_int_t)o->seq, "workload",
-      b->top_mode == 2 ? "a training step of the model (its layers and LM "
-                         "head, see batch_sweep.modes.train.workload)"
-                       : "one decoder layer, forward pass");
+  json_t *src = cal_batch_source_json(r, b);
   if (src && b->top_mode == 1 && b->ran[0])
     json_object_set_new(src, "note",
                         json_string("prefill has no optimal batch (its points "

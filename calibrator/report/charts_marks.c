@@ -354,9 +354,9 @@ void cal_chart_batch_what(const cal_chart_in_t *in, char *buf, size_t len) {
       at += (size_t)snprintf(buf + at, len - at, " %.24s,", preset);
     if (seq > 0)
       at += (size_t)snprintf(buf + at, len - at, " seq %g,", seq);
-    /* the modes, each with what it ran (train: the model's layers,
-     * measured or scaled from fewer; the others one layer), and the
-     * dtype of their points */
+    /* the modes, each with what it ran (the model's layers, measured or
+     * scaled from fewer distinct ones; profiles from before the forward
+     * modes ran the model: one layer), and the dtype of their points */
     const char *dtype = NULL;
     for (size_t i = 0; i < bs->nmodes; i++) {
       const cal_vbatch_mode_t *mode = &bs->modes[i];

@@ -1,4 +1,5 @@
-/* The batch sweep's part of the table: per mode, the points with their
+/* The batch sweep's part of the table (the model's step in every mode):
+ * per mode, the points with their
  * share of the peak (decode: and the GB/s a step reads with its share of
  * the memory read bandwidth), then peak, knee, optimal, shape and
  * advice. */
@@ -54,8 +55,9 @@ static void print_bandwidth(const cal_batch_result_t *res,
                             const cal_batch_mode_t *m, FILE *out) {
   const cal_batch_point_t *first = m->npoints ? &m->points[0] : NULL;
   if (first)
-    fprintf(out, "    GB/s: %.1f MB a step at batch %lld (every weight once "
-                 "and the KV cache read), over the step time\n",
+    fprintf(out, "    GB/s: %.1f MB a step at batch %lld (every layer's weights "
+                 "and KV cache and the LM head's weights read once), over the "
+                 "step time\n",
             first->read_bytes / 1e6, (long long)first->batch);
   if (isnan(res->mem_read_gbps))
     fprintf(out, "    %%bw: not known: %s\n", res->mem_read_why);
@@ -78,12 +80,17 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
           m->name, decode ? "    GB/s   %bw path"
                    : mi == 2 ? " layers ms   head ms  GFLOPS  act MiB fits" : "");
-  int64_t fewest = 0;
-  for (size_t i = 0; mi == 2 && i < m->npoints; i++)
-    if (m->points[i].measured &&
-        (!fewest || m->points[i].layers_measured < fewest))
-      fewest = m->points[i].layers_measured;
-  if (mi == 2) {
+  int64_t fewest = m->layers_measured;
+  if (mi < 2) {
+    char cyc[96] = "";
+    if (fewest && fewest < res->layers)
+      snprintf(cyc, sizeof cyc, ", run in turn over %lld distinct layers' "
+               "weights", (long long)fewest);
+    fprintf(out, "    the model's step: %lld layers%s + the LM head (vocab "
+                 "%lld) on %s\n",
+            (long long)res->layers, cyc, (long long)res->vocab,
+            decode ? "the new tokens" : "the last position of each sequence");
+  } else {
     fprintf(out, "    the model's step: %lld layers (%s) + the measured LM "
                  "head (vocab %lld, %s); GFLOPS at 3 x "
                  "forward; act MiB: the model's activations without "
@@ -122,14 +129,20 @@ void cal_batch_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_batch_result_t *res = result;
   const cal_sweep_opts_t *o = &r->opt->sweep;
   int threads = r->opt->threads;
-  fprintf(out, "\nBatch sweep: %s layer (hidden %lld, %lld heads, %lld kv heads, "
-               "ffn %lld), seq %lld, %s, %d thread%s\n",
-          o->preset, (long long)o->hidden, (long long)o->heads,
-          (long long)o->kv_heads, (long long)o->ffn, (long long)o->seq,
+  fprintf(out, "\nBatch sweep: the %s model (%lld layers: hidden %lld, %lld "
+               "heads, %lld kv heads, ffn %lld; vocab %lld), seq %lld, %s, %d "
+               "thread%s\n",
+          o->preset, (long long)res->layers, (long long)o->hidden,
+          (long long)o->heads, (long long)o->kv_heads, (long long)o->ffn,
+          (long long)res->vocab, (long long)o->seq,
           cal_kdtype_name(res->dtype), threads, threads == 1 ? "" : "s");
   fprintf(out, "  dtype %s (%s); products on %s (%s)\n", cal_kdtype_name(res->dtype),
           o->dtype_why, cal_engine_name(res->engine), res->engine_why);
   for (int m = 0; m < 3; m++)
     if (res->ran[m])
       print_mode(res, m, out);
+  /* which mode the top-level figures are, and why */
+  if (res->top_why[0])
+    fprintf(out, "  top level (optimal batch, throughput, latency): %s\n",
+            res->top_why);
 }

@@ -241,7 +241,7 @@ typedef struct cal_batch_point {
    * figures (alt_path NULL when only one path ran) */
   const char *alt_path;
   double alt_examples_per_s, alt_latency_ms;
-  /* decode points: bytes a step must read (cal_layer_read_bytes), those
+  /* decode points: bytes a step must read (cal_model_read_bytes), those
    * bytes over the median step time, and that over the run's memory read
    * bandwidth (NAN when it is not known); 0, 0, NAN otherwise */
   double read_bytes, read_gbps, bw_efficiency;
@@ -254,7 +254,9 @@ typedef struct cal_batch_point {
   double layer_ms, head_ms, step_ms, step_flops, step_gflops;
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
-  int64_t layers_measured;  /* train: layers the measured stack ran */
+  int64_t layers_measured;  /* distinct decoder layers the point held: train,
+                               the measured stack; prefill and decode, the
+                               sets the model's passes cycled over */
   /* the process's memory while the point ran (memuse.h; known 0 where it
    * was not read: skipped points, --ci's interleaved rounds) */
   cal_memuse_t mem;
@@ -275,6 +277,10 @@ typedef struct cal_batch_mode {
   /* train: the implementations the LM head's measured points ran (each
    * once, comma-separated; "" when none was measured) */
   char head_impl[160];
+  /* the fewest distinct decoder layers a measured point held (0: none
+   * measured); fewer than the model's: train scaled its step from them,
+   * prefill and decode cycled the depth's passes over them */
+  int64_t layers_measured;
 } cal_batch_mode_t;
 
 typedef struct cal_batch_result {
@@ -302,6 +308,8 @@ typedef struct cal_batch_result {
    * on oneDNN, else fp32) and why */
   const cal_kernel_t *head;
   char head_why[192];
+  /* why top_mode is the headline (or why no mode is) */
+  char top_why[224];
 } cal_batch_result_t;
 
 #endif

@@ -18,6 +18,7 @@ typedef struct cal_sweep_opts {
    * and vocabulary (the preset's) */
   int64_t layers, vocab;
   int layers_given;
+  int modes_given;          /* --mode was given */
   int64_t *batches;         /* user list (owned) or NULL for the default */
   size_t nbatches;
   int extend;               /* extend while still rising */

@@ -74,6 +74,13 @@ static int layers_opt(void *obj, const cal_opt_t *row, const char *arg,
   return -1;
 }
 
+/* --mode given: --ci keeps it instead of its own prefill and decode. */
+static int modes_opt(void *obj, const cal_opt_t *row, const char *arg,
+                     const char *cmd) {
+  ((cal_opts_t *)obj)->sweep.modes_given = 1;
+  return -1;
+}
+
 /* What a batch sweep measures at most: batch sizes (a layer at batch
  * 65536 needs tens of GB even for the smallest preset) and points. */
 #define CAL_SWEEP_MAX_BATCH 65536
@@ -212,8 +219,8 @@ const cal_opt_t cal_opts_run_rows[] = {
 
 const cal_opt_t cal_opts_sweep_rows[] = {
     {.type = CAL_OPT_TEXT,
-     .help = "\nBatch sweep (the throughput-versus-batch curve of a decoder "
-             "layer):\n"},
+     .help = "\nBatch sweep (the throughput-versus-batch curve of the model's "
+             "step):\n"},
     {.type = CAL_OPT_FLAG, .name = "sweep-batch", .off = OFF(sweep_asked),
      .help = "also run the batch sweep"},
     {CALL("preset", "NAME", preset_opt),
@@ -225,20 +232,22 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "and decode KV-cache length)"},
     SHAPE("heads", 1), SHAPE("kv-heads", 2), SHAPE("ffn", 3), SHAPE("seq", 4),
     {.type = CAL_OPT_SET, .name = "mode", .arg = "M", .choices = modes,
-     .def = "both", .off = OFF(sweep.modes),
+     .def = "all", .off = OFF(sweep.modes), .set = modes_opt,
      .bad = "--mode is prefill, decode, train, both or all (or a "
             "comma-separated list), not '%s'",
      .help = "prefill, decode, train, both (prefill and\n"
-             "decode, the default), all, or a list: a,b"},
+             "decode), all (the default; --ci: both), or a\n"
+             "list: a,b"},
     {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
      .off = OFF(sweep.layers), .set = layers_opt,
-     .help = "train: the model's decoder layers, the whole\n"
-             "stack measured where it fits the memory budget\n"
-             "(default: the preset's depth, one layer\n"
-             "measured and scaled)"},
+     .help = "the model's decoder layers (default: the\n"
+             "preset's depth); train measures the whole\n"
+             "stack where it fits the memory budget, else\n"
+             "one layer scaled"},
     {CALL("batches", "LIST", batches_opt),
-     .help = "e.g. 1,2,4,8 or 1-256*2 (default powers of two\n"
-             "from 1 to 32, extended while throughput rises)"},
+     .help = "e.g. 1,2,4,8 or 1-256*2 (default: decode\n"
+             "1,4,16,64, the others 1-32*2; extended while\n"
+             "throughput rises)"},
     {.type = CAL_OPT_CLEAR, .name = "no-extend", .off = OFF(sweep.extend),
      .help = "do not extend past the list"},
     {.type = CAL_OPT_LONG, .name = "max-batch", .arg = "N", .min = 1,

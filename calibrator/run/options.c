@@ -136,8 +136,9 @@ static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {
  * still reach p = 1.6e-4 for a single-run comparison), a few fixed points
  * chosen by the sections (GEMM fp32 and fp64 at 1024, one prefill and one
  * decode attention shape, L2 and memory read, the fp32 peak) so two runs
- * measure the same points, and batches 1 and 4 of the layer at seq 32 in
- * one round. */
+ * measure the same points, and batches 1 and 4 of the model's forward
+ * step (prefill and decode; the training step only with --mode) at seq 32
+ * in one round. */
 static int ci_preset(cal_opts_t *o) {
   char err[256];
   o->rounds = 2;
@@ -150,6 +151,8 @@ static int ci_preset(cal_opts_t *o) {
                         err, sizeof err) < 0)
     return CAL_EXIT_INTERNAL;
   o->sweep.extend = 0;
+  if (!o->sweep.modes_given)
+    o->sweep.modes = 3;
   if (!o->seq_given)
     o->sweep.seq = 32;
   return 0;

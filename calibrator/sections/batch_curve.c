@@ -107,6 +107,10 @@ int cal_sweep_analyze(sweep_t *s) {
       cal_curve_recommend(m->curve, o->target_effective_batch, &m->rec) == 0)
     m->have_rec = 1;
   for (size_t j = 0; j < m->npoints; j++)
+    if (m->points[j].measured && (!m->layers_measured ||
+                                  m->points[j].layers_measured < m->layers_measured))
+      m->layers_measured = m->points[j].layers_measured;
+  for (size_t j = 0; j < m->npoints; j++)
     if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK &&
         !m->points[j].mem.swapped)
       m->latency_ms_batch_1 = s->train ? m->points[j].step_ms

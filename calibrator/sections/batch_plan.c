@@ -10,14 +10,32 @@
 #include "layer.h"
 #include "layer_train.h"
 #include "lm_head.h"
+#include "model.h"
 
-/* the default list: powers of two from 1 to this, then extended while the
- * throughput still rises */
-#define SWEEP_DEFAULT_MAX 32
+/* the default list: decode, powers of four from 1 to this (its points
+ * are cheap, its curve rises far); prefill and train, powers of two to
+ * half of it (a point is the work of the model's whole depth: the time
+ * budget and the early stop end them); then extended (twice the last)
+ * while the throughput still rises */
+#define SWEEP_DEFAULT_MAX 64
 
 double cal_sweep_mem_budget(const cal_run_t *r) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   return o->memory_budget > 0 ? o->memory_budget : r->opt->hcfg.mem_avail_bytes;
+}
+
+double cal_sweep_llc_bytes(const cal_run_t *r) {
+  const cal_hwinfo_t *hw = &r->ctx->hw;
+  double llc = 0;
+  int level = 0;
+  for (int i = 0; i < hw->ncaches; i++) {
+    const cal_cache_info_t *c = &hw->caches[i];
+    if (strcmp(c->type, "instruction") == 0 || c->level < level)
+      continue;
+    level = c->level;
+    llc = (double)c->size_bytes * (c->instances > 0 ? c->instances : 1);
+  }
+  return llc;
 }
 
 void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
@@ -47,6 +65,16 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                         cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
                     ? L
                     : 1;
+  } else {
+    /* the model's forward step: its depth, distinct layers where they
+     * fit, and its LM head */
+    cal_layer_shape_t sh;
+    cal_layer_shape_from_params(p, &sh);
+    sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
+    p->depth = s->res->layers;
+    p->n = s->res->vocab;
+    p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
+                                          s->mem_budget);
   }
 }
 
@@ -76,7 +104,8 @@ double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
   layer_shape(sw, p, &s);
   if (!sw->train)
-    return cal_layer_mem_bytes(&s);
+    return cal_model_mem_bytes(&s, p->layers > 0 ? p->layers : 1,
+                               sw->res->vocab);
   double layer = cal_train_stack_mem_bytes(&s, (int)(p->layers > 1 ? p->layers : 1));
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
                                       sw->res->vocab,
@@ -102,12 +131,6 @@ static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
   bp->model_fits = bp->model_bytes <= sw->mem_budget;
 }
 
-/* Estimated seconds of one point whose run takes run_s. */
-double cal_sweep_point_cost(const cal_harness_cfg_t *h, double run_s) {
-  double per_sample = run_s > h->min_sample_s ? run_s : h->min_sample_s;
-  return h->warmup_s + 3 * run_s + (h->samples + 2) * per_sample;
-}
-
 /* The next point of the mode, skipped until measured. */
 cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   const cal_sweep_opts_t *o = &s->r->opt->sweep;
@@ -116,9 +139,14 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   cal_sweep_shape(s, s->decode, b, &p);
   cal_layer_shape_t shape;
   layer_shape(s, &p, &shape);
-  /* fp32 points keep the ids they had before there was a bf16 layer */
-  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s/h%lld/s%lld/b%lld",
-           s->m->name, shape.bf16 ? "bf16/" : "", o->preset,
+  /* fp32 points keep the ids they had before there was a bf16 layer;
+   * prefill and decode, the model's step since, name its depth (/L<n>),
+   * so that no comparison holds them against one layer's points */
+  char depth[32] = "";
+  if (!s->train)
+    snprintf(depth, sizeof depth, "/L%lld", (long long)s->res->layers);
+  snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s%s/h%lld/s%lld/b%lld",
+           s->m->name, shape.bf16 ? "bf16/" : "", o->preset, depth,
            (long long)o->hidden, (long long)o->seq, (long long)b);
   bp->batch = b;
   bp->memory_bytes = cal_sweep_mem_of(s, &p);
@@ -126,7 +154,9 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
     model_memory(s, &shape, bp);
   bp->status = CAL_POINT_SKIPPED;
   bp->matrix_path = cal_layer_matrix_path(&shape);
-  bp->read_bytes = s->decode ? cal_layer_read_bytes(&shape) : 0.0;
+  bp->read_bytes = s->decode ? cal_model_read_bytes(&shape, s->res->layers,
+                                                    s->res->vocab)
+                              : 0.0;
   bp->bw_efficiency = NAN;
   return bp;
 }
@@ -161,14 +191,20 @@ int cal_sweep_batch_list(sweep_t *s) {
   const cal_sweep_opts_t *o = &s->r->opt->sweep;
   int64_t *d = NULL;
   size_t n = 0;
-  int rc = 0;
   if (o->batches) {
     if (!(d = malloc(o->nbatches * sizeof *d)))
       return CAL_ENOMEM;
     memcpy(d, o->batches, o->nbatches * sizeof *d);
     n = o->nbatches;
-  } else if ((rc = cal_batches_default(SWEEP_DEFAULT_MAX, &d, &n)) < 0) {
-    return rc;
+  } else {
+    int64_t step = s->decode ? 4 : 2, top = s->decode ? SWEEP_DEFAULT_MAX
+                                                     : SWEEP_DEFAULT_MAX / 2;
+    for (int64_t b = 1; b <= top; b *= step)
+      n++;
+    if (!(d = malloc(n * sizeof *d)))
+      return CAL_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+      d[i] = i ? d[i - 1] * step : 1;
   }
   s->cap = n + 64;
   if (!(s->list = realloc(d, s->cap * sizeof *d))) {
@@ -240,4 +276,36 @@ void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
                       (double)o->hidden;
   res->model_state_bytes =
       res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
+}
+
+/* The headline's mode: the training step (the workload users tune) when
+ * it has an optimal batch, else prefill (the forward pass), else decode;
+ * and why, naming what was passed over. */
+void cal_sweep_top_mode(cal_batch_result_t *res) {
+  static const int order[3] = {2, 0, 1};
+  static const char *const what[3] = {
+      "prefill, the model's forward pass", "decode, one new token a sequence",
+      "the training step, the workload users tune"};
+  char passed[160] = "";
+  res->top_mode = -1;
+  for (int i = 0; i < 3 && res->top_mode < 0; i++) {
+    int m = order[i];
+    if (!res->ran[m])
+      continue;
+    if (res->modes[m].curve && res->modes[m].curve->optimal_batch_size > 0) {
+      res->top_mode = m;
+      break;
+    }
+    size_t n = strlen(passed);
+    snprintf(passed + n, sizeof passed - n, "%s%s", n ? " nor " : "",
+             res->modes[m].name);
+  }
+  if (res->top_mode < 0)
+    snprintf(res->top_why, sizeof res->top_why,
+             "no mode has an optimal batch (its points were skipped, failed "
+             "or contaminated)");
+  else
+    snprintf(res->top_why, sizeof res->top_why, "%s%s%s%s",
+             what[res->top_mode], passed[0] ? " (" : "", passed,
+             passed[0] ? " ran but has no optimal batch)" : "");
 }

@@ -1,7 +1,8 @@
-/* The batch sweep: throughput versus batch size of the model-shaped layer,
- * prefill and decode, and of the model's training step (train: one layer's
- * step and the LM head's measured, the model's step built of them), with
- * noise-aware peak detection.  Leaves a
+/* The batch sweep: throughput versus batch size of the model's step,
+ * prefill and decode (its forward pass through every layer and the LM
+ * head, model.h), and train (the layers' training step and the LM head's
+ * measured, the model's step built of them), with noise-aware peak
+ * detection.  Leaves a
  * cal_batch_result_t (results.h); profile/batch_json.c writes its profile
  * object and report/table_batch.c its part of the table.  This file
  * measures; batch_plan.c plans the points, batch_curve.c turns samples
@@ -26,62 +27,38 @@
  * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
  * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
 #define SWEEP_BOTH_PATHS_MAX 32
-/* train's own time (it is added to the sweep's, not shared): seconds by
- * default and with --quick, times --budget-scale */
-#define SWEEP_TRAIN_S 60.0
-#define SWEEP_TRAIN_QUICK_S 15.0
-/* train points take at most this many samples, --quick fewer (a step of
- * a real preset lasts seconds; the layers and the LM head are each
- * timed) */
-#define SWEEP_TRAIN_SAMPLES 5
-#define SWEEP_TRAIN_QUICK_SAMPLES 3
+/* the modes' shares of the section's time budget (those that run share
+ * it in these proportions, in the order they run: prefill, decode, train) */
+static const double mode_share[3] = {0.3, 0.3, 0.4};
+/* a point (the model's step: seconds on a real preset) takes at most this
+ * many samples, --quick fewer */
+#define SWEEP_MODEL_SAMPLES 5
+#define SWEEP_MODEL_QUICK_SAMPLES 3
 
-/* Check the layer once at batch 1 before anything is timed.  Returns 0
- * (mode measured), 1 when the mode failed or was skipped (status and
- * reason set), or an internal error. */
-static int verify_layer(sweep_t *s) {
-  cal_run_t *r = s->r;
+/* Whether the mode can run at all: its kernel on this machine, and a
+ * batch-1 point within the memory budget.  0 (measured from here on), or 1
+ * with the mode skipped and why.  Every point is verified as it is
+ * measured (a wrong answer fails the point and stops the curve). */
+static int mode_check(sweep_t *s) {
   cal_batch_mode_t *m = s->m;
   const cal_kernel_t *k = s->k;
   cal_params_t p;
-  cal_progress(r, "batch sweep %s: verifying the layer", m->name);
   cal_sweep_shape(s, s->decode, 1, &p);
-  if (r->ctx->thr)
-    cal_threads_use(r->ctx->thr, r->opt->threads);
-  void *st = NULL;
   const char *why = NULL;
   char over[160];
   if (cal_sweep_mem_of(s, &p) > s->mem_budget) {
-    /* the check runs a batch-1 layer: it is held to the budget too */
     snprintf(over, sizeof over, "needs %.0f MiB at batch 1, more than the "
              "%.0f MiB memory budget", cal_sweep_mem_of(s, &p) / 1048576.0,
              s->mem_budget / 1048576.0);
     why = over;
+  } else if (k->supported && k->supported(&p, &why) < 0) {
+    why = why ? why : "not supported here";
   }
-  int rc = why || (k->supported && k->supported(&p, &why) < 0) ? CAL_EUNSUPP : 0;
-  if (rc == 0)
-    rc = k->setup(&p, &st);
-  if (rc == 0)
-    rc = k->run(st);
-  if (rc == 0)
-    rc = k->verify(st);
-  k->teardown(st);
-  if (rc < 0)
-    snprintf(m->reason, sizeof m->reason, "%s at batch 1: %s", k->name,
-             why ? why : cal_strerror(rc));
-  if (rc == CAL_EVERIFY) {
-    r->res->quality.failed++;
-    cal_progress_done(r);
-    fprintf(stderr, "calibrate: %s failed verification\n", m->reason);
-    m->status = "failed";
-    return 1;
-  }
-  if (rc == CAL_ENOMEM || rc == CAL_EUNSUPP) {
+  if (why) {
+    snprintf(m->reason, sizeof m->reason, "%s at batch 1: %s", k->name, why);
     m->status = "skipped";
     return 1;
   }
-  if (rc < 0)
-    return rc;
   m->status = "measured";
   return 0;
 }
@@ -109,7 +86,7 @@ static int sweep_ci(sweep_t *s) {
   /* --ci: the layer's setup and double-precision check cost more than its
    * samples, and each round repeats them: one round with every round's
    * samples keeps the run short */
-  cal_harness_cfg_t h = s->r->opt->hcfg;
+  cal_harness_cfg_t h = s->h;
   int rounds = 0;
   if (s->r->opt->ci) {
     h.samples *= s->r->opt->rounds;
@@ -140,14 +117,23 @@ out:
 
 /* At the end of the list: one batch more (twice the last) while the curve
  * still rises, within --max-batch and the list's room. */
-static int extend(sweep_t *s, int64_t b) {
-  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+/* Whether the curve so far still rises (cal_sweep_should_extend): 1, 0,
+ * or CAL_ENOMEM. */
+static int rising(const sweep_t *s) {
   cal_curve_opts_t po;
   cal_curve_point_t *cp = cal_sweep_curve_of(s, &po);
   if (!cp)
     return CAL_ENOMEM;
   int more = cal_sweep_should_extend(cp, s->m->npoints, &po);
   free(cp);
+  return more;
+}
+
+static int extend(sweep_t *s, int64_t b) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  int more = rising(s);
+  if (more == CAL_ENOMEM)
+    return more;
   if (more > 0 && b * 2 <= o->max_batch && s->nlist < s->cap) {
     s->list[s->nlist++] = b * 2;
     s->m->stop = "still rising: extended";
@@ -171,7 +157,7 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
   memset(two, 0, sizeof two);
   for (i = 0; i < 2 && rc == 0; i++) {
     p->path = paths[i];
-    rc = cal_run_point(s->r, NULL, s->k, p, &two[i]);
+    rc = cal_run_point(s->r, &s->h, s->k, p, &two[i]);
   }
   p->path = NULL;
   if (rc < 0) {
@@ -202,10 +188,7 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
  * that could not be measured or failed is the point's status; a head
  * measured while others held the cores makes the point contaminated. */
 static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
-  cal_harness_cfg_t h = s->r->opt->hcfg;
-  int most = s->r->opt->quick ? SWEEP_TRAIN_QUICK_SAMPLES : SWEEP_TRAIN_SAMPLES;
-  if (h.samples > most)
-    h.samples = most;
+  const cal_harness_cfg_t h = s->h;
   cal_point_t pt, hpt;
   memset(&hpt, 0, sizeof hpt);
   int rc = cal_run_point(s->r, &h, s->k, p, &pt);
@@ -242,13 +225,32 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   return rc;
 }
 
+/* Seconds the point at batch b should take, from the last measured one
+ * (lb, its step and whole wall time): train, the whole cost scaled (its
+ * setups and state grow with the batch); forward modes, the timed runs
+ * scaled by the step (each path's warm-up and samples) and the rest
+ * (setup, the weights' fill, verification) as it was. */
+static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
+                        double wall) {
+  double ratio = (double)b / (double)(lb ? lb : 1);
+  if (s->train)
+    return wall * ratio;
+  int paths = s->decode && b <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
+  int lpaths = s->decode && lb <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
+  const cal_harness_cfg_t *h = &s->h;
+  double runs = h->samples + 2.0;
+  double then = lpaths * (h->warmup_s + runs * fmax(step, h->min_sample_s));
+  double now = paths * (h->warmup_s + runs * fmax(step * ratio, h->min_sample_s));
+  return fmax(wall - then, 0.0) + now;
+}
+
 /* One batch after the other until the list ends, memory or time runs out
  * or a point fails; the rest of the list is then skipped. */
 static int sweep_sequential(sweep_t *s) {
   cal_run_t *r = s->r;
   cal_batch_mode_t *m = s->m;
   int blocked = 0, rc;
-  double last_step = 0, last_wall = 0, wall0 = 0;
+  double last_wall = 0, last_step = 0, wall0 = 0;
   int64_t last_batch = 0;
   for (size_t i = 0; i < s->nlist; i++) {
     int64_t b = s->list[i];
@@ -277,13 +279,7 @@ static int sweep_sequential(sweep_t *s) {
       blocked = 1;
       continue;
     }
-    /* the next point would take about as long per example as the last */
-    double est = last_batch ? last_step * (double)b / (double)last_batch : 0;
-    /* train: the last point's whole cost (two setups, the LM head's
-     * state, two verifications) scaled, which its step time understates */
-    double cost = s->train && last_wall > 0
-                      ? last_wall * (double)b / (double)last_batch
-                      : cal_sweep_point_cost(&r->opt->hcfg, est);
+    double cost = next_cost(s, b, last_batch, last_step, last_wall);
     if (last_batch && cal_now() - s->t0 + cost > s->budget) {
       m->stop = "time budget";
       cal_sweep_point_skip(bp, m->stop);
@@ -301,7 +297,7 @@ static int sweep_sequential(sweep_t *s) {
         return rc;
     } else if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
                          ? both_paths(s, bp, &p, &pt)
-                         : cal_run_point(r, NULL, s->k, &p, &pt)) < 0 ||
+                         : cal_run_point(r, &s->h, s->k, &p, &pt)) < 0 ||
                (rc = cal_sweep_point_take(s, bp, &pt, NULL)) < 0) {
       return rc;
     }
@@ -314,10 +310,21 @@ static int sweep_sequential(sweep_t *s) {
       m->stop = "the process swapped";
       blocked = 1;
     } else if (bp->status == CAL_POINT_OK) {
-      last_step = s->train ? bp->layer_ms * 1e-3 + bp->head_ms * 1e-3
-                           : bp->pt.m.time.median;
       last_batch = b;
       last_wall = cal_now() - wall0;
+      last_step = bp->step_ms > 0 ? bp->step_ms * 1e-3 : bp->pt.m.time.median;
+    }
+    /* the default list of an expensive mode (prefill, train) ends early
+     * once the curve stops rising; decode's cheap points go on (its path
+     * changes on the way) */
+    if (!blocked && i + 1 < s->nlist && !s->decode && !r->opt->sweep.batches &&
+        bp->status == CAL_POINT_OK) {
+      if ((rc = rising(s)) == CAL_ENOMEM)
+        return rc;
+      if (rc == 0) {
+        m->stop = "stopped rising";
+        blocked = 1;
+      }
     }
     if (i + 1 == s->nlist && !blocked && r->opt->sweep.extend &&
         (rc = extend(s, b)) < 0)
@@ -330,23 +337,23 @@ static int sweep_sequential(sweep_t *s) {
 static int sweep_mode(cal_run_t *r, int mi, double budget,
                       const cal_batch_result_t *res, cal_batch_mode_t *m) {
   static const char *const names[2][3] = {
-      {"layer_prefill", "layer_decode", "layer_train"},
-      {"layer_prefill_bf16", "layer_decode_bf16", "layer_train_bf16"}};
+      {"model_prefill", "model_decode", "layer_train"},
+      {"model_prefill_bf16", "model_decode_bf16", "layer_train_bf16"}};
   static const char *const modes[3] = {"prefill", "decode", "train"};
   int bf16 = res->dtype == CAL_DTYPE_BF16;
   sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
                NULL, 0, 0, cal_now(), budget, cal_sweep_mem_budget(r),
-               res->mem_read_gbps, res->engine, res->head};
+               res->mem_read_gbps, res->engine, res->head,
+               cal_sweep_llc_bytes(r), r->opt->hcfg};
+  int most = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
+  if (s.h.samples > most && r->opt->rounds <= 1)
+    s.h.samples = most;
   m->name = modes[mi];
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;
   int rc = cal_sweep_batch_list(&s);
-  /* train: its points' verification is the check (a separate step at
-   * batch 1 would cost the time of a point of a real preset) */
-  if (rc == 0 && s.train)
-    m->status = "measured";
-  else if (rc == 0)
-    rc = verify_layer(&s);
+  if (rc == 0)
+    rc = mode_check(&s);
   if (rc == 0)
     rc = r->opt->rounds > 1 && !s.train ? sweep_ci(&s) : sweep_sequential(&s);
   if (rc == 0)
@@ -377,31 +384,19 @@ int cal_batch_measure(cal_run_t *r) {
       cal_results_get(r->res, CAL_SEC_ID_BANDWIDTH), res->mem_read_threads,
       res->mem_read_why, sizeof res->mem_read_why);
   cal_sweep_model_state(o, res);
-  int nmodes = (o->modes & 1) + ((o->modes >> 1) & 1);
   for (int m = 0; m < 3; m++) {
     if (!(o->modes & (1 << m)))
       continue;
-    /* prefill gets its share; decode what is left; train its own time,
-     * added to the sweep's */
-    double b = m == 0 && nmodes == 2 ? res->time_budget_s * 0.5 : res->time_budget_s;
-    if (m == 1 && nmodes == 2)
-      b = res->time_budget_s - (cal_now() - start);
-    if (m == 2)
-      b = (r->opt->quick ? SWEEP_TRAIN_QUICK_S : SWEEP_TRAIN_S) *
-          (r->opt->budget_scale > 0 ? r->opt->budget_scale : 1.0);
+    /* this mode's share of what is left, among those still to run */
+    double left = 0;
+    for (int j = m; j < 3; j++)
+      left += o->modes & (1 << j) ? mode_share[j] : 0.0;
+    double b = (res->time_budget_s - (cal_now() - start)) * mode_share[m] / left;
     res->ran[m] = 1;
     if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
       goto out;
   }
-  /* top level: the training step when it has an optimal batch, else the
-   * training-like forward mode (prefill), else decode */
-  static const int order[3] = {2, 0, 1};
-  for (int i = 0; i < 3 && res->top_mode < 0; i++) {
-    int m = order[i];
-    if (res->ran[m] && res->modes[m].curve &&
-        res->modes[m].curve->optimal_batch_size > 0)
-      res->top_mode = m;
-  }
+  cal_sweep_top_mode(res);
   r->res->sec[CAL_SEC_ID_BATCH] = res;
   res = NULL;
 out:

@@ -26,6 +26,8 @@ typedef struct sweep {
   double mem_read_gbps;     /* the run's memory read bandwidth; NAN: none */
   cal_engine_t engine;      /* the products' engine (cal_params_t.engine) */
   const cal_kernel_t *head; /* train: the LM head's step */
+  double llc;               /* the last-level cache's bytes; 0: unknown */
+  cal_harness_cfg_t h;      /* the points' harness settings */
 } sweep_t;
 
 /* ---- the plan (batch_plan.c) */
@@ -33,7 +35,13 @@ typedef struct sweep {
 /* Bytes a point may use: --memory-budget, else the harness's share of
  * available memory. */
 double cal_sweep_mem_budget(const cal_run_t *r);
-/* The kernel parameters of the sweep's point at `batch`. */
+/* The last-level cache of the machine (one instance times their count),
+ * bytes; 0 when unknown. */
+double cal_sweep_llc_bytes(const cal_run_t *r);
+/* The kernel parameters of the sweep's point at `batch`: train, the
+ * layers' step (the stack where --layers asked and it fits, else one); the
+ * forward modes, the model's step (distinct layers: cal_model_distinct_
+ * layers against the LLC and the memory budget). */
 void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                      cal_params_t *p);
 /* The LM head's kernel point beside a train point p. */
@@ -41,8 +49,6 @@ void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
                            cal_params_t *hp);
 /* Bytes a point of parameters p needs. */
 double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p);
-/* Estimated seconds of one point whose run takes run_s. */
-double cal_sweep_point_cost(const cal_harness_cfg_t *h, double run_s);
 /* The next point of the mode at batch b, skipped until measured. */
 cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b);
 /* Mark bp skipped for `why`, or for needing more than the memory budget. */
@@ -55,6 +61,8 @@ int cal_sweep_batch_list(sweep_t *s);
 void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res);
 void cal_sweep_head_kernel(cal_batch_result_t *res);
 void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res);
+/* The headline's mode (res->top_mode, -1: none) and why (res->top_why). */
+void cal_sweep_top_mode(cal_batch_result_t *res);
 
 /* ---- throughput and the curve (batch_curve.c) */
 

@@ -45,8 +45,10 @@ typedef struct cal_params {
      * length (decode), decode (0/1) */
     int64_t hidden, ffn, seq;
     int decode;
-    /* the training step: decoder layers of the stack (0 or 1: one) */
-    int64_t layers;
+    /* the training step: decoder layers of the stack (0 or 1: one);
+     * the model's forward step: its distinct layers, and depth the layer
+     * passes a step runs over them (0: layers) */
+    int64_t layers, depth;
     /* the engine of the products; CAL_ENGINE_BUILTIN (zero) for the
      * kernel's default */
     cal_engine_t engine;

@@ -16,6 +16,10 @@
   X(layer_decode)                                                            \
   X(layer_prefill_bf16)                                                      \
   X(layer_decode_bf16)                                                       \
+  X(model_prefill)                                                           \
+  X(model_decode)                                                            \
+  X(model_prefill_bf16)                                                      \
+  X(model_decode_bf16)                                                       \
   X(layer_train)                                                             \
   X(layer_train_bf16)                                                        \
   X(lm_head_train)                                                           \

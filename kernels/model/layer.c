@@ -16,6 +16,7 @@
 #include "cal_isa.h"
 #include "cal_mem.h"
 #include "engine.h"
+#include "forward_kernels.h"
 #include "layer_internal.h"
 
 void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
@@ -128,21 +129,26 @@ const char *cal_layer_matrix_path(const cal_layer_shape_t *s) {
   return uses_team(s) ? "gemv" : "blas";
 }
 
-static void layer_teardown(void *state) {
-  cal_layer_t *L = state;
+void cal_layer_free(cal_layer_t *L) {
   if (!L)
     return;
   for (int i = 0; L->eng && i < CAL_LAYER_NMM; i++)
     L->eng->mm_free(L->mm[i]);
-  void *bufs[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->x, L->h,
-                  L->out, L->x1, L->qkv, L->q, L->o, L->ao, L->gu, L->a,
-                  L->kc, L->vc, L->hteam, L->xteam, L->wqkv16, L->wo16,
-                  L->wgu16, L->wd16, L->h16, L->ao16, L->a16};
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-    cal_free(bufs[i]);
-  cal_free(L->ws);
+  void *own[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->kc, L->vc,
+                 L->wqkv16, L->wo16, L->wgu16, L->wd16};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    cal_free(own[i]);
+  if (!L->borrowed) {
+    void *act[] = {L->x, L->h, L->out, L->x1, L->qkv, L->q, L->o, L->ao,
+                   L->gu, L->a, L->hteam, L->xteam, L->h16, L->ao16, L->a16,
+                   L->ws};
+    for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
+      cal_free(act[i]);
+  }
   cal_free(L);
 }
+
+static void layer_teardown(void *state) { cal_layer_free(state); }
 
 /* weights uniform with variance 1/fan_in, so activations stay O(1); a
  * bf16 layer's are the same draws rounded (w16, staged through tmp), so
@@ -203,9 +209,10 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
 
 /* The small-batch decode path: one OpenMP team and our matrix-vector
  * products, where path asks for "gemv" or (NULL) the shape's rule picks
- * it; its scratch rows.  CAL_EINVAL for an unknown path or "gemv" in
- * prefill, CAL_EUNSUPP, CAL_ENOMEM. */
-static int team_setup(cal_layer_t *L, const char *path) {
+ * it; its scratch rows (share's where given).  CAL_EINVAL for an unknown
+ * path or "gemv" in prefill, CAL_EUNSUPP, CAL_ENOMEM. */
+static int team_setup(cal_layer_t *L, const char *path,
+                      const cal_layer_t *share) {
   const cal_layer_shape_t *s = &L->s;
   const size_t d = (size_t)s->hidden, f = (size_t)s->ffn;
   const size_t t = (size_t)L->l.tokens, hq = (size_t)(s->heads * L->l.hd);
@@ -220,12 +227,19 @@ static int team_setup(cal_layer_t *L, const char *path) {
   L->gemv16 = cal_gemv_bf16_for(L->variant);
   if (!L->gemv || !L->gemv16)
     return CAL_EUNSUPP;
+  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
+  if (share) {
+    if (!share->team || share->nthreads != L->nthreads)
+      return CAL_EINVAL;
+    L->hteam = share->hteam;
+    L->xteam = share->xteam;
+    return 0;
+  }
   if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
     return CAL_ENOMEM;
   size_t k = hq > f ? hq : f;
   if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
     return CAL_ENOMEM;
-  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
   return 0;
 }
 
@@ -257,7 +271,64 @@ static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
   }
 }
 
-static int layer_setup(const cal_params_t *p, void **state, int bf16) {
+/* The layer's own buffers: the four weight matrices (fp32, or bf16 with
+ * their fp32 staging in *tmp), the gains and the KV cache. */
+static int alloc_own(cal_layer_t *L, const size_t nw[CAL_LAYER_NMM],
+                     float **tmp) {
+  const cal_layer_shape_t *s = &L->s;
+  size_t kvn = (size_t)(s->batch * s->kv_heads * L->l.lk * L->l.hd);
+  int es = s->bf16 ? 2 : 4;
+  void **w[CAL_LAYER_NMM] = {
+      s->bf16 ? (void **)&L->wqkv16 : (void **)&L->wqkv,
+      s->bf16 ? (void **)&L->wo16 : (void **)&L->wo,
+      s->bf16 ? (void **)&L->wgu16 : (void **)&L->wgu,
+      s->bf16 ? (void **)&L->wd16 : (void **)&L->wd};
+  for (int i = 0; i < CAL_LAYER_NMM; i++)
+    if (!(*w[i] = cal_alloc((size_t)es * nw[i])))
+      return CAL_ENOMEM;
+  size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
+  if (s->bf16 && !(*tmp = cal_alloc(4 * big)))
+    return CAL_ENOMEM;
+  L->g1 = cal_alloc(4 * (size_t)s->hidden);
+  L->g2 = cal_alloc(4 * (size_t)s->hidden);
+  L->kc = cal_alloc(4 * kvn);
+  L->vc = cal_alloc(4 * kvn);
+  return L->g1 && L->g2 && L->kc && L->vc ? 0 : CAL_ENOMEM;
+}
+
+/* The activations and the attention's workspace: share's (a model's
+ * layers run one at a time over the same rows), or the layer's own. */
+static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
+  if (share) {
+    L->borrowed = 1;
+    L->x = share->x; L->h = share->h; L->out = share->out;
+    L->x1 = share->x1; L->qkv = share->qkv; L->q = share->q;
+    L->o = share->o; L->ao = share->ao; L->gu = share->gu; L->a = share->a;
+    L->h16 = share->h16; L->ao16 = share->ao16; L->a16 = share->a16;
+    L->ws = share->ws;
+    return 0;
+  }
+  const cal_layer_shape_t *s = &L->s;
+  size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)L->l.tokens;
+  size_t hq = (size_t)(s->heads * L->l.hd);
+  float **f32[] = {&L->x, &L->h, &L->out, &L->x1, &L->qkv, &L->q, &L->o,
+                   &L->ao, &L->gu, &L->a};
+  const size_t n32[] = {t * d, t * d, t * d, t * d, t * (size_t)L->l.nqkv,
+                        t * hq, t * hq, t * hq, t * 2 * f, t * f};
+  for (size_t i = 0; i < sizeof n32 / sizeof *n32; i++)
+    if (!(*f32[i] = cal_alloc(4 * n32[i])))
+      return CAL_ENOMEM;
+  if (s->bf16 && (!(L->h16 = cal_alloc(2 * t * d)) ||
+                  !(L->ao16 = cal_alloc(2 * t * hq)) ||
+                  !(L->a16 = cal_alloc(2 * t * f))))
+    return CAL_ENOMEM;
+  if (L->l.ws_bytes > 0 && !(L->ws = cal_alloc((size_t)L->l.ws_bytes)))
+    return CAL_ENOMEM;
+  return 0;
+}
+
+int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
+                     cal_layer_t **out) {
   cal_layer_t *L = cal_alloc(sizeof *L);
   float *tmp = NULL; /* bf16: fp32 staging of the weights */
   int rc = CAL_ENOMEM;
@@ -270,69 +341,38 @@ static int layer_setup(const cal_params_t *p, void **state, int bf16) {
     goto fail;
   if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
     goto fail;
-  rc = CAL_ENOMEM;
   cal_layer_layout(&L->s, &L->l);
   L->seed = p->seed;
   const cal_layer_shape_t *s = &L->s;
   const cal_layer_layout_t *l = &L->l;
   size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
   size_t hq = (size_t)(s->heads * l->hd);
-  size_t kvn = (size_t)(s->batch * s->kv_heads * l->lk * l->hd);
   const size_t nw[CAL_LAYER_NMM] = {d * (size_t)l->nqkv, hq * d, d * 2 * f, f * d};
-  if (s->bf16) {
-    L->wqkv16 = cal_alloc(2 * nw[0]);
-    L->wo16 = cal_alloc(2 * nw[1]);
-    L->wgu16 = cal_alloc(2 * nw[2]);
-    L->wd16 = cal_alloc(2 * nw[3]);
-    L->h16 = cal_alloc(2 * t * d);
-    L->ao16 = cal_alloc(2 * t * hq);
-    L->a16 = cal_alloc(2 * t * f);
-    size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
-    if (!L->wqkv16 || !L->wo16 || !L->wgu16 || !L->wd16 || !L->h16 ||
-        !L->ao16 || !L->a16 || !(tmp = cal_alloc(4 * big)))
-      goto fail;
-  } else {
-    L->wqkv = cal_alloc(4 * nw[0]);
-    L->wo = cal_alloc(4 * nw[1]);
-    L->wgu = cal_alloc(4 * nw[2]);
-    L->wd = cal_alloc(4 * nw[3]);
-    if (!L->wqkv || !L->wo || !L->wgu || !L->wd)
-      goto fail;
+  if (share && (share->s.batch != s->batch || share->s.decode != s->decode ||
+                share->s.seq != s->seq || share->s.hidden != s->hidden ||
+                share->s.bf16 != bf16)) {
+    rc = CAL_EINVAL;
+    goto fail;
   }
-  L->g1 = cal_alloc(4 * d);
-  L->g2 = cal_alloc(4 * d);
-  L->x = cal_alloc(4 * t * d);
-  L->h = cal_alloc(4 * t * d);
-  L->out = cal_alloc(4 * t * d);
-  L->x1 = cal_alloc(4 * t * d);
-  L->qkv = cal_alloc(4 * t * (size_t)l->nqkv);
-  L->q = cal_alloc(4 * t * hq);
-  L->o = cal_alloc(4 * t * hq);
-  L->ao = cal_alloc(4 * t * hq);
-  L->gu = cal_alloc(4 * t * 2 * f);
-  L->a = cal_alloc(4 * t * f);
-  L->kc = cal_alloc(4 * kvn);
-  L->vc = cal_alloc(4 * kvn);
-  if (!L->g1 || !L->g2 || !L->x || !L->h || !L->out || !L->x1 || !L->qkv ||
-      !L->q || !L->o || !L->ao || !L->gu || !L->a || !L->kc || !L->vc)
+  if ((rc = alloc_own(L, nw, &tmp)) < 0 || (rc = alloc_acts(L, share)) < 0 ||
+      (rc = team_setup(L, p->path, share)) < 0)
     goto fail;
-  if (l->ws_bytes > 0 && !(L->ws = cal_alloc((size_t)l->ws_bytes)))
-    goto fail;
-  if ((rc = team_setup(L, p->path)) < 0)
-    goto fail;
-  rc = CAL_ENOMEM;
   fill_inputs(L, p->seed, tmp, nw);
   cal_free(tmp);
   tmp = NULL;
   memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
   if (!L->team && (rc = products_setup(L, p->engine)) < 0)
     goto fail;
-  *state = L;
+  *out = L;
   return 0;
 fail:
   cal_free(tmp);
-  layer_teardown(L);
+  cal_layer_free(L);
   return rc;
+}
+
+static int layer_setup(const cal_params_t *p, void **state, int bf16) {
+  return cal_layer_create(p, bf16, NULL, (cal_layer_t **)state);
 }
 
 void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,
@@ -367,8 +407,7 @@ static int product(cal_layer_t *L, int i, const float *a, uint16_t *a16,
   return L->eng->mm_run(L->mm[i]);
 }
 
-static int layer_run(void *state) {
-  cal_layer_t *L = state;
+int cal_layer_run(cal_layer_t *L) {
   if (L->team)
     return cal_layer_run_team(L);
   const cal_layer_shape_t *s = &L->s;
@@ -437,7 +476,7 @@ static double layer_flops(const cal_params_t *p) {
 }
 
 /* weights read once, the KV cache read once, token activations in/out */
-static double bytes_of(const cal_params_t *p, int bf16) {
+static double layer_bytes_as(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
   s.bf16 = bf16;
@@ -446,17 +485,12 @@ static double bytes_of(const cal_params_t *p, int bf16) {
   return cal_layer_read_bytes(&s) + 8.0 * (double)l.tokens * (double)s.hidden;
 }
 
-static double mem_of(const cal_params_t *p, int bf16) {
+static double layer_mem_as(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   cal_layer_shape_from_params(p, &s);
   s.bf16 = bf16;
   return cal_layer_mem_bytes(&s);
 }
-
-static double layer_bytes(const cal_params_t *p) { return bytes_of(p, 0); }
-static double layer_bytes16(const cal_params_t *p) { return bytes_of(p, 1); }
-static double layer_mem(const cal_params_t *p) { return mem_of(p, 0); }
-static double layer_mem16(const cal_params_t *p) { return mem_of(p, 1); }
 
 static const char *layer_variant(const void *state) {
   return cal_variant_name(((const cal_layer_t *)state)->variant);
@@ -471,51 +505,14 @@ static cal_engine_t layer_engine(const void *state) {
   return L->team ? CAL_ENGINE_BUILTIN : L->engine;
 }
 
-static int bf16_supported(const cal_params_t *p, const char **why) {
-  return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
-}
-
-static int setup_as(const cal_params_t *p, void **st, int decode, int bf16) {
+static int layer_setup_as(const cal_params_t *p, void **st, int decode,
+                          int bf16) {
   cal_params_t q = *p;
   q.decode = decode;
   return layer_setup(&q, st, bf16);
 }
 
-static int prefill_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0, 0); }
-static int decode_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 0); }
-static int prefill16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0, 1); }
-static int decode16_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 1, 1); }
+static int layer_run(void *state) { return cal_layer_run(state); }
+#define layer_verify cal_layer_verify
 
-const cal_kernel_t cal_kernel_layer_prefill = {
-    .name = "layer_prefill", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
-    .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
-    .setup = prefill_setup, .run = layer_run, .verify = cal_layer_verify,
-    .teardown = layer_teardown, .variant_name = layer_variant,
-    .impl_name = layer_impl, .engine_used = layer_engine,
-};
-
-const cal_kernel_t cal_kernel_layer_decode = {
-    .name = "layer_decode", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
-    .flops = layer_flops, .bytes = layer_bytes, .mem_bytes = layer_mem,
-    .setup = decode_setup, .run = layer_run, .verify = cal_layer_verify,
-    .teardown = layer_teardown, .variant_name = layer_variant,
-    .impl_name = layer_impl, .engine_used = layer_engine,
-};
-
-const cal_kernel_t cal_kernel_layer_prefill_bf16 = {
-    .name = "layer_prefill_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
-    .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
-    .supported = bf16_supported, .setup = prefill16_setup, .run = layer_run,
-    .verify = cal_layer_verify, .teardown = layer_teardown,
-    .variant_name = layer_variant, .impl_name = layer_impl,
-    .engine_used = layer_engine,
-};
-
-const cal_kernel_t cal_kernel_layer_decode_bf16 = {
-    .name = "layer_decode_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
-    .flops = layer_flops, .bytes = layer_bytes16, .mem_bytes = layer_mem16,
-    .supported = bf16_supported, .setup = decode16_setup, .run = layer_run,
-    .verify = cal_layer_verify, .teardown = layer_teardown,
-    .variant_name = layer_variant, .impl_name = layer_impl,
-    .engine_used = layer_engine,
-};
+CAL_FORWARD_KERNELS(layer, layer);

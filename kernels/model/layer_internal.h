@@ -41,6 +41,8 @@ typedef struct cal_layer {
   cal_layer_layout_t l;
   int variant;        /* SIMD variant of attention and the GEMV */
   int team;           /* 1: run by cal_layer_run_team */
+  int borrowed;       /* 1: the activations and workspace are another
+                         layer's (cal_layer_create's share) */
   int nthreads;       /* the team's size (rows of hteam) */
   cal_gemv_fn gemv;   /* the variant's GEMV (team path, fp32) */
   cal_gemv_bf16_fn gemv16; /* the same over bf16 weights */
@@ -59,6 +61,20 @@ typedef struct cal_layer {
                          bf16 [nthreads][batch][max(H·hd, ffn)] */
   void *ws;
 } cal_layer_t;
+
+/* Set up a layer for p (p->decode, p->path, p->engine as the kernels
+ * read them) in fp32 or bf16.  With share (a layer of the same shape, set
+ * up first and freed last), the activations, the attention's workspace and
+ * the team's rows are share's: a model's layers, run one at a time, own
+ * only their weights, gains and KV cache.  The seed draws the weights, the
+ * gains, the KV cache and the input rows (x, which a borrowing layer
+ * overwrites in share's).  0, CAL_EINVAL, CAL_EUNSUPP, CAL_ENOMEM. */
+int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
+                     cal_layer_t **out);
+void cal_layer_free(cal_layer_t *L);
+/* One forward pass from x into out (and the new token's K and V into the
+ * cache in decode).  0, or an engine's or the attention's error. */
+int cal_layer_run(cal_layer_t *L);
 
 /* One decode step on a single OpenMP team (layer_decode.c): matrix-vector
  * products over each thread's columns, attention shared by the team, four

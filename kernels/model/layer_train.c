@@ -15,6 +15,7 @@
 #include "cal_isa.h"
 #include "cal_mem.h"
 #include "engine.h"
+#include "forward_kernels.h"
 #include "layer_train_internal.h"
 
 const cal_adamw_t cal_train_adamw_default = {1e-3, 0.9, 0.999, 1e-8, 0.01};
@@ -392,18 +393,20 @@ static double bytes_of(const cal_params_t *p, int bf16) {
           2.0 * cal_train_saved_bytes(&s));
 }
 
-static double train_bytes(const cal_params_t *p) { return bytes_of(p, 0); }
-static double train_bytes16(const cal_params_t *p) { return bytes_of(p, 1); }
+static double train_bytes_as(const cal_params_t *p, int bf16) {
+  return bytes_of(p, bf16);
+}
 
-static double mem_of(const cal_params_t *p, int bf16) {
+static double train_mem_as(const cal_params_t *p, int bf16) {
   cal_layer_shape_t s;
   shape_of(p, bf16, &s);
   return cal_train_stack_mem_bytes(&s, layers_of(p));
 }
-static double train_mem(const cal_params_t *p) { return mem_of(p, 0); }
-static double train_mem16(const cal_params_t *p) { return mem_of(p, 1); }
 
-static int setup_as(const cal_params_t *p, void **st, int bf16) {
+/* decode does not apply: a training step runs the prefill shape */
+static int train_setup_as(const cal_params_t *p, void **st, int decode,
+                          int bf16) {
+  (void)decode;
   cal_layer_shape_t s;
   shape_of(p, bf16, &s);
   if (p->layers < 0 || p->layers > 4096)
@@ -411,35 +414,22 @@ static int setup_as(const cal_params_t *p, void **st, int bf16) {
   return cal_train_stack_create(&s, layers_of(p), p->seed, p->engine,
                                 (cal_train_stack_t **)st);
 }
-static int train_setup(const cal_params_t *p, void **st) { return setup_as(p, st, 0); }
-static int train_setup16(const cal_params_t *p, void **st) { return setup_as(p, st, 1); }
 static int train_run(void *st) { return cal_train_stack_step(st); }
 static int train_verify(void *st) { return cal_train_stack_verify(st); }
 static void train_teardown(void *st) { cal_train_stack_free(st); }
 static const char *train_impl(const void *st) {
   return ((const cal_train_stack_t *)st)->T[0]->impl;
 }
+/* no SIMD variant of its own: the products are the engine's */
+static const char *train_variant(const void *st) {
+  (void)st;
+  return "";
+}
 
 static cal_engine_t train_engine(const void *st) {
   return ((const cal_train_stack_t *)st)->T[0]->engine;
 }
 
-static int bf16_supported(const cal_params_t *p, const char **why) {
-  return cal_bf16_supported(p ? p->engine : CAL_ENGINE_BUILTIN, why);
-}
-
-const cal_kernel_t cal_kernel_layer_train = {
-    .name = "layer_train", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_FP32,
-    .flops = train_flops, .bytes = train_bytes, .mem_bytes = train_mem,
-    .setup = train_setup, .run = train_run, .verify = train_verify,
-    .teardown = train_teardown, .impl_name = train_impl,
-    .engine_used = train_engine,
-};
-
-const cal_kernel_t cal_kernel_layer_train_bf16 = {
-    .name = "layer_train_bf16", .family = CAL_FAMILY_LAYER, .dtype = CAL_DTYPE_BF16,
-    .flops = train_flops, .bytes = train_bytes16, .mem_bytes = train_mem16,
-    .supported = bf16_supported, .setup = train_setup16, .run = train_run,
-    .verify = train_verify, .teardown = train_teardown,
-    .impl_name = train_impl, .engine_used = train_engine,
-};
+CAL_LAYER_KERNEL(train, layer_train, CAL_DTYPE_FP32, NULL, 0, 0);
+CAL_LAYER_KERNEL(train, layer_train_bf16, CAL_DTYPE_BF16,
+                 cal_forward_bf16_supported, 0, 1);

@@ -295,6 +295,19 @@ static void presets_are_valid(void **state) {
   q = cal_layer_preset_find("llama3-8b");
   assert_int_equal(q->layers, 32);
   assert_int_equal(q->vocab, 128256);
+  /* the models people train on such machines, each shape's figures */
+  static const struct { const char *name; int64_t d, h, g, f, L, v; } want[] = {
+      {"qwen2.5-3b", 2048, 16, 2, 11008, 36, 151936},
+      {"llama3.2-3b", 3072, 24, 8, 8192, 28, 128256},
+      {"mistral-7b", 4096, 32, 8, 14336, 32, 32000}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    q = cal_layer_preset_find(want[i].name);
+    assert_non_null(q);
+    assert_true(q->hidden == want[i].d && q->heads == want[i].h &&
+                q->kv_heads == want[i].g && q->ffn == want[i].f &&
+                q->layers == want[i].L && q->vocab == want[i].v);
+  }
+  assert_true(n >= 8);
   assert_non_null(cal_layer_preset_find("tiny"));
   assert_null(cal_layer_preset_find("nope"));
 }

@@ -1,0 +1,172 @@
+/* The model's forward step (model.h): distinct layers chained to the
+ * depth with the LM head, verified; its figures; the choice of distinct
+ * layers; and the inference head alone (lm_logits.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "kernel.h"
+#include "layer.h"
+#include "layer_internal.h"
+#include "lm_logits.h"
+#include "model.h"
+
+static cal_params_t small(int64_t batch, int64_t layers, int64_t depth) {
+  cal_params_t p = {0};
+  p.hidden = 64;
+  p.heads = 4;
+  p.kv_heads = 2;
+  p.ffn = 96;
+  p.seq = 13; /* ragged */
+  p.batch = batch;
+  p.threads = 1;
+  p.seed = 5;
+  p.variant = -1;
+  p.layers = layers;
+  p.depth = depth;
+  p.n = 300; /* vocabulary: not a multiple of a cache line of floats */
+  return p;
+}
+
+/* setup, a poisoned output fails, a run verifies (twice) */
+static void run_model(const char *name, cal_params_t p) {
+  const cal_kernel_t *k = cal_kernel_find(name);
+  assert_non_null(k);
+  const char *why = NULL;
+  if (k->supported && k->supported(&p, &why) < 0)
+    return; /* bf16 has no native path here: the sweep skips it too */
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->verify(st), CAL_EVERIFY);
+  for (int i = 0; i < 2; i++) /* again: decode rewrites its cache slots */
+    assert_true(k->run(st) == 0 && k->verify(st) == 0);
+  k->teardown(st);
+}
+
+static void model_steps_verify(void **state) {
+  (void)state;
+  static const char *const names[] = {"model_prefill", "model_decode",
+                                      "model_prefill_bf16",
+                                      "model_decode_bf16"};
+  for (int i = 0; i < 4; i++) {
+    run_model(names[i], small(1, 3, 3));  /* the whole depth distinct */
+    run_model(names[i], small(3, 2, 5));  /* cycled over two sets */
+    run_model(names[i], small(2, 1, 1));  /* one layer */
+  }
+  /* decode on both paths */
+  cal_params_t p = small(3, 2, 4);
+  p.path = "gemv";
+  run_model("model_decode", p);
+  run_model("model_decode_bf16", p);
+  p.path = "blas";
+  run_model("model_decode", p);
+}
+
+/* the tiny preset as the sweep runs it: its depth and vocabulary, every
+ * layer distinct, and a deeper stack cycled over three */
+static void tiny_preset(void **state) {
+  (void)state;
+  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
+  assert_non_null(t);
+  cal_params_t p = small(2, t->layers, t->layers);
+  p.hidden = t->hidden;
+  p.heads = t->heads;
+  p.kv_heads = t->kv_heads;
+  p.ffn = t->ffn;
+  p.seq = t->seq;
+  p.n = t->vocab;
+  p.threads = 2;
+  run_model("model_prefill_bf16", p);
+  run_model("model_decode", p);
+  p.layers = 3;
+  p.depth = 7;
+  run_model("model_prefill", p);
+  run_model("model_decode_bf16", p);
+}
+
+/* a layer whose weights were changed after its run fails: the chain's
+ * layers are each checked, not only the ends' figures */
+static void wrong_weights_fail(void **state) {
+  (void)state;
+  const cal_kernel_t *k = cal_kernel_find("model_prefill");
+  cal_params_t p = small(2, 3, 3);
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->run(st), 0);
+  /* the last layer's down projection */
+  cal_layer_t **L = ((cal_model_t *)st)->L;
+  L[2]->wd[7] += 0.5f;
+  assert_int_equal(k->verify(st), CAL_EVERIFY);
+  L[2]->wd[7] -= 0.5f;
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  k->teardown(st);
+}
+
+static void head_alone(void **state) {
+  (void)state;
+  float x[3 * 40];
+  for (int i = 0; i < 120; i++)
+    x[i] = (float)sin(0.37 * i);
+  for (int team = 0; team < 2; team++) {
+    cal_lm_logits_t *H = NULL;
+    assert_int_equal(cal_lm_logits_create(3, 40, 77, 0, team, 0,
+                                          CAL_ENGINE_BUILTIN, 9, &H), 0);
+    assert_int_equal(cal_lm_logits_run(H, x, 40), 0);
+    assert_int_equal(cal_lm_logits_verify(H, x, 40), 0);
+    H->logits[2 * 77 + 5] += 1.0f; /* the last row is checked */
+    assert_int_equal(cal_lm_logits_verify(H, x, 40), CAL_EVERIFY);
+    cal_lm_logits_free(H);
+  }
+  assert_int_equal(cal_lm_logits_create(0, 40, 77, 0, 0, 0,
+                                        CAL_ENGINE_BUILTIN, 9, NULL), CAL_EINVAL);
+}
+
+static void figures(void **state) {
+  (void)state;
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1, 1};
+  double layer = cal_layer_flops(&s);
+  assert_true(fabs(cal_model_flops(&s, 5, 300) - (5 * layer + 2.0 * 2 * 64 * 300)) < 1e-6);
+  double rb = 5 * cal_layer_read_bytes(&s) + 2.0 * 64 * 300 + 4.0 * 64;
+  assert_true(fabs(cal_model_read_bytes(&s, 5, 300) - rb) < 1e-6);
+  /* each distinct layer adds its weights and KV cache */
+  double one = cal_model_mem_bytes(&s, 1, 300), two = cal_model_mem_bytes(&s, 2, 300);
+  cal_layer_layout_t l;
+  cal_layer_layout(&s, &l);
+  assert_true(fabs(two - one - (cal_layer_weight_bytes(&s) + 4.0 * l.kv_f)) < 1e-6);
+  assert_true(one > cal_layer_mem_bytes(&s));
+}
+
+static void distinct_layers(void **state) {
+  (void)state;
+  cal_layer_shape_t s = {896, 14, 2, 4864, 128, 1, 1, 1}; /* qwen2-0.5b */
+  double w = cal_layer_weight_bytes(&s), all = cal_model_mem_bytes(&s, 24, 151936);
+  /* the whole depth where it fits */
+  assert_int_equal(cal_model_distinct_layers(&s, 24, 151936, 32 << 20, all), 24);
+  /* else enough to exceed 4x the LLC: 32 MiB and ~30 MB a layer */
+  int64_t n = cal_model_distinct_layers(&s, 24, 151936, 32 << 20, all - 1);
+  assert_true(n * w > 4.0 * (32 << 20) && (n - 1) * w <= 4.0 * (32 << 20));
+  /* a 1 GiB LLC: more than the depth holds; as many as fit */
+  n = cal_model_distinct_layers(&s, 24, 151936, 1073741824.0, all - 1);
+  assert_int_equal(n, 23);
+  /* never fewer than one, whatever the budget */
+  assert_int_equal(cal_model_distinct_layers(&s, 24, 151936, 32 << 20, 1.0), 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(model_steps_verify),
+      cmocka_unit_test(tiny_preset),
+      cmocka_unit_test(wrong_weights_fail),
+      cmocka_unit_test(head_alone),
+      cmocka_unit_test(figures),
+      cmocka_unit_test(distinct_layers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
