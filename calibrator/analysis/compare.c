@@ -440,6 +440,7 @@ void cal_compare_free(cal_comparison_t *c) {
   free(c->base_runs);
   free(c->new_runs);
   free(c->diffs);
+  free(c->env_diffs);
   free(c->points);
   free(c->tops);
   free(c->only_base);

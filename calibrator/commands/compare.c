@@ -314,7 +314,7 @@ static int different_machines(const cal_comparison_t *c) {
   FILE *mem = open_memstream(&list, &len);
   if (!mem)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  cal_compare_each_diff(mem, c, one_diff);
+  cal_compare_each_diff(mem, c, 0, one_diff);
   if (fclose(mem) != 0) {
     free(list);
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
