@@ -67,13 +67,14 @@ for threads, key, who in ((t, "gflops", "all_threads"), (1, "gflops_per_core", "
     kernel = d["gemm_best"]["fp32"][who]["kernel"]
     sw = [s for s in d["gemm"]["sweeps"] if s["kernel"] == kernel and s["threads"] == threads][0]
     best = byid[sw["best_id"]]
-    assert best["id"].endswith("/confirm"), best["id"]
+    # the confirmation's id is its role, its size a field
+    assert best["id"] == "gemm/fp32/%s/confirm/t%d" % (best["engine"], threads), best["id"]
     first = byid[best["confirms"]]
     pooled = statistics.median(first["samples_gflops"] + best["samples_gflops"])
     assert abs(d[key] - pooled) < 1e-6 * pooled and abs(best["pooled_gflops"] - pooled) < 1e-6 * pooled
     # the confirmed size is the one whose median CI starts highest
     sizes = [p for p in pts if p["threads"] == threads and p["kernel"] == kernel
-             and not p["id"].endswith("/confirm") and "role_of" not in p]
+             and not p.get("confirms") and "role_of" not in p]
     lead = max(sizes, key=lambda p: p["stats"]["ci_low"])
     assert best["n"] == lead["n"] and abs(sw["best_gflops_in_sweep"] - lead["gflops"]) < 1e-6
 assert all(p["pinned"] for p in pts), "threads were not pinned"

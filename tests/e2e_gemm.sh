@@ -72,6 +72,16 @@ assert d["gflops"] == fp32["gflops"] and d["gflops_per_core"] == fp32["gflops_pe
 # the scaling curve runs on the fp32 headline's engine
 sc = [p for p in d["scaling"]["points"] if p["dtype"] == "fp32"]
 assert sc and all(p["engine"] == fp32["engine"] for p in sc)
+# ids do not depend on the sizes the budget reached: the scaling size is
+# fixed, the id a role (the size a field); confirmations likewise
+for p in d["scaling"]["points"]:
+    want = "scaling/%s/%s/t%d" % (p["dtype"], p["engine"], p["threads"])
+    assert p["id"] == want or (p.get("role_of") and p["id"] == "scaling/%s/best/t%d" % (p["dtype"], p["threads"])), p["id"]
+    assert p["n"] == d["scaling"]["n"] == (2048 if d["settings"]["threads"] > 8 else 1024)
+conf = [p for p in d["gemm"]["points"] if p.get("confirms") and "role_of" not in p]
+roles = ["gemm/%s/%s/confirm/t%d" % (p["dtype"], p["engine"], p["threads"]) for p in conf]
+assert conf and all(p["id"] == r or p["id"].endswith("/confirm") for p, r in zip(conf, roles)), [p["id"] for p in conf]
+assert len(set(p["id"] for p in d["gemm"]["points"])) == len(d["gemm"]["points"])
 PY
 }
 

@@ -187,7 +187,8 @@ int cal_compare_environment_diff(const json_t *base, const json_t *newp,
 /* Export a profile.  Bencher Metric Format: {id: {metric: {value,
  * lower_value, upper_value}}} for every ok point (value = the median,
  * bounds = stats.ci_low/ci_high) plus {"profile": {gflops, ...}} for the
- * top-level figures.  github-action-benchmark: an array of {name, unit,
+ * top-level figures, measures named for their unit (throughput as
+ * examples_per_s, never Bencher's built-in throughput).  github-action-benchmark: an array of {name, unit,
  * value, range, extra} holding only the points whose direction matches
  * (bigger = 1: "customBiggerIsBetter", higher_is_better points; bigger = 0:
  * "customSmallerIsBetter", the others).  New trees, caller json_decref()s;

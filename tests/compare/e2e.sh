@@ -43,6 +43,19 @@ regression)
   # faster is an improvement, not a failure
   gen fast.json --seed 2 --scale gemm/fp32/256x256x256/t1=1.25
   expect_match 0 "improved *gemm/fp32/256x256x256/t1" "$CAL" compare --run-allowance 15% base.json fast.json
+  # an alias (a role point) is judged once: where it names the same point
+  # on both sides, under that point's id only
+  AL=gemm/fp32/best/t1=gemm/fp32/512x512x512/t1
+  gen al_a.json --seed 1 --alias $AL
+  gen al_b.json --seed 2 --alias $AL --scale gemm/fp32/512x512x512/t1=0.45
+  "$CAL" compare --format json al_a.json al_b.json >al.json
+  "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); reg=[p["id"] for p in r["points"] if p["verdict"]=="regressed"]; sk=[s["reason"] for s in r["not_compared"] if s["id"]=="gemm/fp32/best/t1"]; sys.exit(reg != ["gemm/fp32/512x512x512/t1"] or r["summary"]["regressed"] != 1 or not sk or "alias of" not in sk[0])' al.json \
+    && ok || bad "an alias counted twice"
+  # where the best size moved, the alias is the series that matches: judged
+  gen al_c.json --seed 2 --alias gemm/fp32/best/t1=gemm/fp32/256x256x256/t1
+  "$CAL" compare --format json al_a.json al_c.json >al2.json
+  "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit("gemm/fp32/best/t1" not in [p["id"] for p in r["points"]])' al2.json \
+    && ok || bad "moved alias not judged"
   # three samples can never be significant at alpha 0.01
   gen few_a.json --seed 1 --samples 3
   gen few_b.json --seed 2 --samples 3 --scale gemm/fp32/512x512x512/t1=0.8
@@ -190,6 +203,8 @@ b = json.load(open("bmf.json"))
 m = b["gemm/fp32/256x256x256/t1"]["gflops"]
 assert m["lower_value"] <= m["value"] <= m["upper_value"], m
 assert "batch_sweep/b4096" not in b
+# measures named for their unit: not Bencher's built-in throughput
+assert b["profile"]["examples_per_s"]["value"] == 1000.0 and "throughput" not in b["profile"], b["profile"]
 g = json.load(open("gab.json"))
 names = [e["name"] for e in g]
 assert "gemm/fp32/256x256x256/t1" in names and "attention/fp32/b1h8n512d64/t1" not in names, names

@@ -6,7 +6,8 @@ from a seeded generator, so two seeds give two honest "runs" of the same
 machine.  --scale ID=F multiplies one point's samples by F (a planted
 change, 0 a figure that fell to nothing); --run-factor F multiplies every
 point by F (a whole process landing F apart: the run-to-run variance that
-samples within one run do not show); --drop ID leaves a point out; --cpu
+samples within one run do not show); --drop ID leaves a point out; --alias ID=TARGET adds a role point, a
+copy of TARGET with role_of naming it (as gemm/<dtype>/best/t1); --cpu
 and --model change the machine, --coretype and --tool-version the
 environment (listed by compare, never refused).
 Standard library only."""
@@ -47,7 +48,7 @@ def stats(xs):
 def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
                   cpu="Synthetic CPU @ 2.0GHz", model=143,
                   coretype="SkylakeX", run_factor=1.0, latency=2.5,
-                  tool_version="0.1.0"):
+                  tool_version="0.1.0", aliases=None):
     """The synthetic profile as a dict, seeded."""
     scale = scale or {}
     rng = random.Random(seed)
@@ -75,6 +76,11 @@ def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
               metric: st["median"], "samples_" + metric: xs,
               "higher_is_better": hib, "stats": st}
         prof.setdefault(section, {"points": []})["points"].append(pt)
+    for alias, target in (aliases or {}).items():
+        for sec in list(prof.values()):
+            pts = sec.get("points", []) if isinstance(sec, dict) else []
+            for pt in [p for p in pts if p["id"] == target]:
+                pts.append(dict(pt, id=alias, role_of=target))
     prof.setdefault("batch_sweep", {"points": []})["points"].append(
         {"id": "batch_sweep/b4096", "status": "skipped",
          "reason": "does not fit in memory"})
@@ -94,11 +100,13 @@ def main():
     ap.add_argument("--coretype", default="SkylakeX")
     ap.add_argument("--run-factor", type=float, default=1.0)
     ap.add_argument("--tool-version", default="0.1.0")
+    ap.add_argument("--alias", action="append", default=[])
     a = ap.parse_args()
     scale = {k: float(v) for k, v in (s.split("=", 1) for s in a.scale)}
     prof = synth_profile(a.seed, a.samples, a.noise, scale, a.drop, a.cpu,
                          a.model, a.coretype, a.run_factor,
-                         tool_version=a.tool_version)
+                         tool_version=a.tool_version,
+                         aliases=dict(x.split("=", 1) for x in a.alias))
     with open(a.out, "w") as fh:
         json.dump(prof, fh, indent=1)
 
