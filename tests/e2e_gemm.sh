@@ -7,6 +7,9 @@
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup
+# functional checks (--allow-busy below): a lock of our own, so that the
+# test does not queue behind measuring runs of other tests or users
+export CALIBRATE_LOCK="$TMP/lock"
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 # --allow-busy: these check function, not speed (others may load the cores)
@@ -41,6 +44,9 @@ for p in pts:
         assert p["impl"], p["id"]  # oneDNN names what it dispatched to
     if "role_of" in p:  # a stable role id, whichever engine and size made it
         assert p["id"].startswith("gemm/%s/best/t" % p["dtype"]), p["id"]
+    elif p.get("confirms") and not p["id"].endswith("/confirm"):
+        # a confirmation's role id: the size is a field
+        assert p["id"] == "gemm/%s/%s/confirm/t%d" % (p["dtype"], p["engine"], p["threads"]), p["id"]
     elif p["engine"] == "openblas":
         assert p["id"].startswith("gemm/" + p["dtype"] + "/"), p["id"]
     else:
