@@ -1,8 +1,8 @@
 /* What a comparison states besides its points: the identity keys that
  * differ between the profiles, the machine's and the environment's apart
  * (profile/identity.h: compared and written as the JSON values they are),
- * and the top-level figures of both
- * sides, from their views (see compare.h). */
+ * and the top-level figures of both sides, from their views (see
+ * compare.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
