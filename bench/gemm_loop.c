@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "onednn_release.h"
+
 typedef enum { DT_FP32, DT_BF16, DT_INT8 } dt_t;
 static const char *const dt_names[] = {"fp32", "bf16", "int8"};
 
@@ -103,15 +105,7 @@ static int dnnl_mm_create(dnnl_mm_t *mm, dt_t dt, int64_t n, void *a, void *b,
 }
 
 static void dnnl_mm_destroy(dnnl_mm_t *mm) {
-  for (int i = 0; i < 3; i++)
-    if (mm->mem[i])
-      dnnl_memory_destroy(mm->mem[i]);
-  if (mm->prim)
-    dnnl_primitive_destroy(mm->prim);
-  if (mm->strm)
-    dnnl_stream_destroy(mm->strm);
-  if (mm->eng)
-    dnnl_engine_destroy(mm->eng);
+  cal_onednn_release(mm->mem, 3, mm->prim, mm->strm, mm->eng);
 }
 
 /* Run one engine/dtype/size for `seconds` and print its line. */

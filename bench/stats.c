@@ -15,14 +15,20 @@ static double sorted_median(const double *s, size_t n) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-double cal_median(const double *x, size_t n) {
-  if (n == 0)
-    return NAN;
+/* A sorted copy of x[0..n) (n > 0), NULL when out of memory. */
+static double *sorted_copy(const double *x, size_t n) {
   double *s = malloc(n * sizeof *s);
+  if (s) {
+    memcpy(s, x, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+  }
+  return s;
+}
+
+double cal_median(const double *x, size_t n) {
+  double *s = n ? sorted_copy(x, n) : NULL;
   if (!s)
     return NAN;
-  memcpy(s, x, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_double);
   double m = sorted_median(s, n);
   free(s);
   return m;
@@ -64,11 +70,9 @@ int cal_summarize(const double *x, size_t n, double level, cal_summary_t *out) {
   for (size_t i = 0; i < n; i++)
     if (!isfinite(x[i]))
       return CAL_EINVAL;
-  double *s = malloc(n * sizeof *s);
+  double *s = sorted_copy(x, n);
   if (!s)
     return CAL_ENOMEM;
-  memcpy(s, x, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_double);
 
   cal_summary_t r;
   memset(&r, 0, sizeof r);

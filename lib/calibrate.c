@@ -74,16 +74,27 @@ static int load_done(int rc, cal_profile_t *p, cal_machine_t **out,
   return rc;
 }
 
+/* The handle cleared and the arguments there: 0, else CAL_EINVAL said
+ * ("no WHAT or no handle given"). */
+static int load_start(const void *in, cal_machine_t **out, const char *what,
+                      char *err, size_t errlen) {
+  char why[64];
+  if (out)
+    *out = NULL;
+  if (in && out)
+    return 0;
+  snprintf(why, sizeof why, "no %s or no handle given", what);
+  return load_done(CAL_EINVAL, NULL, out, why, err, errlen);
+}
+
 int cal_machine_load(const char *path, cal_machine_t **out, char *err,
                      size_t errlen) {
   char why[512] = "";
   cal_profile_t *p = NULL;
-  if (out)
-    *out = NULL;
-  if (!path || !out)
-    return load_done(CAL_EINVAL, NULL, out, "no path or no handle given",
-                     err, errlen);
-  int rc = cal_profile_load(path, &p, why, sizeof why);
+  int rc = load_start(path, out, "path", err, errlen);
+  if (rc < 0)
+    return rc;
+  rc = cal_profile_load(path, &p, why, sizeof why);
   return load_done(rc, p, out, why, err, errlen);
 }
 
@@ -91,13 +102,11 @@ int cal_machine_parse(const char *text, size_t len, const char *name,
                       cal_machine_t **out, char *err, size_t errlen) {
   char why[512] = "";
   cal_profile_t *p = NULL;
-  if (out)
-    *out = NULL;
-  if (!text || !out)
-    return load_done(CAL_EINVAL, NULL, out, "no text or no handle given",
-                     err, errlen);
-  int rc = cal_profile_parse(text, len, name ? name : "<memory>", &p, why,
-                             sizeof why);
+  int rc = load_start(text, out, "text", err, errlen);
+  if (rc < 0)
+    return rc;
+  rc = cal_profile_parse(text, len, name ? name : "<memory>", &p, why,
+                         sizeof why);
   return load_done(rc, p, out, why, err, errlen);
 }
 

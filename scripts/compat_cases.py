@@ -503,14 +503,13 @@ def compare_cases(c):
         for al in ("0.05", "0.5", "0.001"):
             c.add(f"compare-{name}-alpha{al}",
                   f"$CAL compare --run-allowance 15% --alpha {al} {a}")
-        c.add(f"compare-{name}-only", f"$CAL compare --only-changed "
-              f"--run-allowance 15% {a}")
-        c.add(f"compare-{name}-filter", f"$CAL compare --filter "
-              f"'gemm/*,bandwidth/*' --run-allowance 15% {a}")
-        c.add(f"compare-{name}-o-md", f"$CAL compare --run-allowance 15% "
-              f"-o report.md --format md {a}")
-        c.add(f"compare-{name}-o-json", f"$CAL compare --run-allowance 15% "
-              f"--output=r.json --format=json {a}")
+        allow = "--run-allowance 15%"
+        for suffix, flags in (
+                ("only", f"--only-changed {allow}"),
+                ("filter", f"--filter 'gemm/*,bandwidth/*' {allow}"),
+                ("o-md", f"{allow} -o report.md --format md"),
+                ("o-json", f"{allow} --output=r.json --format=json")):
+            c.add(f"compare-{name}-{suffix}", f"$CAL compare {flags} {a}")
     # directories of runs, lists, stdin
     D = {"A": f"{G}/A", "B": f"{G}/B", "S": f"{G}/S", "M": f"{G}/M"}
     for name, args in (("AB", "A B"), ("AS", "A S"), ("MB", "M B"),
@@ -655,13 +654,12 @@ def plan_cases(c):
     for n, inp in inputs.items():
         for w in works:
             c.add(f"plan-{n}-{w}", f"$CAL plan {inp} {w}")
-        for f in ("md", "json"):
-            c.add(f"plan-{n}-{f}", f"$CAL plan {inp} --examples 1000 "
-                  f"--format {f}")
-        c.add(f"plan-{n}-params", f"$CAL plan {inp} --examples 1000 "
-              f"--model-params 7e9")
-        c.add(f"plan-{n}-params-json", f"$CAL plan {inp} --examples 1000 "
-              f"--model-params 5e8 --format json")
+        for suffix, flags in (("md", "--format md"), ("json", "--format json"),
+                              ("params", "--model-params 7e9"),
+                              ("params-json",
+                               "--model-params 5e8 --format json")):
+            c.add(f"plan-{n}-{suffix}",
+                  f"$CAL plan {inp} --examples 1000 {flags}")
     c.add("plan-price", f"$CAL plan {peakj} {R}/ref.json --steps 1000 "
           "--global-batch 64 --price-per-hour machine_a=4.10 "
           "--price-per-hour 0.05")

@@ -2,6 +2,13 @@
 # End-to-end tests of the calibrate program: help, version, info, a quick
 # run validated against the JSON Schema, and bad inputs.
 # usage: e2e_cli.sh CALIBRATE SOURCE_DIR
+# covers: calibrator/commands/main.c calibrator/commands/commands.c
+# covers: calibrator/commands/info.c calibrator/commands/run.c
+# covers: calibrator/commands/measure.c calibrator/run/context.c
+# covers: calibrator/run/sanity.c calibrator/profile/profile_run.c
+# covers: calibrator/profile/machine_json.c calibrator/profile/point_json.c
+# covers: calibrator/sections/gemm.c calibrator/sections/scaling.c
+# covers: calibrator/report/table.c calibrator/report/table_gemm.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup

@@ -7,6 +7,8 @@
 # profile.  mpirun's --allow-run-as-root is passed only when running as
 # root (CI containers); --oversubscribe for 3 ranks on 2 cores.
 # usage: e2e_fleet.sh CALIBRATE SOURCE_DIR WORKDIR MPIRUN PYTHON3
+# covers: calibrator/commands/fleet.c calibrator/fleet/
+# covers: calibrator/profile/view_fleet.c
 CAL=$1 SRC=$2 WORK=$3 MPIRUN=$4 PY=$5
 . "$(dirname "$0")/e2e_lib.sh"
 e2e_setup "$WORK"

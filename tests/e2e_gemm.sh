@@ -4,6 +4,7 @@
 # saying which engine ran, the headline being the best verified engine's,
 # bad engine names refused with exit 2, every profile schema-valid.
 # usage: e2e_gemm.sh CALIBRATE SOURCE_DIR
+# covers: calibrator/sections/gemm.c calibrator/report/table_gemm.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup

@@ -57,6 +57,47 @@ if expect_match 0 "^No share: machine_b: cannot hold the model" "$CAL" plan \
     bad "plan: machine_a does not take all the work"
 fi
 
+# a plan for a model other than the one measured: the reference profile's
+# headline is one qwen2-0.5b layer's prefill (14909440 parameters a token),
+# said so without a model and scaled by FLOPs per token with one
+if expect_match 0 "one decoder layer's forward pass" "$CAL" plan "$REF" \
+  --examples 1000; then
+  grep -q "warning: .*one decoder layer" "$TMP/err" && ok ||
+    bad "plan: no warning that the throughput is one layer's"
+fi
+if expect_match 0 "x 0\.02982 = 1\.689" "$CAL" plan "$REF" --examples 1000 \
+  --model-params 5e8; then
+  grep -q "^Scaled by FLOPs per token" "$TMP/out" && ok ||
+    bad "plan: the scaling's method is not stated"
+fi
+# profile_a as a profile of this version: its headline the model's prefill
+# (24 layers and a 151936-word head: 493961216 parameters a token)
+sed -e 's/^ "schema": "calibrate-profile\/1",/&\
+ "batch_source": {"mode": "prefill", "preset": "qwen2-0.5b", "workload": "the model"},/' \
+  -e 's/^ "batch_sweep": {/&\
+  "model": {"preset": "qwen2-0.5b", "hidden": 896, "heads": 14, "kv_heads": 2, "head_dim": 64, "ffn": 4864, "seq": 128},/' \
+  -e 's/"prefill": {/& "layers": 24, "vocab": 151936,/' \
+  "$DATA/profile_a.json" >"$TMP/model.json"
+if expect_exit 0 "plan scaled to 7e9" "$CAL" plan "$TMP/model.json" \
+  --examples 1000 --model-params 7e9 --training inference --format json \
+  -o "$TMP/scaled.json"; then
+  grep -q '"flops_per_token_ratio": 0\.07056' "$TMP/scaled.json" && ok ||
+    bad "plan json: no flops_per_token_ratio 0.07056 (493961216 / 7e9)"
+  grep -q '"preset": "qwen2-0.5b"' "$TMP/scaled.json" && ok ||
+    bad "plan json: scaled_from names no preset"
+fi
+# a one-layer headline whose shape the profile lost cannot be scaled:
+# refused in one line, nothing written
+sed -e 's/^ "schema": "calibrate-profile\/1",/&\
+ "batch_source": {"mode": "prefill", "workload": "one decoder layer, forward pass"},/' \
+  "$DATA/profile_a.json" >"$TMP/layer.json"
+out=$TMP/never.json
+expect_usage "plan of a one-layer figure for a model" "$CAL" plan \
+  "$TMP/layer.json" --examples 1000 --model-params 7e9 -o "$out" &&
+  grep -q "one decoder layer" "$TMP/err" && ok ||
+  bad "plan: a one-layer figure for a model is not refused with its reason"
+[ ! -e "$out" ] && ok || bad "plan of a one-layer figure: left $out behind"
+
 # bad inputs: one line on stderr, exit 2, and no -o file
 out=$TMP/never.json
 for args in "--examples 10 --price-per-hour gpu=3" \

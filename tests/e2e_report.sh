@@ -5,6 +5,7 @@
 # gnuplot and bad inputs (exit 2, one line, nothing left behind); and
 # `calibrate compare --format html`.
 # usage: e2e_report.sh CALIBRATE PYTHON3 SOURCE_DIR WORKDIR
+# covers: calibrator/commands/report.c calibrator/report/html_compare.c
 CAL=$1 PY=$2 SRC=$3 WORK=$4
 . "$(dirname "$0")/e2e_lib.sh"
 e2e_setup "$WORK"

@@ -2,6 +2,11 @@
 # End-to-end tests of the single-section commands: attention (one shape by
 # flags, bad shapes refused before anything runs), peak-flops, bandwidth.
 # usage: e2e_sections.sh CALIBRATE SOURCE_DIR
+# covers: calibrator/commands/attention.c calibrator/commands/limits.c
+# covers: calibrator/sections/attention.c calibrator/profile/attention_json.c
+# covers: calibrator/report/table_attention.c
+# covers: calibrator/sections/compute_peak.c calibrator/sections/bandwidth.c
+# covers: calibrator/report/table_limits.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup

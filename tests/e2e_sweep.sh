@@ -3,6 +3,9 @@
 # writes a schema-valid batch_sweep section, a small memory budget skips
 # points instead of running them, and bad sweep options are refused.
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
+# covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
+# covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
+# covers: calibrator/report/table_batch.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup
@@ -116,8 +119,15 @@ d = json.load(open(sys.argv[1]))
 m = d["batch_sweep"]["modes"]["prefill"]
 sk = [p for p in m["points"] if p["status"] == "skipped"]
 assert sk and "memory budget" in sk[0]["reason"], m["points"]
+assert sk[0]["reason"].startswith("batch %d needs " % sk[0]["batch_size"]), sk[0]
 assert all(p["memory_bytes"] > 3 * 2**20 for p in sk if "memory budget" in p["reason"])
 assert m["stop_reason"] == "memory limit"
+# measured points: the memory they met beside the estimate
+for p in m["points"]:
+    if p["status"] != "ok":
+        continue
+    assert isinstance(p["swapped"], bool) and p["rss_before_bytes"] > 0, p
+    assert p["peak_rss_bytes"] is None or p["peak_rss_bytes"] >= p["rss_before_bytes"], p
 assert "decode" not in d["batch_sweep"]["modes"]
 PY
 

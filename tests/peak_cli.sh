@@ -1,6 +1,7 @@
 #!/bin/sh
 # End-to-end test of `calibrate peak`.
 # usage: peak_cli.sh CALIBRATE DATA_DIR WORK_DIR
+# covers: calibrator/commands/curve.c calibrator/report/curve_render.c
 CAL=$1
 DATA=$2
 . "$(dirname "$0")/e2e_lib.sh"

@@ -327,12 +327,13 @@ static int activation_model(plan_build_t *b, char *err, size_t errlen) {
  * that can or whose memory is unknown.  err filled on failure. */
 static int fit_and_split(plan_build_t *b, char *err, size_t errlen) {
   const cal_plan_opts_t *o = &b->o;
-  double *thr = calloc(b->n, sizeof *thr), *lo = calloc(b->n, sizeof *lo),
-         *hi = calloc(b->n, sizeof *hi);
+  /* the throughputs and their CI bounds, one block of three arrays */
+  double *thr = calloc(3 * (b->n ? b->n : 1), sizeof *thr);
+  double *lo = thr ? thr + b->n : NULL, *hi = thr ? thr + 2 * b->n : NULL;
   int rc = CAL_ENOMEM;
-  if (!thr || !lo || !hi) {
+  if (!thr) {
     snprintf(err, errlen, "out of memory");
-    goto out;
+    return rc;
   }
   const double state = b->base.total_bytes - b->base.activations_bytes;
   for (size_t i = 0; i < b->n; i++) {
@@ -353,20 +354,16 @@ static int fit_and_split(plan_build_t *b, char *err, size_t errlen) {
     snprintf(err, errlen,
              "no usable machine: no input has a measured throughput > 0 "
              "(run calibrate --sweep-batch)");
-    rc = CAL_EINVAL;
-    goto out;
+    free(thr);
+    return CAL_EINVAL;
   }
   cal_split_t *sp = &b->p->sp;
   rc = cal_plan_split_ci(thr, lo, hi, b->n, o->examples, b->ent, sp);
   b->p->nsplit = rc < 0 ? 0 : sp->n_usable;
   if (rc < 0) /* nothing can hold the model: no split, every share 0 */
     memset(sp, 0, sizeof *sp);
-  rc = 0;
-out:
   free(thr);
-  free(lo);
-  free(hi);
-  return rc;
+  return 0;
 }
 
 /* Every machine in the split priced, or none: the total cost.  err

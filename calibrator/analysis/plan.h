@@ -73,7 +73,36 @@ typedef struct cal_plan_machine {
   int64_t train_batch;   /* that batch; 0: none */
   int has_shape;         /* shape (layers 0) read from the profile */
   cal_act_shape_t shape;
+  /* The model behind the throughput (profiles; 0 and NULL when not
+   * recorded): the preset, whether the figure is one decoder layer's
+   * forward pass (batch_source.workload, or an older profile's prefill or
+   * decode curve), and the parameters its step multiplies per token (the
+   * decoder layers' matrices and the LM head: one layer's when one_layer);
+   * train_flops_params the same for the train curve. */
+  const char *preset;
+  int one_layer;
+  double flops_params, train_flops_params;
+  /* Set by cal_plan_scale: the throughput as measured, the factor it was
+   * scaled by to the plan's model (NaN: not scaled) and what it rests on
+   * (static; NULL: nothing to say). */
+  double measured_throughput, flops_ratio;
+  const char *basis;
 } cal_plan_machine_t;
+
+/* A plan for a model (o->params) other than the one a profile measured:
+ * each profile's throughput (its CI and train curve's optimum too) is
+ * scaled by FLOPs per token, measured model over the plan's (FLOPs per
+ * token = 2 x the parameters the step multiplies per token, the same in
+ * the forward pass and in a training step: the ratio is of parameters;
+ * attention's term that grows with the sequence is not counted).  A
+ * curve, or a profile that does not record its model, does not say which
+ * model it measured: its figure is taken as the plan's model's, and basis
+ * says so.  Without a model nothing is scaled; a one-layer figure's basis
+ * says what it is (and the command warns).  Call before cal_plan_compute.
+ * 0, or CAL_EINVAL with one line in err when a figure is one layer's and
+ * the profile does not record the layer's shape. */
+int cal_plan_scale(const cal_plan_opts_t *o, cal_plan_machine_t *ms, size_t n,
+                   char *err, size_t errlen);
 
 /* The name a source has in the plan ("profile", "curve_csv",
  * "peak_json"); static. */

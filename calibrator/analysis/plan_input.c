@@ -83,6 +83,47 @@ static void read_shape(const cal_profile_view_t *v, cal_plan_machine_t *m) {
   m->has_shape = cal_lora_params(&probe, 1) > 0;
 }
 
+/* The parameters one decoder layer of shape s multiplies per token: the
+ * query, key, value and output projections and the three of the MLP. */
+static double layer_params(const cal_act_shape_t *s) {
+  double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
+         kv = (double)(s->kv_heads * s->head_dim);
+  return 2.0 * h * q + 2.0 * h * kv + 3.0 * h * (double)s->ffn;
+}
+
+/* The parameters the model a mode measured multiplies per token: its
+ * layers and the LM head (vocab x hidden); 0 when it records neither. */
+static double mode_params(const cal_profile_view_t *v, const char *mode,
+                          const cal_plan_machine_t *m) {
+  const cal_vbatch_mode_t *bm = cal_vbatch_mode(&v->batch_sweep, mode);
+  if (!bm || !m->has_shape || int_or_0(&bm->layers) < 1 ||
+      int_or_0(&bm->vocab) < 1)
+    return 0;
+  return (double)int_or_0(&bm->layers) * layer_params(&m->shape) +
+         (double)int_or_0(&bm->vocab) * (double)m->shape.hidden;
+}
+
+/* The model behind the throughput (plan.h): one decoder layer when
+ * batch_source.workload says so, or, in a profile older than
+ * batch_source, when the figure is a prefill or decode point of a
+ * sweep that records its shape (those curves measured one layer then);
+ * else the mode's model. */
+static void read_model(const cal_profile_view_t *v, const char *found,
+                       cal_plan_machine_t *m) {
+  const char *w = v->batch_source.workload;
+  m->preset = v->batch_source.preset ? v->batch_source.preset
+                                     : v->batch_sweep.model.preset;
+  m->one_layer = w ? strncmp(w, "one decoder layer", 17) == 0
+                   : !v->batch_source.has && found && v->batch_sweep.model.has &&
+                         (strcmp(found, "prefill") == 0 ||
+                          strcmp(found, "decode") == 0);
+  m->flops_params = !m->has_shape ? 0
+                    : m->one_layer ? layer_params(&m->shape)
+                    : m->mode      ? mode_params(v, m->mode, m)
+                                   : 0;
+  m->train_flops_params = mode_params(v, "train", m);
+}
+
 int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
   const cal_profile_view_t *v = cal_profile_view(p);
   memset(m, 0, sizeof *m);
@@ -113,36 +154,43 @@ int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
     m->ci_level = pt->stats.ci_level.v;
   }
   read_shape(v, m);
+  read_model(v, found, m);
+  m->measured_throughput = m->flops_ratio = NAN;
   return 0;
+}
+
+/* arr (n elements of `size` bytes, room for *cap) with room for one
+ * more: arr itself, or a larger copy (*cap doubled); NULL when out of
+ * memory (arr kept). */
+static void *grow(void *arr, size_t *cap, size_t n, size_t size) {
+  if (arr && n < *cap)
+    return arr;
+  size_t c = *cap ? 2 * *cap : 4;
+  void *v = realloc(arr, c * size);
+  if (v)
+    *cap = c;
+  return v;
 }
 
 /* Room for one more machine; NULL when out of memory. */
 static cal_plan_machine_t *new_machine(cal_plan_inputs_t *in) {
-  if (in->n == in->cap) {
-    size_t cap = in->cap ? 2 * in->cap : 4;
-    cal_plan_machine_t *ms = realloc(in->ms, cap * sizeof *ms);
-    if (!ms)
-      return NULL;
-    in->ms = ms;
-    in->cap = cap;
-  }
+  void *ms = grow(in->ms, &in->cap, in->n, sizeof *in->ms);
+  if (!ms)
+    return NULL;
+  in->ms = ms;
   cal_plan_machine_t *m = &in->ms[in->n];
   memset(m, 0, sizeof *m);
   m->throughput = m->ci_low = m->ci_high = m->ci_level = NAN;
-  m->price_per_hour = NAN;
+  m->price_per_hour = m->measured_throughput = m->flops_ratio = NAN;
   return m;
 }
 
 /* A copy of s the inputs own; NULL when out of memory. */
 static const char *keep(cal_plan_inputs_t *in, const char *s) {
-  if (in->nstrs == in->capstrs) {
-    size_t cap = in->capstrs ? 2 * in->capstrs : 8;
-    char **v = realloc(in->strs, cap * sizeof *v);
-    if (!v)
-      return NULL;
-    in->strs = v;
-    in->capstrs = cap;
-  }
+  void *strs = grow(in->strs, &in->capstrs, in->nstrs, sizeof *in->strs);
+  if (!strs)
+    return NULL;
+  in->strs = strs;
   char *c = strdup(s);
   if (c)
     in->strs[in->nstrs++] = c;
@@ -242,14 +290,10 @@ static int add_profile(cal_plan_inputs_t *in, const char *path,
   cal_profile_t *p = NULL;
   cal_plan_machine_t *m;
   int rc;
-  if (in->nprof == in->capprof) {
-    size_t cap = in->capprof ? 2 * in->capprof : 4;
-    cal_profile_t **v = realloc(in->profs, cap * sizeof *v);
-    if (!v)
-      goto nomem;
-    in->profs = v;
-    in->capprof = cap;
-  }
+  void *profs = grow(in->profs, &in->capprof, in->nprof, sizeof *in->profs);
+  if (!profs)
+    goto nomem;
+  in->profs = profs;
   if ((rc = cal_profile_parse(buf, len, path, &p, err, errlen)) < 0)
     return rc;
   in->profs[in->nprof++] = p;
@@ -358,21 +402,11 @@ static int add_json(cal_plan_inputs_t *in, const char *path, const char *buf,
 
 int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
                         size_t errlen) {
-  char *buf = NULL, why[256];
+  char *buf = NULL;
   size_t len = 0;
-  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, &buf, &len, why,
-                         sizeof why);
-  if (rc == CAL_EIO || rc == CAL_ESYS) {
-    snprintf(err, errlen, "cannot %s %s: %s", rc == CAL_EIO ? "open" : "read",
-             path, why);
-    free(buf);
-    return CAL_EIO;
-  }
-  if (rc < 0) {
-    snprintf(err, errlen, "out of memory reading %s", path);
-    free(buf);
+  int rc = cal_profile_read_text(path, "", &buf, &len, err, errlen);
+  if (rc < 0)
     return rc;
-  }
   size_t at = 0;
   if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
     at = 3;

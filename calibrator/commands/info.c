@@ -6,6 +6,7 @@
 #include "cal_err.h"
 #include "cli.h"
 #include "cal_exit.h"
+#include "hwinfo.h"
 #include "machine_json.h"
 #include "profile.h"
 #include "subcommands.h"

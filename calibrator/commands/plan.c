@@ -496,6 +496,14 @@ int cal_cmd_plan(int argc, char **argv) {
     goto out;
   rc = CAL_EXIT_USAGE;
   warn_left_out(in.ms, in.n);
+  if (cal_plan_scale(&a.o, in.ms, in.n, err, sizeof err) < 0) {
+    rc = cal_usage(CMD, "%s", err);
+    goto out;
+  }
+  for (size_t i = 0; i < in.n; i++)
+    if (in.ms[i].one_layer && !(a.o.params > 0))
+      fprintf(stderr, "calibrate plan: warning: %s (%s): %s\n", in.ms[i].name,
+              in.ms[i].path, in.ms[i].basis);
   a.o.net = in.has_net ? &in.net : NULL;
   if (cal_plan_compute(&a.o, in.ms, in.n, &plan, err, sizeof err) < 0) {
     rc = cal_usage(CMD, "%s", err);

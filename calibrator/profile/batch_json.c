@@ -69,6 +69,7 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
   if (o) {
     json_object_set_new(o, "batch_size", json_integer(bp->batch));
     json_object_set_new(o, "memory_bytes", json_real(bp->memory_bytes));
+    cal_memuse_json(&bp->mem, o); /* measured beside the estimate */
     if (bp->model_bytes > 0) {
       if (bp->measured)
         json_object_set_new(o, "layers_measured", json_integer(bp->layers_measured));

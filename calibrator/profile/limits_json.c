@@ -50,6 +50,22 @@ void cal_limits_append(json_t *a, json_t *v, int *ok) {
     *ok = 0;
 }
 
+json_t *cal_limits_done(json_t *v, int ok) {
+  if (ok)
+    return v;
+  json_decref(v);
+  return NULL;
+}
+
+json_t *cal_limits_finish(json_t *sec, json_t *points, int ok) {
+  if (!sec) {
+    json_decref(points);
+    return NULL;
+  }
+  cal_limits_put(sec, "points", points, &ok);
+  return cal_limits_done(sec, ok);
+}
+
 const char *cal_limits_metric(const cal_point_t *pt) {
   if (pt->kernel && pt->kernel->family == CAL_FAMILY_STREAM)
     return "gbps";
@@ -91,7 +107,7 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
   int ok = 1;
   json_t *sec = json_object(), *points = json_array();
   if (!sec || !points)
-    goto fail;
+    return cal_limits_finish(sec, points, 0);
   cal_limits_put(
       sec, "convention",
       json_string("STREAM: 8 bytes per element read or written (read 1, "
@@ -136,15 +152,7 @@ json_t *cal_bandwidth_section_json(const cal_point_t *pts,
     }
     cal_limits_append(points, o, &ok);
   }
-  cal_limits_put(sec, "points", points, &ok);
-  points = NULL;
-  if (!ok)
-    goto fail;
-  return sec;
-fail:
-  json_decref(points);
-  json_decref(sec);
-  return NULL;
+  return cal_limits_finish(sec, points, ok);
 }
 
 int cal_roofline_from_points(const cal_point_t *peak, size_t npeak,
@@ -281,11 +289,7 @@ json_t *cal_roofline_section_json(const cal_roofline_t *r,
                   peak, "ceiling_gbps", gbps),
         &ok);
   }
-  if (!ok) {
-    json_decref(sec);
-    return NULL;
-  }
-  return sec;
+  return cal_limits_done(sec, ok);
 }
 
 /* ---- the sections' profile objects, from their typed results */
@@ -303,11 +307,7 @@ static json_t *caches_json(const cal_hwinfo_t *hw) {
                                   "cores_sharing", c->cores_sharing),
                         &ok);
   }
-  if (!ok) {
-    json_decref(caches);
-    return NULL;
-  }
-  return caches;
+  return cal_limits_done(caches, ok);
 }
 
 json_t *cal_bandwidth_write(const cal_run_result_t *r, const void *result) {
@@ -318,11 +318,7 @@ json_t *cal_bandwidth_write(const cal_run_result_t *r, const void *result) {
   if (!sec)
     return NULL;
   cal_limits_put(sec, "caches", caches_json(r->hw), &ok);
-  if (!ok) {
-    json_decref(sec);
-    return NULL;
-  }
-  return sec;
+  return cal_limits_done(sec, ok);
 }
 
 const char *const cal_efficiency_keys[CAL_NEFF] = {
@@ -353,9 +349,5 @@ json_t *cal_roofline_write(const cal_run_result_t *r, const void *result) {
     else if (efficiency_null_when_unknown[i])
       cal_limits_put(eff, cal_efficiency_keys[i], json_null(), &ok);
   cal_limits_put(sec, "efficiencies", eff, &ok);
-  if (!ok) {
-    json_decref(sec);
-    return NULL;
-  }
-  return sec;
+  return cal_limits_done(sec, ok);
 }

@@ -17,6 +17,12 @@
  * (v NULL included); the reference to v is consumed either way. */
 void cal_limits_put(json_t *o, const char *k, json_t *v, int *ok);
 void cal_limits_append(json_t *a, json_t *v, int *ok);
+/* The end of a builder: v when ok, else NULL with v released. */
+json_t *cal_limits_done(json_t *v, int ok);
+/* The end of a section builder: points under "points" of sec, then
+ * cal_limits_done(sec, ok); both references are consumed, either may be
+ * NULL. */
+json_t *cal_limits_finish(json_t *sec, json_t *points, int ok);
 
 /* The point's metric: "gops" for int8, "gflops" for other compute, "gbps"
  * for stream kernels.  Static storage. */

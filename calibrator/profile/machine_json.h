@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "hwinfo.h"
+#include "machine.h"
 
 /* The "machine" object of the profile (new reference). */
 json_t *cal_hwinfo_machine_json(const cal_hwinfo_t *hw);

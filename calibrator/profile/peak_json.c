@@ -38,11 +38,7 @@ static json_t *clock_json(const cal_clock_t *c) {
     return NULL;
   cal_limits_put(o, "samples_ghz", real_array(c->samples_ghz, c->n, 1.0), &ok);
   cal_limits_put(o, "stats", cal_stats_json(&s, 0), &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_limits_done(o, ok);
 }
 
 /* {dtype: {gflops_per_core, gflops}} (int8: gops_*) of the vector units
@@ -64,11 +60,7 @@ static json_t *theory_json(const cal_theory_t *m, int matrix) {
                              ops ? "gops" : "gflops", all),
                    &ok);
   }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_limits_done(o, ok);
 }
 
 /* model: {vector_bits, usable_cores, ghz, ipc{dtype}, assumption[, matrix
@@ -101,11 +93,7 @@ static json_t *model_json(const cal_theory_t *m) {
                              "ops_per_cycle", rates),
                    &ok);
   }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return cal_limits_done(o, ok);
 }
 
 json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
@@ -114,7 +102,7 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
   int ok = 1;
   json_t *sec = json_object(), *points = json_array();
   if (!sec || !points)
-    goto fail;
+    return cal_limits_finish(sec, points, 0);
   if (clock)
     cal_limits_put(sec, "clock", clock_json(clock), &ok);
   if (model) {
@@ -123,7 +111,7 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
     if (model->matrix_engine)
       cal_limits_put(sec, "theoretical_matrix", theory_json(model, 1), &ok);
     if (!ok)
-      goto fail;
+      return cal_limits_finish(sec, points, 0);
   }
   for (size_t i = 0; i < n && ok; i++) {
     const cal_point_t *pt = &pts[i];
@@ -139,15 +127,7 @@ json_t *cal_compute_peak_json(const cal_point_t *pts, size_t n,
     }
     cal_limits_append(points, o, &ok);
   }
-  cal_limits_put(sec, "points", points, &ok);
-  points = NULL;
-  if (!ok)
-    goto fail;
-  return sec;
-fail:
-  json_decref(points);
-  json_decref(sec);
-  return NULL;
+  return cal_limits_finish(sec, points, ok);
 }
 
 json_t *cal_compute_peak_write(const cal_run_result_t *r, const void *result) {

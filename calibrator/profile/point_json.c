@@ -1,6 +1,7 @@
 /* Measured points in the profile's point convention. */
 #include "point_json.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "profile.h"
@@ -57,6 +58,22 @@ void cal_point_watch_json(const cal_point_t *pt, json_t *o) {
     json_object_set_new(o, "remeasured", json_true());
   if (pt->throttled)
     json_object_set_new(o, "throttled", json_true());
+}
+
+static json_t *bytes_or_null(double v) {
+  return isnan(v) ? json_null() : json_real(v);
+}
+
+void cal_memuse_json(const cal_memuse_t *u, json_t *o) {
+  if (!u->known)
+    return;
+  json_object_set_new(o, "rss_before_bytes", bytes_or_null(u->rss_before));
+  json_object_set_new(o, "peak_rss_bytes", bytes_or_null(u->peak_rss));
+  json_object_set_new(o, "swap_bytes", bytes_or_null(u->swap_after));
+  json_object_set_new(o, "major_faults", u->major_faults >= 0
+                                             ? json_integer(u->major_faults)
+                                             : json_null());
+  json_object_set_new(o, "swapped", json_boolean(u->swapped));
 }
 
 json_t *cal_point_json(const cal_point_t *pt, const char *id,

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "memuse.h"
 
 /* id, status, reason, metric and its samples/stats, time samples, kernel,
  * dtype, variant, engine, impl (when the engine names one), threads,
@@ -29,5 +30,9 @@ json_t *cal_unmeasured_json(const char *id, cal_point_status_t status,
  * ({others, steal}), and the flags contaminated (kept under --allow-busy),
  * remeasured and throttled when set. */
 void cal_point_watch_json(const cal_point_t *pt, json_t *o);
+/* The process's memory while a point ran (memuse.h) into o: rss_before_bytes,
+ * peak_rss_bytes and swap_bytes (null where unknown), major_faults (null
+ * where unknown), swapped; nothing where it was not read. */
+void cal_memuse_json(const cal_memuse_t *u, json_t *o);
 
 #endif

@@ -386,21 +386,32 @@ out:
   return rc;
 }
 
-int cal_profile_load(const char *path, cal_profile_t **out, char *err,
-                     size_t errlen) {
-  char *buf = NULL, why[256];
-  size_t len = 0;
-  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, &buf, &len, why,
+int cal_profile_read_text(const char *path, const char *what, char **buf,
+                          size_t *len, char *err, size_t errlen) {
+  char why[256];
+  int rc = cal_file_read(path, CAL_PROFILE_MAX_BYTES, buf, len, why,
                          sizeof why);
   if (rc == CAL_EIO || rc == CAL_ESYS) {
-    snprintf(err, errlen, "cannot %s profile %s: %s",
-             rc == CAL_EIO ? "open" : "read", path, why);
+    snprintf(err, errlen, "cannot %s %s%s: %s",
+             rc == CAL_EIO ? "open" : "read", what, path, why);
     rc = CAL_EIO;
-  } else if (rc == CAL_ENOMEM) {
+  } else if (rc < 0) {
     snprintf(err, errlen, "out of memory reading %s", path);
-  } else {
-    rc = cal_profile_parse(buf ? buf : "", len, path, out, err, errlen);
   }
+  if (rc < 0) {
+    free(*buf);
+    *buf = NULL;
+  }
+  return rc;
+}
+
+int cal_profile_load(const char *path, cal_profile_t **out, char *err,
+                     size_t errlen) {
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = cal_profile_read_text(path, "profile ", &buf, &len, err, errlen);
+  if (rc == 0)
+    rc = cal_profile_parse(buf ? buf : "", len, path, out, err, errlen);
   free(buf);
   return rc;
 }

@@ -65,6 +65,12 @@ typedef struct cal_profile {
  * Free with cal_profile_free(). */
 int cal_profile_load(const char *path, cal_profile_t **out, char *err,
                      size_t errlen);
+/* Read a profile-sized file (at most CAL_PROFILE_MAX_BYTES) whole into
+ * *buf (owned by the caller, free()): 0, or CAL_EIO ("cannot open WHATPATH:
+ * why", what e.g. "profile " or "") or CAL_ENOMEM with one line in err and
+ * *buf NULL. */
+int cal_profile_read_text(const char *path, const char *what, char **buf,
+                          size_t *len, char *err, size_t errlen);
 /* The same from len bytes of text already read (path names it in
  * messages and in the profile): what load does after reading the file. */
 int cal_profile_parse(const char *buf, size_t len, const char *path,

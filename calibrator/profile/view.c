@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "section_view.h"
 
 /* Every "samples_<figure>" array of pt. */
 static void read_figure_samples(cal_varena_t *a, cal_vpoint_t *p,
@@ -28,27 +29,24 @@ static void read_figure_samples(cal_varena_t *a, cal_vpoint_t *p,
   }
 }
 
-#define P cal_vpoint_t
+#define CAL_VT cal_vpoint_t
 static const cal_vkey_t point_keys[] = {
-    CAL_VSTR(P, id), CAL_VSTR(P, status), CAL_VSTR(P, reason),
-    CAL_VSTR(P, metric), CAL_VBOOL(P, higher_is_better), CAL_VNUM(P, time_ms),
-    CAL_VBOOL(P, contaminated), CAL_VBOOL(P, remeasured),
-    CAL_VBOOL(P, throttled), CAL_VBOOL(P, pinned), CAL_VSTR(P, kernel),
-    CAL_VSTR(P, variant), CAL_VSTR(P, dtype), CAL_VSTR(P, engine),
-    CAL_VSTR(P, impl), CAL_VSTR(P, confirms), CAL_VSTR(P, role_of),
-    CAL_VSTR(P, level), CAL_VBOOL(P, causal), CAL_VNUM(P, threads),
-    CAL_VNUM(P, iterations_per_sample), CAL_VNUM(P, iters), CAL_VNUM(P, m),
-    CAL_VNUM(P, n), CAL_VNUM(P, k), CAL_VNUM(P, batch_size),
-    CAL_VNUM(P, working_set_bytes), CAL_VNUM(P, heads), CAL_VNUM(P, kv_heads),
-    CAL_VNUM(P, head_dim), CAL_VNUM(P, nq), CAL_VNUM(P, nk),
-    CAL_VNUM(P, batch), CAL_VNUM(P, gflops), CAL_VNUM(P, gops),
-    CAL_VNUM(P, gbps), CAL_VNUM(P, examples_per_s), CAL_VNUM(P, tokens_per_s),
-    CAL_VNUM(P, latency_ms), CAL_VNUM(P, efficiency), CAL_VNUM(P, speedup),
-    CAL_VNUM(P, gflops_per_thread), CAL_VNUM(P, ratio_to_gemm),
-    CAL_VNUM(P, speedup_vs_reference), CAL_VNUM(P, bytes_per_run),
-    CAL_VNUM(P, flops_per_run), CAL_VNUM(P, memory_bytes),
+    CAL_VS(id) CAL_VS(status) CAL_VS(reason) CAL_VS(metric)
+    CAL_VB(higher_is_better) CAL_VN(time_ms) CAL_VB(contaminated)
+    CAL_VB(remeasured) CAL_VB(throttled) CAL_VB(pinned) CAL_VS(kernel)
+    CAL_VS(variant) CAL_VS(dtype) CAL_VS(engine) CAL_VS(impl) CAL_VS(confirms)
+    CAL_VS(role_of) CAL_VS(level) CAL_VB(causal) CAL_VN(threads)
+    CAL_VN(iterations_per_sample) CAL_VN(iters) CAL_VN(m) CAL_VN(n) CAL_VN(k)
+    CAL_VN(batch_size) CAL_VN(working_set_bytes) CAL_VN(heads) CAL_VN(kv_heads)
+    CAL_VN(head_dim) CAL_VN(nq) CAL_VN(nk) CAL_VN(batch) CAL_VN(gflops)
+    CAL_VN(gops) CAL_VN(gbps) CAL_VN(examples_per_s) CAL_VN(tokens_per_s)
+    CAL_VN(latency_ms) CAL_VN(efficiency) CAL_VN(speedup)
+    CAL_VN(gflops_per_thread) CAL_VN(ratio_to_gemm) CAL_VN(speedup_vs_reference)
+    CAL_VN(bytes_per_run) CAL_VN(flops_per_run) CAL_VN(memory_bytes)
+    CAL_VN(rss_before_bytes) CAL_VN(peak_rss_bytes) CAL_VN(swap_bytes)
+    CAL_VN(major_faults) CAL_VB(swapped)
 };
-#undef P
+#undef CAL_VT
 
 void cal_vpoint_read(cal_varena_t *a, cal_vpoint_t *p, const char *section,
                      const json_t *pt) {
@@ -124,125 +122,86 @@ cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
   return r;
 }
 
-#define M cal_vmachine_t
+#define CAL_VT cal_vmachine_t
 static const cal_vkey_t machine_keys[] = {
-    CAL_VSTR(M, hostname), CAL_VSTR(M, os), CAL_VSTR(M, affinity),
-    CAL_VNUM(M, usable_cores), CAL_VNUM(M, allowed_cores),
-    CAL_VNUM(M, allowed_hardware_threads), CAL_VNUM(M, cgroup_cpu_quota),
+    CAL_VS(hostname) CAL_VS(os) CAL_VS(affinity) CAL_VN(usable_cores)
+    CAL_VN(allowed_cores) CAL_VN(allowed_hardware_threads)
+    CAL_VN(cgroup_cpu_quota)
+#define CAL_VIN cpu
+    CAL_VSI(arch) CAL_VSI(vendor) CAL_VSI(brand) CAL_VNI(family) CAL_VNI(model)
+    CAL_VNI(stepping)
+#undef CAL_VIN
+#define CAL_VIN topology
+    CAL_VNI(packages) CAL_VNI(cores) CAL_VNI(hardware_threads)
+    CAL_VNI(numa_nodes)
+#undef CAL_VIN
+#define CAL_VIN memory
+    CAL_VNI(total_bytes) CAL_VNI(available_bytes) CAL_VNI(cgroup_limit_bytes)
+#undef CAL_VIN
+#define CAL_VIN clocks
+    CAL_VNI(base_mhz) CAL_VNI(max_mhz) CAL_VSI(governor)
+#undef CAL_VIN
 };
-static const cal_vkey_t cpu_keys[] = {
-    CAL_VSTR_K(M, cpu.arch, "arch"),     CAL_VSTR_K(M, cpu.vendor, "vendor"),
-    CAL_VSTR_K(M, cpu.brand, "brand"),   CAL_VNUM_K(M, cpu.family, "family"),
-    CAL_VNUM_K(M, cpu.model, "model"),   CAL_VNUM_K(M, cpu.stepping, "stepping"),
-};
-static const cal_vkey_t topology_keys[] = {
-    CAL_VNUM_K(M, topology.packages, "packages"),
-    CAL_VNUM_K(M, topology.cores, "cores"),
-    CAL_VNUM_K(M, topology.hardware_threads, "hardware_threads"),
-    CAL_VNUM_K(M, topology.numa_nodes, "numa_nodes"),
-};
-static const cal_vkey_t memory_keys[] = {
-    CAL_VNUM_K(M, memory.total_bytes, "total_bytes"),
-    CAL_VNUM_K(M, memory.available_bytes, "available_bytes"),
-    CAL_VNUM_K(M, memory.cgroup_limit_bytes, "cgroup_limit_bytes"),
-};
-static const cal_vkey_t clock_keys[] = {
-    CAL_VNUM_K(M, clocks.base_mhz, "base_mhz"),
-    CAL_VNUM_K(M, clocks.max_mhz, "max_mhz"),
-    CAL_VSTR_K(M, clocks.governor, "governor"),
-};
-#undef M
-#define C cal_vcache_t
+#undef CAL_VT
+#define CAL_VT cal_vcache_t
 static const cal_vkey_t cache_keys[] = {
-    CAL_VNUM(C, level), CAL_VNUM(C, size_bytes), CAL_VNUM(C, line_bytes),
-    CAL_VNUM(C, instances), CAL_VNUM(C, cores_sharing), CAL_VSTR(C, type),
+    CAL_VN(level) CAL_VN(size_bytes) CAL_VN(line_bytes) CAL_VN(instances)
+    CAL_VN(cores_sharing) CAL_VS(type)
 };
-#undef C
+#undef CAL_VT
 
 static void read_machine(cal_varena_t *a, cal_vmachine_t *m,
                          const json_t *mj) {
-  const json_t *cpu = json_object_get(mj, "cpu");
-  const json_t *caches = json_object_get(mj, "caches"), *c;
-  size_t i;
+  static const cal_velems_t caches =
+      CAL_VELEMS(cal_vcache_t, cache_keys, CAL_VNO_KEY, NULL);
+  cal_vbuild_t b = {a, NULL, NULL};
   m->has = json_is_object(mj);
   CAL_VREAD(m, machine_keys, mj);
-  CAL_VREAD(m, cpu_keys, cpu);
-  CAL_VREAD(m, topology_keys, json_object_get(mj, "topology"));
-  CAL_VREAD(m, memory_keys, json_object_get(mj, "memory"));
-  CAL_VREAD(m, clock_keys, json_object_get(mj, "clocks"));
-  m->cpu.isa = cal_vstrings_of(a, cpu, "isa");
-  m->has_caches = json_is_array(caches);
-  m->caches = cal_varena_alloc(a, json_array_size(caches), sizeof *m->caches);
-  json_array_foreach(m->caches ? caches : NULL, i, c)
-    CAL_VREAD(&m->caches[m->ncaches++], cache_keys, c);
+  m->cpu.isa = cal_vstrings_of(a, json_object_get(mj, "cpu"), "isa");
+  m->has_caches = json_is_array(json_object_get(mj, "caches"));
+  m->caches = cal_vread_each(&b, mj, "caches", &caches, &m->ncaches);
 }
 
-#define B cal_vblas_t
-static const cal_vkey_t blas_keys[] = {
-    CAL_VSTR(B, library),  CAL_VSTR(B, version),
-    CAL_VSTR(B, config),   CAL_VSTR(B, coretype),
-    CAL_VSTR(B, coretype_source), CAL_VSTR(B, coretype_library_choice),
-    CAL_VSTR(B, parallel), CAL_VNUM(B, threads),
-};
-#undef B
-#define S cal_vsettings_t
-static const cal_vkey_t settings_keys[] = {
-    CAL_VBOOL(S, quick),         CAL_VBOOL(S, ci),
-    CAL_VNUM(S, threads),        CAL_VNUM(S, samples),
-    CAL_VNUM(S, rounds),         CAL_VNUM(S, seed),
-    CAL_VNUM(S, min_sample_s),   CAL_VNUM(S, warmup_s),
-    CAL_VNUM(S, cv_threshold),   CAL_VNUM(S, ci_level),
-    CAL_VNUM(S, timer_resolution_s), CAL_VNUM(S, budget_scale),
-    CAL_VSTR(S, gemm_engine),
-};
-#undef S
-#define Q cal_vquality_t
-static const cal_vkey_t quality_keys[] = {
-    CAL_VBOOL(Q, noisy),           CAL_VBOOL(Q, allow_busy),
-    CAL_VNUM(Q, unstable_points),  CAL_VNUM(Q, failed_points),
-    CAL_VNUM(Q, contaminated_points), CAL_VNUM(Q, remeasured_points),
-    CAL_VNUM(Q, elapsed_s),        CAL_VNUM(Q, remeasure_s),
-    CAL_VNUM(Q, watch_s),
-};
-#undef Q
-#define V cal_profile_view_t
+#define CAL_VT cal_profile_view_t
 static const cal_vkey_t top_keys[] = {
-    CAL_VSTR(V, schema),          CAL_VSTR(V, device_name),
-    CAL_VSTR(V, device),          CAL_VSTR(V, created),
-    CAL_VSTR(V, headline_status), CAL_VNUM(V, gflops),
-    CAL_VNUM(V, gflops_per_core), CAL_VNUM(V, optimal_batch_size),
-    CAL_VNUM(V, throughput),      CAL_VNUM(V, memory_gb),
-    CAL_VNUM(V, latency_ms),
+    CAL_VS(schema) CAL_VS(device_name) CAL_VS(device) CAL_VS(created)
+    CAL_VS(headline_status) CAL_VN(gflops) CAL_VN(gflops_per_core)
+    CAL_VN(optimal_batch_size) CAL_VN(throughput) CAL_VN(memory_gb)
+    CAL_VN(latency_ms) CAL_VHAS(batch_source) CAL_VHAS(blas) CAL_VHAS(settings)
+    CAL_VHAS(quality)
+#define CAL_VIN batch_source
+    CAL_VSI(mode) CAL_VSI(dtype) CAL_VSI(engine) CAL_VSI(preset)
+    CAL_VSI(workload) CAL_VNI(hidden) CAL_VNI(seq)
+#undef CAL_VIN
+#define CAL_VIN blas
+    CAL_VSI(library) CAL_VSI(version) CAL_VSI(config) CAL_VSI(coretype)
+    CAL_VSI(coretype_source) CAL_VSI(coretype_library_choice) CAL_VSI(parallel)
+    CAL_VNI(threads)
+#undef CAL_VIN
+#define CAL_VIN settings
+    CAL_VBI(quick) CAL_VBI(ci) CAL_VNI(threads) CAL_VNI(samples) CAL_VNI(rounds)
+    CAL_VNI(seed) CAL_VNI(min_sample_s) CAL_VNI(warmup_s) CAL_VNI(cv_threshold)
+    CAL_VNI(ci_level) CAL_VNI(timer_resolution_s) CAL_VNI(budget_scale)
+    CAL_VSI(gemm_engine)
+#undef CAL_VIN
+#define CAL_VIN quality
+    CAL_VBI(noisy) CAL_VBI(allow_busy) CAL_VNI(unstable_points)
+    CAL_VNI(failed_points) CAL_VNI(contaminated_points)
+    CAL_VNI(remeasured_points) CAL_VNI(elapsed_s) CAL_VNI(remeasure_s)
+    CAL_VNI(watch_s)
+#undef CAL_VIN
 };
-static const cal_vkey_t batch_source_keys[] = {
-    CAL_VSTR_K(V, batch_source.mode, "mode"),
-    CAL_VSTR_K(V, batch_source.dtype, "dtype"),
-    CAL_VSTR_K(V, batch_source.engine, "engine"),
-    CAL_VSTR_K(V, batch_source.preset, "preset"),
-    CAL_VSTR_K(V, batch_source.workload, "workload"),
-    CAL_VNUM_K(V, batch_source.hidden, "hidden"),
-    CAL_VNUM_K(V, batch_source.seq, "seq"),
-};
-#undef V
+#undef CAL_VT
 
 static void read_top(cal_varena_t *a, cal_profile_view_t *v,
                      const json_t *r) {
-  const json_t *bs = json_object_get(r, "batch_source");
   const json_t *settings = json_object_get(r, "settings");
   const json_t *quality = json_object_get(r, "quality");
   CAL_VREAD(v, top_keys, r);
   cal_vtool_read(&v->tool, json_object_get(r, "tool"));
-  v->batch_source.has = json_is_object(bs);
-  CAL_VREAD(v, batch_source_keys, bs);
   v->headline_null_reasons = cal_vfields_of(a, r, "headline_null_reasons");
   read_machine(a, &v->machine, json_object_get(r, "machine"));
-  v->blas.has = json_is_object(json_object_get(r, "blas"));
-  CAL_VREAD(&v->blas, blas_keys, json_object_get(r, "blas"));
-  v->settings.has = json_is_object(settings);
-  CAL_VREAD(&v->settings, settings_keys, settings);
   v->settings.fields = cal_vfields_members(a, settings);
-  v->quality.has = json_is_object(quality);
-  CAL_VREAD(&v->quality, quality_keys, quality);
   v->quality.warnings = cal_vstrings_of(a, quality, "warnings");
   v->quality.section_times_s = cal_vfields_of(a, quality, "section_times_s");
 }
@@ -263,6 +222,13 @@ static void order_by_document(cal_varena_t *a, cal_profile_view_t *v,
 }
 
 int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
+  return cal_profile_view_build_with(root, cal_section_readers,
+                                     cal_nsection_readers, out);
+}
+
+int cal_profile_view_build_with(const json_t *root,
+                                const cal_section_reader_t *readers,
+                                size_t nreaders, cal_profile_view_t **out) {
   cal_varena_t *a = NULL;
   cal_profile_view_t *v = cal_varena_first(sizeof *v, &a);
   size_t n = 0;
@@ -277,7 +243,8 @@ int cal_profile_view_build(const json_t *root, cal_profile_view_t **out) {
     cal_profile_each_point(root, add_point, &b);
     order_by_document(a, v, root);
     read_top(a, v, root);
-    cal_vsections_read(&b, root);
+    for (size_t i = 0; i < nreaders; i++)
+      readers[i].read(&b, json_object_get(root, readers[i].key));
   } else {
     a->failed = 1;
   }
@@ -303,7 +270,8 @@ const cal_profile_view_t *cal_profile_view(const cal_profile_t *p) {
 const cal_vnum_t *cal_profile_view_figure(const cal_profile_view_t *v,
                                           const char *key) {
   for (size_t i = 0; key && i < sizeof top_keys / sizeof top_keys[0]; i++)
-    if (top_keys[i].kind == CAL_VK_NUM && strcmp(top_keys[i].key, key) == 0)
+    if (top_keys[i].kind == CAL_VK_NUM && !top_keys[i].in &&
+        strcmp(top_keys[i].key, key) == 0)
       return (const cal_vnum_t *)((const char *)v + top_keys[i].off);
   return NULL;
 }

@@ -123,6 +123,10 @@ typedef struct cal_vpoint {
   cal_vnum_t efficiency, speedup, gflops_per_thread, ratio_to_gemm;
   cal_vnum_t speedup_vs_reference, bytes_per_run, flops_per_run;
   cal_vnum_t memory_bytes;
+  /* batch sweep: the process's memory while the point ran (memuse.h),
+   * beside the estimate memory_bytes; swapped a boolean */
+  cal_vnum_t rss_before_bytes, peak_rss_bytes, swap_bytes, major_faults;
+  int swapped;
   /* every member, in document order (named ones included; an array or
    * object member has only its key set) */
   cal_vfields_t params;

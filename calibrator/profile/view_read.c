@@ -87,14 +87,13 @@ int cal_vbool_of(const json_t *o, const char *k) {
   return json_is_boolean(v) ? json_is_true(v) : CAL_VABSENT;
 }
 
-#define S cal_vstats_t
+#define CAL_VT cal_vstats_t
 static const cal_vkey_t stats_keys[] = {
-    CAL_VNUM(S, n),      CAL_VNUM(S, median),  CAL_VNUM(S, mean),
-    CAL_VNUM(S, min),    CAL_VNUM(S, max),     CAL_VNUM(S, stddev),
-    CAL_VNUM(S, mad),    CAL_VNUM(S, cv),      CAL_VNUM(S, ci_low),
-    CAL_VNUM(S, ci_high), CAL_VNUM(S, ci_level), CAL_VBOOL(S, unstable),
+    CAL_VN(n) CAL_VN(median) CAL_VN(mean) CAL_VN(min) CAL_VN(max) CAL_VN(stddev)
+    CAL_VN(mad) CAL_VN(cv) CAL_VN(ci_low) CAL_VN(ci_high) CAL_VN(ci_level)
+    CAL_VB(unstable)
 };
-#undef S
+#undef CAL_VT
 
 cal_vstats_t cal_vstats_of(const json_t *o, const char *k) {
   const json_t *s = json_object_get(o, k);
@@ -103,27 +102,41 @@ cal_vstats_t cal_vstats_of(const json_t *o, const char *k) {
   return st;
 }
 
+/* Every element of the array under k of o, through put, into a new array
+ * of size-byte elements: *n of them (none when absent or empty). */
+typedef void (*put_fn)(void *dst, const json_t *x);
+static void *each_of(cal_varena_t *a, const json_t *o, const char *k,
+                     size_t size, put_fn put, size_t *n) {
+  const json_t *arr = json_object_get(o, k), *x;
+  char *r = cal_varena_alloc(a, json_array_size(arr), size);
+  size_t i;
+  *n = r ? json_array_size(arr) : 0;
+  if (r)
+    json_array_foreach(arr, i, x) put(r + i * size, x);
+  return r;
+}
+
+static void put_real(void *d, const json_t *x) {
+  *(double *)d = json_is_number(x) ? json_number_value(x) : NAN;
+}
+static void put_str(void *d, const json_t *x) {
+  *(const char **)d = json_string_value(x);
+}
+static void put_num(void *d, const json_t *x) {
+  *(cal_vnum_t *)d = cal_vnum_val(x);
+}
+
 cal_vsamples_t cal_vsamples_of(cal_varena_t *a, const json_t *o,
                                const char *k) {
-  const json_t *arr = json_object_get(o, k), *x;
-  cal_vsamples_t s = {NULL, 0, json_is_array(arr)};
-  size_t i;
-  if (!s.has || !(s.v = cal_varena_alloc(a, json_array_size(arr), sizeof *s.v)))
-    return s;
-  s.n = json_array_size(arr);
-  json_array_foreach(arr, i, x) s.v[i] = json_is_number(x) ? json_number_value(x) : NAN;
+  cal_vsamples_t s = {NULL, 0, json_is_array(json_object_get(o, k))};
+  s.v = each_of(a, o, k, sizeof *s.v, put_real, &s.n);
   return s;
 }
 
 cal_vstrings_t cal_vstrings_of(cal_varena_t *a, const json_t *o,
                                const char *k) {
-  const json_t *arr = json_object_get(o, k), *x;
-  cal_vstrings_t s = {NULL, 0, json_is_array(arr)};
-  size_t i;
-  if (!s.has || !(s.s = cal_varena_alloc(a, json_array_size(arr), sizeof *s.s)))
-    return s;
-  s.n = json_array_size(arr);
-  json_array_foreach(arr, i, x) s.s[i] = json_string_value(x);
+  cal_vstrings_t s = {NULL, 0, json_is_array(json_object_get(o, k))};
+  s.s = each_of(a, o, k, sizeof *s.s, put_str, &s.n);
   return s;
 }
 
@@ -159,33 +172,59 @@ const cal_vfield_t *cal_vfields_get(const cal_vfields_t *fs, const char *key) {
 
 cal_vnum_t *cal_vnums_of(cal_varena_t *a, const json_t *o, const char *k,
                          size_t *n) {
-  const json_t *arr = json_object_get(o, k), *x;
-  cal_vnum_t *r = cal_varena_alloc(a, json_array_size(arr), sizeof *r);
-  size_t i;
-  *n = r ? json_array_size(arr) : 0;
-  if (r)
-    json_array_foreach(arr, i, x) r[i] = cal_vnum_val(x);
-  return r;
+  return each_of(a, o, k, sizeof(cal_vnum_t), put_num, n);
 }
 
 void cal_vread(void *dst, const cal_vkey_t *keys, size_t n, const json_t *o) {
   for (size_t i = 0; i < n; i++) {
     char *at = (char *)dst + keys[i].off;
+    const json_t *src = keys[i].in ? json_object_get(o, keys[i].in) : o;
     if (keys[i].kind == CAL_VK_NUM)
-      *(cal_vnum_t *)at = cal_vnum_of(o, keys[i].key);
+      *(cal_vnum_t *)at = cal_vnum_of(src, keys[i].key);
     else if (keys[i].kind == CAL_VK_STR)
-      *(const char **)at = cal_vstr_of(o, keys[i].key);
+      *(const char **)at = cal_vstr_of(src, keys[i].key);
+    else if (keys[i].kind == CAL_VK_BOOL)
+      *(int *)at = cal_vbool_of(src, keys[i].key);
     else
-      *(int *)at = cal_vbool_of(o, keys[i].key);
+      *(int *)at = json_is_object(json_object_get(src, keys[i].key));
   }
 }
 
-#define T cal_vtool_t
+#define CAL_VT cal_vtool_t
 static const cal_vkey_t tool_keys[] = {
-    CAL_VSTR(T, name), CAL_VSTR(T, version), CAL_VSTR(T, git),
+    CAL_VS(name) CAL_VS(version) CAL_VS(git)
 };
-#undef T
+#undef CAL_VT
 
 void cal_vtool_read(cal_vtool_t *t, const json_t *o) {
   CAL_VREAD(t, tool_keys, o);
+}
+
+static void read_elem(cal_vbuild_t *b, const cal_velems_t *e, char *dst,
+                      const char *key, const json_t *x) {
+  cal_vread(dst, e->keys, e->nkeys, x);
+  if (e->key_off != CAL_VNO_KEY)
+    *(const char **)(dst + e->key_off) = key;
+  if (e->more)
+    e->more(b, dst, x);
+}
+
+void *cal_vread_each(cal_vbuild_t *b, const json_t *o, const char *k,
+                     const cal_velems_t *e, size_t *count) {
+  const json_t *c = json_object_get(o, k), *x;
+  int keyed = e->key_off != CAL_VNO_KEY;
+  size_t n = keyed ? json_object_size(c) : json_array_size(c);
+  char *dst = cal_varena_alloc(b->a, n, e->size);
+  const char *key;
+  size_t i;
+  *count = 0;
+  if (!dst)
+    return NULL;
+  if (keyed)
+    json_object_foreach((json_t *)c, key, x)
+      read_elem(b, e, dst + e->size * (*count)++, key, x);
+  else
+    json_array_foreach(c, i, x)
+      read_elem(b, e, dst + e->size * (*count)++, NULL, x);
+  return dst;
 }

@@ -183,6 +183,14 @@ static json_t *machine_json(const cal_plan_t *p, const cal_plan_entry_t *e) {
       num_or_null(m->price_per_hour), "cost_usd", num_or_null(e->cost_usd),
       "alone_cost_usd", num_or_null(e->alone_cost_usd), "straggler",
       e->straggler);
+  json_object_set_new(x, "throughput_basis", str_or_null(m->basis));
+  json_object_set_new(
+      x, "scaled_from",
+      isfinite(m->flops_ratio)
+          ? json_pack("{s:o, s:f, s:f, s:f}", "preset", str_or_null(m->preset),
+                      "throughput", m->measured_throughput, "flops_params",
+                      m->flops_params, "flops_per_token_ratio", m->flops_ratio)
+          : json_null());
   if (p->target) {
     json_object_set_new(x, "micro_batch_size",
                         json_integer(e->batch.micro_batch));

@@ -26,6 +26,12 @@
  *     throughput_ci_high, throughput_ci_level, optimal_batch_size,
  *     in_split, left_out_reason, share, examples, finish_s, alone_s,
  *     straggler, price_per_hour_usd, cost_usd, alone_cost_usd,
+ *     throughput_basis (what the throughput rests on: scaled to the
+ *     plan's model, one decoder layer's, a curve taken as the plan's
+ *     model's; null: the profile's own figure, no model given),
+ *     scaled_from {preset, throughput (as measured), flops_params (the
+ *     parameters the measured step multiplies per token),
+ *     flops_per_token_ratio (throughput = measured x this)} | null,
  *     micro_batch_size, grad_accum_steps, batch_note, memory {batch_size,
  *     available_bytes, budget_bytes, state_bytes, activations_bytes,
  *     need_bytes, max_batch_size, fits}}]

@@ -178,12 +178,39 @@ static void left_out_lines(FILE *f, const cal_plan_t *p, const layout_t *l) {
             cal_plan_excluded_reason(p->excluded[k]));
 }
 
+/* What each throughput rests on: scaled by FLOPs per token to the plan's
+ * model (the method once, then the factor a machine), or what it is. */
+static void basis_lines(FILE *f, const cal_plan_t *p, const layout_t *l) {
+  int method = 0, lines = 0;
+  for (size_t k = 0; k < p->nmachines; k++) {
+    const cal_plan_machine_t *m = p->machines[k].m;
+    if (!m->basis)
+      continue;
+    lines++;
+    if (isfinite(m->flops_ratio) && !method++)
+      fprintf(f, "Scaled by FLOPs per token (2 x the parameters a step "
+                 "multiplies per token, the same factor in a training "
+                 "step; attention's term that grows with the sequence not "
+                 "counted): measured model's / the plan's model's.\n");
+    fprintf(f, "%sThroughput of %s: %s", l->li, cell(l, m->name, 0), m->basis);
+    if (isfinite(m->flops_ratio))
+      fprintf(f, ": %.4g examples/s measured (%s, %.4g parameters a token) "
+                 "x %.4g = %.4g", m->measured_throughput,
+              cell(l, m->preset ? m->preset : "preset not recorded", 1),
+              m->flops_params, m->flops_ratio, m->throughput);
+    fprintf(f, ".\n");
+  }
+  if (lines)
+    fprintf(f, "\n");
+}
+
 /* The work split: one row a machine, then what it means. */
 static void split_section(FILE *f, const cal_plan_t *p, const layout_t *l) {
   const cal_split_t *sp = &p->sp;
   char d[32];
   split_rows(f, p, l);
   fprintf(f, "\n");
+  basis_lines(f, p, l);
   if (p->split_note) {
     fprintf(f, "No split: %s.\n", p->split_note);
   } else if (p->examples) {

@@ -29,6 +29,8 @@ static void print_point(const cal_batch_point_t *bp, int decode,
     strcat(mark, b == pb ? ", knee" : " <- knee");
   if (b == ob && ob != pb && ob != kb)
     strcat(mark, " <- optimal");
+  if (bp->mem.swapped)
+    strcat(mark, " (swapped: not a headline)");
   char bw[48] = "";
   if (decode && isnan(bp->bw_efficiency))
     snprintf(bw, sizeof bw, " %7.1f     - %-4s", bp->read_gbps, bp->matrix_path);

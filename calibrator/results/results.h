@@ -15,6 +15,7 @@
 #include "curve.h"
 #include "gemm_onednn.h"
 #include "harness.h"
+#include "memuse.h"
 #include "roofline.h"
 
 /* ---- a plain list of kernel points: a section that needs no keys of its
@@ -32,6 +33,8 @@ typedef struct cal_points_result {
 cal_points_result_t *cal_points_new(const char *title, size_t n);
 /* Frees it (a section's drop function); accepts NULL. */
 void cal_points_drop(void *result);
+/* Frees n points and the array holding them (NULL accepted). */
+void cal_points_free(cal_point_t *points, size_t n);
 
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */
@@ -248,6 +251,9 @@ typedef struct cal_batch_point {
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
   int64_t layers_measured;  /* train: layers the measured stack ran */
+  /* the process's memory while the point ran (memuse.h; known 0 where it
+   * was not read: skipped points, --ci's interleaved rounds) */
+  cal_memuse_t mem;
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {

@@ -11,9 +11,9 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "hwinfo.h"
 #include "load.h"
-#include "options.h"
+#include "machine.h"
+#include "settings.h"
 
 /* Section ids and bits, from sections/section_list.h. */
 enum {
@@ -94,10 +94,7 @@ void cal_results_free(cal_results_t *res);
 
 struct cal_run; /* the running measurement (run/run.h) */
 
-/* Reads a section's object of a loaded profile into its typed view
- * (profile/): 0, or a CAL_E* code with the reason in err. */
-typedef int (*cal_section_read_fn)(const json_t *obj, void *view, char *err,
-                                   size_t errlen);
+struct cal_vbuild; /* a profile view being built (profile/) */
 
 typedef struct cal_section {
   const char *key;
@@ -107,7 +104,8 @@ typedef struct cal_section {
   void (*drop)(void *result);
   json_t *(*write)(const cal_run_result_t *r, const void *result);
   void (*print)(const cal_run_result_t *r, const void *result, FILE *out);
-  cal_section_read_fn read; /* NULL: no typed reader yet */
+  /* the profile object into its typed view (profile/section_view.h) */
+  void (*read)(struct cal_vbuild *b, const json_t *obj);
   const char *charts;       /* the cal_charts[] names drawn from the
                                section's object, comma-separated; "" none */
 } cal_section_t;
@@ -115,13 +113,13 @@ typedef struct cal_section {
 /* The table, CAL_NSECTIONS rows in section_list.h's order. */
 extern const cal_section_t cal_sections[];
 
-/* Every section function, declared from the table (a reader is declared
- * by its profile/ header). */
+/* Every section function, declared from the table. */
 #define CAL_SECTION(ID, key, full, quick, derived, m, d, w, p, rd, ch) \
   int m(struct cal_run *r);                                            \
   void d(void *result);                                                \
   json_t *w(const cal_run_result_t *r, const void *result);            \
-  void p(const cal_run_result_t *r, const void *result, FILE *out);
+  void p(const cal_run_result_t *r, const void *result, FILE *out);    \
+  void rd(struct cal_vbuild *b, const json_t *obj);
 #include "section_list.h"
 #undef CAL_SECTION
 

@@ -47,9 +47,13 @@ void cal_points_drop(void *result) {
   cal_points_result_t *p = result;
   if (!p)
     return;
-  for (size_t i = 0; p->points && i < p->n; i++)
-    cal_point_free(&p->points[i]);
-  free(p->points);
+  cal_points_free(p->points, p->n);
   free(p->ids);
   free(p);
+}
+
+void cal_points_free(cal_point_t *points, size_t n) {
+  for (size_t i = 0; points && i < n; i++)
+    cal_point_free(&points[i]);
+  free(points);
 }

@@ -139,18 +139,24 @@ void cal_progress_done(const cal_run_t *r) {
   }
 }
 
-void cal_run_warn(cal_run_t *r, const char *fmt, ...) {
+void cal_run_notev(cal_run_t *r, char ***notes, size_t *n, int show,
+                   const char *label, const char *fmt, va_list ap) {
   char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  (void)cal_strv_push(notes, n, msg); /* a note lost */
+  if (show) {
+    cal_progress_done(r);
+    fprintf(stderr, "calibrate: %s: %s\n", label, msg);
+  }
+}
+
+void cal_run_warn(cal_run_t *r, const char *fmt, ...) {
+  cal_quality_t *q = &r->res->quality;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  cal_run_notev(r, &q->warnings, &q->nwarnings, r->opt->verbose, "warning",
+                fmt, ap);
   va_end(ap);
-  cal_quality_t *q = &r->res->quality;
-  (void)cal_strv_push(&q->warnings, &q->nwarnings, msg); /* a note lost */
-  if (r->opt->verbose) {
-    cal_progress_done(r);
-    fprintf(stderr, "calibrate: warning: %s\n", msg);
-  }
 }
 
 /* Whether others took more than CAL_BUSY_SHARE of the usable cores while

@@ -13,6 +13,7 @@
 #define CAL_RUN_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "context.h"
@@ -44,6 +45,13 @@ double cal_run_budget(const cal_run_t *r, int id);
 void cal_progress(const cal_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cal_progress_done(const cal_run_t *r);
+
+/* Add a note (fmt, ap) to the list *notes of *n owned strings and, when
+ * show, print it on stderr as "calibrate: LABEL: note" (a note that
+ * cannot be kept is still printed). */
+void cal_run_notev(cal_run_t *r, char ***notes, size_t *n, int show,
+                   const char *label, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
 
 /* Add a warning to the quality notes (and stderr when verbose). */
 void cal_run_warn(cal_run_t *r, const char *fmt, ...)

@@ -22,15 +22,11 @@ static void finding(cal_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void finding(cal_run_t *r, const char *fmt, ...) {
-  char msg[512];
+  cal_quality_t *q = &r->res->quality;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  cal_run_notev(r, &q->sanity, &q->nsanity, 1, "check", fmt, ap);
   va_end(ap);
-  cal_quality_t *q = &r->res->quality;
-  (void)cal_strv_push(&q->sanity, &q->nsanity, msg); /* stderr has it */
-  cal_progress_done(r);
-  fprintf(stderr, "calibrate: check: %s\n", msg);
 }
 
 static const cal_gemm_point_t *point_by_id(const cal_gemm_result_t *g,

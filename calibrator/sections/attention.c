@@ -46,17 +46,9 @@ typedef struct attn_jobs {
 
 static void params_of(const cal_run_t *r, const cal_attn_shape_t *s,
                       int threads, cal_params_t *p) {
-  memset(p, 0, sizeof *p);
-  p->batch = s->batch;
-  p->heads = s->heads;
-  p->kv_heads = s->kv_heads;
-  p->nq = s->nq;
-  p->nk = s->nk;
-  p->head_dim = s->head_dim;
-  p->causal = s->causal;
-  p->threads = threads;
-  p->seed = r->opt->seed + 77;
-  p->variant = r->opt->attn.variant;
+  *p = (cal_params_t){.threads = threads, .seed = r->opt->seed + 77,
+                      .variant = r->opt->attn.variant};
+  cal_attn_shape_to_params(s, p);
 }
 
 /* The run's shapes into cases (ATTN_MAX_CASES of room); returns how many. */

@@ -16,9 +16,7 @@ void cal_bandwidth_drop(void *result) {
   cal_bandwidth_result_t *res = result;
   if (!res)
     return;
-  for (size_t i = 0; res->points && i < res->npoints; i++)
-    cal_point_free(&res->points[i]);
-  free(res->points);
+  cal_points_free(res->points, res->npoints);
   free(res->levels);
   free(res);
 }

@@ -21,7 +21,9 @@ cal_curve_point_t *cal_sweep_curve_of(const sweep_t *s, cal_curve_opts_t *po) {
   for (size_t j = 0; cp && j < m->npoints; j++) {
     const cal_batch_point_t *bp = &m->points[j];
     cp[j].batch_size = bp->batch;
-    cp[j].status = bp->status == CAL_POINT_OK ? CAL_POINT_OK : CAL_POINT_SKIPPED;
+    /* a point that swapped is never the peak or the optimum */
+    cp[j].status = bp->status == CAL_POINT_OK && !bp->mem.swapped
+                       ? CAL_POINT_OK : CAL_POINT_SKIPPED;
     cp[j].samples = bp->examples_per_s;
     cp[j].n = bp->n;
   }
@@ -105,7 +107,8 @@ int cal_sweep_analyze(sweep_t *s) {
       cal_curve_recommend(m->curve, o->target_effective_batch, &m->rec) == 0)
     m->have_rec = 1;
   for (size_t j = 0; j < m->npoints; j++)
-    if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK)
+    if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK &&
+        !m->points[j].mem.swapped)
       m->latency_ms_batch_1 = s->train ? m->points[j].step_ms
                                        : m->points[j].pt.m.time.median * 1e3;
   m->time_s = cal_now() - s->t0;

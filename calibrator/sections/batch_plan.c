@@ -136,11 +136,23 @@ void cal_sweep_point_skip(cal_batch_point_t *bp, const char *why) {
   snprintf(bp->reason, sizeof bp->reason, "%s", why);
 }
 
+/* bytes as "31.0 GiB" from 1 GiB up, else "512 MiB" */
+static const char *gib(double bytes, char *buf, size_t len) {
+  if (bytes >= 1073741824.0)
+    snprintf(buf, len, "%.1f GiB", bytes / 1073741824.0);
+  else
+    snprintf(buf, len, "%.0f MiB", bytes / 1048576.0);
+  return buf;
+}
+
 void cal_sweep_over_budget(const sweep_t *s, cal_batch_point_t *bp) {
+  char need[32], have[32];
   bp->status = CAL_POINT_SKIPPED;
-  snprintf(bp->reason, sizeof bp->reason,
-           "needs %.0f MiB, more than the %.0f MiB memory budget",
-           bp->memory_bytes / 1048576.0, s->mem_budget / 1048576.0);
+  snprintf(bp->reason, sizeof bp->reason, "batch %lld needs %s, %s %s",
+           (long long)bp->batch, gib(bp->memory_bytes, need, sizeof need),
+           gib(s->mem_budget, have, sizeof have),
+           s->r->opt->sweep.memory_budget > 0 ? "memory budget (--memory-budget)"
+                                              : "available");
 }
 
 /* The batches to measure: the user's list or the default, with room to

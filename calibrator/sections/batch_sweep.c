@@ -294,6 +294,7 @@ static int sweep_sequential(sweep_t *s) {
     cal_params_t p;
     cal_point_t pt;
     cal_sweep_shape(s, s->decode, b, &p);
+    cal_memuse_begin(&bp->mem);
     wall0 = cal_now();
     if (s->train) {
       if ((rc = train_point(s, bp, &p)) < 0)
@@ -304,8 +305,13 @@ static int sweep_sequential(sweep_t *s) {
                (rc = cal_sweep_point_take(s, bp, &pt, NULL)) < 0) {
       return rc;
     }
+    cal_memuse_end(&bp->mem);
     if (bp->status == CAL_POINT_FAILED) {
       m->stop = "verification failed";
+      blocked = 1;
+    } else if (bp->mem.swapped) {
+      /* larger batches need more: they would swap more */
+      m->stop = "the process swapped";
       blocked = 1;
     } else if (bp->status == CAL_POINT_OK) {
       last_step = s->train ? bp->layer_ms * 1e-3 + bp->head_ms * 1e-3

@@ -31,8 +31,10 @@ typedef struct cal_attn_shape {
   int causal;
 } cal_attn_shape_t;
 
-/* The shape fields of a kernel's params. */
+/* The shape fields of a kernel's params, and back (the other fields of p
+ * are left as they are). */
 void cal_attn_shape_from_params(const cal_params_t *p, cal_attn_shape_t *s);
+void cal_attn_shape_to_params(const cal_attn_shape_t *s, cal_params_t *p);
 
 /* Validate a shape before anything is allocated.  CAL_EINVAL for a zero or
  * negative size, heads not a multiple of kv_heads, head_dim above

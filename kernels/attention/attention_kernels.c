@@ -78,14 +78,8 @@ static int fused_supported(const cal_params_t *p, const char **why) {
 
 static void attn_teardown(void *state) {
   attn_state_t *st = state;
-  if (!st)
-    return;
-  cal_free(st->q);
-  cal_free(st->k);
-  cal_free(st->v);
-  cal_free(st->o);
-  cal_free(st->ws);
-  cal_free(st);
+  if (st)
+    cal_free_each(st->q, st->k, st->v, st->o, st->ws, st);
 }
 
 static int attn_setup(const cal_params_t *p, void **state, int fused) {
@@ -93,10 +87,8 @@ static int attn_setup(const cal_params_t *p, void **state, int fused) {
   int rc = cal_attn_check_shape(p, 0, NULL, 0);
   if (rc < 0)
     return rc;
-  st = cal_alloc(sizeof *st);
-  if (!st)
+  if (!(st = cal_zalloc(sizeof *st)))
     return CAL_ENOMEM;
-  memset(st, 0, sizeof *st);
   cal_attn_shape_from_params(p, &st->s);
   st->fused = fused;
   st->seed = p->seed;
@@ -212,17 +204,15 @@ static const char *attn_variant_name(const void *state) {
   return st->fused ? cal_variant_name(st->variant) : "reference";
 }
 
-const cal_kernel_t cal_kernel_attn_ref = {
-    .name = "attn_ref", .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,
-    .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = ref_mem,
-    .setup = ref_setup, .run = attn_run, .verify = attn_verify,
-    .teardown = attn_teardown, .variant_name = attn_variant_name,
-};
+/* The two entries differ in their memory, support check and setup. */
+#define ATTN_KERNEL(kname, mem, supported_fn, setup_fn)                      \
+  {.name = kname, .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,   \
+   .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = mem,               \
+   .supported = supported_fn, .setup = setup_fn, .run = attn_run,            \
+   .verify = attn_verify, .teardown = attn_teardown,                         \
+   .variant_name = attn_variant_name}
 
-const cal_kernel_t cal_kernel_attn_fused = {
-    .name = "attn_fused", .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,
-    .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = fused_mem,
-    .supported = fused_supported, .setup = fused_setup, .run = attn_run,
-    .verify = attn_verify, .teardown = attn_teardown,
-    .variant_name = attn_variant_name,
-};
+const cal_kernel_t cal_kernel_attn_ref =
+    ATTN_KERNEL("attn_ref", ref_mem, NULL, ref_setup);
+const cal_kernel_t cal_kernel_attn_fused =
+    ATTN_KERNEL("attn_fused", fused_mem, fused_supported, fused_setup);

@@ -12,14 +12,19 @@
 #include "attention.h"
 #include "cal_mem.h"
 
+/* The sizes cal_attn_shape_t and cal_params_t both hold, under one name. */
+#define ATTN_SIZES(X) X(batch) X(heads) X(kv_heads) X(nq) X(nk) X(head_dim)
+#define FROM_PARAMS(f) s->f = p->f;
+#define TO_PARAMS(f) p->f = s->f;
+
 void cal_attn_shape_from_params(const cal_params_t *p, cal_attn_shape_t *s) {
-  s->batch = p->batch;
-  s->heads = p->heads;
-  s->kv_heads = p->kv_heads;
-  s->nq = p->nq;
-  s->nk = p->nk;
-  s->head_dim = p->head_dim;
+  ATTN_SIZES(FROM_PARAMS)
   s->causal = p->causal != 0;
+}
+
+void cal_attn_shape_to_params(const cal_attn_shape_t *s, cal_params_t *p) {
+  ATTN_SIZES(TO_PARAMS)
+  p->causal = s->causal;
 }
 
 static int shape_valid(const cal_attn_shape_t *s) {

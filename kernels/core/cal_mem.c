@@ -12,7 +12,19 @@ void *cal_alloc(size_t bytes) {
   return aligned_alloc(CAL_ALIGN, rounded);
 }
 
+void *cal_zalloc(size_t bytes) {
+  void *p = cal_alloc(bytes);
+  if (p)
+    memset(p, 0, bytes);
+  return p;
+}
+
 void cal_free(void *p) { free(p); }
+
+void cal_free_list(void *const *ptrs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(ptrs[i]);
+}
 
 static uint64_t splitmix64(uint64_t *x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);

@@ -1,4 +1,5 @@
-/* Aligned allocation and deterministic random fill for kernel inputs. */
+/* Aligned allocation (zeroed or not) and release, and deterministic random
+ * fill for kernel inputs. */
 #ifndef CAL_MEM_H
 #define CAL_MEM_H
 
@@ -9,8 +10,16 @@
 
 /* 64-byte aligned, NULL on failure or size 0; free with cal_free(). */
 void *cal_alloc(size_t bytes);
+/* As cal_alloc(), the bytes set to zero. */
+void *cal_zalloc(size_t bytes);
 /* Accepts NULL. */
 void cal_free(void *p);
+/* cal_free() of each of n pointers (any may be NULL). */
+void cal_free_list(void *const *ptrs, size_t n);
+/* cal_free() of each argument, in order: cal_free_each(s->a, s->b, s). */
+#define cal_free_each(...)                                                   \
+  cal_free_list((void *const[]){__VA_ARGS__},                                \
+                sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* splitmix64-seeded xoshiro256** generator: same seed, same stream. */
 typedef struct { uint64_t s[4]; } cal_rng_t;

@@ -29,32 +29,18 @@ static int sbgemm_supported(const cal_params_t *p, const char **why) {
   return cal_bf16_supported(CAL_ENGINE_OPENBLAS, why);
 }
 
-static void gemm_teardown(void *state) {
-  gemm_state_t *s = state;
-  if (!s)
-    return;
-  cal_gemm_data_free(&s->d);
-  cal_free(s);
-}
-
 static int gemm_setup_dt(const cal_params_t *p, void **state, cal_gemm_dt_t dt) {
-  gemm_state_t *s = NULL;
-  if (p->m <= 0 || p->n <= 0 || p->k <= 0)
-    return CAL_EINVAL;
-  if (!(s = cal_alloc(sizeof *s)))
-    return CAL_ENOMEM;
-  memset(s, 0, sizeof *s);
-  if (dt == CAL_GEMM_BF16 && !(s->sbgemm = cal_openblas_sbgemm())) {
-    gemm_teardown(s);
-    return CAL_EUNSUPP;
+  cal_sbgemm_fn sbgemm = dt == CAL_GEMM_BF16 ? cal_openblas_sbgemm() : NULL;
+  void *v = NULL;
+  int rc = cal_gemm_state_new(p, dt, sizeof(gemm_state_t), &v);
+  if (rc == 0 && dt == CAL_GEMM_BF16 && !sbgemm) {
+    cal_gemm_state_free(v);
+    rc = CAL_EUNSUPP;
+  } else if (rc == 0) {
+    ((gemm_state_t *)v)->sbgemm = sbgemm;
+    *state = v;
   }
-  int rc = cal_gemm_data_init(&s->d, p, dt);
-  if (rc < 0) {
-    gemm_teardown(s);
-    return rc;
-  }
-  *state = s;
-  return 0;
+  return rc;
 }
 
 static int sgemm_setup(const cal_params_t *p, void **st) { return gemm_setup_dt(p, st, CAL_GEMM_F32); }
@@ -92,19 +78,19 @@ const cal_kernel_t cal_kernel_sgemm = {
     .name = "sgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP32, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = sgemm_bytes, .mem_bytes = sgemm_bytes,
     .setup = sgemm_setup, .run = gemm_run, .verify = gemm_verify,
-    .teardown = gemm_teardown,
+    .teardown = cal_gemm_state_free,
 };
 
 const cal_kernel_t cal_kernel_dgemm = {
     .name = "dgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP64, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = dgemm_bytes, .mem_bytes = dgemm_bytes,
     .setup = dgemm_setup, .run = gemm_run, .verify = gemm_verify,
-    .teardown = gemm_teardown,
+    .teardown = cal_gemm_state_free,
 };
 
 const cal_kernel_t cal_kernel_sbgemm = {
     .name = "sbgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_BF16, .engine = CAL_ENGINE_OPENBLAS,
     .flops = cal_gemm_flops, .bytes = sbgemm_bytes, .mem_bytes = sbgemm_bytes,
     .supported = sbgemm_supported, .setup = sbgemm_setup, .run = gemm_run,
-    .verify = gemm_verify, .teardown = gemm_teardown,
+    .verify = gemm_verify, .teardown = cal_gemm_state_free,
 };

@@ -59,9 +59,7 @@ static void fill(void *x, size_t n, cal_gemm_dt_t dt, int second, cal_rng_t *r) 
 void cal_gemm_data_free(cal_gemm_data_t *d) {
   if (!d)
     return;
-  cal_free(d->a);
-  cal_free(d->b);
-  cal_free(d->c);
+  cal_free_each(d->a, d->b, d->c);
   d->a = d->b = d->c = NULL;
 }
 
@@ -90,6 +88,26 @@ int cal_gemm_data_init(cal_gemm_data_t *d, const cal_params_t *p,
   fill(d->b, nb, dt, 1, &r);
   memset(d->c, 0xff, out_size(dt) * nc);
   return 0;
+}
+
+int cal_gemm_state_new(const cal_params_t *p, cal_gemm_dt_t dt, size_t size,
+                       void **out) {
+  if (p->m <= 0 || p->n <= 0 || p->k <= 0)
+    return CAL_EINVAL;
+  cal_gemm_data_t *d = cal_zalloc(size);
+  if (!d)
+    return CAL_ENOMEM;
+  int rc = cal_gemm_data_init(d, p, dt);
+  if (rc < 0)
+    cal_gemm_state_free(d);
+  else
+    *out = d;
+  return rc;
+}
+
+void cal_gemm_state_free(void *state) {
+  cal_gemm_data_free(state);
+  cal_free(state);
 }
 
 static double in_at(const cal_gemm_data_t *d, const void *x, size_t idx,

@@ -46,6 +46,14 @@ int cal_gemm_data_init(cal_gemm_data_t *d, const cal_params_t *p,
                        cal_gemm_dt_t dt);
 /* Frees A, B, C; accepts a zeroed struct. */
 void cal_gemm_data_free(cal_gemm_data_t *d);
+/* A new zeroed kernel state of `size` bytes that starts with a
+ * cal_gemm_data_t, that data made by cal_gemm_data_init(): 0 and *out,
+ * CAL_EINVAL for a bad shape, CAL_ENOMEM (nothing is left allocated).
+ * Free it with cal_gemm_state_free(). */
+int cal_gemm_state_new(const cal_params_t *p, cal_gemm_dt_t dt, size_t size,
+                       void **out);
+/* Frees such a state's data and the state; accepts NULL. */
+void cal_gemm_state_free(void *state);
 /* 0, or CAL_EVERIFY when a sampled entry of C is wrong. */
 int cal_gemm_data_verify(const cal_gemm_data_t *d);
 

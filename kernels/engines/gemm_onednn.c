@@ -21,6 +21,7 @@
 #include "gemm_data.h"
 #include "gemm_onednn.h"
 #include "kernel.h"
+#include "onednn_release.h"
 
 enum { ARG_A, ARG_B, ARG_C, ARG_SCRATCH, NARGS };
 
@@ -130,38 +131,24 @@ int cal_onednn_supported(cal_gemm_dt_t dt, const char **why) {
   return 0;
 }
 
-static int sgemm_supported(const cal_params_t *p, const char **why) {
-  return cal_onednn_supported(CAL_GEMM_F32, why);
-}
-static int bf16_supported(const cal_params_t *p, const char **why) {
-  return cal_bf16_supported(CAL_ENGINE_ONEDNN, why);
-}
-static int u8s8_supported(const cal_params_t *p, const char **why) {
-  return cal_onednn_supported(CAL_GEMM_U8S8, why);
+/* bf16 through the engine table's check (the one bf16 check), the other
+ * dtypes directly. */
+static int dt_supported(cal_gemm_dt_t dt, const char **why) {
+  return dt == CAL_GEMM_BF16 ? cal_bf16_supported(CAL_ENGINE_ONEDNN, why)
+                             : cal_onednn_supported(dt, why);
 }
 
 void cal_onednn_mm_free(cal_onednn_mm_t *mm) {
   if (!mm)
     return;
-  for (int i = 0; i < NARGS; i++)
-    if (mm->mem[i])
-      dnnl_memory_destroy(mm->mem[i]);
-  if (mm->prim)
-    dnnl_primitive_destroy(mm->prim);
-  if (mm->strm)
-    dnnl_stream_destroy(mm->strm);
-  if (mm->eng)
-    dnnl_engine_destroy(mm->eng);
+  cal_onednn_release(mm->mem, NARGS, mm->prim, mm->strm, mm->eng);
   cal_free(mm);
 }
 
 static void onednn_teardown(void *state) {
-  onednn_state_t *s = state;
-  if (!s)
-    return;
-  cal_onednn_mm_free(s->mm);
-  cal_gemm_data_free(&s->d);
-  cal_free(s);
+  if (state)
+    cal_onednn_mm_free(((onednn_state_t *)state)->mm);
+  cal_gemm_state_free(state);
 }
 
 /* Add one execution argument: memory of descriptor md over buf (NULL:
@@ -220,10 +207,9 @@ int cal_onednn_mm_create_ex(cal_gemm_dt_t dt, int64_t m, int64_t n, int64_t k,
     return CAL_EINVAL;
   if (cal_onednn_supported(dt, &why) < 0)
     return CAL_EUNSUPP;
-  cal_onednn_mm_t *mm = cal_alloc(sizeof *mm);
+  cal_onednn_mm_t *mm = cal_zalloc(sizeof *mm);
   if (!mm)
     return CAL_ENOMEM;
-  memset(mm, 0, sizeof *mm);
   int rc = status_err(build(mm, dt, m, n, k, flags, bufs));
   if (rc < 0) {
     cal_onednn_mm_free(mm);
@@ -265,27 +251,18 @@ void cal_onednn_mm_impl_append(const cal_onednn_mm_t *mm, char *buf,
 }
 
 static int onednn_setup(const cal_params_t *p, void **state, cal_gemm_dt_t dt) {
-  onednn_state_t *s = NULL;
-  if (p->m <= 0 || p->n <= 0 || p->k <= 0)
-    return CAL_EINVAL;
-  if (!(s = cal_alloc(sizeof *s)))
-    return CAL_ENOMEM;
-  memset(s, 0, sizeof *s);
-  int rc = cal_gemm_data_init(&s->d, p, dt);
+  void *v = NULL;
+  int rc = cal_gemm_state_new(p, dt, sizeof(onednn_state_t), &v);
+  onednn_state_t *s = v;
   if (rc == 0)
     rc = cal_onednn_mm_create(dt, p->m, p->n, p->k, s->d.a, s->d.b, s->d.c,
                               &s->mm);
-  if (rc < 0) {
+  if (rc < 0)
     onednn_teardown(s);
-    return rc;
-  }
-  *state = s;
-  return 0;
+  else
+    *state = s;
+  return rc;
 }
-
-static int sgemm_setup(const cal_params_t *p, void **st) { return onednn_setup(p, st, CAL_GEMM_F32); }
-static int bf16_setup(const cal_params_t *p, void **st) { return onednn_setup(p, st, CAL_GEMM_BF16); }
-static int u8s8_setup(const cal_params_t *p, void **st) { return onednn_setup(p, st, CAL_GEMM_U8S8); }
 
 static int onednn_run(void *state) {
   return cal_onednn_mm_run(((onednn_state_t *)state)->mm);
@@ -299,33 +276,33 @@ static const char *onednn_impl(const void *state) {
   return cal_onednn_mm_impl(((const onednn_state_t *)state)->mm);
 }
 
-static double f32_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_F32); }
-static double bf16_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_BF16); }
-static double u8s8_bytes(const cal_params_t *p) { return cal_gemm_bytes(p, CAL_GEMM_U8S8); }
+/* One table entry per dtype: its supported, setup and bytes functions
+ * (<pfx>_*) are the shared ones above applied to its cal_gemm_dt_t. */
+#define ONEDNN_KERNEL(sym, kname, kdtype, gdt, pfx)                          \
+  static int pfx##_supported(const cal_params_t *p, const char **why) {      \
+    return dt_supported(gdt, why);                                           \
+  }                                                                          \
+  static int pfx##_setup(const cal_params_t *p, void **st) {                 \
+    return onednn_setup(p, st, gdt);                                         \
+  }                                                                          \
+  static double pfx##_bytes(const cal_params_t *p) {                         \
+    return cal_gemm_bytes(p, gdt);                                           \
+  }                                                                          \
+  const cal_kernel_t sym = {                                                 \
+      .name = kname, .family = CAL_FAMILY_GEMM, .dtype = kdtype,             \
+      .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops,                  \
+      .bytes = pfx##_bytes, .mem_bytes = pfx##_bytes,                        \
+      .supported = pfx##_supported, .setup = pfx##_setup, .run = onednn_run, \
+      .verify = onednn_verify, .teardown = onednn_teardown,                  \
+      .impl_name = onednn_impl,                                              \
+  };
 
-const cal_kernel_t cal_kernel_onednn_sgemm = {
-    .name = "onednn_sgemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_FP32,
-    .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = f32_bytes,
-    .mem_bytes = f32_bytes, .supported = sgemm_supported, .setup = sgemm_setup,
-    .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
-    .impl_name = onednn_impl,
-};
-
-const cal_kernel_t cal_kernel_onednn_bf16gemm = {
-    .name = "onednn_bf16gemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_BF16,
-    .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = bf16_bytes,
-    .mem_bytes = bf16_bytes, .supported = bf16_supported, .setup = bf16_setup,
-    .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
-    .impl_name = onednn_impl,
-};
-
-const cal_kernel_t cal_kernel_onednn_u8s8gemm = {
-    .name = "onednn_u8s8gemm", .family = CAL_FAMILY_GEMM, .dtype = CAL_DTYPE_INT8,
-    .engine = CAL_ENGINE_ONEDNN, .flops = cal_gemm_flops, .bytes = u8s8_bytes,
-    .mem_bytes = u8s8_bytes, .supported = u8s8_supported, .setup = u8s8_setup,
-    .run = onednn_run, .verify = onednn_verify, .teardown = onednn_teardown,
-    .impl_name = onednn_impl,
-};
+ONEDNN_KERNEL(cal_kernel_onednn_sgemm, "onednn_sgemm", CAL_DTYPE_FP32,
+              CAL_GEMM_F32, f32)
+ONEDNN_KERNEL(cal_kernel_onednn_bf16gemm, "onednn_bf16gemm", CAL_DTYPE_BF16,
+              CAL_GEMM_BF16, bf16)
+ONEDNN_KERNEL(cal_kernel_onednn_u8s8gemm, "onednn_u8s8gemm", CAL_DTYPE_INT8,
+              CAL_GEMM_U8S8, u8s8)
 
 void cal_onednn_info(cal_onednn_info_t *info) {
   static const struct { unsigned isa; const char *name; } isas[] = {

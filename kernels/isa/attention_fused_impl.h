@@ -4,7 +4,8 @@
  * macros below and include this file, so every variant computes exactly
  * the same tiling with its own instructions.  Not a public header.
  *
- * The including file defines:
+ * The including file defines (the AVX variants take the first lines from
+ * vec_ps.h):
  *   VW            lanes per vector            vec_t, vmask_t
  *   V_ZERO() V_SET1(x) V_LOAD(p) V_STORE(p,v)
  *   V_MASK(n)     mask of the first n lanes (1 <= n <= VW)
@@ -41,6 +42,17 @@
 
 #define DP_MAX CAL_ATTN_MAX_HEAD_DIM /* a multiple of every VW */
 #define DIRECT_ROWS 16               /* rows per group in the direct path */
+
+/* The working set of a block of R query rows, on the stack: the scaled
+ * queries, the output accumulators, one tile of scores, and per row the
+ * running max, sum and rescale factor of the online softmax and the end of
+ * the keys it attends. */
+#define ROWS_SCRATCH(R)                                                      \
+  _Alignas(64) float qs[(R) * DP_MAX];                                       \
+  _Alignas(64) float acc[(R) * DP_MAX];                                      \
+  _Alignas(64) float S[(R) * KT];                                            \
+  float m[R], l[R], alpha[R];                                                \
+  int64_t end[R]
 
 #if KT % (NVS * VW) != 0 || CAL_ATTN_KT_MAX % KT != 0
 #error "KT must be a multiple of NVS*VW and divide CAL_ATTN_KT_MAX"
@@ -214,11 +226,7 @@ static void FN(pack_k_tile)(const float *k, int64_t nk, int64_t D,
 static void FN(prefill_block)(const cal_attn_shape_t *s, const float *q,
                               const float *v, float *o, const float *kp,
                               int64_t b, int64_t h, int64_t i0, int rows) {
-  _Alignas(64) float qs[QB * DP_MAX];
-  _Alignas(64) float acc[QB * DP_MAX];
-  _Alignas(64) float S[QB * KT];
-  float m[QB], l[QB], alpha[QB];
-  int64_t end[QB];
+  ROWS_SCRATCH(QB);
   const int64_t D = s->head_dim, hk = h / (s->heads / s->kv_heads);
   const int64_t nvd = (D + VW - 1) / VW;
   const float *vh = v + (b * s->kv_heads + hk) * s->nk * D;
@@ -282,11 +290,7 @@ static inline float FN(dot)(const float *qs, const float *kr, int64_t D) {
 static void FN(direct_group)(const cal_attn_shape_t *s, const float *q,
                              const float *k, const float *v, float *o,
                              int64_t b, int64_t hk, int64_t r0, int rows) {
-  _Alignas(64) float qs[DIRECT_ROWS * DP_MAX];
-  _Alignas(64) float acc[DIRECT_ROWS * DP_MAX];
-  _Alignas(64) float S[DIRECT_ROWS * KT];
-  float m[DIRECT_ROWS], l[DIRECT_ROWS], alpha[DIRECT_ROWS];
-  int64_t end[DIRECT_ROWS];
+  ROWS_SCRATCH(DIRECT_ROWS);
   const int64_t D = s->head_dim, G = s->heads / s->kv_heads;
   const int64_t nvd = (D + VW - 1) / VW;
   const float *kh = k + (b * s->kv_heads + hk) * s->nk * D;

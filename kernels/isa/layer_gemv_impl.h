@@ -29,6 +29,18 @@
 #define CAT(a, b) CAT_(a, b)
 #define GEMV_KB 8          /* weight rows per pass */
 #define GEMV_Y_TILE 8192   /* floats of y per column chunk (32 KiB) */
+/* Columns j .. n-1 (those after the last whole vector) of rows 0 .. KN-1
+ * of w into y, one at a time; over the locals of the pass functions (x,
+ * ldx, batch, w, ldw, n, y, ldy and the column index j). */
+#define GEMV_COLS_SCALAR(KN)                                                 \
+  for (; j < n; j++)                                                         \
+    for (int64_t b = 0; b < batch; b++) {                                    \
+      const float *xb = x + b * ldx;                                         \
+      float s = y[b * ldy + j];                                              \
+      for (int kk = 0; kk < (KN); kk++)                                      \
+        s += xb[kk] * W_F(w[kk * ldw + j]);                                  \
+      y[b * ldy + j] = s;                                                    \
+    }
 #endif
 
 #define FN(name) CAT(name, CAT(_, GEMV))
@@ -59,14 +71,7 @@ static inline void FN(pass8)(const float *restrict x, int64_t ldx,
       V_STORE(yb, V_ADD(a0, a1));
     }
   }
-  for (; j < n; j++) /* the last columns, fewer than a vector */
-    for (int64_t b = 0; b < batch; b++) {
-      const float *xb = x + b * ldx;
-      float s = y[b * ldy + j];
-      for (int kk = 0; kk < GEMV_KB; kk++)
-        s += xb[kk] * W_F(w[kk * ldw + j]);
-      y[b * ldy + j] = s;
-    }
+  GEMV_COLS_SCALAR(GEMV_KB); /* the last columns, fewer than a vector */
 }
 
 /* The last kn < 8 rows. */
@@ -83,14 +88,7 @@ static inline void FN(pass_tail)(const float *restrict x, int64_t ldx,
         a = V_FMA(V_SET1(xb[kk]), V_LOADW(w + kk * ldw + j), a);
       V_STORE(y + b * ldy + j, a);
     }
-  for (; j < n; j++)
-    for (int64_t b = 0; b < batch; b++) {
-      const float *xb = x + b * ldx;
-      float s = y[b * ldy + j];
-      for (int kk = 0; kk < kn; kk++)
-        s += xb[kk] * W_F(w[kk * ldw + j]);
-      y[b * ldy + j] = s;
-    }
+  GEMV_COLS_SCALAR(kn);
 }
 
 void GEMV(const float *x, int64_t ldx, int64_t batch, int64_t K,

@@ -212,10 +212,9 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   int rc = cal_layer_check_shape(&q, NULL, 0);
   if (rc < 0)
     return rc;
-  cal_train_t *T = cal_alloc(sizeof *T);
+  cal_train_t *T = cal_zalloc(sizeof *T);
   if (!T)
     return CAL_ENOMEM;
-  memset(T, 0, sizeof *T);
   T->s = q;
   T->opt = cal_train_adamw_default;
   layout(T);

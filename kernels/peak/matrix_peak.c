@@ -199,12 +199,8 @@ static double amx_mem(const cal_params_t *p) {
 
 static void amx_teardown(void *state) {
   amx_state_t *s = state;
-  if (!s)
-    return;
-  cal_free(s->cfg);
-  cal_free(s->in);
-  cal_free(s->out);
-  cal_free(s);
+  if (s)
+    cal_free_each(s->cfg, s->in, s->out, s);
 }
 
 static uint16_t bf16_of(int v) { /* exact for small integers */
@@ -255,10 +251,9 @@ static int kind_setup(amx_kind_t kind, const cal_params_t *p, void **state) {
     return rc;
   if (p->n < 0 || steps(p) > max_steps(kind) || p->threads < 0)
     return CAL_EINVAL;
-  amx_state_t *s = cal_alloc(sizeof *s);
+  amx_state_t *s = cal_zalloc(sizeof *s);
   if (!s)
     return CAL_ENOMEM;
-  memset(s, 0, sizeof *s);
   s->kind = kind;
   s->threads = nthreads(p);
   s->iters = steps(p);

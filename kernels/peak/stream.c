@@ -139,12 +139,8 @@ static int stream_supported(const cal_params_t *p, const char **why) {
 
 static void stream_teardown(void *state) {
   stream_state_t *s = state;
-  if (!s)
-    return;
-  cal_free(s->a);
-  cal_free(s->b);
-  cal_free(s->c);
-  cal_free(s);
+  if (s)
+    cal_free_each(s->a, s->b, s->c, s);
 }
 
 /* thread t's block [*lo, *hi): whole lines, the last thread takes the rest */
@@ -166,12 +162,8 @@ static int stream_setup_op(stream_op_t op, const cal_params_t *p, void **state) 
   stream_state_t *s = cal_alloc(sizeof *s);
   if (!s)
     return CAL_ENOMEM;
-  memset(s, 0, sizeof *s);
-  s->op = op;
-  s->variant = v;
-  s->threads = threads;
-  s->n = n;
-  s->passes = passes(op, p);
+  *s = (stream_state_t){.op = op, .variant = v, .threads = threads, .n = n,
+                        .passes = passes(op, p)};
   s->a = cal_alloc(n * sizeof(double));
   if (ops[op].arrays > 1)
     s->b = cal_alloc(n * sizeof(double));

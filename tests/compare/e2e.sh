@@ -2,6 +2,8 @@
 # End-to-end tests of `calibrate compare` and `calibrate export` on
 # SYNTHETIC profiles written by gen_profile.py.
 # usage: e2e.sh CALIBRATE PYTHON3 GENERATOR WORKDIR CASE
+# covers: calibrator/commands/compare.c calibrator/commands/export.c
+# covers: calibrator/analysis/export.c
 CAL=$1 PY=$2 GEN=$3 WORK=$4 CASE=$5
 . "$(dirname "$0")/../e2e_lib.sh"
 e2e_setup "$WORK"

@@ -1,0 +1,465 @@
+/* The training step: every gradient against the double-precision
+ * composition, the composition against finite differences, AdamW against
+ * a step worked by hand, the kernel's own verification (and that it
+ * rejects a wrong step), FLOPs and memory figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "cal_err.h"
+#include "cal_isa.h"
+#include "gemm_onednn.h"
+#include "kernel.h"
+#include "layer_train.h"
+#include "lm_head.h"
+#include "test_util.h"
+
+/* a small ragged shape: GQA 2, head dim 16, seq not a tile multiple */
+static cal_layer_shape_t small(int64_t batch, int bf16) {
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, batch, 0, bf16};
+  return s;
+}
+
+static cal_train_t *made(int64_t batch, int bf16, cal_engine_t engine) {
+  cal_layer_shape_t s = small(batch, bf16);
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 21, engine, &T), 0);
+  return T;
+}
+
+static void params_d(const cal_train_t *T, const float *p, double *P) {
+  for (size_t i = 0; i < T->np; i++)
+    P[i] = p[i];
+}
+
+/* Every parameter and activation gradient of a step within tol of the
+ * double composition (RMS of the errors over the RMS of the reference). */
+static void check_all(const cal_train_t *T, double tol) {
+  double *P = malloc(8 * T->np);
+  cal_train_ref_t R;
+  assert_non_null(P);
+  assert_int_equal(cal_train_ref_alloc(T, &R), 0);
+  params_d(T, cal_train_params_before(T), P);
+  assert_int_equal(cal_train_reference(T, P, &R, 0), 0);
+  assert_true(cal_train_rel_err(T->y, R.y, (size_t)(T->t * T->s.hidden)) < tol);
+  /* a stack's lower layers take their dy after their forward: no loss */
+  if (!T->alias_dy)
+    assert_true(fabs(T->loss - R.loss) < tol * (fabs(R.loss) + 1.0) * 10);
+  for (int i = 0; i < CAL_TRAIN_NPARAM; i++) {
+    double e = cal_train_rel_err(T->g + T->off[i], R.grad + T->off[i],
+                                 T->off[i + 1] - T->off[i]);
+    if (!(e < tol))
+      fail_msg("parameter %d gradient: relative error %g", i, e);
+  }
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++) {
+    double e = cal_train_rel_err(T->dact[i], R.dact[i], T->dact_n[i]);
+    if (!(e < tol))
+      fail_msg("activation gradient %d: relative error %g", i, e);
+  }
+  cal_train_ref_free(&R);
+  free(P);
+}
+
+static void fp32_gradients(void **state) {
+  (void)state;
+  for (int64_t b = 1; b <= 2; b++) {
+    cal_train_t *T = made(b, 0, CAL_ENGINE_BUILTIN);
+    assert_int_equal(cal_train_verify(T), CAL_EVERIFY); /* nothing run */
+    assert_int_equal(cal_train_step(T), 0);
+    check_all(T, 1e-4);
+    assert_int_equal(cal_train_verify(T), 0);
+    /* the second step starts from the updated masters and moments */
+    assert_int_equal(cal_train_step(T), 0);
+    check_all(T, 1e-4);
+    assert_int_equal(cal_train_verify(T), 0);
+    cal_train_free(T);
+  }
+}
+
+/* Attention in blocks of CAL_TRAIN_QB query rows: a sequence of two and
+ * a ragged part of blocks (and MQA, one kv head for every query head)
+ * against the double composition, fp32 and, where it runs, bf16. */
+static void attention_blocks(void **state) {
+  int bf16 = *state != NULL;
+  const char *why = NULL;
+  if (bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+    cal_test_skip("bf16 not run: %s", why);
+  cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
+  assert_int_equal(cal_train_step(T), 0);
+  check_all(T, bf16 ? 3e-2 : 1e-4);
+  assert_int_equal(cal_train_verify(T), 0);
+  cal_train_free(T);
+}
+
+/* The composition's gradients against central differences of its loss,
+ * a few weights of every parameter tensor; the step's gradient too. */
+static void finite_differences(void **state) {
+  (void)state;
+  cal_train_t *T = made(2, 0, CAL_ENGINE_BUILTIN);
+  assert_int_equal(cal_train_step(T), 0);
+  double *P = malloc(8 * T->np);
+  cal_train_ref_t R, Rp;
+  assert_non_null(P);
+  assert_int_equal(cal_train_ref_alloc(T, &R), 0);
+  assert_int_equal(cal_train_ref_alloc(T, &Rp), 0);
+  params_d(T, cal_train_params_before(T), P);
+  assert_int_equal(cal_train_reference(T, P, &R, 0), 0);
+  for (int i = 0; i < CAL_TRAIN_NPARAM; i++) {
+    size_t n = T->off[i + 1] - T->off[i];
+    double rms = 0;
+    for (size_t j = 0; j < n; j++)
+      rms += R.grad[T->off[i] + j] * R.grad[T->off[i] + j];
+    rms = sqrt(rms / (double)n);
+    for (size_t probe = 0; probe < 3; probe++) {
+      size_t j = T->off[i] + (probe * 7919 + 13) % n;
+      const double h = 1e-5, keep = P[j];
+      P[j] = keep + h;
+      assert_int_equal(cal_train_reference(T, P, &Rp, 1), 0);
+      double lp = Rp.loss;
+      P[j] = keep - h;
+      assert_int_equal(cal_train_reference(T, P, &Rp, 1), 0);
+      P[j] = keep;
+      double fd = (lp - Rp.loss) / (2 * h);
+      if (!(fabs(fd - R.grad[j]) <= 1e-5 * rms + 1e-6 * fabs(fd)))
+        fail_msg("param %d [%zu]: finite difference %.9g, composition %.9g",
+                 i, j - T->off[i], fd, R.grad[j]);
+      if (!(fabs(fd - T->g[j]) <= 1e-3 * rms))
+        fail_msg("param %d [%zu]: finite difference %.9g, step %.9g", i,
+                 j - T->off[i], fd, (double)T->g[j]);
+    }
+  }
+  cal_train_ref_free(&R);
+  cal_train_ref_free(&Rp);
+  free(P);
+  cal_train_free(T);
+}
+
+/* p = 1, g = 0.5, m = v = 0, step 1, lr 0.1, betas 0.9/0.999, eps 1e-8,
+ * decay 0.01: m = 0.05, v = 0.00025, m̂ = 0.5, v̂ = 0.25,
+ * p = 1·(1 - 0.001) - 0.1·0.5/(0.5 + 1e-8) = 0.899000002.
+ * Step 2 from there with g = -1: m = 0.045 - 0.1 = -0.055,
+ * v = 0.00024975 + 0.001 = 0.00124975, m̂ = -0.055/0.19 = -0.289473684,
+ * v̂ = 0.00124975/0.001999 = 0.625187594, √v̂ = 0.790688052,
+ * p = 0.899000002·0.999 + 0.1·0.289473684/0.790688052 = 0.934711354. */
+static void adamw_by_hand(void **state) {
+  (void)state;
+  const cal_adamw_t h = {0.1, 0.9, 0.999, 1e-8, 0.01};
+  float p = 1.0f, m = 0.0f, v = 0.0f, g = 0.5f, p2, m2, v2;
+  cal_train_adamw(&h, 1, &p, &m, &v, &g, &p2, &m2, &v2, 1);
+  assert_float_equal(m2, 0.05f, 1e-7f);
+  assert_float_equal(v2, 0.00025f, 1e-9f);
+  assert_float_equal(p2, 0.899000002f, 1e-6f);
+  g = -1.0f;
+  float p3, m3, v3;
+  cal_train_adamw(&h, 2, &p2, &m2, &v2, &g, &p3, &m3, &v3, 1);
+  assert_float_equal(m3, -0.055f, 1e-7f);
+  assert_float_equal(v3, 0.00124975f, 1e-9f);
+  assert_float_equal(p3, 0.934711354f, 1e-6f);
+}
+
+/* A step that got something wrong is caught: a gradient, a master, the
+ * output. */
+static void verify_rejects(void **state) {
+  (void)state;
+  cal_train_t *T = made(1, 0, CAL_ENGINE_BUILTIN);
+  assert_int_equal(cal_train_step(T), 0);
+  assert_int_equal(cal_train_verify(T), 0);
+  float keep = T->g[T->off[CAL_TRAIN_WO] + 5];
+  /* one gradient element of Wo far off */
+  T->g[T->off[CAL_TRAIN_WO] + 5] = keep + 1.0f;
+  assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
+  T->g[T->off[CAL_TRAIN_WO] + 5] = keep;
+  /* the gains' gradient halved */
+  for (size_t i = T->off[CAL_TRAIN_G1]; i < T->off[CAL_TRAIN_G2]; i++)
+    T->g[i] *= 0.5f;
+  assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
+  for (size_t i = T->off[CAL_TRAIN_G1]; i < T->off[CAL_TRAIN_G2]; i++)
+    T->g[i] *= 2.0f;
+  assert_int_equal(cal_train_verify(T), 0);
+  /* one new master moved by a learning rate */
+  T->p[T->cur][17] += (float)T->opt.lr;
+  assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
+  T->p[T->cur][17] -= (float)T->opt.lr;
+  assert_int_equal(cal_train_verify(T), 0);
+  /* attention's key gradient of one group 10% off */
+  float *dq = T->dact[CAL_TRAIN_DQKV];
+  for (int64_t i = 0; i < T->t; i++)
+    for (int64_t e = 0; e < T->hd; e++)
+      dq[i * T->nqkv + T->s.heads * T->hd + e] *= 1.1f;
+  assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
+  cal_train_free(T);
+}
+
+static int has_bf16(void) {
+  const char *why = NULL;
+  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
+         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
+}
+
+static void bf16_gradients(void **state) {
+  (void)state;
+  if (!has_bf16()) {
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  }
+  for (int64_t b = 1; b <= 2; b++) {
+    cal_train_t *T = made(b, 1, CAL_ENGINE_ONEDNN);
+    assert_int_equal(cal_train_step(T), 0);
+    check_all(T, 2e-2);
+    assert_int_equal(cal_train_verify(T), 0);
+    assert_int_equal(cal_train_step(T), 0);
+    assert_int_equal(cal_train_verify(T), 0);
+    cal_train_free(T);
+  }
+}
+
+/* The kernel-table rows: run and verify through the interface the
+ * harness uses; the figures. */
+static void kernel_rows(void **state) {
+  (void)state;
+  const cal_kernel_t *k = cal_kernel_find("layer_train");
+  assert_non_null(k);
+  cal_params_t p = {0};
+  p.hidden = 64, p.heads = 4, p.kv_heads = 2, p.ffn = 96, p.seq = 13;
+  p.batch = 2, p.threads = 1, p.seed = 5, p.variant = -1;
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->verify(st), CAL_EVERIFY);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  k->teardown(st);
+  cal_layer_shape_t s = small(2, 0);
+  assert_true(fabs(k->flops(&p) - 3.0 * cal_layer_flops(&s)) < 1.0);
+  assert_true(k->mem_bytes(&p) > cal_train_saved_bytes(&s));
+  /* saved activations grow with the batch, in proportion */
+  cal_layer_shape_t s4 = small(4, 0);
+  assert_true(fabs(cal_train_saved_bytes(&s4) - 2 * cal_train_saved_bytes(&s)) < 1);
+  p.hidden = 65; /* not a multiple of heads */
+  assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
+}
+
+/* The LM head: a vocabulary of two chunks and a ragged end; the step's
+ * verification passes, and catches a wrong dh and a wrong gradient row. */
+static void lm_head(void **state) {
+  (void)state;
+  cal_lm_head_t *H = NULL;
+  assert_int_equal(cal_lm_head_create(16, 32, CAL_LM_HEAD_CHUNK + 77, 3, &H), 0);
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* loss of uniform-ish logits: near log(vocab) */
+  /* logits of variance 1/3: the loss near log(vocab) + 1/6 */
+  assert_true(fabs(H->loss - log((double)H->vocab)) < 1.0);
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  H->dh[3] += 0.01f;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  H->dh[3] -= 0.01f;
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the path large batches take: logits recomputed in the second pass */
+  assert_int_equal(H->keep, 1);
+  H->keep = 0;
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the first target's row: its moment (so its gradient) off */
+  size_t row = (size_t)H->target[0] * (size_t)H->d;
+  H->m[H->cur][row + 1] += 1e-3f;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  cal_lm_head_free(H);
+  const cal_kernel_t *k = cal_kernel_find("lm_head_train");
+  assert_non_null(k);
+  cal_params_t p = {0};
+  p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  k->teardown(st);
+  assert_true(fabs(k->flops(&p) - 6.0 * 10 * 300 * 32) < 1);
+}
+
+/* The RMS of a - b over the RMS of b, over n floats. */
+static double rel_diff(const float *a, const float *b, size_t n) {
+  double e2 = 0, r2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    e2 += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    r2 += (double)b[i] * b[i];
+  }
+  return sqrt(e2 / (r2 + 1e-300));
+}
+
+/* The bf16 LM head on oneDNN: a vocabulary of two chunks and a ragged end
+ * (a second set of products), both logits paths; its loss and dh close to
+ * the fp32 head's on the same data; verification passes, and catches dh
+ * or one gradient row a few percent off and a stale bf16 copy of W. */
+static void lm_head_bf16(void **state) {
+  (void)state;
+  if (!has_bf16()) {
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  }
+  const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;
+  cal_lm_head_t *H = NULL, *F = NULL;
+  assert_int_equal(cal_lm_head_create_bf16(t, d, V, 3, &H), 0);
+  assert_int_equal(cal_lm_head_create(t, d, V, 3, &F), 0);
+  assert_non_null(H->mm[1][0]);
+  /* every product on an optimized implementation, none on a reference */
+  print_message("bf16 LM head: %s\n", H->impl);
+  assert_true(strncmp(H->impl, "onednn ", 7) == 0);
+  assert_null(strstr(H->impl, "ref"));
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  for (int s = 0; s < 2; s++) {
+    assert_int_equal(cal_lm_head_step(H), 0);
+    assert_int_equal(cal_lm_head_step(F), 0);
+    assert_int_equal(cal_lm_head_verify(H), 0);
+    double e = rel_diff(H->dh, F->dh, (size_t)(t * d));
+    print_message("step %d: loss bf16 %.6f fp32 %.6f, dh %.2e apart\n", s + 1,
+                  H->loss, F->loss, e);
+    assert_true(fabs(H->loss - F->loss) < 1e-2);
+    assert_true(e < 2e-2);
+  }
+  /* dh 3% large */
+  for (int64_t i = 0; i < t * d; i++)
+    H->dh[i] *= 1.03f;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  for (int64_t i = 0; i < t * d; i++)
+    H->dh[i] /= 1.03f;
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the first target's row: its gradient, as the first moment holds it,
+   * 3% large */
+  const cal_adamw_t *o = &H->opt;
+  float *m1 = H->m[H->cur], *m0 = H->m[1 - H->cur];
+  size_t row = (size_t)H->target[0] * (size_t)d;
+  float *keep = malloc(4 * (size_t)d);
+  assert_non_null(keep);
+  memcpy(keep, m1 + row, 4 * (size_t)d);
+  for (int64_t e = 0; e < d; e++) {
+    double g = (m1[row + e] - o->beta1 * m0[row + e]) / (1.0 - o->beta1);
+    m1[row + e] = (float)(o->beta1 * m0[row + e] + (1.0 - o->beta1) * g * 1.03);
+  }
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  memcpy(m1 + row, keep, 4 * (size_t)d);
+  free(keep);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  /* the copy the next step reads one bf16 step off the new masters */
+  H->w16[row + 2] ^= 1;
+  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
+  H->w16[row + 2] ^= 1;
+  /* logits recomputed in the second pass */
+  H->keep = 0;
+  assert_int_equal(cal_lm_head_step(H), 0);
+  assert_int_equal(cal_lm_head_verify(H), 0);
+  cal_lm_head_free(H);
+  cal_lm_head_free(F);
+  /* the kernel row: one chunk; its bf16 buffers counted */
+  const cal_kernel_t *k = cal_kernel_find("lm_head_train_bf16");
+  assert_non_null(k);
+  assert_string_equal(cal_kdtype_name(k->dtype), "bf16");
+  assert_int_equal(k->engine, CAL_ENGINE_ONEDNN);
+  cal_params_t p = {0};
+  p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
+  const char *why = NULL;
+  assert_int_equal(k->supported(&p, &why), 0);
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_null(((cal_lm_head_t *)st)->mm[1][0]);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  assert_true(strncmp(k->impl_name(st), "onednn ", 7) == 0);
+  k->teardown(st);
+  const cal_kernel_t *k32 = cal_kernel_find("lm_head_train");
+  assert_true(k->flops(&p) == k32->flops(&p));
+  assert_true(k->mem_bytes(&p) - k32->mem_bytes(&p) >=
+              2.0 * (10 * 32 + 300 * 32 + 10 * 300));
+}
+
+/* A stack of three layers: each reads the one below's output and sends
+ * its dx down as the one below's upstream gradient; every layer checked
+ * from its own inputs; a wrong link caught. */
+static void stack(void **state) {
+  (void)state;
+  cal_layer_shape_t s = small(2, 0);
+  cal_train_stack_t *S = NULL;
+  assert_int_equal(cal_train_stack_create(&s, 3, 4, CAL_ENGINE_BUILTIN, &S), 0);
+  assert_ptr_equal(S->T[1]->x, S->T[0]->y);
+  assert_ptr_equal(S->T[0]->dy, S->T[1]->dact[CAL_TRAIN_DX]);
+  assert_int_equal(cal_train_stack_verify(S), CAL_EVERIFY);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(cal_train_stack_step(S), 0);
+    assert_int_equal(cal_train_stack_verify(S), 0);
+    for (int l = 0; l < 3; l++)
+      check_all(S->T[l], 1e-4);
+  }
+  /* the middle layer's output changed after the fact: the top layer's
+   * gradients no longer match its input */
+  S->T[1]->y[7] += 0.25f;
+  assert_int_equal(cal_train_stack_verify(S), CAL_EVERIFY);
+  cal_train_stack_free(S);
+  const cal_kernel_t *k = cal_kernel_find("layer_train");
+  cal_params_t p = {0};
+  p.hidden = 64, p.heads = 4, p.kv_heads = 2, p.ffn = 96, p.seq = 13;
+  p.batch = 1, p.threads = 1, p.seed = 5, p.variant = -1, p.layers = 3;
+  void *st = NULL;
+  double one = k->flops(&(cal_params_t){.hidden = 64, .heads = 4, .kv_heads = 2,
+                                         .ffn = 96, .seq = 13, .batch = 1});
+  assert_true(fabs(k->flops(&p) - 3 * one) < 1);
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  k->teardown(st);
+}
+
+/* Resident bytes of this process (/proc/self/statm); -1 where unknown. */
+static double resident(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long size = 0, rss = -1;
+  if (!f)
+    return -1;
+  if (fscanf(f, "%ld %ld", &size, &rss) != 2)
+    rss = -1;
+  fclose(f);
+  return rss < 0 ? -1 : (double)rss * (double)sysconf(_SC_PAGESIZE);
+}
+
+/* The memory a step holds, measured (the resident bytes it added, setup
+ * and one step) against the bytes counted from its buffers, within 10% and
+ * 2 MiB (the allocator's rounding and headers, the BLAS's own buffers);
+ * the activations it keeps double with the batch. */
+static void memory_measured(void **state) {
+  (void)state;
+  if (resident() < 0) {
+    cal_test_skip("no /proc/self/statm");
+  }
+  cal_layer_shape_t s = {256, 4, 2, 512, 64, 16, 0, 0};
+  cal_train_t *T = NULL;
+  double before = resident();
+  assert_int_equal(cal_train_create(&s, 9, CAL_ENGINE_BUILTIN, &T), 0);
+  assert_int_equal(cal_train_step(T), 0);
+  double grew = resident() - before, counted = cal_train_buffer_bytes(T);
+  print_message("resident bytes added %.0f, counted %.0f\n", grew, counted);
+  if (!(fabs(grew - counted) <= 0.10 * counted + 2.0 * 1048576.0))
+    fail_msg("a step added %.0f resident bytes, its buffers count %.0f",
+             grew, counted);
+  cal_train_free(T);
+  cal_layer_shape_t s8 = s;
+  s8.batch = 8;
+  assert_true(fabs(cal_train_saved_bytes(&s) - 2 * cal_train_saved_bytes(&s8)) < 1);
+  assert_true(cal_train_saved_bytes(&s) < counted);
+}
+
+CAL_TEST_MAIN(
+    cmocka_unit_test(memory_measured), cmocka_unit_test(fp32_gradients),
+    cmocka_unit_test(attention_blocks),
+    cal_unit_test_bf16(attention_blocks),
+    cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
+    cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
+    cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
+    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack))

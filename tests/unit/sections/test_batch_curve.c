@@ -1,0 +1,174 @@
+/* The batch sweep's samples as throughput and its curve
+ * (sections/batch_curve.c): a measured point's examples/s and tokens/s
+ * from its step times, a train step built of layers and the LM head, a
+ * point that was not measured, and the analysis of a mode's points (peak,
+ * batch-1 latency, the recommendation).
+ * covers: calibrator/sections/batch_curve.c */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "batch_sweep.h"
+#include "cal_err.h"
+#include "options.h"
+#include "test_util.h"
+
+typedef struct {
+  cal_opts_t opt;
+  cal_run_t run;
+  cal_batch_result_t res;
+  sweep_t s;
+} fixture_t;
+
+/* A prefill sweep of sequence 128 at a 95% confidence level. */
+static void fixture_init(fixture_t *f) {
+  memset(f, 0, sizeof *f);
+  f->opt.sweep.seq = 128;
+  f->opt.sweep.tolerance = 0.05;
+  f->opt.hcfg.ci_level = 0.95;
+  f->run.opt = &f->opt;
+  f->res.layers = 4;
+  f->s.r = &f->run;
+  f->s.res = &f->res;
+  f->s.m = &f->res.modes[0];
+  f->s.mem_read_gbps = NAN;
+}
+
+/* A harness point of the given step times (seconds), owned samples. */
+static void timed_point(cal_point_t *pt, const double *secs, size_t n,
+                        int64_t layers) {
+  memset(pt, 0, sizeof *pt);
+  pt->status = CAL_POINT_OK;
+  pt->params.layers = layers;
+  pt->flops = 1e9;
+  pt->m.n = n;
+  pt->m.samples_s = malloc(n * sizeof *pt->m.samples_s);
+  assert_non_null(pt->m.samples_s);
+  memcpy(pt->m.samples_s, secs, n * sizeof *secs);
+  assert_int_equal(cal_summarize(pt->m.samples_s, n, 0.95, &pt->m.time), 0);
+}
+
+static void point_free(cal_batch_point_t *bp) {
+  free(bp->examples_per_s);
+  cal_point_free(&bp->pt);
+}
+
+static void measured_point(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const double secs[] = {0.1, 0.2, 0.4};
+  cal_point_t pt;
+  timed_point(&pt, secs, 3, 1);
+  cal_batch_point_t bp = {.batch = 4};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL), 0);
+  assert_true(bp.measured);
+  assert_null(pt.m.samples_s); /* taken, not copied */
+  assert_int_equal(bp.n, 3);
+  assert_double_equal(bp.examples_per_s[0], 40, 1e-9);
+  assert_double_equal(bp.examples_per_s[2], 10, 1e-9);
+  assert_double_equal(bp.examples.median, 20, 1e-9);
+  assert_double_equal(bp.tokens.median, 20 * 128, 1e-6);
+  assert_double_equal(bp.step_ms, 0, 0); /* not a train point */
+  point_free(&bp);
+  /* decode: one token per example, the read rate over the bandwidth */
+  f.s.decode = 1;
+  f.s.mem_read_gbps = 10;
+  timed_point(&pt, secs, 3, 1);
+  bp = (cal_batch_point_t){.batch = 4, .read_bytes = 4e9};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL), 0);
+  assert_double_equal(bp.tokens.median, 20, 1e-9);
+  assert_double_equal(bp.read_gbps, 20, 1e-9);
+  assert_double_equal(bp.bw_efficiency, 2, 1e-9);
+  point_free(&bp);
+}
+
+/* Train: sample j of the model's step is layers / measured layers times
+ * the stack's sample j plus the LM head's, as many as both have. */
+static void train_step(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  f.s.train = 1;
+  const double stack[] = {0.01, 0.02, 0.03}, head[] = {0.005, 0.005};
+  cal_point_t pt, hp;
+  timed_point(&pt, stack, 3, 2); /* 2 of the model's 4 layers measured */
+  timed_point(&hp, head, 2, 1);
+  cal_batch_point_t bp = {.batch = 2};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, &hp), 0);
+  assert_int_equal(bp.n, 2);
+  assert_int_equal(bp.layers_measured, 2);
+  assert_double_equal(bp.examples_per_s[0], 2 / (2 * 0.01 + 0.005), 1e-9);
+  assert_double_equal(bp.examples_per_s[1], 2 / (2 * 0.02 + 0.005), 1e-9);
+  assert_double_equal(bp.head_ms, 5, 1e-9);
+  assert_double_equal(bp.step_flops, 2 * 1e9 + 1e9, 0);
+  assert_double_equal(bp.step_ms, 2 / bp.examples.median * 1e3, 1e-9);
+  point_free(&bp);
+  cal_point_free(&hp);
+}
+
+/* A point that was not measured keeps its status and reason only. */
+static void skipped_point(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  cal_point_t pt;
+  memset(&pt, 0, sizeof pt);
+  pt.status = CAL_POINT_SKIPPED;
+  snprintf(pt.reason, sizeof pt.reason, "needs 9 GiB, budget 1 GiB");
+  cal_batch_point_t bp = {.batch = 64};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL), 0);
+  assert_false(bp.measured);
+  assert_int_equal(bp.status, CAL_POINT_SKIPPED);
+  assert_string_equal(bp.reason, "needs 9 GiB, budget 1 GiB");
+  assert_null(bp.examples_per_s);
+}
+
+/* A mode of batches 1, 2, 4, 8 (rising, then falling) and one skipped:
+ * the curve's peak, the latency at batch 1, and the recommendation for
+ * an effective batch of 32. */
+static void mode_analysis(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  f.opt.sweep.target_effective_batch = 32;
+  static const int64_t batch[] = {1, 2, 4, 8, 16};
+  static const double rate[] = {100, 180, 300, 280}; /* examples/s */
+  cal_batch_point_t pts[5];
+  memset(pts, 0, sizeof pts);
+  for (size_t i = 0; i < 4; i++) {
+    double secs[3];
+    for (int j = 0; j < 3; j++)
+      secs[j] = (double)batch[i] / rate[i] * (1 + 0.001 * j);
+    cal_point_t pt;
+    timed_point(&pt, secs, 3, 1);
+    pts[i].batch = batch[i];
+    assert_int_equal(cal_sweep_point_take(&f.s, &pts[i], &pt, NULL), 0);
+  }
+  pts[4].batch = 16;
+  pts[4].status = CAL_POINT_SKIPPED;
+  f.s.m->points = pts;
+  f.s.m->npoints = 5;
+  assert_int_equal(cal_sweep_analyze(&f.s), 0);
+  const cal_curve_result_t *c = f.s.m->curve;
+  assert_non_null(c);
+  assert_int_equal(c->peak_batch_size, 4);
+  assert_double_equal(c->peak_median, 300 / 1.001, 1e-6);
+  assert_double_equal(f.s.m->latency_ms_batch_1, 10 * 1.001, 1e-9);
+  assert_true(f.s.m->have_rec);
+  assert_true(f.s.m->time_s >= 0);
+  cal_curve_result_free(f.s.m->curve);
+  for (size_t i = 0; i < 4; i++)
+    point_free(&pts[i]);
+}
+
+CAL_TEST_MAIN(
+    cmocka_unit_test(measured_point),
+    cmocka_unit_test(train_step),
+    cmocka_unit_test(skipped_point),
+    cmocka_unit_test(mode_analysis))
