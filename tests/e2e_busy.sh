@@ -15,7 +15,10 @@ export CALIBRATE_LOCK="$TMP/lock"
 # /proc/stat's 10 ms ticks; short budgets keep each run to seconds
 RUN=(--quick --no-progress --samples 3 --min-time 0.05 --budget-scale 0.1 --gemm-engine openblas)
 LONG=(--quick --no-progress)
-SHORT=(--quick --no-progress --samples 3 --min-time 0.01)
+# the lock checks test function: --allow-busy, so that other work on the
+# cores does not turn a run into exit 5
+SHORT=(--quick --no-progress --allow-busy --samples 3 --min-time 0.01)
+skip=
 
 # the first CPU this process may use: the competitor goes there
 cpu=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p' /proc/self/status)
@@ -63,7 +66,9 @@ spin_stop
 
 # ---- two runs at once: the second waits, or refuses with --no-wait
 # (the lock file keeps the last holder's pid: emptied first, it has one
-# again only once the first run holds the lock)
+# again only once the first run holds the lock); what others load the
+# cores with meanwhile, measured while this test runs nothing
+load_before=$(others_load 1)
 : >"$CALIBRATE_LOCK"
 "$CAL" peak-flops "${SHORT[@]}" -o "$TMP/a.json" >/dev/null 2>"$TMP/a.err" &
 A=$!
@@ -74,12 +79,24 @@ grep -q "is measuring this machine" "$TMP/err" && [ "$(wc -l <"$TMP/err")" -eq 1
 expect_exit 0 "second run waits" "$CAL" peak-flops "${SHORT[@]}" -o "$TMP/c.json"
 grep -q "waiting for it" "$TMP/err" && ok || { bad "no waiting message"; cat "$TMP/err"; }
 wait "$A" && ok || { bad "first run"; cat "$TMP/a.err"; }
-$PY - "$TMP/a.json" "$TMP/c.json" <<'PY' && ok || bad "both profiles clean"
+# the runs did not overlap: neither saw the other's load.  A timing check:
+# with other work on the cores it cannot tell whose load a point saw, and
+# is skipped with the evidence (exit 77 at the end)
+clean=$($PY - "$TMP/a.json" "$TMP/c.json" <<'PY'
 import json, sys
-for f in sys.argv[1:]:
-    q = json.load(open(f))["quality"]
-    assert q["contaminated_points"] == 0, (f, q["contaminated_points"])
+print(sum(json.load(open(f))["quality"]["contaminated_points"] for f in sys.argv[1:]))
 PY
+)
+load_after=$(others_load 1)
+if [ "$clean" = 0 ]; then
+  ok
+elif awk -v a="$load_before" -v b="$load_after" 'BEGIN { exit !(a >= 0.25 || b >= 0.25) }'; then
+  echo "SKIP: two runs one after the other: $clean points contaminated, but" \
+       "others kept $load_before cores busy before them and $load_after after"
+  skip=1
+else
+  bad "two runs one after the other: $clean points contaminated on a quiet machine"
+fi
 # a reading command never takes the lock
 : >"$CALIBRATE_LOCK"
 "$CAL" peak-flops "${SHORT[@]}" -o "$TMP/d.json" >/dev/null 2>&1 &
@@ -130,4 +147,6 @@ PY
 partial 1 INT 130
 partial 4 TERM 143
 
-finish
+finish || exit 1
+[ -z "$skip" ] || exit 77
+exit 0

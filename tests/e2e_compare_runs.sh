@@ -10,9 +10,9 @@
 #     alpha.
 #  2. A real slowdown: SLOW runs of the same binary with OpenBLAS forced to
 #     an old kernel family (OPENBLAS_CORETYPE=Prescott, SSE3 kernels; the
-#     A side keeps the environment it was given).  Compared plainly this is
-#     refused as another machine (exit 2, naming blas.coretype); with
-#     --allow-different-machines it must exit 1 with the OpenBLAS GEMM
+#     A side keeps the environment it was given).  The same machine in
+#     another environment: compare lists blas.coretype and judges; it must
+#     exit 1 with the OpenBLAS GEMM
 #     points regressed (fp32 at one thread, and the fp64 headline: OpenBLAS
 #     is fp64's only engine; the fp32 headline may be oneDNN's, which the
 #     variable does not touch) and no attention, bandwidth or compute-peak
@@ -31,7 +31,10 @@
 # skip (exit 77, naming the spread) -- after the checks that hold at any
 # load: exit 0 or 1, never an improved or unchanged GEMM fp64 point, never
 # a regressed attention, bandwidth or peak point.  A wrong verdict always
-# fails.  On a 2-core VM the whole test takes about (2 RUNS + SLOW) x 13 s.
+# fails.  The runs pass --allow-busy (a point others disturbed is kept and
+# marked, not withheld with exit 5): the spread above decides what a busy
+# host can show.  On a 2-core VM the whole test takes about
+# (2 RUNS + SLOW) x 13 s.
 CAL=$1 PY=$2 TOOL=$3 WORK=$4
 . "$(dirname "$0")/e2e_lib.sh"
 RUNS=${CAL_E2E_RUNS:-3}       # runs per side of the A/A comparison
@@ -51,7 +54,7 @@ tool() { "$PY" "$TOOL" "$@" || { echo "runs_tool $1 failed"; exit 99; }; }
 measure() { # OUT [ENV=VALUE]
   local out=$1
   shift
-  env "$@" "$PY" "$TOOL" measure load.txt -- "$CAL" --ci --no-progress \
+  env "$@" "$PY" "$TOOL" measure load.txt -- "$CAL" --ci --no-progress --allow-busy \
     -o "$out" >"$out.log" 2>&1 \
     || { echo "FAIL: run $out exited $?"; cat "$out.log"; exit 1; }
 }
@@ -84,13 +87,13 @@ fi
 grep -q "$RUNS runs (run-to-run spread" aa.txt && ok \
   || bad "A/A: the report does not give the run-to-run spread"
 
-# 2. the old OpenBLAS kernels: another machine unless allowed, then a
-# regression of the GEMM points only among GEMM, attention, bandwidth, peak
-expect_match 2 "blas.coretype" "$CAL" compare A P
-"$CAL" compare --allow-different-machines --format json -o slow.json --base A B --new P \
-  2>slow.err
+# 2. the old OpenBLAS kernels: the same machine in another environment,
+# listed and judged: a regression of the GEMM points only among GEMM,
+# attention, bandwidth, peak
+expect_match 0 "environment changed: blas.coretype" "$CAL" compare --warn-only A P
+"$CAL" compare --format json -o slow.json --base A B --new P 2>slow.err
 rc=$?
-"$CAL" compare --allow-different-machines --only-changed --base A B --new P >slow.txt 2>&1
+"$CAL" compare --only-changed --base A B --new P >slow.txt 2>&1
 regressed=$(tool regressed slow.json)
 others=$(echo "$regressed" | grep -E '^(attention|bandwidth|peak)/')
 spread=$("$PY" -c "import json; print(json.load(open('aa.json'))['summary']['base_run_spread'])")

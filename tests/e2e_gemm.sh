@@ -8,9 +8,13 @@
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup
+# functional checks (--allow-busy below): a lock of our own, so that the
+# test does not queue behind measuring runs of other tests or users
+export CALIBRATE_LOCK="$TMP/lock"
 PY=/usr/bin/python3
 SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
-FAST=(--quick --no-progress --budget-scale 0.2 --samples 3 --min-time 0.002 --sections gemm,scaling)
+# --allow-busy: these check function, not speed (others may load the cores)
+FAST=(--quick --no-progress --allow-busy --budget-scale 0.2 --samples 3 --min-time 0.002 --sections gemm,scaling)
 unset CALIBRATE_GEMM_ENGINE
 
 # bad engine names: one line on stderr, exit 2, nothing written
@@ -41,6 +45,9 @@ for p in pts:
         assert p["impl"], p["id"]  # oneDNN names what it dispatched to
     if "role_of" in p:  # a stable role id, whichever engine and size made it
         assert p["id"].startswith("gemm/%s/best/t" % p["dtype"]), p["id"]
+    elif p.get("confirms") and not p["id"].endswith("/confirm"):
+        # a confirmation's role id: the size is a field
+        assert p["id"] == "gemm/%s/%s/confirm/t%d" % (p["dtype"], p["engine"], p["threads"]), p["id"]
     elif p["engine"] == "openblas":
         assert p["id"].startswith("gemm/" + p["dtype"] + "/"), p["id"]
     else:
@@ -73,6 +80,16 @@ assert d["gflops"] == fp32["gflops"] and d["gflops_per_core"] == fp32["gflops_pe
 # the scaling curve runs on the fp32 headline's engine
 sc = [p for p in d["scaling"]["points"] if p["dtype"] == "fp32"]
 assert sc and all(p["engine"] == fp32["engine"] for p in sc)
+# ids do not depend on the sizes the budget reached: the scaling size is
+# fixed, the id a role (the size a field); confirmations likewise
+for p in d["scaling"]["points"]:
+    want = "scaling/%s/%s/t%d" % (p["dtype"], p["engine"], p["threads"])
+    assert p["id"] == want or (p.get("role_of") and p["id"] == "scaling/%s/best/t%d" % (p["dtype"], p["threads"])), p["id"]
+    assert p["n"] == d["scaling"]["n"] == (2048 if d["settings"]["threads"] > 8 else 1024)
+conf = [p for p in d["gemm"]["points"] if p.get("confirms") and "role_of" not in p]
+roles = ["gemm/%s/%s/confirm/t%d" % (p["dtype"], p["engine"], p["threads"]) for p in conf]
+assert conf and all(p["id"] == r or p["id"].endswith("/confirm") for p, r in zip(conf, roles)), [p["id"] for p in conf]
+assert len(set(p["id"] for p in d["gemm"]["points"])) == len(d["gemm"]["points"])
 PY
 }
 

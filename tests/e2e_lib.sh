@@ -13,6 +13,11 @@
 #   expect_match CODE PATTERN CMD...  exit CODE and PATTERN (grep) in its
 #                     stdout or stderr (an empty PATTERN checks only CODE)
 #   finish            print the tally; status 0 only when nothing failed
+#   others_load [S]   cores other processes kept busy over S seconds (1),
+#                     from /proc/stat, e.g. "0.03"; call it while the test
+#                     itself runs nothing: the evidence a timing check
+#                     skips on when the machine is busy
+#   machine_quiet [S] status 0 when others_load is below a quarter core
 set -u
 fails=0
 checks=0
@@ -76,6 +81,25 @@ expect_match() {
     return 1
   fi
   echo "ok: [$_want] $*"
+}
+
+_cpu_ticks() { # busy and total jiffies of all CPUs
+  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i;
+                 print t - $5 - $6, t }' /proc/stat
+}
+
+others_load() {
+  set -- $(_cpu_ticks) "${1:-1}"
+  _b0=$1 _t0=$2
+  sleep "$3"
+  set -- $(_cpu_ticks)
+  awk -v b="$(($1 - _b0))" -v t="$(($2 - _t0))" -v n="$(nproc --all)" \
+    'BEGIN { printf "%.2f\n", (t > 0 ? n * b / t : 0) }'
+}
+
+machine_quiet() {
+  _load=$(others_load "${1:-1}")
+  awk -v l="$_load" 'BEGIN { exit !(l < 0.25) }'
 }
 
 finish() {

@@ -158,8 +158,34 @@ static const char *other_metric(const cal_vpoint_t *const *pts, size_t n,
   return NULL;
 }
 
-/* One id of the new side: only in new, not comparable, or judged into
- * the next point of c. */
+/* The point an alias names (role_of) in every run of both sides, when
+ * they all name the same one and both sides hold it: that point is judged
+ * under its own id, and the alias would count the same event twice.  NULL
+ * when id is no alias or its target moved (then the alias is the only
+ * series that matches across the sides, and it is judged). */
+static const char *alias_target(const cal_side_points_t *sb, size_t kb,
+                                const cal_side_points_t *sn, size_t kn) {
+  const char *target = NULL;
+  for (int side = 0; side < 2; side++) {
+    const cal_side_points_t *s = side ? sn : sb;
+    size_t k = side ? kn : kb;
+    for (size_t r = 0; r < s->nruns; r++) {
+      const cal_vpoint_t *pt = s->at[k * s->nruns + r];
+      if (!pt)
+        continue;
+      if (!pt->role_of || (target && strcmp(target, pt->role_of)))
+        return NULL;
+      target = pt->role_of;
+    }
+  }
+  return target && cal_side_points_find(sb, target) >= 0 &&
+                 cal_side_points_find(sn, target) >= 0
+             ? target
+             : NULL;
+}
+
+/* One id of the new side: only in new, not comparable, an alias of a
+ * point judged under its own id, or judged into the next point of c. */
 static int compare_point(const cal_side_points_t *sb,
                          const cal_side_points_t *sn, size_t kn,
                          const cal_compare_opts_t *o, cal_comparison_t *c) {
@@ -171,6 +197,13 @@ static int compare_point(const cal_side_points_t *sb,
   int rc = CAL_ENOMEM;
   if (kb < 0) {
     c->only_new[c->nonly_new++] = id;
+    return 0;
+  }
+  const char *target = alias_target(sb, (size_t)kb, sn, kn);
+  if (target) {
+    char why[160];
+    snprintf(why, sizeof why, "alias of %s, judged there", target);
+    add_skip(c, id, why);
     return 0;
   }
   okb = malloc((sb->nruns + 1) * sizeof *okb);
@@ -440,6 +473,7 @@ void cal_compare_free(cal_comparison_t *c) {
   free(c->base_runs);
   free(c->new_runs);
   free(c->diffs);
+  free(c->env_diffs);
   free(c->points);
   free(c->tops);
   free(c->only_base);

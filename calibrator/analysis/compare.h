@@ -93,9 +93,10 @@ typedef struct cal_compare_point {
                                that would decide it; 0 when more than 50 */
 } cal_compare_point_t;
 
-/* A machine identity key that differs (values borrowed from the
- * profiles); profile: the profile that differs from the first base one,
- * NULL when there is one profile a side. */
+/* An identity key that differs, of the machine or of the environment
+ * (profile/identity.h; values borrowed from the profiles); profile: the
+ * profile that differs from the first base one, NULL when there is one
+ * profile a side. */
 typedef struct cal_compare_diff {
   const char *key;
   const json_t *base, *newv;
@@ -133,8 +134,10 @@ typedef struct cal_comparison {
   const char *base_label, *new_label;
   const char **base_runs, **new_runs; /* names, "?" when unnamed */
   cal_compare_opts_t opts;
-  cal_compare_diff_t *diffs;
+  cal_compare_diff_t *diffs; /* the machine's: the command refuses them */
   size_t ndiffs;
+  cal_compare_diff_t *env_diffs; /* the environment's: listed, judged */
+  size_t nenv_diffs;
   int allow_different_machines, only_changed; /* the command's choices */
   cal_compare_point_t *points; /* regressions first, then improved,
                                   inconclusive, unchanged; document order
@@ -151,8 +154,9 @@ typedef struct cal_comparison {
 
 /* Compare two sides into *out (released with cal_compare_free even on
  * failure).  CAL_EINVAL with err filled when a profile repeats a point id
- * or a side is empty; CAL_ENOMEM.  Machine differences between any
- * profile and the first base profile are listed, not refused here.  The
+ * or a side is empty; CAL_ENOMEM.  Machine and environment differences
+ * between any profile and the first base profile are listed, not refused
+ * here (the command refuses different machines).  The
  * profiles must outlive *out. */
 int cal_compare_sides(const cal_compare_side_t *base,
                       const cal_compare_side_t *newp,
@@ -176,11 +180,15 @@ void cal_compare_keep_changed(cal_comparison_t *c);
  * where both have them) into *diffs (malloc'd, *n of them).  CAL_ENOMEM. */
 int cal_compare_machine_diff(const json_t *base, const json_t *newp,
                              cal_compare_diff_t **diffs, size_t *n);
+/* The same for the environment's keys (tool, BLAS, oneDNN). */
+int cal_compare_environment_diff(const json_t *base, const json_t *newp,
+                                 cal_compare_diff_t **diffs, size_t *n);
 
 /* Export a profile.  Bencher Metric Format: {id: {metric: {value,
  * lower_value, upper_value}}} for every ok point (value = the median,
  * bounds = stats.ci_low/ci_high) plus {"profile": {gflops, ...}} for the
- * top-level figures.  github-action-benchmark: an array of {name, unit,
+ * top-level figures, measures named for their unit (throughput as
+ * examples_per_s, never Bencher's built-in throughput).  github-action-benchmark: an array of {name, unit,
  * value, range, extra} holding only the points whose direction matches
  * (bigger = 1: "customBiggerIsBetter", higher_is_better points; bigger = 0:
  * "customSmallerIsBetter", the others).  New trees, caller json_decref()s;

@@ -30,7 +30,7 @@ void cal_side_points_clear(cal_side_points_t *s);
 long cal_side_points_find(const cal_side_points_t *s, const char *id);
 
 /* Every profile of both sides against the first base profile into
- * c->diffs.  CAL_ENOMEM. */
+ * c->diffs (the machine) and c->env_diffs (the environment).  CAL_ENOMEM. */
 int cal_compare_sides_diff(const cal_compare_side_t *b,
                            const cal_compare_side_t *n, cal_comparison_t *c);
 

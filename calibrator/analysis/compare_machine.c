@@ -1,7 +1,8 @@
-/* What a comparison states besides its points: the machine identity keys
- * that differ between the profiles (profile/identity.h: compared and
- * written as the JSON values they are), and the top-level figures of both
- * sides, from their views (see compare.h). */
+/* What a comparison states besides its points: the identity keys that
+ * differ between the profiles, the machine's and the environment's apart
+ * (profile/identity.h: compared and written as the JSON values they are),
+ * and the top-level figures of both sides, from their views (see
+ * compare.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,47 +34,70 @@ static int add_diff(diffs_t *d, const char *key, const json_t *a,
   return 0;
 }
 
-/* Differences of one profile against the reference into d. */
-static int diff_into(diffs_t *d, const json_t *ref, const json_t *p,
+/* Differences of one profile against the reference into d[0] (the
+ * machine) and d[1] (the environment). */
+static int diff_into(diffs_t d[2], const json_t *ref, const json_t *p,
                      const char *where) {
   for (size_t i = 0; i < CAL_NIDENTITY_KEYS; i++) {
     const json_t *a = cal_profile_identity(ref, i);
     const json_t *b = cal_profile_identity(p, i);
-    if (!a || !b || json_equal((json_t *)a, (json_t *)b))
+    if (!a || !b || cal_identity_same(i, a, b))
       continue;
-    if (add_diff(d, cal_identity_keys[i], a, b, where))
+    if (add_diff(&d[cal_identity_is_environment(i)], cal_identity_keys[i], a,
+                 b, where))
       return CAL_ENOMEM;
   }
   return 0;
 }
 
+/* Hand d's lists to the caller, or free them on failure. */
+static int diffs_out(int rc, diffs_t d[2], cal_compare_diff_t **m, size_t *nm,
+                     cal_compare_diff_t **e, size_t *ne) {
+  if (rc < 0) {
+    free(d[0].v);
+    free(d[1].v);
+    d[0] = d[1] = (diffs_t){0};
+  }
+  *m = d[0].v;
+  *nm = d[0].n;
+  if (e) {
+    *e = d[1].v;
+    *ne = d[1].n;
+  } else {
+    free(d[1].v);
+  }
+  return rc;
+}
+
 int cal_compare_machine_diff(const json_t *base, const json_t *newp,
                              cal_compare_diff_t **out, size_t *n) {
-  diffs_t d = {0};
-  int rc = diff_into(&d, base, newp, NULL);
-  if (rc < 0)
-    free(d.v);
-  *out = rc < 0 ? NULL : d.v;
-  *n = rc < 0 ? 0 : d.n;
+  diffs_t d[2] = {{0}};
+  return diffs_out(diff_into(d, base, newp, NULL), d, out, n, NULL, NULL);
+}
+
+int cal_compare_environment_diff(const json_t *base, const json_t *newp,
+                                 cal_compare_diff_t **out, size_t *n) {
+  diffs_t d[2] = {{0}};
+  cal_compare_diff_t *m;
+  size_t nm;
+  int rc = diffs_out(diff_into(d, base, newp, NULL), d, &m, &nm, out, n);
+  free(m);
   return rc;
 }
 
 int cal_compare_sides_diff(const cal_compare_side_t *b,
                            const cal_compare_side_t *n, cal_comparison_t *c) {
-  diffs_t d = {0};
+  diffs_t d[2] = {{0}};
   const json_t *ref = b->runs[0];
-  for (size_t s = 0; s < 2; s++) {
+  int rc = 0;
+  for (size_t s = 0; s < 2 && !rc; s++) {
     const cal_compare_side_t *side = s ? n : b;
-    for (size_t i = s ? 0 : 1; i < side->n; i++)
-      if (diff_into(&d, ref, side->runs[i],
-                    side->names ? side->names[i] : NULL) < 0) {
-        free(d.v);
-        return CAL_ENOMEM;
-      }
+    for (size_t i = s ? 0 : 1; i < side->n && !rc; i++)
+      rc = diff_into(d, ref, side->runs[i],
+                     side->names ? side->names[i] : NULL);
   }
-  c->diffs = d.v;
-  c->ndiffs = d.n;
-  return 0;
+  return diffs_out(rc, d, &c->diffs, &c->ndiffs, &c->env_diffs,
+                   &c->nenv_diffs);
 }
 
 static int cmp_double(const void *a, const void *b) {

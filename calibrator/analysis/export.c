@@ -26,6 +26,13 @@ static const char *unit_of(const char *metric) {
   return metric;
 }
 
+/* The BMF measure of a top-level figure, named for its unit: Bencher's
+ * built-in measures have units of their own ("throughput" is operations
+ * per second, "latency" nanoseconds), and a figure filed under one of
+ * them would be drawn in the wrong unit. */
+static const char *bmf_measure(const char *key) {
+  return strcmp(key, "throughput") == 0 ? "examples_per_s" : key;
+}
 
 typedef struct export_ctx {
   json_t *out;
@@ -103,7 +110,7 @@ json_t *cal_export_view_bmf(const cal_profile_view_t *v) {
   for (size_t i = 0; top && i < CAL_NTOP_FIGURES; i++) {
     const cal_vnum_t *f = cal_profile_view_figure(v, cal_top_figures[i].key);
     if (f && f->has &&
-        json_object_set_new(top, cal_top_figures[i].key,
+        json_object_set_new(top, bmf_measure(cal_top_figures[i].key),
                             json_pack("{s:o}", "value", cal_vnum_json(f))))
       c.failed = 1;
   }

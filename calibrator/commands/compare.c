@@ -108,7 +108,10 @@ static const cal_opt_cmd_t compare_opts = {
     "is in the test); with one run a side, on the samples (Mann-Whitney\n"
     "U), and a change is called only past the run-to-run allowance\n"
     "and while the machine's own speed (the fp32 FMA loop) held.\n"
-    "p-values are adjusted across points (Benjamini-Hochberg).\n",
+    "p-values are adjusted across points (Benjamini-Hochberg).\n"
+    "Profiles of different machines (CPU, caches, usable cores, memory)\n"
+    "are refused; another environment (tool version and build, BLAS,\n"
+    "oneDNN) is listed beside the verdict and the points are judged.\n",
     {{compare_rows, 18, CAL_OPT_FLAT}},
     "\nExit status:\n"
     "  0  no regression\n"
@@ -292,7 +295,7 @@ static int different_machines(const cal_comparison_t *c) {
   FILE *mem = open_memstream(&list, &len);
   if (!mem)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
-  cal_compare_each_diff(mem, c, one_diff);
+  cal_compare_each_diff(mem, c, 0, one_diff);
   if (fclose(mem) != 0) {
     free(list);
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");

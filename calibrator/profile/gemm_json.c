@@ -10,18 +10,21 @@
  *          metric (gflops; gops for int8),
  *          sweeps[{kernel, engine, dtype, threads, stop_reason, best_n,
  *          best_<m>, best_id, best_<m>_in_sweep, impl, budget_s, time_s}],
- *          points[] ("gemm/[<engine>/]<dtype>/NxNxN/t<threads>[/confirm]",
- *          metric gflops or gops, + m, n, k; confirmations: confirms,
- *          pooled_<m>), then the role points "gemm/<dtype>/best/t<threads>"
- *          (a copy of the point behind each headline at one and all
- *          threads, + role_of: the size-specific id), whose ids do not
+ *          points[] ("gemm/[<engine>/]<dtype>/NxNxN/t<threads>", metric
+ *          gflops or gops, + m, n, k; confirmations, each sweep's best
+ *          size measured again, "gemm/<dtype>/<engine>/confirm/t<threads>"
+ *          with the size in n, + confirms, pooled_<m>), then the role
+ *          points "gemm/<dtype>/best/t<threads>" (a copy of the point
+ *          behind each headline at one and all threads, + role_of: the
+ *          point copied, an alias compare counts once), whose ids do not
  *          move between runs of one machine
  * gemm_best: {<dtype>: {status, reason | metric, <m>_per_core, <m>,
  *          engine, impl, per_core, all_threads}}
- * scaling: n, points[] ("scaling/[<engine>/]<dtype>/<n>/t<threads>", metric gflops,
- *          + n, speedup, efficiency, gflops_per_thread), then their role
- *          copies "scaling/<dtype>/best/t<threads>" (+ role_of), whose ids
- *          do not move when n or the headline engine does */
+ * scaling: n (fixed for a machine), points[] ("scaling/<dtype>/<engine>/
+ *          t<threads>", metric gflops, + n, speedup, efficiency,
+ *          gflops_per_thread), then their role copies
+ *          "scaling/<dtype>/best/t<threads>" (+ role_of), whose ids do not
+ *          move when the headline engine does */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>

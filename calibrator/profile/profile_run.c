@@ -38,12 +38,13 @@ static json_t *skeleton(const cal_run_result_t *r) {
   strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
   json_t *root = json_pack(
       "{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:f, s:n, s:n,"
-      " s:{s:s, s:s, s:s}, s:s, s:o, s:o}",
+      " s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:o}",
       "schema", CAL_PROFILE_SCHEMA, "device_name",
       hw->brand[0] ? hw->brand : "unknown CPU", "device", "cpu", "gflops",
       "gflops_per_core", "optimal_batch_size", "throughput", "memory_gb",
       (double)hw->mem_total_bytes / 1e9, "latency_ms", "gemm_best", "tool", "name",
-      "calibrate", "version", cal_version, "git", cal_git, "created", created,
+      "calibrate", "version", cal_version, "git", cal_git, "compiler",
+      cal_compiler, "cflags", cal_cflags, "created", created,
       "machine", cal_hwinfo_machine_json(hw), "blas", cal_hwinfo_blas_json(hw));
   json_t *settings = settings_json(r->opt);
   if (!root || !settings || json_object_set_new(root, "settings", settings) < 0) {

@@ -83,10 +83,17 @@ static json_t *point_item(const cal_comparison_t *c, size_t i) {
   return point_json(&c->points[i]);
 }
 
-static json_t *diff_item(const cal_comparison_t *c, size_t i) {
-  const cal_compare_diff_t *d = &c->diffs[i];
+static json_t *diff_json(const cal_compare_diff_t *d) {
   return json_pack("{s:s, s:O, s:O, s:s?}", "key", d->key, "base", d->base,
                    "new", d->newv, "profile", d->profile);
+}
+
+static json_t *diff_item(const cal_comparison_t *c, size_t i) {
+  return diff_json(&c->diffs[i]);
+}
+
+static json_t *env_item(const cal_comparison_t *c, size_t i) {
+  return diff_json(&c->env_diffs[i]);
 }
 
 static json_t *top_item(const cal_comparison_t *c, size_t i) {
@@ -149,13 +156,14 @@ static json_t *summary_json(const cal_comparison_t *c) {
 json_t *cal_compare_json(const cal_comparison_t *c) {
   const cal_compare_opts_t *o = &c->opts;
   json_t *rep = json_pack(
-      "{s:s, s:s?, s:s?, s:f, s:f, s:f, s:f, s:s, s:s?, s:o, s:b, s:o, s:o,"
-      " s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+      "{s:s, s:s?, s:s?, s:f, s:f, s:f, s:f, s:s, s:s?, s:o, s:o, s:b, s:o,"
+      " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
       "schema", CAL_COMPARE_SCHEMA, "base", c->base_label, "new",
       c->new_label, "threshold", o->threshold, "alpha", o->alpha, "ci_level",
       o->ci_level, "run_allowance", o->run_allowance, "multiple_testing",
       "benjamini-hochberg", "filter", o->filter, "machine_differences",
-      list_json(c, c->ndiffs, diff_item), "allow_different_machines",
+      list_json(c, c->ndiffs, diff_item), "environment_differences",
+      list_json(c, c->nenv_diffs, env_item), "allow_different_machines",
       c->allow_different_machines, "points",
       list_json(c, c->npoints, point_item), "top_level",
       list_json(c, c->ntops, top_item), "only_in_base",

@@ -6,7 +6,9 @@
  *   profiles of each side), threshold, alpha, ci_level, run_allowance,
  *   multiple_testing ("benjamini-hochberg"), filter (null: none),
  *   machine_differences [{key, base, new, profile (null with one
- *   profile a side)}],
+ *   profile a side)}] (the machine: CPU, caches, usable cores, memory),
+ *   environment_differences [the same] (tool version and build, BLAS,
+ *   oneDNN: listed, the points judged),
  *   allow_different_machines,
  *   points [{id, section, metric, higher_is_better, n_base, n_new (values
  *            the test used: samples with one run a side, else runs),

@@ -47,9 +47,11 @@ static void point_cells(const cal_compare_point_t *e, row_cells_t *c) {
 }
 
 void cal_compare_each_diff(FILE *f, const cal_comparison_t *cmp,
-                           cal_diff_fn fn) {
-  for (size_t i = 0; i < cmp->ndiffs; i++) {
-    const cal_compare_diff_t *e = &cmp->diffs[i];
+                           int environment, cal_diff_fn fn) {
+  size_t n = environment ? cmp->nenv_diffs : cmp->ndiffs;
+  for (size_t i = 0; i < n; i++) {
+    const cal_compare_diff_t *e =
+        environment ? &cmp->env_diffs[i] : &cmp->diffs[i];
     char *x = json_dumps(e->base, JSON_ENCODE_ANY);
     char *y = json_dumps(e->newv, JSON_ENCODE_ANY);
     fn(f, e->key, x ? x : "?", y ? y : "?");
@@ -176,6 +178,10 @@ static void table_diff(FILE *f, const char *key, const char *x, const char *y) {
   fprintf(f, "different machine: %s %s vs %s\n", key, x, y);
 }
 
+static void table_env(FILE *f, const char *key, const char *x, const char *y) {
+  fprintf(f, "environment changed: %s %s -> %s\n", key, x, y);
+}
+
 /* Whether a point row is shown: undecidable points are only counted;
  * changed = 1 keeps only regressed and improved ones. */
 static int shown(const cal_compare_point_t *e, int changed) {
@@ -229,7 +235,8 @@ static void render_table(const cal_comparison_t *c, FILE *f) {
           "discoveries <= %g across points, %.0f%% CI\n",
           label(c->base_label), sb, label(c->new_label), sn,
           100 * c->opts.threshold, c->opts.alpha, 100 * c->opts.ci_level);
-  cal_compare_each_diff(f, c, table_diff);
+  cal_compare_each_diff(f, c, 0, table_diff);
+  cal_compare_each_diff(f, c, 1, table_env);
   count_lines(f, c, 0);
   if (count_shown(c, 1)) {
     fprintf(f, "\nchanged points:\n");
@@ -250,6 +257,10 @@ static void render_table(const cal_comparison_t *c, FILE *f) {
 
 static void md_diff(FILE *f, const char *key, const char *x, const char *y) {
   fprintf(f, "\n> Different machine: `%s` %s vs %s", key, x, y);
+}
+
+static void md_env(FILE *f, const char *key, const char *x, const char *y) {
+  fprintf(f, "\n> Environment changed: `%s` %s &rarr; %s", key, x, y);
 }
 
 static void md_points(FILE *f, const cal_comparison_t *cmp, int changed) {
@@ -288,8 +299,9 @@ static void render_md(const cal_comparison_t *c, FILE *f) {
   fprintf(f, "\nBase `%s`: %s; new `%s`: %s. Threshold %g%%, false discoveries "
           "<= %g across points.\n", label(c->base_label), sb,
           label(c->new_label), sn, 100 * c->opts.threshold, c->opts.alpha);
-  cal_compare_each_diff(f, c, md_diff);
-  if (c->ndiffs)
+  cal_compare_each_diff(f, c, 0, md_diff);
+  cal_compare_each_diff(f, c, 1, md_env);
+  if (c->ndiffs || c->nenv_diffs)
     fputc('\n', f);
   count_lines(f, c, 1);
   if (count_shown(c, 1)) {

@@ -21,11 +21,12 @@ typedef enum cal_report_format {
 int cal_compare_render_text(const void *in, int variant, FILE *f, char *err,
                             size_t errlen);
 
-/* Call fn once per machine difference of c with its key and its base and
+/* Call fn once per machine difference of c (environment = 0) or per
+ * environment difference (environment = 1) with its key and its base and
  * new values as JSON text ("?" when they cannot be written). */
 typedef void (*cal_diff_fn)(FILE *f, const char *key, const char *base,
                             const char *newv);
 void cal_compare_each_diff(FILE *f, const cal_comparison_t *c,
-                           cal_diff_fn fn);
+                           int environment, cal_diff_fn fn);
 
 #endif

@@ -88,6 +88,29 @@ out:
   return rc;
 }
 
+/* A paragraph of class cls listing differences: each key, and its base
+ * and new values as JSON text. */
+static void diff_list(FILE *f, const cal_compare_diff_t *d, size_t n,
+                      const char *cls, const char *title) {
+  if (!n)
+    return;
+  fprintf(f, "<p class=\"%s\">", cls);
+  ESC(f, title);
+  for (size_t i = 0; i < n; i++) {
+    char *x = json_dumps(d[i].base, JSON_ENCODE_ANY);
+    char *y = json_dumps(d[i].newv, JSON_ENCODE_ANY);
+    fputs(i ? "; " : " ", f);
+    ESC(f, d[i].key);
+    fputs(" ", f);
+    ESC(f, x ? x : "?");
+    fputs(" &rarr; ", f);
+    ESC(f, y ? y : "?");
+    free(x);
+    free(y);
+  }
+  fputs("</p>\n", f);
+}
+
 static void compare_summary(FILE *f, const cal_comparison_t *rep) {
   const cal_compare_summary_t *sm = &rep->summary;
   fputs("<p>", f);
@@ -103,14 +126,9 @@ static void compare_summary(FILE *f, const cal_comparison_t *rep) {
           (double)sm->counts[CAL_VERDICT_INCONCLUSIVE],
           (double)sm->counts[CAL_VERDICT_UNCHANGED],
           100 * rep->opts.threshold, rep->opts.alpha, sm->geomean);
-  if (rep->ndiffs) {
-    fputs("<p class=\"warn\">The machines differ:", f);
-    for (size_t i = 0; i < rep->ndiffs; i++) {
-      fputs(i ? ", " : " ", f);
-      ESC(f, rep->diffs[i].key);
-    }
-    fputs("</p>\n", f);
-  }
+  diff_list(f, rep->diffs, rep->ndiffs, "warn", "The machines differ:");
+  diff_list(f, rep->env_diffs, rep->nenv_diffs, "note",
+            "The environment changed (the points are judged):");
 }
 
 static void compare_points(FILE *f, const cal_comparison_t *rep) {

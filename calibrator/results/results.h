@@ -47,9 +47,12 @@ void cal_points_free(cal_point_t *points, size_t n);
 #define CAL_GEMM_MAX_SWEEPS (2 * CAL_GEMM_MAX_DTYPES * CAL_GEMM_MAX_ENGINES)
 
 typedef struct cal_gemm_point {
-  char id[112];             /* "gemm/<dtype>/NxNxN/t<threads>[/confirm]" for
+  char id[112];             /* "gemm/<dtype>/NxNxN/t<threads>" for
                                OpenBLAS, "gemm/<engine>/<dtype>/..." for
-                               the other engines */
+                               the other engines; a confirmation
+                               "gemm/<dtype>/<engine>/confirm/t<threads>"
+                               (an earlier one of its sweep: its size id
+                               + "/confirm") */
   int64_t n;                /* m = n = k */
   int threads;
   char confirms[112];       /* id of the point a confirmation repeats, "" */
@@ -124,8 +127,8 @@ const cal_gemm_best_t *cal_gemm_best(const cal_gemm_result_t *g,
 /* ---- scaling: GFLOPS versus threads at one size */
 
 typedef struct cal_scaling_point {
-  char id[96];              /* "scaling/[<engine>/]<dtype>/<n>/t<threads>",
-                               no engine for OpenBLAS */
+  char id[96];              /* "scaling/<dtype>/<engine>/t<threads>" (the
+                               size is the result's n) */
   double speedup, efficiency; /* 0 when the 1-thread point is missing */
   cal_point_t pt;
 } cal_scaling_point_t;

@@ -51,10 +51,20 @@ static cal_gemm_point_t *new_point(cal_gemm_result_t *g) {
   return gp;
 }
 
-/* Take a measured square point into the result, id
- * "gemm/[<engine>/]<dtype>/NxNxN/t<threads>" plus suffix: OpenBLAS points
- * keep the ids they had before there was a second engine, so that old
- * baselines still match. */
+/* The id of a square point, "gemm/[<engine>/]<dtype>/NxNxN/t<threads>"
+ * plus suffix: OpenBLAS points keep the ids they had before there was a
+ * second engine, so that old baselines still match. */
+static void size_id(char *id, size_t len, const cal_kernel_t *k, int64_t n,
+                    int threads, const char *suffix) {
+  int plain = k->engine == CAL_ENGINE_OPENBLAS;
+  snprintf(id, len, "gemm/%s%s%s/%lldx%lldx%lld/t%d%s",
+           plain ? "" : cal_kernel_engine(k), plain ? "" : "/",
+           cal_kdtype_name(k->dtype), (long long)n, (long long)n,
+           (long long)n, threads, suffix);
+}
+
+/* Take a measured square point into the result under its size id plus
+ * suffix. */
 static cal_gemm_point_t *keep_point(cal_gemm_result_t *g, cal_point_t *pt,
                                     int64_t n, int threads, const char *suffix) {
   cal_gemm_point_t *gp = new_point(g);
@@ -62,11 +72,7 @@ static cal_gemm_point_t *keep_point(cal_gemm_result_t *g, cal_point_t *pt,
     cal_point_free(pt);
     return NULL;
   }
-  const char *e = cal_kernel_engine(pt->kernel);
-  int plain = pt->kernel->engine == CAL_ENGINE_OPENBLAS;
-  snprintf(gp->id, sizeof gp->id, "gemm/%s%s%s/%lldx%lldx%lld/t%d%s",
-           plain ? "" : e, plain ? "" : "/", cal_kdtype_name(pt->kernel->dtype), (long long)n,
-           (long long)n, (long long)n, threads, suffix);
+  size_id(gp->id, sizeof gp->id, pt->kernel, n, threads, suffix);
   gp->n = n;
   gp->threads = threads;
   gp->pt = *pt;
@@ -199,6 +205,23 @@ static int sweep(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s,
   return 0;
 }
 
+/* A confirmation's id is its role, "gemm/<dtype>/<engine>/confirm/t<threads>"
+ * (its size is the point's n), so that it does not move with the size the
+ * time budget let the sweep reach; a sweep confirmed again later (its
+ * best moved when it went on) hands the role to the newer confirmation,
+ * and the older one keeps its size id with "/confirm". */
+static void name_confirmation(cal_gemm_result_t *g, cal_gemm_point_t *gp,
+                              const cal_kernel_t *k, int threads) {
+  char role[sizeof gp->id];
+  snprintf(role, sizeof role, "gemm/%s/%s/confirm/t%d",
+           cal_kdtype_name(k->dtype), cal_kernel_engine(k), threads);
+  for (size_t i = 0; i < g->npoints; i++)
+    if (&g->points[i] != gp && strcmp(g->points[i].id, role) == 0)
+      size_id(g->points[i].id, sizeof g->points[i].id, k, g->points[i].n,
+              threads, "/confirm");
+  snprintf(gp->id, sizeof gp->id, "%s", role);
+}
+
 /* The best size of a sweep is picked among several noisy measurements,
  * which biases its figure upward (the winner's curse), and on a shared
  * machine one measurement can fall in a slow or a fast spell.  Measure
@@ -212,10 +235,11 @@ static int confirm(cal_run_t *r, cal_gemm_result_t *g, cal_gemm_sweep_t *s) {
                s->threads > 1 ? "s" : "");
   size_t at;
   int rc = measure_size(r, g, k, n, s->threads, r->opt->seed + (uint64_t)n + 1,
-                        "/confirm", &at);
+                        "", &at);
   if (rc < 0)
     return rc;
   cal_gemm_point_t *gp = &g->points[at];
+  name_confirmation(g, gp, k, s->threads);
   snprintf(gp->confirms, sizeof gp->confirms, "%s", s->best_id);
   if (gp->pt.status == CAL_POINT_FAILED)
     s->failed = 1;

@@ -1,6 +1,6 @@
-/* The scaling section: fp32 and fp64 GEMM GFLOPS versus threads at the
- * GEMM section's all-thread best size, each with the engine of its
- * all-thread headline (OpenBLAS when the GEMM section did not run). */
+/* The scaling section: fp32 and fp64 GEMM GFLOPS versus threads at one
+ * fixed size, each with the engine of its all-thread headline (OpenBLAS
+ * when the GEMM section did not run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +24,15 @@ static size_t count_points(int max) {
   return n;
 }
 
+/* The size of the curve: fixed for a machine, so that its points keep
+ * their ids and figures whatever size the GEMM sweeps' time budget
+ * reached.  1024 keeps a one-thread fp64 point near a tenth of a second
+ * and, up to 8 threads, each thread a block big enough to scale; past
+ * that 2048. */
+static int64_t scaling_size(int max_threads) {
+  return max_threads > 8 ? 2048 : 1024;
+}
+
 /* The kernel of a dtype's all-thread headline; OpenBLAS's when the GEMM
  * section did not run; NULL when it ran without measuring the dtype (an
  * engine without it was forced). */
@@ -41,11 +50,7 @@ int cal_scaling_measure(cal_run_t *r) {
   if (!s)
     return CAL_ENOMEM;
   r->res->sec[CAL_SEC_ID_SCALING] = s;
-  /* the all-thread best size, capped so a one-thread fp64 run stays near
-   * a quarter second: past 2048 the curve is flat and only costs time */
-  s->n = g && g->sgemm_best_n[1] ? g->sgemm_best_n[1] : 1024;
-  if (s->n > 2048)
-    s->n = 2048;
+  s->n = scaling_size(max);
   s->points = calloc(2 * count_points(max), sizeof *s->points);
   if (!s->points)
     return CAL_ENOMEM;
@@ -66,11 +71,9 @@ int cal_scaling_measure(cal_run_t *r) {
       if (rc < 0)
         return rc;
       s->npoints++;
-      /* OpenBLAS points keep their old ids, as in the GEMM section */
-      const char *e = cal_kernel_engine(k);
-      int plain = k->engine == CAL_ENGINE_OPENBLAS;
-      snprintf(sp->id, sizeof sp->id, "scaling/%s%s%s/%lld/t%d",
-               plain ? "" : e, plain ? "" : "/", cal_kdtype_name(k->dtype), (long long)s->n, t);
+      /* a role id: the size is the section's n */
+      snprintf(sp->id, sizeof sp->id, "scaling/%s/%s/t%d",
+               cal_kdtype_name(k->dtype), cal_kernel_engine(k), t);
       if (sp->pt.status != CAL_POINT_OK)
         continue;
       double gf = sp->pt.gflops_sum.median;

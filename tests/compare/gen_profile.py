@@ -6,8 +6,10 @@ from a seeded generator, so two seeds give two honest "runs" of the same
 machine.  --scale ID=F multiplies one point's samples by F (a planted
 change, 0 a figure that fell to nothing); --run-factor F multiplies every
 point by F (a whole process landing F apart: the run-to-run variance that
-samples within one run do not show); --drop ID leaves a point out; --cpu,
---model and --coretype change the machine identity.
+samples within one run do not show); --drop ID leaves a point out; --alias ID=TARGET adds a role point, a
+copy of TARGET with role_of naming it (as gemm/<dtype>/best/t1); --cpu
+and --model change the machine, --coretype and --tool-version the
+environment (listed by compare, never refused).
 Standard library only."""
 import argparse
 import json
@@ -45,7 +47,8 @@ def stats(xs):
 
 def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
                   cpu="Synthetic CPU @ 2.0GHz", model=143,
-                  coretype="SkylakeX", run_factor=1.0, latency=2.5):
+                  coretype="SkylakeX", run_factor=1.0, latency=2.5,
+                  tool_version="0.1.0", aliases=None):
     """The synthetic profile as a dict, seeded."""
     scale = scale or {}
     rng = random.Random(seed)
@@ -55,7 +58,7 @@ def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
         "gflops": 120.0, "gflops_per_core": 60.0, "optimal_batch_size": 32,
         "throughput": 1000.0, "memory_gb": 24.0, "latency_ms": latency,
         "created": "2024-01-01T00:00:00Z",
-        "tool": {"name": "calibrate", "version": "0.1.0", "git": "test"},
+        "tool": {"name": "calibrate", "version": tool_version, "git": "test"},
         "machine": {"cpu": {"brand": cpu, "family": 6, "model": model},
                     "usable_cores": 2},
         "blas": {"library": "OpenBLAS", "version": "0.3.21",
@@ -73,6 +76,11 @@ def synth_profile(seed=1, samples=15, noise=0.01, scale=None, drop=(),
               metric: st["median"], "samples_" + metric: xs,
               "higher_is_better": hib, "stats": st}
         prof.setdefault(section, {"points": []})["points"].append(pt)
+    for alias, target in (aliases or {}).items():
+        for sec in list(prof.values()):
+            pts = sec.get("points", []) if isinstance(sec, dict) else []
+            for pt in [p for p in pts if p["id"] == target]:
+                pts.append(dict(pt, id=alias, role_of=target))
     prof.setdefault("batch_sweep", {"points": []})["points"].append(
         {"id": "batch_sweep/b4096", "status": "skipped",
          "reason": "does not fit in memory"})
@@ -91,10 +99,14 @@ def main():
     ap.add_argument("--model", type=int, default=143)
     ap.add_argument("--coretype", default="SkylakeX")
     ap.add_argument("--run-factor", type=float, default=1.0)
+    ap.add_argument("--tool-version", default="0.1.0")
+    ap.add_argument("--alias", action="append", default=[])
     a = ap.parse_args()
     scale = {k: float(v) for k, v in (s.split("=", 1) for s in a.scale)}
     prof = synth_profile(a.seed, a.samples, a.noise, scale, a.drop, a.cpu,
-                         a.model, a.coretype, a.run_factor)
+                         a.model, a.coretype, a.run_factor,
+                         tool_version=a.tool_version,
+                         aliases=dict(x.split("=", 1) for x in a.alias))
     with open(a.out, "w") as fh:
         json.dump(prof, fh, indent=1)
 

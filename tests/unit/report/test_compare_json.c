@@ -35,8 +35,8 @@ typedef struct fixture {
   cal_compare_point_t pts[2];
   cal_compare_top_t top;
   cal_compare_skip_t skip;
-  cal_compare_diff_t diff;
-  json_t *bv, *nv; /* the machine difference's values */
+  cal_compare_diff_t diff, env;
+  json_t *bv, *nv; /* the machine difference's values (and the env's) */
 } fixture_t;
 
 static void unmake(fixture_t *fx) {
@@ -92,6 +92,9 @@ static cal_comparison_t *make(fixture_t *fx) {
   *diff = (cal_compare_diff_t){"machine.cpu.brand", bv, nv, "b.json"};
   c->diffs = diff;
   c->ndiffs = 1;
+  fx->env = (cal_compare_diff_t){"tool.version", bv, nv, NULL};
+  c->env_diffs = &fx->env;
+  c->nenv_diffs = 1;
   c->summary = (cal_compare_summary_t){
       .compared = 2, .counts = {1, 0, 1, 0, 0}, .runs_base = 2,
       .runs_new = 2, .base_run_spread = 0.01, .new_run_spread = 0.02,
@@ -127,7 +130,7 @@ static void json_tree(void **state) {
   assert_keys(rep,
                       "schema,base,new,threshold,alpha,ci_level,run_allowance,"
                       "multiple_testing,filter,machine_differences,"
-                      "allow_different_machines,points,top_level,only_in_base,"
+                      "environment_differences,allow_different_machines,points,top_level,only_in_base,"
                       "only_in_new,not_compared,summary,base_runs,new_runs,"
                       "only_changed,");
   assert_true(json_is_null(json_object_get(rep, "filter"))); /* no filter */
@@ -160,6 +163,8 @@ static void json_tree(void **state) {
   const json_t *d = json_array_get(json_object_get(rep, "machine_differences"), 0);
   assert_string_equal(json_string_value(json_object_get(d, "new")), "Y");
   assert_string_equal(json_string_value(json_object_get(d, "profile")), "b.json");
+  d = json_array_get(json_object_get(rep, "environment_differences"), 0);
+  assert_string_equal(json_string_value(json_object_get(d, "key")), "tool.version");
   json_decref(rep);
   /* the renderer: the tree and a newline */
   char *buf = NULL, err[128];
@@ -194,7 +199,9 @@ static void html_section(void **state) {
       html, "&lt;new &amp; improved&gt; against base/ ...",
       ": 2 points compared, <span class=\"regressed\">1 regressed</span>",
       "1 inconclusive, 0 unchanged",
-      "The machines differ: machine.cpu.brand</p>",
+      "The machines differ: machine.cpu.brand &quot;X&quot; &rarr; "
+      "&quot;Y&quot;</p>",
+      "The environment changed (the points are judged): tool.version",
       "<tr class=\"regressed\"><td>gemm/a</td>",
       "<tr class=\"other\"><td>attention/b</td>", ">inconclusive</td>",
       "<svg");
@@ -215,6 +222,7 @@ static void text_and_markdown(void **state) {
   fclose(f);
   assert_non_null(strstr(buf, "verdict: REGRESSION\n"));
   assert_non_null(strstr(buf, "different machine: machine.cpu.brand \"X\" vs \"Y\""));
+  assert_non_null(strstr(buf, "environment changed: tool.version \"X\" -> \"Y\""));
   /* over runs the row shows the geometric means its ratio is of */
   cal_assert_contains(buf, "REGRESSED     gemm/a", "99", "[0.700, 0.800]",
                       "only in base (1): gemm/gone\n",
@@ -227,6 +235,7 @@ static void text_and_markdown(void **state) {
                                            sizeof err), 0);
   fclose(f);
   assert_non_null(strstr(buf, ":x: 1 regression\n"));
+  assert_non_null(strstr(buf, "> Environment changed: `tool.version`"));
   assert_non_null(strstr(buf, "| **regressed** | `gemm/a` |"));
   assert_null(strstr(buf, "<details>")); /* --only-changed: no full list */
   free(buf);
@@ -312,6 +321,26 @@ static void machine_diff(void **state) {
   assert_int_equal(json_array_size(d[0].base), 2);
   assert_null(d[0].profile);
   free(d);
+  /* the tool's version is the environment: listed apart, not the machine */
+  json_object_set_new(json_object_get(b, "tool"), "version", json_string("2"));
+  assert_int_equal(cal_compare_environment_diff(a, b, &d, &n), 0);
+  assert_int_equal(n, 1);
+  assert_string_equal(d[0].key, "tool.version");
+  free(d);
+  assert_int_equal(cal_compare_machine_diff(a, b, &d, &n), 0);
+  assert_int_equal(n, 1);
+  free(d);
+  /* memory totals within an eighth of each other are one machine */
+  json_t *m1 = json_integer(16000000000), *m2 = json_integer(15500000000);
+  json_t *m3 = json_integer(8000000000);
+  assert_string_equal(cal_identity_keys[8], "machine.memory.total_bytes");
+  assert_true(cal_identity_same(8, m1, m2));
+  assert_false(cal_identity_same(8, m1, m3));
+  assert_false(cal_identity_same(7, m1, m2)); /* exact elsewhere */
+  assert_true(cal_identity_is_environment(9) && !cal_identity_is_environment(8));
+  json_decref(m1);
+  json_decref(m2);
+  json_decref(m3);
   json_decref(a);
   json_decref(b);
 }
