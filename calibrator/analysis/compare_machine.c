@@ -41,8 +41,18 @@ static int diff_into(diffs_t d[2], const json_t *ref, const json_t *p,
   for (size_t i = 0; i < CAL_NIDENTITY_KEYS; i++) {
     const json_t *a = cal_profile_identity(ref, i);
     const json_t *b = cal_profile_identity(p, i);
-    if (!a || !b || cal_identity_same(i, a, b))
+    if (!a && !b)
       continue;
+    if (!a || !b) {
+      /* a machine key one side lacks: not known to be the same machine;
+       * an environment key one side lacks came with a newer tool */
+      if (cal_identity_is_environment(i))
+        continue;
+      a = a ? a : json_null();
+      b = b ? b : json_null();
+    } else if (cal_identity_same(i, a, b)) {
+      continue;
+    }
     if (add_diff(&d[cal_identity_is_environment(i)], cal_identity_keys[i], a,
                  b, where))
       return CAL_ENOMEM;
