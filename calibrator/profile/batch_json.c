@@ -237,27 +237,52 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
              "RMSNorm and logits over vocabulary %lld) on the new tokens; "
              "the embedding lookup and sampling not timed", layers,
              (long long)res->vocab);
+  else if (mi == 3)
+    snprintf(buf, len, "inference of one sequence a batch row, in one timed "
+             "run: the model's prefill over seq prompt tokens (%s, then the "
+             "LM head on the last position), then %lld decode steps (one new "
+             "token a sequence through every layer and the head), each "
+             "against a KV cache of seq tokens, not grown token by token "
+             "(the decode step holds its own layers' weights); one example: "
+             "a sequence of seq prompt and %lld generated tokens; the "
+             "embedding lookup and sampling not timed", layers,
+             (long long)res->gen_len, (long long)res->gen_len);
   else
-    snprintf(buf, len, "one optimizer step of the model: %s (forward, "
+    snprintf(buf, len, "%sone optimizer step of the model: %s (forward, "
              "backward, AdamW), plus the LM head's (vocabulary %lld)",
-             layers, (long long)res->vocab);
+             res->workload && mi == 2 ? "sft, " : "", layers,
+             (long long)res->vocab);
 }
 
-/* Prefill and decode: what a point's step is. */
+/* Prefill, decode and inference: what a point's step is (inference: and
+ * its tokens generated and method). */
 static int forward_json(const cal_batch_result_t *res, int mi, json_t *jm) {
-  char note[640];
+  char note[900];
   cal_batch_workload(res, mi, note, sizeof note);
-  return json_object_set_new(jm, "workload", json_string(note)) |
-         json_object_set_new(jm, "lm_head",
-                             json_string(mi == 0 ? "last position of each sequence"
-                                                 : "the new token of each sequence"));
+  int rc = json_object_set_new(jm, "workload", json_string(note)) |
+           json_object_set_new(jm, "lm_head",
+                               json_string(mi == 1 ? "the new token of each sequence"
+                                           : mi == 0 ? "last position of each sequence"
+                                                     : "last prompt position, "
+                                                       "then each new token"));
+  if (mi == 3)
+    rc |= json_object_set_new(jm, "gen_len", json_integer(res->gen_len)) |
+          json_object_set_new(
+              jm, "method",
+              json_string("prefill then gen_len decode steps run in sequence "
+                          "inside each timed sample (not a sum of separately "
+                          "measured figures); every decode step attends over "
+                          "a KV cache of seq tokens (the cache's growth from "
+                          "seq to seq + gen_len is not modelled); tokens/s "
+                          "counts seq + gen_len tokens an example"));
+  return rc;
 }
 
 json_t *cal_batch_source_json(const cal_run_result_t *r,
                               const cal_batch_result_t *b) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   const cal_batch_mode_t *m = &b->modes[b->top_mode];
-  char work[640];
+  char work[900];
   cal_batch_workload(b, b->top_mode, work, sizeof work);
   json_t *src = json_pack(
       "{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:o, s:I, s:s, s:s}", "mode",
@@ -269,8 +294,12 @@ json_t *cal_batch_source_json(const cal_run_result_t *r,
       "vocab", (json_int_t)b->vocab, "lm_head",
       b->top_mode == 2 ? "training step (logits, cross-entropy, backward, AdamW)"
       : b->top_mode == 0 ? "logits of the last position of each sequence"
+      : b->top_mode == 3 ? "logits of the last prompt position, then of each "
+                           "new token"
                          : "logits of the new token of each sequence",
       "choice", b->top_why);
+  if (src && b->workload)
+    json_object_set_new(src, "workload_name", json_string(b->workload));
   if (src && m->layers_measured && m->layers_measured < b->layers)
     json_object_set_new(src, "scaled_from_layers",
                         json_integer(m->layers_measured));
@@ -289,7 +318,7 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
   if (depth_json(res, mi, jm) < 0 || (mi == 2 && train_json(r, res, jm) < 0) ||
-      (mi < 2 && forward_json(res, mi, jm) < 0))
+      (mi != 2 && forward_json(res, mi, jm) < 0))
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;
@@ -340,8 +369,10 @@ json_t *cal_batch_write(const cal_run_result_t *r, const void *result) {
                       json_string("matrix products and attention of every layer, and the LM "
                   "head's logits; elementwise work (norms, SiLU, residuals) "
                   "not counted"));
+  if (res->workload)
+    json_object_set_new(sec, "workload", json_string(res->workload));
   json_t *modes = json_object_get(sec, "modes");
-  for (int m = 0; m < 3; m++) {
+  for (int m = 0; m < CAL_BATCH_NMODES; m++) {
     if (!res->ran[m])
       continue;
     json_t *jm = mode_json(r, res, m);

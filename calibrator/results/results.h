@@ -263,7 +263,7 @@ typedef struct cal_batch_point {
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
-  const char *name;         /* "prefill", "decode", "train" */
+  const char *name;         /* "prefill", "decode", "train", "inference" */
   const char *status;       /* "measured", "skipped", "failed" */
   char reason[256];
   cal_batch_point_t *points;
@@ -283,14 +283,22 @@ typedef struct cal_batch_mode {
   int64_t layers_measured;
 } cal_batch_mode_t;
 
+/* the sweep's modes: prefill, decode, train, and the inference workload */
+#define CAL_BATCH_NMODES 4
+
 typedef struct cal_batch_result {
-  cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
+  /* [0] prefill, [1] decode, [2] train, [3] inference (--workload) */
+  cal_batch_mode_t modes[CAL_BATCH_NMODES];
   cal_kdtype_t dtype;       /* the layer's: fp32 or bf16 */
   /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)
    * and why it was chosen */
   cal_engine_t engine;
   char engine_why[192];
-  int ran[3];
+  int ran[CAL_BATCH_NMODES];
+  /* --workload's name ("sft", "inference") or NULL; inference: the
+   * tokens generated after the prompt */
+  const char *workload;
+  int64_t gen_len;
   double weights_bytes, memory_budget_bytes, time_budget_s;
   /* the mode whose optimal batch is the profile's top level, -1: none */
   int top_mode;

@@ -141,6 +141,26 @@ static int memory_budget_opt(void *obj, const cal_opt_t *row, const char *arg,
   return -1;
 }
 
+/* --workload: the sweep runs (its mode alone, unless --mode adds
+ * others) and the headline follows it. */
+static int workload_opt(void *obj, const cal_opt_t *row, const char *arg,
+                        const char *cmd) {
+  cal_opts_t *o = obj;
+  (void)row;
+  if (strcmp(arg, "sft") == 0)
+    o->sweep.workload_mode = 2;
+  else if (strcmp(arg, "inference") == 0)
+    o->sweep.workload_mode = 3;
+  else if (strcmp(arg, "dpo") == 0 || strcmp(arg, "grpo") == 0)
+    return cal_usage(cmd, "--workload %s is not measured yet (sft or "
+                          "inference)", arg);
+  else
+    return cal_usage(cmd, "--workload is sft or inference, not '%s'", arg);
+  o->sweep.workload = o->sweep.workload_mode == 2 ? "sft" : "inference";
+  o->sweep_asked = 1;
+  return -1;
+}
+
 static const cal_opt_choice_t modes[] = {
     {"prefill", 1}, {"decode", 2}, {"train", 4}, {"both", 3}, {"all", 7},
     {NULL, 0}};
@@ -238,6 +258,16 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .help = "prefill, decode, train, both (prefill and\n"
              "decode), all (the default; --ci: both), or a\n"
              "list: a,b"},
+    {CALL("workload", "W", workload_opt),
+     .help = "the workload as users run it (runs the sweep;\n"
+             "the headline follows it): sft (the training\n"
+             "step over batch sequences) or inference\n"
+             "(prefill of seq tokens, then --gen-len decode\n"
+             "steps); one example: one sequence"},
+    {.type = CAL_OPT_LONG, .name = "gen-len", .arg = "N", .min = 1,
+     .max = 4096, .def = "32", .off = OFF(sweep.gen_len),
+     .help = "tokens --workload inference generates after\n"
+             "its prompt of seq tokens (default 32)"},
     {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
      .off = OFF(sweep.layers), .set = layers_opt,
      .help = "the model's decoder layers (default: the\n"

@@ -42,7 +42,11 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     snprintf(bp->reason, sizeof bp->reason, "%s", pt->reason);
     goto out;
   }
-  double lq = s->decode ? 1.0 : (double)s->r->opt->sweep.seq;
+  /* tokens an example runs: decode one, inference its prompt and the
+   * tokens it generates, prefill and train seq */
+  double lq = s->decode  ? 1.0
+              : s->infer ? (double)(s->r->opt->sweep.seq + s->res->gen_len)
+                         : (double)s->r->opt->sweep.seq;
   double b = (double)bp->batch, level = s->r->opt->hcfg.ci_level;
   size_t n = pt->m.n;
   /* train: sample j of the model's step is layers × the layer's sample j
@@ -133,7 +137,7 @@ void cal_batch_drop(void *result) {
   cal_batch_result_t *res = result;
   if (!res)
     return;
-  for (int m = 0; m < 3; m++)
+  for (int m = 0; m < CAL_BATCH_NMODES; m++)
     mode_free(&res->modes[m]);
   free(res);
 }

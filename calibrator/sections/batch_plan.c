@@ -73,8 +73,11 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
     sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
     p->depth = s->res->layers;
     p->n = s->res->vocab;
+    /* inference holds a prefill and a decode step: half the budget each */
     p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
-                                          s->mem_budget);
+                                          s->infer ? s->mem_budget / 2
+                                                   : s->mem_budget);
+    p->gen = s->infer ? s->res->gen_len : 0;
   }
 }
 
@@ -103,6 +106,8 @@ void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
 double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
   layer_shape(sw, p, &s);
+  if (sw->infer)
+    return cal_model_infer_mem_bytes(p, s.bf16);
   if (!sw->train)
     return cal_model_mem_bytes(&s, p->layers > 0 ? p->layers : 1,
                                sw->res->vocab);
@@ -142,9 +147,12 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   /* fp32 points keep the ids they had before there was a bf16 layer;
    * prefill and decode, the model's step since, name its depth (/L<n>),
    * so that no comparison holds them against one layer's points */
-  char depth[32] = "";
+  char depth[48] = "";
   if (!s->train)
     snprintf(depth, sizeof depth, "/L%lld", (long long)s->res->layers);
+  if (s->infer) /* and the tokens it generates */
+    snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/g%lld",
+             (long long)s->res->gen_len);
   snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s%s/h%lld/s%lld/b%lld",
            s->m->name, shape.bf16 ? "bf16/" : "", o->preset, depth,
            (long long)o->hidden, (long long)o->seq, (long long)b);
@@ -278,16 +286,31 @@ void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
       res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
 }
 
-/* The headline's mode: the training step (the workload users tune) when
- * it has an optimal batch, else prefill (the forward pass), else decode;
- * and why, naming what was passed over. */
-void cal_sweep_top_mode(cal_batch_result_t *res) {
+/* The headline's mode: --workload's (wm >= 0) when it has an optimal
+ * batch; else the training step (the workload users tune) when it has
+ * one, else prefill (the forward pass), else decode; and why, naming what
+ * was passed over. */
+void cal_sweep_top_mode(cal_batch_result_t *res, int wm) {
   static const int order[3] = {2, 0, 1};
-  static const char *const what[3] = {
+  static const char *const what[CAL_BATCH_NMODES] = {
       "prefill, the model's forward pass", "decode, one new token a sequence",
-      "the training step, the workload users tune"};
+      "the training step, the workload users tune",
+      "the inference workload (--workload inference)"};
   char passed[160] = "";
   res->top_mode = -1;
+  if (wm >= 0) {
+    const cal_batch_mode_t *m = &res->modes[wm];
+    if (res->ran[wm] && m->curve && m->curve->optimal_batch_size > 0) {
+      res->top_mode = wm;
+      snprintf(res->top_why, sizeof res->top_why, "%s",
+               wm == 2 ? "the training step (--workload sft)" : what[wm]);
+    } else {
+      snprintf(res->top_why, sizeof res->top_why,
+               "--workload %s has no optimal batch (its points were "
+               "skipped, failed or contaminated)", res->workload);
+    }
+    return;
+  }
   for (int i = 0; i < 3 && res->top_mode < 0; i++) {
     int m = order[i];
     if (!res->ran[m])

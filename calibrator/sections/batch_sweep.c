@@ -28,8 +28,9 @@
  * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
 #define SWEEP_BOTH_PATHS_MAX 32
 /* the modes' shares of the section's time budget (those that run share
- * it in these proportions, in the order they run: prefill, decode, train) */
-static const double mode_share[3] = {0.3, 0.3, 0.4};
+ * it in these proportions, in the order they run: prefill, decode, train,
+ * inference) */
+static const double mode_share[CAL_BATCH_NMODES] = {0.3, 0.3, 0.4, 0.4};
 /* a point (the model's step: seconds on a real preset) takes at most this
  * many samples, --quick fewer */
 #define SWEEP_MODEL_SAMPLES 5
@@ -333,18 +334,20 @@ static int sweep_sequential(sweep_t *s) {
   return 0;
 }
 
-/* Mode mi: 0 prefill, 1 decode, 2 train. */
+/* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference. */
 static int sweep_mode(cal_run_t *r, int mi, double budget,
                       const cal_batch_result_t *res, cal_batch_mode_t *m) {
-  static const char *const names[2][3] = {
-      {"model_prefill", "model_decode", "layer_train"},
-      {"model_prefill_bf16", "model_decode_bf16", "layer_train_bf16"}};
-  static const char *const modes[3] = {"prefill", "decode", "train"};
+  static const char *const names[2][CAL_BATCH_NMODES] = {
+      {"model_prefill", "model_decode", "layer_train", "model_infer"},
+      {"model_prefill_bf16", "model_decode_bf16", "layer_train_bf16",
+       "model_infer_bf16"}};
+  static const char *const modes[CAL_BATCH_NMODES] = {"prefill", "decode",
+                                                      "train", "inference"};
   int bf16 = res->dtype == CAL_DTYPE_BF16;
   sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
                NULL, 0, 0, cal_now(), budget, cal_sweep_mem_budget(r),
                res->mem_read_gbps, res->engine, res->head,
-               cal_sweep_llc_bytes(r), r->opt->hcfg};
+               cal_sweep_llc_bytes(r), r->opt->hcfg, mi == 3};
   int most = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
   if (s.h.samples > most && r->opt->rounds <= 1)
     s.h.samples = most;
@@ -384,19 +387,26 @@ int cal_batch_measure(cal_run_t *r) {
       cal_results_get(r->res, CAL_SEC_ID_BANDWIDTH), res->mem_read_threads,
       res->mem_read_why, sizeof res->mem_read_why);
   cal_sweep_model_state(o, res);
-  for (int m = 0; m < 3; m++) {
-    if (!(o->modes & (1 << m)))
+  /* --workload: its mode, and those --mode named beside it */
+  int modes = o->modes & 7;
+  if (o->workload) {
+    modes = (o->modes_given ? modes : 0) | 1 << o->workload_mode;
+    res->workload = o->workload;
+    res->gen_len = o->gen_len;
+  }
+  for (int m = 0; m < CAL_BATCH_NMODES; m++) {
+    if (!(modes & (1 << m)))
       continue;
     /* this mode's share of what is left, among those still to run */
     double left = 0;
-    for (int j = m; j < 3; j++)
-      left += o->modes & (1 << j) ? mode_share[j] : 0.0;
+    for (int j = m; j < CAL_BATCH_NMODES; j++)
+      left += modes & (1 << j) ? mode_share[j] : 0.0;
     double b = (res->time_budget_s - (cal_now() - start)) * mode_share[m] / left;
     res->ran[m] = 1;
     if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
       goto out;
   }
-  cal_sweep_top_mode(res);
+  cal_sweep_top_mode(res, o->workload ? o->workload_mode : -1);
   r->res->sec[CAL_SEC_ID_BATCH] = res;
   res = NULL;
 out:

@@ -28,6 +28,7 @@ typedef struct sweep {
   const cal_kernel_t *head; /* train: the LM head's step */
   double llc;               /* the last-level cache's bytes; 0: unknown */
   cal_harness_cfg_t h;      /* the points' harness settings */
+  int infer;                /* the inference workload (prefill, decode) */
 } sweep_t;
 
 /* ---- the plan (batch_plan.c) */
@@ -61,8 +62,9 @@ int cal_sweep_batch_list(sweep_t *s);
 void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res);
 void cal_sweep_head_kernel(cal_batch_result_t *res);
 void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res);
-/* The headline's mode (res->top_mode, -1: none) and why (res->top_why). */
-void cal_sweep_top_mode(cal_batch_result_t *res);
+/* The headline's mode (res->top_mode, -1: none) and why (res->top_why):
+ * wm, --workload's mode (-1: none), when it has an optimal batch. */
+void cal_sweep_top_mode(cal_batch_result_t *res, int wm);
 
 /* ---- throughput and the curve (batch_curve.c) */
 
