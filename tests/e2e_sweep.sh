@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the batch sweep: a quick sweep with the tiny preset
 # writes a schema-valid batch_sweep section, a small memory budget skips
-# points instead of running them, and bad sweep options are refused.
+# points instead of running them, --workload inference and sft have their
+# curves and the headline, and bad sweep options are refused.
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
 # covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
 # covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
@@ -266,6 +267,48 @@ assert m["layers"] == 2 and m["scaled_from_layers"] == 1 and m["layers_measured"
 p = [p for p in m["points"] if p["batch_size"] == 64][0]
 assert p["status"] == "skipped" and "memory budget" in p["reason"], p
 PY
+
+# --workload: inference (prefill, then --gen-len decode steps in one
+# timed step) has its own curve and the headline; sft is the training
+# step under its user-facing name
+expect_exit 0 "inference workload" "$CAL" "${TRAIN[@]}" --workload inference --gen-len 4 --dtype fp32 --batches 1,2 --no-extend -o "$TMP/infer.json"
+grep -q "workload inference (--workload)" "$TMP/out" && ok || bad "inference table: the workload"
+grep -q "inference    batch" "$TMP/out" && ok || bad "no inference table"
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/infer.json" batch_sweep \
+  && ok || bad "inference profile does not validate"
+$PY - "$TMP/infer.json" <<'PY' && ok || bad "inference content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+assert bs["workload"] == "inference" and set(bs["modes"]) == {"inference"}, bs["modes"].keys()
+m, seq = bs["modes"]["inference"], bs["model"]["seq"]
+assert m["gen_len"] == 4 and "in sequence inside each timed sample" in m["method"]
+ok = [p for p in m["points"] if p["status"] == "ok"]
+assert len(ok) == 2, [p["status"] for p in m["points"]]
+for p in ok:
+    assert p["kernel"] == "model_infer" and "/g4/" in p["id"], p["id"]
+    assert abs(p["tokens_per_s"] - p["examples_per_s"] * (seq + 4)) <= 1e-6 * p["tokens_per_s"]
+src = d["batch_source"]
+assert src["mode"] == "inference" and src["workload_name"] == "inference", src
+assert d["optimal_batch_size"] == m["optimal_batch_size"]
+opt = [p for p in ok if p["batch_size"] == d["optimal_batch_size"]][0]
+assert d["throughput"] == opt["examples_per_s"]
+PY
+expect_exit 0 "sft workload" "$CAL" "${TRAIN[@]}" --workload sft --dtype fp32 --batches 1 --no-extend -o "$TMP/sft.json"
+$PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/sft.json" batch_sweep \
+  && ok || bad "sft profile does not validate"
+$PY - "$TMP/sft.json" <<'PY' && ok || bad "sft content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bs = d["batch_sweep"]
+assert bs["workload"] == "sft" and set(bs["modes"]) == {"train"}, bs["modes"].keys()
+assert bs["modes"]["train"]["workload"].startswith("sft, ")
+src = d["batch_source"]
+assert src["mode"] == "train" and src["workload_name"] == "sft", src
+PY
+expect_usage "--workload dpo (not yet)" "$CAL" --workload dpo -o "$TMP/x.json"
+expect_usage "--workload unknown" "$CAL" --workload pretrain -o "$TMP/x.json"
+expect_usage "--gen-len 0" "$CAL" --workload inference --gen-len 0 -o "$TMP/x.json"
 
 # bad sweep options
 expect_usage "--batches 0" "$CAL" --sweep-batch --batches 0 -o "$TMP/x.json"

@@ -134,13 +134,13 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
   int64_t fewest = res->modes[2].layers_measured;
   char note[640];
   snprintf(note, sizeof note,
-           "one optimizer step of the model: %lld decoder layers (%s; "
+           "%sone optimizer step of the model: %lld decoder layers (%s; "
            "forward, backward, AdamW), plus the LM head measured "
            "(vocabulary %lld: logits, "
            "cross-entropy, backward, AdamW); examples/s = batch / (layers / layers measured "
            "x the measured stack's step + LM head step); the embedding lookup and its "
            "gradient (tokens x hidden adds) not timed",
-           (long long)res->layers,
+           res->workload ? "sft, " : "", (long long)res->layers,
            fewest && fewest < res->layers
                ? "timed as the measured layers scaled to the model's"
                : "the whole stack measured",

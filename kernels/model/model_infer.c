@@ -22,7 +22,7 @@
 #include "layer_internal.h"
 
 typedef struct infer {
-  cal_model_t *pre, *dec;
+  cal_model_t *pre, *dec; /* first, in this order (the tests reach them) */
   int64_t gen;
   char impl[400];
 } infer_t;
