@@ -55,6 +55,8 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
         json_object_set_new(o, "step_ms", json_real(bp->step_ms));
         json_object_set_new(o, "layer_step_ms", json_real(bp->layer_ms));
         json_object_set_new(o, "lm_head_step_ms", json_real(bp->head_ms));
+        if (bp->ref_ms > 0)
+          json_object_set_new(o, "reference_forward_ms", json_real(bp->ref_ms));
         json_object_set_new(o, "flops_per_step", json_real(bp->step_flops));
         json_object_set_new(o, "step_gflops", json_real(bp->step_gflops));
       }
@@ -130,8 +132,8 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
 /* Train: what its figures are (the model built of one measured layer and
  * the measured LM head), the FLOP convention and the memory model. */
 static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
-                      json_t *jm) {
-  int64_t fewest = res->modes[2].layers_measured;
+                      json_t *jm, int mi) {
+  int64_t fewest = res->modes[mi].layers_measured;
   char note[640];
   snprintf(note, sizeof note,
            "%sone optimizer step of the model: %lld decoder layers (%s; "
@@ -163,7 +165,7 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
   /* per example: the activations are linear in the batch (the points'
    * activation_bytes over their batch_size) */
   double per = NAN, per_ck = NAN;
-  const cal_batch_mode_t *m = &res->modes[2];
+  const cal_batch_mode_t *m = &res->modes[mi];
   for (size_t i = 0; i < m->npoints && isnan(per); i++)
     if (m->points[i].model_bytes > 0) {
       per = m->points[i].act_bytes / (double)m->points[i].batch;
@@ -212,7 +214,7 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
                         size_t len) {
   int64_t fewest = res->modes[mi].layers_measured;
   char layers[200];
-  if (fewest && fewest < res->layers && mi == 2)
+  if (fewest && fewest < res->layers && (mi == 2 || mi == 4))
     snprintf(layers, sizeof layers, "%lld decoder layers, timed as %lld "
              "measured layers' step scaled to the model's",
              (long long)res->layers, (long long)fewest);
@@ -247,11 +249,37 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
              "a sequence of seq prompt and %lld generated tokens; the "
              "embedding lookup and sampling not timed", layers,
              (long long)res->gen_len, (long long)res->gen_len);
+  else if (mi == 4)
+    snprintf(buf, len, "dpo, one example a preference pair: one optimizer "
+             "step of the policy model over the pair's chosen and rejected "
+             "sequences (2 x batch sequences of seq tokens: %s, forward, "
+             "backward, AdamW, plus the LM head's), plus a frozen reference "
+             "model's forward over both (the model's prefill at 2 x batch, "
+             "the LM head on the last position of each sequence)", layers);
   else
     snprintf(buf, len, "%sone optimizer step of the model: %s (forward, "
              "backward, AdamW), plus the LM head's (vocabulary %lld)",
              res->workload && mi == 2 ? "sft, " : "", layers,
              (long long)res->vocab);
+}
+
+/* DPO: what its step is, and how it is put together. */
+static int dpo_json(const cal_batch_result_t *res, json_t *jm) {
+  char note[900];
+  cal_batch_workload(res, 4, note, sizeof note);
+  return json_object_set_new(jm, "workload", json_string(note)) |
+         json_object_set_new(
+             jm, "method",
+             json_string("examples/s = pairs / (the training step at 2 x "
+                         "batch sequences, as the train mode builds it, + "
+                         "the reference model's forward at 2 x batch), "
+                         "sample by sample of separately measured runs; the "
+                         "DPO loss (log-ratios and sigmoid, batch x a few "
+                         "adds) not timed; the reference's LM head covers "
+                         "the last position of each sequence, not every "
+                         "position's log-probability (a lower bound of its "
+                         "head's work); model_memory_bytes adds the "
+                         "reference's weights"));
 }
 
 /* Prefill, decode and inference: what a point's step is (inference: and
@@ -292,7 +320,8 @@ json_t *cal_batch_source_json(const cal_run_result_t *r,
       "layers", (json_int_t)b->layers, "layers_measured",
       m->layers_measured ? json_integer(m->layers_measured) : json_null(),
       "vocab", (json_int_t)b->vocab, "lm_head",
-      b->top_mode == 2 ? "training step (logits, cross-entropy, backward, AdamW)"
+      b->top_mode == 2 || b->top_mode == 4
+                       ? "training step (logits, cross-entropy, backward, AdamW)"
       : b->top_mode == 0 ? "logits of the last position of each sequence"
       : b->top_mode == 3 ? "logits of the last prompt position, then of each "
                            "new token"
@@ -317,8 +346,10 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
   for (size_t i = 0; i < m->npoints; i++)
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
-  if (depth_json(res, mi, jm) < 0 || (mi == 2 && train_json(r, res, jm) < 0) ||
-      (mi != 2 && forward_json(res, mi, jm) < 0))
+  int train = mi == 2 || mi == 4;
+  if (depth_json(res, mi, jm) < 0 || (train && train_json(r, res, jm, mi) < 0) ||
+      (mi == 4 && dpo_json(res, jm) < 0) ||
+      (!train && forward_json(res, mi, jm) < 0))
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;

@@ -79,14 +79,20 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
           m->name, decode ? "    GB/s   %bw path"
-                   : mi == 2 ? " layers ms   head ms  GFLOPS  act MiB fits" : "");
+                   : mi == 2 || mi == 4 ? " layers ms   head ms  GFLOPS  act MiB fits"
+                                        : "");
   int64_t fewest = m->layers_measured;
   if (mi == 3)
     fprintf(out, "    one example: a sequence of seq prompt and %lld generated "
                  "tokens: prefill, then %lld decode steps, each against a KV "
                  "cache of seq tokens (not grown), in one timed run\n",
             (long long)res->gen_len, (long long)res->gen_len);
-  if (mi != 2) {
+  if (mi == 4)
+    fprintf(out, "    one example: a preference pair: the training step over "
+                 "2 x batch sequences (chosen and rejected) + a frozen "
+                 "reference's forward over them (its LM head on the last "
+                 "positions), measured apart and summed\n");
+  if (mi != 2 && mi != 4) {
     char cyc[96] = "";
     if (fewest && fewest < res->layers)
       snprintf(cyc, sizeof cyc, ", run in turn over %lld distinct layers' "

@@ -252,6 +252,8 @@ typedef struct cal_batch_point {
    * without and with checkpointing, its whole training memory (state and
    * activations) and whether that fits the memory budget */
   double layer_ms, head_ms, step_ms, step_flops, step_gflops;
+  /* dpo points: the frozen reference model's measured forward (ms) */
+  double ref_ms;
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
   int64_t layers_measured;  /* distinct decoder layers the point held: train,
@@ -263,7 +265,8 @@ typedef struct cal_batch_point {
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
-  const char *name;         /* "prefill", "decode", "train", "inference" */
+  const char *name;         /* "prefill", "decode", "train", "inference",
+                               "dpo" */
   const char *status;       /* "measured", "skipped", "failed" */
   char reason[256];
   cal_batch_point_t *points;
@@ -284,10 +287,11 @@ typedef struct cal_batch_mode {
 } cal_batch_mode_t;
 
 /* the sweep's modes: prefill, decode, train, and the inference workload */
-#define CAL_BATCH_NMODES 4
+#define CAL_BATCH_NMODES 5
 
 typedef struct cal_batch_result {
-  /* [0] prefill, [1] decode, [2] train, [3] inference (--workload) */
+  /* [0] prefill, [1] decode, [2] train, [3] inference, [4] dpo
+   * (--workload) */
   cal_batch_mode_t modes[CAL_BATCH_NMODES];
   cal_kdtype_t dtype;       /* the layer's: fp32 or bf16 */
   /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)

@@ -20,8 +20,8 @@ typedef struct cal_sweep_opts {
   int64_t layers, vocab;
   int layers_given;
   int modes_given;          /* --mode was given */
-  /* --workload: "sft", "inference" or NULL (the bare modes); the mode it
-   * runs (2 train, 3 inference), and the tokens the inference workload
+  /* --workload: "sft", "inference", "dpo" or NULL (the bare modes); the
+   * mode it runs (2 train, 3 inference, 4 dpo), and the tokens the inference workload
    * generates after its prompt (--gen-len) */
   const char *workload;
   int workload_mode;

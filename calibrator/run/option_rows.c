@@ -151,12 +151,16 @@ static int workload_opt(void *obj, const cal_opt_t *row, const char *arg,
     o->sweep.workload_mode = 2;
   else if (strcmp(arg, "inference") == 0)
     o->sweep.workload_mode = 3;
-  else if (strcmp(arg, "dpo") == 0 || strcmp(arg, "grpo") == 0)
-    return cal_usage(cmd, "--workload %s is not measured yet (sft or "
-                          "inference)", arg);
+  else if (strcmp(arg, "dpo") == 0)
+    o->sweep.workload_mode = 4;
+  else if (strcmp(arg, "grpo") == 0)
+    return cal_usage(cmd, "--workload grpo is not measured yet (sft, dpo "
+                          "or inference)");
   else
-    return cal_usage(cmd, "--workload is sft or inference, not '%s'", arg);
-  o->sweep.workload = o->sweep.workload_mode == 2 ? "sft" : "inference";
+    return cal_usage(cmd, "--workload is sft, dpo or inference, not '%s'",
+                     arg);
+  static const char *const names[] = {"sft", "inference", "dpo"};
+  o->sweep.workload = names[o->sweep.workload_mode - 2];
   o->sweep_asked = 1;
   return -1;
 }
@@ -259,11 +263,10 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "decode), all (the default; --ci: both), or a\n"
              "list: a,b"},
     {CALL("workload", "W", workload_opt),
-     .help = "the workload as users run it (runs the sweep;\n"
-             "the headline follows it): sft (the training\n"
-             "step over batch sequences) or inference\n"
-             "(prefill of seq tokens, then --gen-len decode\n"
-             "steps); one example: one sequence"},
+     .help = "sft, dpo or inference: the workload as users\n"
+             "run it, its curve the headline (runs the sweep;\n"
+             "dpo: an example is a pair, the training step on\n"
+             "both sequences plus a frozen reference's forward)"},
     {.type = CAL_OPT_LONG, .name = "gen-len", .arg = "N", .min = 1,
      .max = 4096, .def = "32", .off = OFF(sweep.gen_len),
      .help = "tokens --workload inference generates after\n"

@@ -38,6 +38,28 @@ double cal_sweep_llc_bytes(const cal_run_t *r) {
   return llc;
 }
 
+/* The forward step's model: its depth, distinct layers where they fit
+ * (inference holds a prefill and a decode step: half the budget each),
+ * its LM head, and inference's generated tokens. */
+static void forward_shape(const sweep_t *s, cal_params_t *p, int bf16) {
+  cal_layer_shape_t sh;
+  cal_layer_shape_from_params(p, &sh);
+  sh.bf16 = bf16;
+  p->depth = s->res->layers;
+  p->n = s->res->vocab;
+  p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
+                                        s->infer ? s->mem_budget / 2
+                                                 : s->mem_budget);
+  p->gen = s->infer ? s->res->gen_len : 0;
+}
+
+void cal_sweep_ref_params(const sweep_t *sw, const cal_params_t *p,
+                          cal_params_t *rp) {
+  *rp = *p;
+  rp->layers = 0;
+  forward_shape(sw, rp, sw->ref->dtype == CAL_DTYPE_BF16);
+}
+
 void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                       cal_params_t *p) {
   const cal_run_t *r = s->r;
@@ -48,7 +70,8 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
   p->kv_heads = o->kv_heads;
   p->ffn = o->ffn;
   p->seq = o->seq;
-  p->batch = batch;
+  /* dpo: a pair's chosen and rejected sequence */
+  p->batch = s->dpo ? 2 * batch : batch;
   p->decode = decode;
   p->threads = r->opt->threads;
   p->seed = r->opt->seed + 1000;
@@ -66,18 +89,7 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                     ? L
                     : 1;
   } else {
-    /* the model's forward step: its depth, distinct layers where they
-     * fit, and its LM head */
-    cal_layer_shape_t sh;
-    cal_layer_shape_from_params(p, &sh);
-    sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
-    p->depth = s->res->layers;
-    p->n = s->res->vocab;
-    /* inference holds a prefill and a decode step: half the budget each */
-    p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
-                                          s->infer ? s->mem_budget / 2
-                                                   : s->mem_budget);
-    p->gen = s->infer ? s->res->gen_len : 0;
+    forward_shape(s, p, s->k->dtype == CAL_DTYPE_BF16);
   }
 }
 
@@ -115,7 +127,14 @@ double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
                                       sw->res->vocab,
                                       sw->head->dtype == CAL_DTYPE_BF16);
-  return layer > head ? layer : head;
+  double most = layer > head ? layer : head;
+  if (sw->dpo) { /* the reference's forward runs after them */
+    cal_params_t rp;
+    cal_sweep_ref_params(sw, p, &rp);
+    double ref = sw->ref->mem_bytes(&rp);
+    most = most > ref ? most : ref;
+  }
+  return most;
 }
 
 /* The model's activations at batch b (bytes): each layer keeps what the
@@ -132,7 +151,9 @@ static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
   bp->act_layer_bytes = per;
   bp->act_bytes = L * per + head;
   bp->act_ckpt_bytes = L * 4.0 * t * (double)s->hidden + per + head;
-  bp->model_bytes = res->model_state_bytes + bp->act_bytes;
+  /* dpo: and the frozen reference's weights (the layers' dtype) */
+  bp->model_bytes = res->model_state_bytes + bp->act_bytes +
+                    (sw->dpo ? res->model_params * (s->bf16 ? 2.0 : 4.0) : 0.0);
   bp->model_fits = bp->model_bytes <= sw->mem_budget;
 }
 
@@ -295,7 +316,8 @@ void cal_sweep_top_mode(cal_batch_result_t *res, int wm) {
   static const char *const what[CAL_BATCH_NMODES] = {
       "prefill, the model's forward pass", "decode, one new token a sequence",
       "the training step, the workload users tune",
-      "the inference workload (--workload inference)"};
+      "the inference workload (--workload inference)",
+      "the DPO step (--workload dpo)"};
   char passed[160] = "";
   res->top_mode = -1;
   if (wm >= 0) {

@@ -34,6 +34,20 @@ static cal_params_t small(int64_t batch, int64_t layers, int64_t depth) {
   return p;
 }
 
+/* the tiny preset at batch b, every layer distinct */
+static cal_params_t tiny(int64_t b) {
+  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
+  assert_non_null(t);
+  cal_params_t p = small(b, t->layers, t->layers);
+  p.hidden = t->hidden;
+  p.heads = t->heads;
+  p.kv_heads = t->kv_heads;
+  p.ffn = t->ffn;
+  p.seq = t->seq;
+  p.n = t->vocab;
+  return p;
+}
+
 /* setup, a poisoned output fails, a run verifies (twice) */
 static void run_model(const char *name, cal_params_t p) {
   const cal_kernel_t *k = cal_kernel_find(name);
@@ -72,15 +86,7 @@ static void model_steps_verify(void **state) {
  * layer distinct, and a deeper stack cycled over three */
 static void tiny_preset(void **state) {
   (void)state;
-  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
-  assert_non_null(t);
-  cal_params_t p = small(2, t->layers, t->layers);
-  p.hidden = t->hidden;
-  p.heads = t->heads;
-  p.kv_heads = t->kv_heads;
-  p.ffn = t->ffn;
-  p.seq = t->seq;
-  p.n = t->vocab;
+  cal_params_t p = tiny(2);
   p.threads = 2;
   run_model("model_prefill_bf16", p);
   run_model("model_decode", p);
@@ -165,15 +171,7 @@ static void distinct_layers(void **state) {
  * decode weight fails; no generated token is refused. */
 static void inference_step(void **state) {
   (void)state;
-  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
-  assert_non_null(t);
-  cal_params_t p = small(2, t->layers, t->layers);
-  p.hidden = t->hidden;
-  p.heads = t->heads;
-  p.kv_heads = t->kv_heads;
-  p.ffn = t->ffn;
-  p.seq = t->seq;
-  p.n = t->vocab;
+  cal_params_t p = tiny(2);
   p.gen = 3;
   run_model("model_infer", p);
   run_model("model_infer_bf16", p);
