@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the batch sweep: a quick sweep with the tiny preset
 # writes a schema-valid batch_sweep section, a small memory budget skips
-# points instead of running them, --workload inference, sft and dpo have
-# their curves and the headline, and bad sweep options are refused.
+# points instead of running them, --workload inference, sft, dpo and grpo
+# have their curves and the headline, and bad sweep options are refused.
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
 # covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
 # covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
@@ -269,8 +269,9 @@ assert p["status"] == "skipped" and "memory budget" in p["reason"], p
 PY
 
 # --workload: inference (prefill, then --gen-len decode steps in one
-# timed step) and dpo (a pair: the training step over both sequences and
-# the reference's forward over them) have their own curves, sft is the
+# timed step), dpo (a pair: the training step over both sequences and
+# the reference's forward over them) and grpo (a prompt: its completions
+# generated, then trained on) have their own curves, sft is the
 # training step under its user-facing name; the headline follows each
 # workload W NAME [ARGS...]: run it, its table and a valid profile $TMP/W.json
 workload() {
@@ -320,7 +321,21 @@ assert p["reference_forward_ms"] > 0
 assert p["step_ms"] > p["reference_forward_ms"] + p["lm_head_step_ms"]
 assert abs(p["tokens_per_s"] - p["examples_per_s"] * 2 * seq) <= 1e-6 * p["tokens_per_s"]
 PY
-expect_usage "--workload grpo (not yet)" "$CAL" --workload grpo -o "$TMP/x.json"
+# grpo: one example a prompt: its group's generation, then the training
+# step over the completions
+workload grpo grpo --group 2 --gen-len 3 --batches 1
+$PY - "$TMP/grpo.json" <<'PY' && ok || bad "grpo content"
+import json, sys
+bs = json.load(open(sys.argv[1]))["batch_sweep"]
+m, seq = bs["modes"]["grpo"], bs["model"]["seq"]
+assert m["workload"].startswith("grpo, ") and m["group"] == 2 and m["gen_len"] == 3
+p = m["points"][0]
+assert p["status"] == "ok" and p["kernel"] == "layer_train" and "/G2/" in p["id"], p
+assert p["generation_ms"] > 0 and "reference_forward_ms" not in p
+assert p["step_ms"] > p["generation_ms"] + p["lm_head_step_ms"]
+assert abs(p["tokens_per_s"] - p["examples_per_s"] * 2 * (seq + 3)) <= 1e-6 * p["tokens_per_s"]
+PY
+expect_usage "--group 0" "$CAL" --workload grpo --group 0 -o "$TMP/x.json"
 expect_usage "--workload unknown" "$CAL" --workload pretrain -o "$TMP/x.json"
 expect_usage "--gen-len 0" "$CAL" --workload inference --gen-len 0 -o "$TMP/x.json"
 

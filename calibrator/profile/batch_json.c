@@ -57,6 +57,8 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
         json_object_set_new(o, "lm_head_step_ms", json_real(bp->head_ms));
         if (bp->ref_ms > 0)
           json_object_set_new(o, "reference_forward_ms", json_real(bp->ref_ms));
+        if (bp->gen_ms > 0)
+          json_object_set_new(o, "generation_ms", json_real(bp->gen_ms));
         json_object_set_new(o, "flops_per_step", json_real(bp->step_flops));
         json_object_set_new(o, "step_gflops", json_real(bp->step_gflops));
       }
@@ -214,7 +216,7 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
                         size_t len) {
   int64_t fewest = res->modes[mi].layers_measured;
   char layers[200];
-  if (fewest && fewest < res->layers && (mi == 2 || mi == 4))
+  if (fewest && fewest < res->layers && (mi == 2 || mi >= 4))
     snprintf(layers, sizeof layers, "%lld decoder layers, timed as %lld "
              "measured layers' step scaled to the model's",
              (long long)res->layers, (long long)fewest);
@@ -256,6 +258,17 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
              "backward, AdamW, plus the LM head's), plus a frozen reference "
              "model's forward over both (the model's prefill at 2 x batch, "
              "the LM head on the last position of each sequence)", layers);
+  else if (mi == 5)
+    snprintf(buf, len, "grpo, one example a prompt of seq tokens: %lld "
+             "completions of %lld tokens generated from it (the model's "
+             "prefill over batch x %lld copies of the prompt, then %lld "
+             "decode steps against a KV cache of seq tokens), then one "
+             "optimizer step of the policy model over the batch x %lld "
+             "sequences of seq + %lld tokens (%s, forward, backward, AdamW, "
+             "plus the LM head's)", (long long)res->group,
+             (long long)res->gen_len, (long long)res->group,
+             (long long)res->gen_len, (long long)res->group,
+             (long long)res->gen_len, layers);
   else
     snprintf(buf, len, "%sone optimizer step of the model: %s (forward, "
              "backward, AdamW), plus the LM head's (vocabulary %lld)",
@@ -263,10 +276,31 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
              (long long)res->vocab);
 }
 
-/* DPO: what its step is, and how it is put together. */
-static int dpo_json(const cal_batch_result_t *res, json_t *jm) {
+/* GRPO: its group, tokens generated and how its step is put together. */
+static int grpo_json(json_t *jm, const cal_batch_result_t *res) {
+  return json_object_set_new(jm, "group", json_integer(res->group)) |
+         json_object_set_new(jm, "gen_len", json_integer(res->gen_len)) |
+         json_object_set_new(
+             jm, "method",
+             json_string("examples/s = prompts / (the generation, the "
+                         "inference workload's step at batch x group "
+                         "sequences, + the training step over batch x group "
+                         "sequences of seq + gen_len tokens, as the train "
+                         "mode builds it), sample by sample of separately "
+                         "measured runs; each prompt prefilled once a "
+                         "completion (no shared prefix), its KV cache of seq "
+                         "tokens not grown; rewards, advantages and a "
+                         "reference model's KL term not timed"));
+}
+
+/* DPO (mi 4) and GRPO (mi 5): what the step is, and how it is put
+ * together. */
+static int dpo_json(const cal_batch_result_t *res, int mi, json_t *jm) {
   char note[900];
-  cal_batch_workload(res, 4, note, sizeof note);
+  cal_batch_workload(res, mi, note, sizeof note);
+  if (mi == 5)
+    return json_object_set_new(jm, "workload", json_string(note)) |
+           grpo_json(jm, res);
   return json_object_set_new(jm, "workload", json_string(note)) |
          json_object_set_new(
              jm, "method",
@@ -320,7 +354,7 @@ json_t *cal_batch_source_json(const cal_run_result_t *r,
       "layers", (json_int_t)b->layers, "layers_measured",
       m->layers_measured ? json_integer(m->layers_measured) : json_null(),
       "vocab", (json_int_t)b->vocab, "lm_head",
-      b->top_mode == 2 || b->top_mode == 4
+      b->top_mode == 2 || b->top_mode >= 4
                        ? "training step (logits, cross-entropy, backward, AdamW)"
       : b->top_mode == 0 ? "logits of the last position of each sequence"
       : b->top_mode == 3 ? "logits of the last prompt position, then of each "
@@ -346,9 +380,9 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
   for (size_t i = 0; i < m->npoints; i++)
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
-  int train = mi == 2 || mi == 4;
+  int train = mi == 2 || mi >= 4;
   if (depth_json(res, mi, jm) < 0 || (train && train_json(r, res, jm, mi) < 0) ||
-      (mi == 4 && dpo_json(res, jm) < 0) ||
+      (mi >= 4 && dpo_json(res, mi, jm) < 0) ||
       (!train && forward_json(res, mi, jm) < 0))
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)

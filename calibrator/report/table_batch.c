@@ -79,7 +79,7 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
           m->name, decode ? "    GB/s   %bw path"
-                   : mi == 2 || mi == 4 ? " layers ms   head ms  GFLOPS  act MiB fits"
+                   : mi == 2 || mi >= 4 ? " layers ms   head ms  GFLOPS  act MiB fits"
                                         : "");
   int64_t fewest = m->layers_measured;
   if (mi == 3)
@@ -92,7 +92,12 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
                  "2 x batch sequences (chosen and rejected) + a frozen "
                  "reference's forward over them (its LM head on the last "
                  "positions), measured apart and summed\n");
-  if (mi != 2 && mi != 4) {
+  if (mi == 5)
+    fprintf(out, "    one example: a prompt: %lld completions of %lld tokens "
+                 "generated (prefill, decode), then the training step over "
+                 "them, measured apart and summed\n",
+            (long long)res->group, (long long)res->gen_len);
+  if (mi == 0 || mi == 1 || mi == 3) {
     char cyc[96] = "";
     if (fewest && fewest < res->layers)
       snprintf(cyc, sizeof cyc, ", run in turn over %lld distinct layers' "

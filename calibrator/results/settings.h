@@ -20,12 +20,13 @@ typedef struct cal_sweep_opts {
   int64_t layers, vocab;
   int layers_given;
   int modes_given;          /* --mode was given */
-  /* --workload: "sft", "inference", "dpo" or NULL (the bare modes); the
-   * mode it runs (2 train, 3 inference, 4 dpo), and the tokens the inference workload
-   * generates after its prompt (--gen-len) */
+  /* --workload: "sft", "inference", "dpo", "grpo" or NULL (the bare
+   * modes); the mode it runs (2 train, 3 inference, 4 dpo, 5 grpo), the
+   * tokens inference and grpo generate after the prompt (--gen-len) and
+   * grpo's completions a prompt (--group) */
   const char *workload;
   int workload_mode;
-  int64_t gen_len;
+  int64_t gen_len, group;
   int64_t *batches;         /* user list (owned) or NULL for the default */
   size_t nbatches;
   int extend;               /* extend while still rising */

@@ -154,12 +154,11 @@ static int workload_opt(void *obj, const cal_opt_t *row, const char *arg,
   else if (strcmp(arg, "dpo") == 0)
     o->sweep.workload_mode = 4;
   else if (strcmp(arg, "grpo") == 0)
-    return cal_usage(cmd, "--workload grpo is not measured yet (sft, dpo "
-                          "or inference)");
+    o->sweep.workload_mode = 5;
   else
-    return cal_usage(cmd, "--workload is sft, dpo or inference, not '%s'",
-                     arg);
-  static const char *const names[] = {"sft", "inference", "dpo"};
+    return cal_usage(cmd, "--workload is sft, dpo, grpo or inference, not "
+                          "'%s'", arg);
+  static const char *const names[] = {"sft", "inference", "dpo", "grpo"};
   o->sweep.workload = names[o->sweep.workload_mode - 2];
   o->sweep_asked = 1;
   return -1;
@@ -263,14 +262,18 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "decode), all (the default; --ci: both), or a\n"
              "list: a,b"},
     {CALL("workload", "W", workload_opt),
-     .help = "sft, dpo or inference: the workload as users\n"
-             "run it, its curve the headline (runs the sweep;\n"
-             "dpo: an example is a pair, the training step on\n"
-             "both sequences plus a frozen reference's forward)"},
+     .help = "sft, dpo, grpo or inference: the workload as\n"
+             "users run it, its curve the headline (runs the\n"
+             "sweep; dpo: an example is a pair, grpo: a prompt\n"
+             "and its --group completions)"},
     {.type = CAL_OPT_LONG, .name = "gen-len", .arg = "N", .min = 1,
      .max = 4096, .def = "32", .off = OFF(sweep.gen_len),
-     .help = "tokens --workload inference generates after\n"
-             "its prompt of seq tokens (default 32)"},
+     .help = "tokens --workload inference and grpo generate\n"
+             "after the prompt of seq tokens (default 32)"},
+    {.type = CAL_OPT_LONG, .name = "group", .arg = "G", .min = 1,
+     .max = 256, .def = "4", .off = OFF(sweep.group),
+     .help = "completions --workload grpo generates a prompt\n"
+             "(default 4)"},
     {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
      .off = OFF(sweep.layers), .set = layers_opt,
      .help = "the model's decoder layers (default: the\n"

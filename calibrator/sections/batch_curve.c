@@ -49,6 +49,7 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
   double lq = s->decode  ? 1.0
               : s->infer ? seq + (double)s->res->gen_len
               : s->dpo   ? 2.0 * seq
+              : s->grpo  ? (double)s->res->group * (seq + (double)s->res->gen_len)
                          : seq;
   double b = (double)bp->batch, level = s->r->opt->hcfg.ci_level;
   size_t n = pt->m.n;
@@ -56,7 +57,7 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
    * plus the LM head's sample j (dpo: and the reference's; as many as
    * all have) */
   const cal_measurement_t *hm = s->train && head ? &head->m : NULL;
-  const cal_measurement_t *rm = s->dpo && hm && ref ? &ref->m : NULL;
+  const cal_measurement_t *rm = s->ref && hm && ref ? &ref->m : NULL;
   double L = s->train ? (double)s->res->layers /
                            (double)(pt->params.layers > 1 ? pt->params.layers : 1)
                      : 1.0;
@@ -85,7 +86,7 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     bp->head_ms = hm->time.median * 1e3;
     bp->step_ms = b / bp->examples.median * 1e3;
     bp->step_flops = L * pt->flops + head->flops + (rm ? ref->flops : 0.0);
-    bp->ref_ms = rm ? rm->time.median * 1e3 : 0.0;
+    *(s->grpo ? &bp->gen_ms : &bp->ref_ms) = rm ? rm->time.median * 1e3 : 0.0;
     bp->step_gflops = bp->step_flops / (bp->step_ms * 1e-3) * 1e-9;
   }
   if (s->decode && pt->m.time.median > 0) {

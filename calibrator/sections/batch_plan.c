@@ -39,24 +39,26 @@ double cal_sweep_llc_bytes(const cal_run_t *r) {
 }
 
 /* The forward step's model: its depth, distinct layers where they fit
- * (inference holds a prefill and a decode step: half the budget each),
- * its LM head, and inference's generated tokens. */
+ * (inference and grpo's generation hold a prefill and a decode step: half
+ * the budget each), its LM head, and the tokens generated. */
 static void forward_shape(const sweep_t *s, cal_params_t *p, int bf16) {
+  int gen = s->infer || s->grpo;
   cal_layer_shape_t sh;
   cal_layer_shape_from_params(p, &sh);
   sh.bf16 = bf16;
   p->depth = s->res->layers;
   p->n = s->res->vocab;
   p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
-                                        s->infer ? s->mem_budget / 2
-                                                 : s->mem_budget);
-  p->gen = s->infer ? s->res->gen_len : 0;
+                                        gen ? s->mem_budget / 2
+                                            : s->mem_budget);
+  p->gen = gen ? s->res->gen_len : 0;
 }
 
 void cal_sweep_ref_params(const sweep_t *sw, const cal_params_t *p,
                           cal_params_t *rp) {
   *rp = *p;
   rp->layers = 0;
+  rp->seq = sw->r->opt->sweep.seq; /* grpo: generated from the prompt */
   forward_shape(sw, rp, sw->ref->dtype == CAL_DTYPE_BF16);
 }
 
@@ -70,8 +72,11 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
   p->kv_heads = o->kv_heads;
   p->ffn = o->ffn;
   p->seq = o->seq;
-  /* dpo: a pair's chosen and rejected sequence */
-  p->batch = s->dpo ? 2 * batch : batch;
+  /* dpo: a pair's chosen and rejected sequence; grpo: a prompt's
+   * completions, each its prompt and generated tokens */
+  p->batch = s->dpo ? 2 * batch : s->grpo ? s->res->group * batch : batch;
+  if (s->grpo)
+    p->seq += s->res->gen_len;
   p->decode = decode;
   p->threads = r->opt->threads;
   p->seed = r->opt->seed + 1000;
@@ -128,7 +133,7 @@ double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
                                       sw->res->vocab,
                                       sw->head->dtype == CAL_DTYPE_BF16);
   double most = layer > head ? layer : head;
-  if (sw->dpo) { /* the reference's forward runs after them */
+  if (sw->ref) { /* the reference's forward (grpo: generation) apart */
     cal_params_t rp;
     cal_sweep_ref_params(sw, p, &rp);
     double ref = sw->ref->mem_bytes(&rp);
@@ -171,9 +176,12 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   char depth[48] = "";
   if (!s->train)
     snprintf(depth, sizeof depth, "/L%lld", (long long)s->res->layers);
-  if (s->infer) /* and the tokens it generates */
+  if (s->infer || s->grpo) /* and the tokens generated (grpo: a group) */
     snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/g%lld",
              (long long)s->res->gen_len);
+  if (s->grpo)
+    snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/G%lld",
+             (long long)s->res->group);
   snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s%s/h%lld/s%lld/b%lld",
            s->m->name, shape.bf16 ? "bf16/" : "", o->preset, depth,
            (long long)o->hidden, (long long)o->seq, (long long)b);
@@ -317,7 +325,7 @@ void cal_sweep_top_mode(cal_batch_result_t *res, int wm) {
       "prefill, the model's forward pass", "decode, one new token a sequence",
       "the training step, the workload users tune",
       "the inference workload (--workload inference)",
-      "the DPO step (--workload dpo)"};
+      "the DPO step (--workload dpo)", "the GRPO step (--workload grpo)"};
   char passed[160] = "";
   res->top_mode = -1;
   if (wm >= 0) {

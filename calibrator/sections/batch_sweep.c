@@ -31,7 +31,7 @@
  * it in these proportions, in the order they run: prefill, decode, train,
  * inference) */
 static const double mode_share[CAL_BATCH_NMODES] = {0.3, 0.3, 0.4, 0.4,
-                                                    0.4};
+                                                    0.4, 0.4};
 /* a point (the model's step: seconds on a real preset) takes at most this
  * many samples, --quick fewer */
 #define SWEEP_MODEL_SAMPLES 5
@@ -227,9 +227,10 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
     cal_sweep_head_params(s, p, &hp);
     if ((rc = train_part(s, bp, &pt, s->head, &hp, "LM head", &hpt)) != 0)
       return rc < 0 ? rc : 0;
-    if (s->dpo) {
+    if (s->ref) {
       cal_sweep_ref_params(s, p, &rp);
-      if ((rc = train_part(s, bp, &pt, s->ref, &rp, "reference forward",
+      if ((rc = train_part(s, bp, &pt, s->ref, &rp,
+                           s->grpo ? "generation" : "reference forward",
                            &rpt)) != 0) {
         cal_point_free(&hpt);
         return rc < 0 ? rc : 0;
@@ -362,22 +363,26 @@ static int sweep_sequential(sweep_t *s) {
   return 0;
 }
 
-/* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo. */
+/* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo, 5 grpo. */
 static int sweep_mode(cal_run_t *r, int mi, double budget,
                       const cal_batch_result_t *res, cal_batch_mode_t *m) {
   static const char *const names[2][CAL_BATCH_NMODES] = {
       {"model_prefill", "model_decode", "layer_train", "model_infer",
-       "layer_train"},
+       "layer_train", "layer_train"},
       {"model_prefill_bf16", "model_decode_bf16", "layer_train_bf16",
-       "model_infer_bf16", "layer_train_bf16"}};
+       "model_infer_bf16", "layer_train_bf16", "layer_train_bf16"}};
   static const char *const modes[CAL_BATCH_NMODES] = {
-      "prefill", "decode", "train", "inference", "dpo"};
+      "prefill", "decode", "train", "inference", "dpo", "grpo"};
   int bf16 = res->dtype == CAL_DTYPE_BF16;
-  sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2 || mi == 4, res, m,
+  int train = mi == 2 || mi == 4 || mi == 5;
+  sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, train, res, m,
                NULL, 0, 0, cal_now(), budget, cal_sweep_mem_budget(r),
                res->mem_read_gbps, res->engine, res->head,
                cal_sweep_llc_bytes(r), r->opt->hcfg, mi == 3, mi == 4,
-               cal_kernel_find(names[bf16][0]), ""};
+               mi == 4   ? cal_kernel_find(names[bf16][0])
+               : mi == 5 ? cal_kernel_find(names[bf16][3])
+                         : NULL,
+               "", mi == 5};
   int most = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
   if (s.h.samples > most && r->opt->rounds <= 1)
     s.h.samples = most;
@@ -423,6 +428,7 @@ int cal_batch_measure(cal_run_t *r) {
     modes = (o->modes_given ? modes : 0) | 1 << o->workload_mode;
     res->workload = o->workload;
     res->gen_len = o->gen_len;
+    res->group = o->group;
   }
   for (int m = 0; m < CAL_BATCH_NMODES; m++) {
     if (!(modes & (1 << m)))

@@ -30,8 +30,11 @@ typedef struct sweep {
   cal_harness_cfg_t h;      /* the points' harness settings */
   int infer;                /* the inference workload (prefill, decode) */
   int dpo;                  /* dpo: train over 2 x batch sequences, and */
-  const cal_kernel_t *ref;  /* the frozen reference's forward at 2 x batch */
+  const cal_kernel_t *ref;  /* the frozen reference's forward at 2 x batch
+                               (grpo: the completions' generation) */
   char busy_part[160];      /* train: a part measured while others ran */
+  int grpo;                 /* grpo: generation, then train over batch x
+                               group sequences of seq + gen_len tokens */
 } sweep_t;
 
 /* ---- the plan (batch_plan.c) */

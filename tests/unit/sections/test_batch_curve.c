@@ -121,6 +121,8 @@ static void dpo_step(void **state) {
   fixture_init(&f);
   f.s.train = 1;
   f.s.dpo = 1;
+  static const cal_kernel_t ref_kernel = {.name = "model_prefill"};
+  f.s.ref = &ref_kernel;
   const double stack[] = {0.01, 0.02, 0.03}, head[] = {0.005, 0.005, 0.005},
                ref[] = {0.004, 0.006};
   cal_point_t pt, hp, rp;
@@ -138,6 +140,36 @@ static void dpo_step(void **state) {
   point_free(&bp);
   cal_point_free(&hp);
   cal_point_free(&rp);
+}
+
+/* GRPO: the generation's samples take dpo's reference's place (kept as
+ * generation_ms); an example is a prompt: its group's sequences of prompt
+ * and generated tokens. */
+static void grpo_step(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  f.s.train = 1;
+  f.s.grpo = 1;
+  f.res.group = 3;
+  f.res.gen_len = 8;
+  static const cal_kernel_t gen_kernel = {.name = "model_infer"};
+  f.s.ref = &gen_kernel;
+  const double stack[] = {0.01, 0.02}, head[] = {0.005, 0.005},
+               gen[] = {0.1, 0.1};
+  cal_point_t pt, hp, gp;
+  timed_point(&pt, stack, 2, 4);
+  timed_point(&hp, head, 2, 1);
+  timed_point(&gp, gen, 2, 1);
+  cal_batch_point_t bp = {.batch = 1};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, &hp, &gp), 0);
+  assert_double_equal(bp.examples_per_s[0], 1 / (0.01 + 0.005 + 0.1), 1e-9);
+  assert_double_equal(bp.tokens.median, bp.examples.median * 3 * (128 + 8), 1e-6);
+  assert_double_equal(bp.gen_ms, 100, 1e-9);
+  assert_double_equal(bp.ref_ms, 0, 0);
+  point_free(&bp);
+  cal_point_free(&hp);
+  cal_point_free(&gp);
 }
 
 /* A point that was not measured keeps its status and reason only. */
@@ -199,5 +231,6 @@ CAL_TEST_MAIN(
     cmocka_unit_test(measured_point),
     cmocka_unit_test(train_step),
     cmocka_unit_test(dpo_step),
+    cmocka_unit_test(grpo_step),
     cmocka_unit_test(skipped_point),
     cmocka_unit_test(mode_analysis))
