@@ -276,68 +276,53 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
              (long long)res->vocab);
 }
 
-/* GRPO: its group, tokens generated and how its step is put together. */
-static int grpo_json(json_t *jm, const cal_batch_result_t *res) {
-  return json_object_set_new(jm, "group", json_integer(res->group)) |
-         json_object_set_new(jm, "gen_len", json_integer(res->gen_len)) |
-         json_object_set_new(
-             jm, "method",
-             json_string("examples/s = prompts / (the generation, the "
-                         "inference workload's step at batch x group "
-                         "sequences, + the training step over batch x group "
-                         "sequences of seq + gen_len tokens, as the train "
-                         "mode builds it), sample by sample of separately "
-                         "measured runs; each prompt prefilled once a "
-                         "completion (no shared prefix), its KV cache of seq "
-                         "tokens not grown; rewards, advantages and a "
-                         "reference model's KL term not timed"));
-}
+/* How the workloads' steps are measured or put together (indexed by
+ * mode; NULL: the bare modes, whose notes say it). */
+static const char *const methods[CAL_BATCH_NMODES] = {
+    NULL, NULL, NULL,
+    "prefill then gen_len decode steps run in sequence inside each timed "
+    "sample (not a sum of separately measured figures); every decode step "
+    "attends over a KV cache of seq tokens (the cache's growth from seq to "
+    "seq + gen_len is not modelled); tokens/s counts seq + gen_len tokens "
+    "an example",
+    "examples/s = pairs / (the training step at 2 x batch sequences, as the "
+    "train mode builds it, + the reference model's forward at 2 x batch), "
+    "sample by sample of separately measured runs; the DPO loss (log-ratios "
+    "and sigmoid, batch x a few adds) not timed; the reference's LM head "
+    "covers the last position of each sequence, not every position's "
+    "log-probability (a lower bound of its head's work); model_memory_bytes "
+    "adds the reference's weights",
+    "examples/s = prompts / (the generation, the inference workload's step "
+    "at batch x group sequences, + the training step over batch x group "
+    "sequences of seq + gen_len tokens, as the train mode builds it), sample "
+    "by sample of separately measured runs; each prompt prefilled once a "
+    "completion (no shared prefix), its KV cache of seq tokens not grown; "
+    "rewards, advantages and a reference model's KL term not timed"};
 
-/* DPO (mi 4) and GRPO (mi 5): what the step is, and how it is put
- * together. */
-static int dpo_json(const cal_batch_result_t *res, int mi, json_t *jm) {
+/* Every mode but train: what its step is (workload); the workloads, how
+ * it is measured (method) and inference's and grpo's gen_len, grpo's
+ * group. */
+static int workload_json(const cal_batch_result_t *res, int mi, json_t *jm) {
   char note[900];
   cal_batch_workload(res, mi, note, sizeof note);
+  int rc = json_object_set_new(jm, "workload", json_string(note));
+  if (methods[mi])
+    rc |= json_object_set_new(jm, "method", json_string(methods[mi]));
+  if (mi == 3 || mi == 5)
+    rc |= json_object_set_new(jm, "gen_len", json_integer(res->gen_len));
   if (mi == 5)
-    return json_object_set_new(jm, "workload", json_string(note)) |
-           grpo_json(jm, res);
-  return json_object_set_new(jm, "workload", json_string(note)) |
-         json_object_set_new(
-             jm, "method",
-             json_string("examples/s = pairs / (the training step at 2 x "
-                         "batch sequences, as the train mode builds it, + "
-                         "the reference model's forward at 2 x batch), "
-                         "sample by sample of separately measured runs; the "
-                         "DPO loss (log-ratios and sigmoid, batch x a few "
-                         "adds) not timed; the reference's LM head covers "
-                         "the last position of each sequence, not every "
-                         "position's log-probability (a lower bound of its "
-                         "head's work); model_memory_bytes adds the "
-                         "reference's weights"));
+    rc |= json_object_set_new(jm, "group", json_integer(res->group));
+  return rc;
 }
 
-/* Prefill, decode and inference: what a point's step is (inference: and
- * its tokens generated and method). */
+/* Prefill, decode and inference: the rows the LM head covers. */
 static int forward_json(const cal_batch_result_t *res, int mi, json_t *jm) {
-  char note[900];
-  cal_batch_workload(res, mi, note, sizeof note);
-  int rc = json_object_set_new(jm, "workload", json_string(note)) |
-           json_object_set_new(jm, "lm_head",
-                               json_string(mi == 1 ? "the new token of each sequence"
-                                           : mi == 0 ? "last position of each sequence"
-                                                     : "last prompt position, "
-                                                       "then each new token"));
-  if (mi == 3)
-    rc |= json_object_set_new(jm, "gen_len", json_integer(res->gen_len)) |
-          json_object_set_new(
-              jm, "method",
-              json_string("prefill then gen_len decode steps run in sequence "
-                          "inside each timed sample (not a sum of separately "
-                          "measured figures); every decode step attends over "
-                          "a KV cache of seq tokens (the cache's growth from "
-                          "seq to seq + gen_len is not modelled); tokens/s "
-                          "counts seq + gen_len tokens an example"));
-  return rc;
+  return workload_json(res, mi, jm) |
+         json_object_set_new(jm, "lm_head",
+                             json_string(mi == 1 ? "the new token of each sequence"
+                                         : mi == 0 ? "last position of each sequence"
+                                                   : "last prompt position, "
+                                                     "then each new token"));
 }
 
 json_t *cal_batch_source_json(const cal_run_result_t *r,
@@ -382,7 +367,7 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
       goto fail;
   int train = mi == 2 || mi >= 4;
   if (depth_json(res, mi, jm) < 0 || (train && train_json(r, res, jm, mi) < 0) ||
-      (mi >= 4 && dpo_json(res, mi, jm) < 0) ||
+      (mi >= 4 && workload_json(res, mi, jm) < 0) ||
       (!train && forward_json(res, mi, jm) < 0))
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
