@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the batch sweep: a quick sweep with the tiny preset
 # writes a schema-valid batch_sweep section, a small memory budget skips
-# points instead of running them, and bad sweep options are refused.
+# points instead of running them, --workload inference, sft, dpo and grpo
+# have their curves and the headline, and bad sweep options are refused.
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
 # covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
 # covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
@@ -279,6 +280,77 @@ assert m["layers"] == 2 and m["scaled_from_layers"] == 1 and m["layers_measured"
 p = [p for p in m["points"] if p["batch_size"] == 64][0]
 assert p["status"] == "skipped" and "memory budget" in p["reason"], p
 PY
+
+# --workload: inference (prefill, then --gen-len decode steps in one
+# timed step), dpo (a pair: the training step over both sequences and
+# the reference's forward over them) and grpo (a prompt: its completions
+# generated, then trained on) have their own curves, sft is the
+# training step under its user-facing name; the headline follows each
+# workload W NAME [ARGS...]: run it, its table and a valid profile $TMP/W.json
+workload() {
+  _w=$1 _mode=$2
+  shift 2
+  expect_exit 0 "$_w workload" "$CAL" "${TRAIN[@]}" --workload "$_w" --dtype fp32 --no-extend -o "$TMP/$_w.json" "$@"
+  grep -q "workload $_w (--workload)" "$TMP/out" && grep -q "$_mode    batch" "$TMP/out" \
+    && ok || bad "$_w table"
+  $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/$_w.json" batch_sweep \
+    && ok || bad "$_w profile does not validate"
+  $PY - "$TMP/$_w.json" "$_w" "$_mode" <<'PY' && ok || bad "$_w: the headline"
+import json, sys
+d, w, mode = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+bs = d["batch_sweep"]
+assert bs["workload"] == w and set(bs["modes"]) == {mode}, bs["modes"].keys()
+src, m = d["batch_source"], bs["modes"][mode]
+assert src["mode"] == mode and src["workload_name"] == w, src
+assert d["optimal_batch_size"] == m["optimal_batch_size"]
+opt = [p for p in m["points"] if p["batch_size"] == d["optimal_batch_size"]][0]
+assert d["throughput"] == opt["examples_per_s"]
+PY
+}
+workload inference inference --gen-len 4 --batches 1,2
+$PY - "$TMP/inference.json" <<'PY' && ok || bad "inference content"
+import json, sys
+bs = json.load(open(sys.argv[1]))["batch_sweep"]
+m, seq = bs["modes"]["inference"], bs["model"]["seq"]
+assert m["gen_len"] == 4 and "in sequence inside each timed sample" in m["method"]
+ok = [p for p in m["points"] if p["status"] == "ok"]
+assert len(ok) == 2, [p["status"] for p in m["points"]]
+for p in ok:
+    assert p["kernel"] == "model_infer" and "/g4/" in p["id"], p["id"]
+    assert abs(p["tokens_per_s"] - p["examples_per_s"] * (seq + 4)) <= 1e-6 * p["tokens_per_s"]
+PY
+workload sft train --batches 1
+$PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["train"]["workload"].startswith("sft, ")' "$TMP/sft.json" \
+  && ok || bad "sft: the train note names it"
+workload dpo dpo --batches 1
+$PY - "$TMP/dpo.json" <<'PY' && ok || bad "dpo content"
+import json, sys
+bs = json.load(open(sys.argv[1]))["batch_sweep"]
+m, seq = bs["modes"]["dpo"], bs["model"]["seq"]
+assert m["workload"].startswith("dpo, ") and "reference" in m["method"]
+p = m["points"][0]
+assert p["status"] == "ok" and p["kernel"] == "layer_train", p
+assert p["reference_forward_ms"] > 0
+assert p["step_ms"] > p["reference_forward_ms"] + p["lm_head_step_ms"]
+assert abs(p["tokens_per_s"] - p["examples_per_s"] * 2 * seq) <= 1e-6 * p["tokens_per_s"]
+PY
+# grpo: one example a prompt: its group's generation, then the training
+# step over the completions
+workload grpo grpo --group 2 --gen-len 3 --batches 1
+$PY - "$TMP/grpo.json" <<'PY' && ok || bad "grpo content"
+import json, sys
+bs = json.load(open(sys.argv[1]))["batch_sweep"]
+m, seq = bs["modes"]["grpo"], bs["model"]["seq"]
+assert m["workload"].startswith("grpo, ") and m["group"] == 2 and m["gen_len"] == 3
+p = m["points"][0]
+assert p["status"] == "ok" and p["kernel"] == "layer_train" and "/G2/" in p["id"], p
+assert p["generation_ms"] > 0 and "reference_forward_ms" not in p
+assert p["step_ms"] > p["generation_ms"] + p["lm_head_step_ms"]
+assert abs(p["tokens_per_s"] - p["examples_per_s"] * 2 * (seq + 3)) <= 1e-6 * p["tokens_per_s"]
+PY
+expect_usage "--group 0" "$CAL" --workload grpo --group 0 -o "$TMP/x.json"
+expect_usage "--workload unknown" "$CAL" --workload pretrain -o "$TMP/x.json"
+expect_usage "--gen-len 0" "$CAL" --workload inference --gen-len 0 -o "$TMP/x.json"
 
 # bad sweep options
 expect_usage "--batches 0" "$CAL" --sweep-batch --batches 0 -o "$TMP/x.json"

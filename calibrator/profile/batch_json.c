@@ -55,6 +55,10 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
         json_object_set_new(o, "step_ms", json_real(bp->step_ms));
         json_object_set_new(o, "layer_step_ms", json_real(bp->layer_ms));
         json_object_set_new(o, "lm_head_step_ms", json_real(bp->head_ms));
+        if (bp->ref_ms > 0)
+          json_object_set_new(o, "reference_forward_ms", json_real(bp->ref_ms));
+        if (bp->gen_ms > 0)
+          json_object_set_new(o, "generation_ms", json_real(bp->gen_ms));
         json_object_set_new(o, "flops_per_step", json_real(bp->step_flops));
         json_object_set_new(o, "step_gflops", json_real(bp->step_gflops));
       }
@@ -130,17 +134,17 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
 /* Train: what its figures are (the model built of one measured layer and
  * the measured LM head), the FLOP convention and the memory model. */
 static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
-                      json_t *jm) {
-  int64_t fewest = res->modes[2].layers_measured;
+                      json_t *jm, int mi) {
+  int64_t fewest = res->modes[mi].layers_measured;
   char note[640];
   snprintf(note, sizeof note,
-           "one optimizer step of the model: %lld decoder layers (%s; "
+           "%sone optimizer step of the model: %lld decoder layers (%s; "
            "forward, backward, AdamW), plus the LM head measured "
            "(vocabulary %lld: logits, "
            "cross-entropy, backward, AdamW); examples/s = batch / (layers / layers measured "
            "x the measured stack's step + LM head step); the embedding lookup and its "
            "gradient (tokens x hidden adds) not timed",
-           (long long)res->layers,
+           res->workload ? "sft, " : "", (long long)res->layers,
            fewest && fewest < res->layers
                ? "timed as the measured layers scaled to the model's"
                : "the whole stack measured",
@@ -163,7 +167,7 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
   /* per example: the activations are linear in the batch (the points'
    * activation_bytes over their batch_size) */
   double per = NAN, per_ck = NAN;
-  const cal_batch_mode_t *m = &res->modes[2];
+  const cal_batch_mode_t *m = &res->modes[mi];
   for (size_t i = 0; i < m->npoints && isnan(per); i++)
     if (m->points[i].model_bytes > 0) {
       per = m->points[i].act_bytes / (double)m->points[i].batch;
@@ -212,7 +216,7 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
                         size_t len) {
   int64_t fewest = res->modes[mi].layers_measured;
   char layers[200];
-  if (fewest && fewest < res->layers && mi == 2)
+  if (fewest && fewest < res->layers && (mi == 2 || mi >= 4))
     snprintf(layers, sizeof layers, "%lld decoder layers, timed as %lld "
              "measured layers' step scaled to the model's",
              (long long)res->layers, (long long)fewest);
@@ -237,27 +241,95 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
              "RMSNorm and logits over vocabulary %lld) on the new tokens; "
              "the embedding lookup and sampling not timed", layers,
              (long long)res->vocab);
+  else if (mi == 3)
+    snprintf(buf, len, "inference of one sequence a batch row, in one timed "
+             "run: the model's prefill over seq prompt tokens (%s, then the "
+             "LM head on the last position), then %lld decode steps (one new "
+             "token a sequence through every layer and the head), each "
+             "against a KV cache of seq tokens, not grown token by token "
+             "(the decode step holds its own layers' weights); one example: "
+             "a sequence of seq prompt and %lld generated tokens; the "
+             "embedding lookup and sampling not timed", layers,
+             (long long)res->gen_len, (long long)res->gen_len);
+  else if (mi == 4)
+    snprintf(buf, len, "dpo, one example a preference pair: one optimizer "
+             "step of the policy model over the pair's chosen and rejected "
+             "sequences (2 x batch sequences of seq tokens: %s, forward, "
+             "backward, AdamW, plus the LM head's), plus a frozen reference "
+             "model's forward over both (the model's prefill at 2 x batch, "
+             "the LM head on the last position of each sequence)", layers);
+  else if (mi == 5)
+    snprintf(buf, len, "grpo, one example a prompt of seq tokens: %lld "
+             "completions of %lld tokens generated from it (the model's "
+             "prefill over batch x %lld copies of the prompt, then %lld "
+             "decode steps against a KV cache of seq tokens), then one "
+             "optimizer step of the policy model over the batch x %lld "
+             "sequences of seq + %lld tokens (%s, forward, backward, AdamW, "
+             "plus the LM head's)", (long long)res->group,
+             (long long)res->gen_len, (long long)res->group,
+             (long long)res->gen_len, (long long)res->group,
+             (long long)res->gen_len, layers);
   else
-    snprintf(buf, len, "one optimizer step of the model: %s (forward, "
+    snprintf(buf, len, "%sone optimizer step of the model: %s (forward, "
              "backward, AdamW), plus the LM head's (vocabulary %lld)",
-             layers, (long long)res->vocab);
+             res->workload && mi == 2 ? "sft, " : "", layers,
+             (long long)res->vocab);
 }
 
-/* Prefill and decode: what a point's step is. */
-static int forward_json(const cal_batch_result_t *res, int mi, json_t *jm) {
-  char note[640];
+/* How the workloads' steps are measured or put together (indexed by
+ * mode; NULL: the bare modes, whose notes say it). */
+static const char *const methods[CAL_BATCH_NMODES] = {
+    NULL, NULL, NULL,
+    "prefill then gen_len decode steps run in sequence inside each timed "
+    "sample (not a sum of separately measured figures); every decode step "
+    "attends over a KV cache of seq tokens (the cache's growth from seq to "
+    "seq + gen_len is not modelled); tokens/s counts seq + gen_len tokens "
+    "an example",
+    "examples/s = pairs / (the training step at 2 x batch sequences, as the "
+    "train mode builds it, + the reference model's forward at 2 x batch), "
+    "sample by sample of separately measured runs; the DPO loss (log-ratios "
+    "and sigmoid, batch x a few adds) not timed; the reference's LM head "
+    "covers the last position of each sequence, not every position's "
+    "log-probability (a lower bound of its head's work); model_memory_bytes "
+    "adds the reference's weights",
+    "examples/s = prompts / (the generation, the inference workload's step "
+    "at batch x group sequences, + the training step over batch x group "
+    "sequences of seq + gen_len tokens, as the train mode builds it), sample "
+    "by sample of separately measured runs; each prompt prefilled once a "
+    "completion (no shared prefix), its KV cache of seq tokens not grown; "
+    "rewards, advantages and a reference model's KL term not timed"};
+
+/* Every mode but train: what its step is (workload); the workloads, how
+ * it is measured (method) and inference's and grpo's gen_len, grpo's
+ * group. */
+static int workload_json(const cal_batch_result_t *res, int mi, json_t *jm) {
+  char note[900];
   cal_batch_workload(res, mi, note, sizeof note);
-  return json_object_set_new(jm, "workload", json_string(note)) |
+  int rc = json_object_set_new(jm, "workload", json_string(note));
+  if (methods[mi])
+    rc |= json_object_set_new(jm, "method", json_string(methods[mi]));
+  if (mi == 3 || mi == 5)
+    rc |= json_object_set_new(jm, "gen_len", json_integer(res->gen_len));
+  if (mi == 5)
+    rc |= json_object_set_new(jm, "group", json_integer(res->group));
+  return rc;
+}
+
+/* Prefill, decode and inference: the rows the LM head covers. */
+static int forward_json(const cal_batch_result_t *res, int mi, json_t *jm) {
+  return workload_json(res, mi, jm) |
          json_object_set_new(jm, "lm_head",
-                             json_string(mi == 0 ? "last position of each sequence"
-                                                 : "the new token of each sequence"));
+                             json_string(mi == 1 ? "the new token of each sequence"
+                                         : mi == 0 ? "last position of each sequence"
+                                                   : "last prompt position, "
+                                                     "then each new token"));
 }
 
 json_t *cal_batch_source_json(const cal_run_result_t *r,
                               const cal_batch_result_t *b) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   const cal_batch_mode_t *m = &b->modes[b->top_mode];
-  char work[640];
+  char work[900];
   cal_batch_workload(b, b->top_mode, work, sizeof work);
   json_t *src = json_pack(
       "{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:o, s:I, s:s, s:s}", "mode",
@@ -267,10 +339,15 @@ json_t *cal_batch_source_json(const cal_run_result_t *r,
       "layers", (json_int_t)b->layers, "layers_measured",
       m->layers_measured ? json_integer(m->layers_measured) : json_null(),
       "vocab", (json_int_t)b->vocab, "lm_head",
-      b->top_mode == 2 ? "training step (logits, cross-entropy, backward, AdamW)"
+      b->top_mode == 2 || b->top_mode >= 4
+                       ? "training step (logits, cross-entropy, backward, AdamW)"
       : b->top_mode == 0 ? "logits of the last position of each sequence"
+      : b->top_mode == 3 ? "logits of the last prompt position, then of each "
+                           "new token"
                          : "logits of the new token of each sequence",
       "choice", b->top_why);
+  if (src && b->workload)
+    json_object_set_new(src, "workload_name", json_string(b->workload));
   if (src && m->layers_measured && m->layers_measured < b->layers)
     json_object_set_new(src, "scaled_from_layers",
                         json_integer(m->layers_measured));
@@ -288,8 +365,10 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
   for (size_t i = 0; i < m->npoints; i++)
     if (json_array_append_new(pts, point_json(r, res, &m->points[i], mi == 1)) < 0)
       goto fail;
-  if (depth_json(res, mi, jm) < 0 || (mi == 2 && train_json(r, res, jm) < 0) ||
-      (mi < 2 && forward_json(res, mi, jm) < 0))
+  int train = mi == 2 || mi >= 4;
+  if (depth_json(res, mi, jm) < 0 || (train && train_json(r, res, jm, mi) < 0) ||
+      (mi >= 4 && workload_json(res, mi, jm) < 0) ||
+      (!train && forward_json(res, mi, jm) < 0))
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;
@@ -340,8 +419,10 @@ json_t *cal_batch_write(const cal_run_result_t *r, const void *result) {
                       json_string("matrix products and attention of every layer, and the LM "
                   "head's logits; elementwise work (norms, SiLU, residuals) "
                   "not counted"));
+  if (res->workload)
+    json_object_set_new(sec, "workload", json_string(res->workload));
   json_t *modes = json_object_get(sec, "modes");
-  for (int m = 0; m < 3; m++) {
+  for (int m = 0; m < CAL_BATCH_NMODES; m++) {
     if (!res->ran[m])
       continue;
     json_t *jm = mode_json(r, res, m);

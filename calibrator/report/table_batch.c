@@ -79,9 +79,25 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   double peak = c->n_ok > 0 ? c->peak_median : 0.0;
   fprintf(out, "  %s    batch   examples/s      tokens/s   step ms  %%peak%s\n",
           m->name, decode ? "    GB/s   %bw path"
-                   : mi == 2 ? " layers ms   head ms  GFLOPS  act MiB fits" : "");
+                   : mi == 2 || mi >= 4 ? " layers ms   head ms  GFLOPS  act MiB fits"
+                                        : "");
   int64_t fewest = m->layers_measured;
-  if (mi < 2) {
+  if (mi == 3)
+    fprintf(out, "    one example: a sequence of seq prompt and %lld generated "
+                 "tokens: prefill, then %lld decode steps, each against a KV "
+                 "cache of seq tokens (not grown), in one timed run\n",
+            (long long)res->gen_len, (long long)res->gen_len);
+  if (mi == 4)
+    fprintf(out, "    one example: a preference pair: the training step over "
+                 "2 x batch sequences (chosen and rejected) + a frozen "
+                 "reference's forward over them (its LM head on the last "
+                 "positions), measured apart and summed\n");
+  if (mi == 5)
+    fprintf(out, "    one example: a prompt: %lld completions of %lld tokens "
+                 "generated (prefill, decode), then the training step over "
+                 "them, measured apart and summed\n",
+            (long long)res->group, (long long)res->gen_len);
+  if (mi == 0 || mi == 1 || mi == 3) {
     char cyc[96] = "";
     if (fewest && fewest < res->layers)
       snprintf(cyc, sizeof cyc, ", run in turn over %lld distinct layers' "
@@ -89,7 +105,9 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
     fprintf(out, "    the model's step: %lld layers%s + the LM head (vocab "
                  "%lld) on %s\n",
             (long long)res->layers, cyc, (long long)res->vocab,
-            decode ? "the new tokens" : "the last position of each sequence");
+            decode ? "the new tokens"
+            : mi == 3 ? "the last prompt position, then each new token"
+                      : "the last position of each sequence");
   } else {
     fprintf(out, "    the model's step: %lld layers (%s) + the measured LM "
                  "head (vocab %lld, %s); GFLOPS at 3 x "
@@ -138,7 +156,9 @@ void cal_batch_print(const cal_run_result_t *r, const void *result, FILE *out) {
           cal_kdtype_name(res->dtype), threads, threads == 1 ? "" : "s");
   fprintf(out, "  dtype %s (%s); products on %s (%s)\n", cal_kdtype_name(res->dtype),
           o->dtype_why, cal_engine_name(res->engine), res->engine_why);
-  for (int m = 0; m < 3; m++)
+  if (res->workload)
+    fprintf(out, "  workload %s (--workload)\n", res->workload);
+  for (int m = 0; m < CAL_BATCH_NMODES; m++)
     if (res->ran[m])
       print_mode(res, m, out);
   /* which mode the top-level figures are, and why */

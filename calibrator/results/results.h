@@ -255,6 +255,9 @@ typedef struct cal_batch_point {
    * without and with checkpointing, its whole training memory (state and
    * activations) and whether that fits the memory budget */
   double layer_ms, head_ms, step_ms, step_flops, step_gflops;
+  /* dpo points: the frozen reference model's measured forward (ms);
+   * grpo points: the completions' measured generation (ms) */
+  double ref_ms, gen_ms;
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
   int64_t layers_measured;  /* distinct decoder layers the point held: train,
@@ -266,7 +269,8 @@ typedef struct cal_batch_point {
 } cal_batch_point_t;
 
 typedef struct cal_batch_mode {
-  const char *name;         /* "prefill", "decode", "train" */
+  const char *name;         /* "prefill", "decode", "train", "inference",
+                               "dpo", "grpo" */
   const char *status;       /* "measured", "skipped", "failed" */
   char reason[256];
   cal_batch_point_t *points;
@@ -286,14 +290,24 @@ typedef struct cal_batch_mode {
   int64_t layers_measured;
 } cal_batch_mode_t;
 
+/* the sweep's modes: prefill, decode, train, and the inference workload */
+#define CAL_BATCH_NMODES 6
+
 typedef struct cal_batch_result {
-  cal_batch_mode_t modes[3]; /* [0] prefill, [1] decode, [2] train */
+  /* [0] prefill, [1] decode, [2] train, [3] inference, [4] dpo, [5] grpo
+   * (--workload) */
+  cal_batch_mode_t modes[CAL_BATCH_NMODES];
   cal_kdtype_t dtype;       /* the layer's: fp32 or bf16 */
   /* the engine of the layer's BLAS-path products (OpenBLAS or oneDNN)
    * and why it was chosen */
   cal_engine_t engine;
   char engine_why[192];
-  int ran[3];
+  int ran[CAL_BATCH_NMODES];
+  /* --workload's name ("sft", "inference", "dpo", "grpo") or NULL;
+   * inference and grpo: the tokens generated after the prompt; grpo: the
+   * completions a prompt */
+  const char *workload;
+  int64_t gen_len, group;
   double weights_bytes, memory_budget_bytes, time_budget_s;
   /* the mode whose optimal batch is the profile's top level, -1: none */
   int top_mode;

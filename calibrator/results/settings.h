@@ -13,12 +13,20 @@
 typedef struct cal_sweep_opts {
   char preset[32];          /* layer preset name, "custom" when overridden */
   int64_t hidden, heads, kv_heads, ffn, seq;
-  int modes;                /* bit 0 prefill, bit 1 decode, bit 2 train */
+  int modes;                /* bit 0 prefill, bit 1 decode, bit 2 train,
+                               bit 3 inference (--workload only) */
   /* the whole model (train): decoder layers (--layers, else the preset's)
    * and vocabulary (the preset's) */
   int64_t layers, vocab;
   int layers_given;
   int modes_given;          /* --mode was given */
+  /* --workload: "sft", "inference", "dpo", "grpo" or NULL (the bare
+   * modes); the mode it runs (2 train, 3 inference, 4 dpo, 5 grpo), the
+   * tokens inference and grpo generate after the prompt (--gen-len) and
+   * grpo's completions a prompt (--group) */
+  const char *workload;
+  int workload_mode;
+  int64_t gen_len, group;
   int64_t *batches;         /* user list (owned) or NULL for the default */
   size_t nbatches;
   int extend;               /* extend while still rising */

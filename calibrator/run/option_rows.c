@@ -141,6 +141,29 @@ static int memory_budget_opt(void *obj, const cal_opt_t *row, const char *arg,
   return -1;
 }
 
+/* --workload: the sweep runs (its mode alone, unless --mode adds
+ * others) and the headline follows it. */
+static int workload_opt(void *obj, const cal_opt_t *row, const char *arg,
+                        const char *cmd) {
+  cal_opts_t *o = obj;
+  (void)row;
+  if (strcmp(arg, "sft") == 0)
+    o->sweep.workload_mode = 2;
+  else if (strcmp(arg, "inference") == 0)
+    o->sweep.workload_mode = 3;
+  else if (strcmp(arg, "dpo") == 0)
+    o->sweep.workload_mode = 4;
+  else if (strcmp(arg, "grpo") == 0)
+    o->sweep.workload_mode = 5;
+  else
+    return cal_usage(cmd, "--workload is sft, dpo, grpo or inference, not "
+                          "'%s'", arg);
+  static const char *const names[] = {"sft", "inference", "dpo", "grpo"};
+  o->sweep.workload = names[o->sweep.workload_mode - 2];
+  o->sweep_asked = 1;
+  return -1;
+}
+
 static const cal_opt_choice_t modes[] = {
     {"prefill", 1}, {"decode", 2}, {"train", 4}, {"both", 3}, {"all", 7},
     {NULL, 0}};
@@ -238,6 +261,19 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .help = "prefill, decode, train, both (prefill and\n"
              "decode), all (the default; --ci: both), or a\n"
              "list: a,b"},
+    {CALL("workload", "W", workload_opt),
+     .help = "sft, dpo, grpo or inference: the workload as\n"
+             "users run it, its curve the headline (runs the\n"
+             "sweep; dpo: an example is a pair, grpo: a prompt\n"
+             "and its --group completions)"},
+    {.type = CAL_OPT_LONG, .name = "gen-len", .arg = "N", .min = 1,
+     .max = 4096, .def = "32", .off = OFF(sweep.gen_len),
+     .help = "tokens --workload inference and grpo generate\n"
+             "after the prompt of seq tokens (default 32)"},
+    {.type = CAL_OPT_LONG, .name = "group", .arg = "G", .min = 1,
+     .max = 256, .def = "4", .off = OFF(sweep.group),
+     .help = "completions --workload grpo generates a prompt\n"
+             "(default 4)"},
     {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
      .off = OFF(sweep.layers), .set = layers_opt,
      .help = "the model's decoder layers (default: the\n"

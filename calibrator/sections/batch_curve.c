@@ -34,7 +34,7 @@ cal_curve_point_t *cal_sweep_curve_of(const sweep_t *s, cal_curve_opts_t *po) {
  * measured point keeps it with its examples/s and tokens/s samples, any
  * other keeps only its status and reason.  CAL_ENOMEM. */
 int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
-                      const cal_point_t *head) {
+                      const cal_point_t *head, const cal_point_t *ref) {
   double *tok = NULL;
   int rc = 0;
   bp->status = pt->status;
@@ -42,18 +42,30 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     snprintf(bp->reason, sizeof bp->reason, "%s", pt->reason);
     goto out;
   }
-  double lq = s->decode ? 1.0 : (double)s->r->opt->sweep.seq;
+  /* tokens an example runs: decode one, inference its prompt and the
+   * tokens it generates, dpo its pair's two sequences, prefill and train
+   * seq */
+  double seq = (double)s->r->opt->sweep.seq;
+  double lq = s->decode  ? 1.0
+              : s->infer ? seq + (double)s->res->gen_len
+              : s->dpo   ? 2.0 * seq
+              : s->grpo  ? (double)s->res->group * (seq + (double)s->res->gen_len)
+                         : seq;
   double b = (double)bp->batch, level = s->r->opt->hcfg.ci_level;
   size_t n = pt->m.n;
   /* train: sample j of the model's step is layers × the layer's sample j
-   * plus the LM head's sample j (as many as both have) */
+   * plus the LM head's sample j (dpo: and the reference's; as many as
+   * all have) */
   const cal_measurement_t *hm = s->train && head ? &head->m : NULL;
+  const cal_measurement_t *rm = s->ref && hm && ref ? &ref->m : NULL;
   double L = s->train ? (double)s->res->layers /
                            (double)(pt->params.layers > 1 ? pt->params.layers : 1)
                      : 1.0;
   bp->layers_measured = pt->params.layers > 1 ? pt->params.layers : 1;
   if (hm && hm->n < n)
     n = hm->n;
+  if (rm && rm->n < n)
+    n = rm->n;
   bp->examples_per_s = calloc(n ? n : 1, sizeof *bp->examples_per_s);
   tok = calloc(n ? n : 1, sizeof *tok);
   if (!bp->examples_per_s || !tok) {
@@ -62,7 +74,8 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
   }
   bp->n = n;
   for (size_t j = 0; j < n; j++) {
-    double step = L * pt->m.samples_s[j] + (hm ? hm->samples_s[j] : 0.0);
+    double step = L * pt->m.samples_s[j] + (hm ? hm->samples_s[j] : 0.0) +
+                  (rm ? rm->samples_s[j] : 0.0);
     bp->examples_per_s[j] = b / step;
     tok[j] = b * lq / step;
   }
@@ -72,7 +85,8 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     bp->layer_ms = pt->m.time.median * 1e3;
     bp->head_ms = hm->time.median * 1e3;
     bp->step_ms = b / bp->examples.median * 1e3;
-    bp->step_flops = L * pt->flops + head->flops;
+    bp->step_flops = L * pt->flops + head->flops + (rm ? ref->flops : 0.0);
+    *(s->grpo ? &bp->gen_ms : &bp->ref_ms) = rm ? rm->time.median * 1e3 : 0.0;
     bp->step_gflops = bp->step_flops / (bp->step_ms * 1e-3) * 1e-9;
   }
   if (s->decode && pt->m.time.median > 0) {
@@ -133,7 +147,7 @@ void cal_batch_drop(void *result) {
   cal_batch_result_t *res = result;
   if (!res)
     return;
-  for (int m = 0; m < 3; m++)
+  for (int m = 0; m < CAL_BATCH_NMODES; m++)
     mode_free(&res->modes[m]);
   free(res);
 }

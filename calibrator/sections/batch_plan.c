@@ -38,6 +38,30 @@ double cal_sweep_llc_bytes(const cal_run_t *r) {
   return llc;
 }
 
+/* The forward step's model: its depth, distinct layers where they fit
+ * (inference and grpo's generation hold a prefill and a decode step: half
+ * the budget each), its LM head, and the tokens generated. */
+static void forward_shape(const sweep_t *s, cal_params_t *p, int bf16) {
+  int gen = s->infer || s->grpo;
+  cal_layer_shape_t sh;
+  cal_layer_shape_from_params(p, &sh);
+  sh.bf16 = bf16;
+  p->depth = s->res->layers;
+  p->n = s->res->vocab;
+  p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
+                                        gen ? s->mem_budget / 2
+                                            : s->mem_budget);
+  p->gen = gen ? s->res->gen_len : 0;
+}
+
+void cal_sweep_ref_params(const sweep_t *sw, const cal_params_t *p,
+                          cal_params_t *rp) {
+  *rp = *p;
+  rp->layers = 0;
+  rp->seq = sw->r->opt->sweep.seq; /* grpo: generated from the prompt */
+  forward_shape(sw, rp, sw->ref->dtype == CAL_DTYPE_BF16);
+}
+
 void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                       cal_params_t *p) {
   const cal_run_t *r = s->r;
@@ -48,7 +72,11 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
   p->kv_heads = o->kv_heads;
   p->ffn = o->ffn;
   p->seq = o->seq;
-  p->batch = batch;
+  /* dpo: a pair's chosen and rejected sequence; grpo: a prompt's
+   * completions, each its prompt and generated tokens */
+  p->batch = s->dpo ? 2 * batch : s->grpo ? s->res->group * batch : batch;
+  if (s->grpo)
+    p->seq += s->res->gen_len;
   p->decode = decode;
   p->threads = r->opt->threads;
   p->seed = r->opt->seed + 1000;
@@ -66,15 +94,7 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                     ? L
                     : 1;
   } else {
-    /* the model's forward step: its depth, distinct layers where they
-     * fit, and its LM head */
-    cal_layer_shape_t sh;
-    cal_layer_shape_from_params(p, &sh);
-    sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
-    p->depth = s->res->layers;
-    p->n = s->res->vocab;
-    p->layers = cal_model_distinct_layers(&sh, p->depth, p->n, s->llc,
-                                          s->mem_budget);
+    forward_shape(s, p, s->k->dtype == CAL_DTYPE_BF16);
   }
 }
 
@@ -103,6 +123,8 @@ void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
 double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   cal_layer_shape_t s;
   layer_shape(sw, p, &s);
+  if (sw->infer)
+    return cal_model_infer_mem_bytes(p, s.bf16);
   if (!sw->train)
     return cal_model_mem_bytes(&s, p->layers > 0 ? p->layers : 1,
                                sw->res->vocab);
@@ -110,7 +132,14 @@ double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   double head = cal_lm_head_mem_bytes(p->batch * p->seq, p->hidden,
                                       sw->res->vocab,
                                       sw->head->dtype == CAL_DTYPE_BF16);
-  return layer > head ? layer : head;
+  double most = layer > head ? layer : head;
+  if (sw->ref) { /* the reference's forward (grpo: generation) apart */
+    cal_params_t rp;
+    cal_sweep_ref_params(sw, p, &rp);
+    double ref = sw->ref->mem_bytes(&rp);
+    most = most > ref ? most : ref;
+  }
+  return most;
 }
 
 /* The model's activations at batch b (bytes): each layer keeps what the
@@ -127,7 +156,9 @@ static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
   bp->act_layer_bytes = per;
   bp->act_bytes = L * per + head;
   bp->act_ckpt_bytes = L * 4.0 * t * (double)s->hidden + per + head;
-  bp->model_bytes = res->model_state_bytes + bp->act_bytes;
+  /* dpo: and the frozen reference's weights (the layers' dtype) */
+  bp->model_bytes = res->model_state_bytes + bp->act_bytes +
+                    (sw->dpo ? res->model_params * (s->bf16 ? 2.0 : 4.0) : 0.0);
   bp->model_fits = bp->model_bytes <= sw->mem_budget;
 }
 
@@ -142,9 +173,15 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   /* fp32 points keep the ids they had before there was a bf16 layer;
    * prefill and decode, the model's step since, name its depth (/L<n>),
    * so that no comparison holds them against one layer's points */
-  char depth[32] = "";
+  char depth[48] = "";
   if (!s->train)
     snprintf(depth, sizeof depth, "/L%lld", (long long)s->res->layers);
+  if (s->infer || s->grpo) /* and the tokens generated (grpo: a group) */
+    snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/g%lld",
+             (long long)s->res->gen_len);
+  if (s->grpo)
+    snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/G%lld",
+             (long long)s->res->group);
   snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s%s/h%lld/s%lld/b%lld",
            s->m->name, shape.bf16 ? "bf16/" : "", o->preset, depth,
            (long long)o->hidden, (long long)o->seq, (long long)b);
@@ -278,16 +315,32 @@ void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
       res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
 }
 
-/* The headline's mode: the training step (the workload users tune) when
- * it has an optimal batch, else prefill (the forward pass), else decode;
- * and why, naming what was passed over. */
-void cal_sweep_top_mode(cal_batch_result_t *res) {
+/* The headline's mode: --workload's (wm >= 0) when it has an optimal
+ * batch; else the training step (the workload users tune) when it has
+ * one, else prefill (the forward pass), else decode; and why, naming what
+ * was passed over. */
+void cal_sweep_top_mode(cal_batch_result_t *res, int wm) {
   static const int order[3] = {2, 0, 1};
-  static const char *const what[3] = {
+  static const char *const what[CAL_BATCH_NMODES] = {
       "prefill, the model's forward pass", "decode, one new token a sequence",
-      "the training step, the workload users tune"};
+      "the training step, the workload users tune",
+      "the inference workload (--workload inference)",
+      "the DPO step (--workload dpo)", "the GRPO step (--workload grpo)"};
   char passed[160] = "";
   res->top_mode = -1;
+  if (wm >= 0) {
+    const cal_batch_mode_t *m = &res->modes[wm];
+    if (res->ran[wm] && m->curve && m->curve->optimal_batch_size > 0) {
+      res->top_mode = wm;
+      snprintf(res->top_why, sizeof res->top_why, "%s",
+               wm == 2 ? "the training step (--workload sft)" : what[wm]);
+    } else {
+      snprintf(res->top_why, sizeof res->top_why,
+               "--workload %s has no optimal batch (its points were "
+               "skipped, failed or contaminated)", res->workload);
+    }
+    return;
+  }
   for (int i = 0; i < 3 && res->top_mode < 0; i++) {
     int m = order[i];
     if (!res->ran[m])

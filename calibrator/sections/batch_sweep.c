@@ -28,8 +28,10 @@
  * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
 #define SWEEP_BOTH_PATHS_MAX 32
 /* the modes' shares of the section's time budget (those that run share
- * it in these proportions, in the order they run: prefill, decode, train) */
-static const double mode_share[3] = {0.3, 0.3, 0.4};
+ * it in these proportions, in the order they run: prefill, decode, train,
+ * inference) */
+static const double mode_share[CAL_BATCH_NMODES] = {0.3, 0.3, 0.4, 0.4,
+                                                    0.4, 0.4};
 /* a point (the model's step: seconds on a real preset) takes at most this
  * many samples, --quick fewer */
 #define SWEEP_MODEL_SAMPLES 5
@@ -97,7 +99,7 @@ static int sweep_ci(sweep_t *s) {
   for (size_t i = 0, j = 0; i < n; i++) {
     cal_batch_point_t *bp = cal_sweep_point_add(s, s->list[i]);
     if (j < nj && at[j] == i) {
-      if ((rc = cal_sweep_point_take(s, bp, &cps[j++], NULL)) < 0)
+      if ((rc = cal_sweep_point_take(s, bp, &cps[j++], NULL, NULL)) < 0)
         goto out;
     } else {
       cal_sweep_over_budget(s, bp);
@@ -183,30 +185,56 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
   return 0;
 }
 
+/* The part of a train point beside the layers' step (the LM head's, or
+ * dpo's reference forward) of kernel k and parameters q into *out, once
+ * the layers' point *pt has samples.  1 when the point ends here (the
+ * part has no samples: its status and reason are the point's, what was
+ * measured freed), 0 to go on, or a harness error. */
+static int train_part(sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
+                      const cal_kernel_t *k, const cal_params_t *q,
+                      const char *what, cal_point_t *out) {
+  int rc = cal_run_point(s->r, &s->h, k, q, out);
+  if (rc < 0 || !CAL_POINT_HAS_SAMPLES(out)) {
+    if (rc == 0) {
+      bp->status = out->status;
+      snprintf(bp->reason, sizeof bp->reason, "%s: %.140s", what, out->reason);
+    }
+    cal_point_free(pt);
+    cal_point_free(out);
+    return rc < 0 ? rc : 1;
+  }
+  if (out->status == CAL_POINT_CONTAMINATED && !s->busy_part[0])
+    snprintf(s->busy_part, sizeof s->busy_part, "%s: %.140s", what,
+             out->reason);
+  return 0;
+}
+
 /* A train point: the layer's step, then (when it was measured) the LM
- * head's at the same batch; the point takes both (point_take).  A head
- * that could not be measured or failed is the point's status; a head
- * measured while others held the cores makes the point contaminated. */
+ * head's at the same batch, and dpo's reference forward; the point takes
+ * them all (point_take).  A part that could not be measured or failed is
+ * the point's status; one measured while others held the cores makes the
+ * point contaminated. */
 static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
-  const cal_harness_cfg_t h = s->h;
-  cal_point_t pt, hpt;
+  cal_point_t pt, hpt, rpt;
   memset(&hpt, 0, sizeof hpt);
-  int rc = cal_run_point(s->r, &h, s->k, p, &pt);
+  memset(&rpt, 0, sizeof rpt);
+  s->busy_part[0] = 0;
+  int rc = cal_run_point(s->r, &s->h, s->k, p, &pt);
   if (rc < 0)
     return rc;
   if (CAL_POINT_HAS_SAMPLES(&pt)) {
-    cal_params_t hp;
+    cal_params_t hp, rp;
     cal_sweep_head_params(s, p, &hp);
-    if ((rc = cal_run_point(s->r, &h, s->head, &hp, &hpt)) < 0) {
-      cal_point_free(&pt);
-      return rc;
-    }
-    if (!CAL_POINT_HAS_SAMPLES(&hpt)) {
-      cal_point_free(&pt);
-      bp->status = hpt.status;
-      snprintf(bp->reason, sizeof bp->reason, "LM head: %.150s", hpt.reason);
-      cal_point_free(&hpt);
-      return 0;
+    if ((rc = train_part(s, bp, &pt, s->head, &hp, "LM head", &hpt)) != 0)
+      return rc < 0 ? rc : 0;
+    if (s->ref) {
+      cal_sweep_ref_params(s, p, &rp);
+      if ((rc = train_part(s, bp, &pt, s->ref, &rp,
+                           s->grpo ? "generation" : "reference forward",
+                           &rpt)) != 0) {
+        cal_point_free(&hpt);
+        return rc < 0 ? rc : 0;
+      }
     }
   }
   if (CAL_POINT_HAS_SAMPLES(&hpt) && hpt.impl[0] &&
@@ -215,13 +243,15 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
     snprintf(s->m->head_impl + len, sizeof s->m->head_impl - len, "%s%s",
              len ? "," : "", hpt.impl);
   }
-  rc = cal_sweep_point_take(s, bp, &pt, CAL_POINT_HAS_SAMPLES(&hpt) ? &hpt : NULL);
-  if (rc == 0 && bp->measured && hpt.status == CAL_POINT_CONTAMINATED &&
+  rc = cal_sweep_point_take(s, bp, &pt, CAL_POINT_HAS_SAMPLES(&hpt) ? &hpt : NULL,
+                            CAL_POINT_HAS_SAMPLES(&rpt) ? &rpt : NULL);
+  if (rc == 0 && bp->measured && s->busy_part[0] &&
       bp->status == CAL_POINT_OK) {
     bp->status = CAL_POINT_CONTAMINATED;
-    snprintf(bp->reason, sizeof bp->reason, "LM head: %.150s", hpt.reason);
+    snprintf(bp->reason, sizeof bp->reason, "%s", s->busy_part);
   }
   cal_point_free(&hpt);
+  cal_point_free(&rpt);
   return rc;
 }
 
@@ -298,7 +328,7 @@ static int sweep_sequential(sweep_t *s) {
     } else if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
                          ? both_paths(s, bp, &p, &pt)
                          : cal_run_point(r, &s->h, s->k, &p, &pt)) < 0 ||
-               (rc = cal_sweep_point_take(s, bp, &pt, NULL)) < 0) {
+               (rc = cal_sweep_point_take(s, bp, &pt, NULL, NULL)) < 0) {
       return rc;
     }
     cal_memuse_end(&bp->mem);
@@ -333,18 +363,26 @@ static int sweep_sequential(sweep_t *s) {
   return 0;
 }
 
-/* Mode mi: 0 prefill, 1 decode, 2 train. */
+/* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo, 5 grpo. */
 static int sweep_mode(cal_run_t *r, int mi, double budget,
                       const cal_batch_result_t *res, cal_batch_mode_t *m) {
-  static const char *const names[2][3] = {
-      {"model_prefill", "model_decode", "layer_train"},
-      {"model_prefill_bf16", "model_decode_bf16", "layer_train_bf16"}};
-  static const char *const modes[3] = {"prefill", "decode", "train"};
+  static const char *const names[2][CAL_BATCH_NMODES] = {
+      {"model_prefill", "model_decode", "layer_train", "model_infer",
+       "layer_train", "layer_train"},
+      {"model_prefill_bf16", "model_decode_bf16", "layer_train_bf16",
+       "model_infer_bf16", "layer_train_bf16", "layer_train_bf16"}};
+  static const char *const modes[CAL_BATCH_NMODES] = {
+      "prefill", "decode", "train", "inference", "dpo", "grpo"};
   int bf16 = res->dtype == CAL_DTYPE_BF16;
-  sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, mi == 2, res, m,
+  int train = mi == 2 || mi == 4 || mi == 5;
+  sweep_t s = {r, cal_kernel_find(names[bf16][mi]), mi == 1, train, res, m,
                NULL, 0, 0, cal_now(), budget, cal_sweep_mem_budget(r),
                res->mem_read_gbps, res->engine, res->head,
-               cal_sweep_llc_bytes(r), r->opt->hcfg};
+               cal_sweep_llc_bytes(r), r->opt->hcfg, mi == 3, mi == 4,
+               mi == 4   ? cal_kernel_find(names[bf16][0])
+               : mi == 5 ? cal_kernel_find(names[bf16][3])
+                         : NULL,
+               "", mi == 5};
   int most = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
   if (s.h.samples > most && r->opt->rounds <= 1)
     s.h.samples = most;
@@ -384,19 +422,27 @@ int cal_batch_measure(cal_run_t *r) {
       cal_results_get(r->res, CAL_SEC_ID_BANDWIDTH), res->mem_read_threads,
       res->mem_read_why, sizeof res->mem_read_why);
   cal_sweep_model_state(o, res);
-  for (int m = 0; m < 3; m++) {
-    if (!(o->modes & (1 << m)))
+  /* --workload: its mode, and those --mode named beside it */
+  int modes = o->modes & 7;
+  if (o->workload) {
+    modes = (o->modes_given ? modes : 0) | 1 << o->workload_mode;
+    res->workload = o->workload;
+    res->gen_len = o->gen_len;
+    res->group = o->group;
+  }
+  for (int m = 0; m < CAL_BATCH_NMODES; m++) {
+    if (!(modes & (1 << m)))
       continue;
     /* this mode's share of what is left, among those still to run */
     double left = 0;
-    for (int j = m; j < 3; j++)
-      left += o->modes & (1 << j) ? mode_share[j] : 0.0;
+    for (int j = m; j < CAL_BATCH_NMODES; j++)
+      left += modes & (1 << j) ? mode_share[j] : 0.0;
     double b = (res->time_budget_s - (cal_now() - start)) * mode_share[m] / left;
     res->ran[m] = 1;
     if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
       goto out;
   }
-  cal_sweep_top_mode(res);
+  cal_sweep_top_mode(res, o->workload ? o->workload_mode : -1);
   r->res->sec[CAL_SEC_ID_BATCH] = res;
   res = NULL;
 out:

@@ -28,6 +28,13 @@ typedef struct sweep {
   const cal_kernel_t *head; /* train: the LM head's step */
   double llc;               /* the last-level cache's bytes; 0: unknown */
   cal_harness_cfg_t h;      /* the points' harness settings */
+  int infer;                /* the inference workload (prefill, decode) */
+  int dpo;                  /* dpo: train over 2 x batch sequences, and */
+  const cal_kernel_t *ref;  /* the frozen reference's forward at 2 x batch
+                               (grpo: the completions' generation) */
+  char busy_part[160];      /* train: a part measured while others ran */
+  int grpo;                 /* grpo: generation, then train over batch x
+                               group sequences of seq + gen_len tokens */
 } sweep_t;
 
 /* ---- the plan (batch_plan.c) */
@@ -44,6 +51,10 @@ double cal_sweep_llc_bytes(const cal_run_t *r);
  * layers against the LLC and the memory budget). */
 void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
                      cal_params_t *p);
+/* The frozen reference's forward point beside a dpo point p (the
+ * model's prefill over p's sequences). */
+void cal_sweep_ref_params(const sweep_t *sw, const cal_params_t *p,
+                          cal_params_t *rp);
 /* The LM head's kernel point beside a train point p. */
 void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
                            cal_params_t *hp);
@@ -61,18 +72,20 @@ int cal_sweep_batch_list(sweep_t *s);
 void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res);
 void cal_sweep_head_kernel(cal_batch_result_t *res);
 void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res);
-/* The headline's mode (res->top_mode, -1: none) and why (res->top_why). */
-void cal_sweep_top_mode(cal_batch_result_t *res);
+/* The headline's mode (res->top_mode, -1: none) and why (res->top_why):
+ * wm, --workload's mode (-1: none), when it has an optimal batch. */
+void cal_sweep_top_mode(cal_batch_result_t *res, int wm);
 
 /* ---- throughput and the curve (batch_curve.c) */
 
 /* The points so far as the curve analysis reads them, and its options;
  * free() the array.  NULL when out of memory. */
 cal_curve_point_t *cal_sweep_curve_of(const sweep_t *s, cal_curve_opts_t *po);
-/* Take the harness point *pt (and train's LM head point) into bp; pt is
- * emptied in every case.  CAL_ENOMEM. */
+/* Take the harness point *pt (and train's LM head point, dpo's reference
+ * point) into bp; pt is emptied in every case.  CAL_ENOMEM. */
 int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp,
-                         cal_point_t *pt, const cal_point_t *head);
+                         cal_point_t *pt, const cal_point_t *head,
+                         const cal_point_t *ref);
 /* Peak, knee, shape and advice of the measured curve; batch-1 latency. */
 int cal_sweep_analyze(sweep_t *s);
 

@@ -47,8 +47,9 @@ typedef struct cal_params {
     int decode;
     /* the training step: decoder layers of the stack (0 or 1: one);
      * the model's forward step: its distinct layers, and depth the layer
-     * passes a step runs over them (0: layers) */
-    int64_t layers, depth;
+     * passes a step runs over them (0: layers); the inference workload:
+     * the tokens generated after the prefill (gen decode steps) */
+    int64_t layers, depth, gen;
     /* the engine of the products; CAL_ENGINE_BUILTIN (zero) for the
      * kernel's default */
     cal_engine_t engine;

@@ -20,6 +20,8 @@
   X(model_decode)                                                            \
   X(model_prefill_bf16)                                                      \
   X(model_decode_bf16)                                                       \
+  X(model_infer)                                                             \
+  X(model_infer_bf16)                                                        \
   X(layer_train)                                                             \
   X(layer_train_bf16)                                                        \
   X(lm_head_train)                                                           \

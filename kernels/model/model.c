@@ -52,7 +52,7 @@ int64_t cal_model_distinct_layers(const cal_layer_shape_t *s, int64_t depth,
   return n;
 }
 
-static void model_free(cal_model_t *M) {
+void cal_model_free(cal_model_t *M) {
   if (!M)
     return;
   /* the borrowing layers first: L[0] owns what they use */
@@ -92,8 +92,8 @@ static int model_build(cal_model_t *M, const cal_params_t *p, int bf16) {
   return 0;
 }
 
-static int model_setup_as(const cal_params_t *p, void **st, int decode,
-                          int bf16) {
+int cal_model_create(const cal_params_t *p, int decode, int bf16,
+                     cal_model_t **out) {
   cal_params_t q = *p;
   q.decode = decode;
   int64_t n = p->layers > 0 ? p->layers : 1;
@@ -115,11 +115,16 @@ static int model_setup_as(const cal_params_t *p, void **st, int decode,
     rc = model_build(M, &q, bf16);
   }
   if (rc < 0) {
-    model_free(M);
+    cal_model_free(M);
     return rc;
   }
-  *st = M;
+  *out = M;
   return 0;
+}
+
+static int model_setup_as(const cal_params_t *p, void **st, int decode,
+                          int bf16) {
+  return cal_model_create(p, decode, bf16, (cal_model_t **)st);
 }
 
 /* The head's rows: the last position of each sequence of the stream. */
@@ -131,7 +136,7 @@ static int head_run(cal_model_t *M, int verify) {
                 : cal_lm_logits_run(M->head, x, lq * d);
 }
 
-static int model_run(void *st) {
+int cal_model_run(void *st) {
   cal_model_t *M = st;
   int rc;
   for (int64_t p = 0; p < M->depth; p++) {
@@ -147,7 +152,7 @@ static int model_run(void *st) {
 /* The head from the stack's output, the last pass's layer from its input
  * (both still in the shared rows), then the first layer run again from
  * the model's input and checked. */
-static int model_verify(void *st) {
+int cal_model_verify(void *st) {
   cal_model_t *M = st;
   int rc;
   if ((rc = head_run(M, 1)) < 0 ||
@@ -161,7 +166,7 @@ static int model_verify(void *st) {
   return cal_layer_verify(M->L[0]);
 }
 
-static void model_teardown(void *st) { model_free(st); }
+static void model_teardown(void *st) { cal_model_free(st); }
 
 static void shape_of(const cal_params_t *p, int bf16, cal_layer_shape_t *s) {
   cal_layer_shape_from_params(p, s);
@@ -203,4 +208,6 @@ static cal_engine_t model_engine(const void *st) {
   return L->team ? CAL_ENGINE_BUILTIN : L->engine;
 }
 
+#define model_run cal_model_run
+#define model_verify cal_model_verify
 CAL_FORWARD_KERNELS(model, model);

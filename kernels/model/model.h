@@ -60,4 +60,17 @@ double cal_model_mem_bytes(const cal_layer_shape_t *s, int64_t layers,
 int64_t cal_model_distinct_layers(const cal_layer_shape_t *s, int64_t depth,
                                   int64_t vocab, double llc, double budget);
 
+/* A step set up from p (the kernels' parameters, decode and bf16 as
+ * given), run, verified (the kernels' run and verify) and freed: the
+ * inference workload (model_infer.c) runs a prefill and a decode step in
+ * turn.  CAL_EINVAL, CAL_ENOMEM. */
+int cal_model_create(const cal_params_t *p, int decode, int bf16,
+                     cal_model_t **out);
+int cal_model_run(void *model);
+int cal_model_verify(void *model);
+void cal_model_free(cal_model_t *M);
+/* Bytes the inference workload's step (model_infer.c) sets up: a prefill
+ * and a decode step of parameters p. */
+double cal_model_infer_mem_bytes(const cal_params_t *p, int bf16);
+
 #endif

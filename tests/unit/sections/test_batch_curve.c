@@ -66,7 +66,7 @@ static void measured_point(void **state) {
   cal_point_t pt;
   timed_point(&pt, secs, 3, 1);
   cal_batch_point_t bp = {.batch = 4};
-  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL), 0);
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL, NULL), 0);
   assert_true(bp.measured);
   assert_null(pt.m.samples_s); /* taken, not copied */
   assert_int_equal(bp.n, 3);
@@ -81,7 +81,7 @@ static void measured_point(void **state) {
   f.s.mem_read_gbps = 10;
   timed_point(&pt, secs, 3, 1);
   bp = (cal_batch_point_t){.batch = 4, .read_bytes = 4e9};
-  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL), 0);
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL, NULL), 0);
   assert_double_equal(bp.tokens.median, 20, 1e-9);
   assert_double_equal(bp.read_gbps, 20, 1e-9);
   assert_double_equal(bp.bw_efficiency, 2, 1e-9);
@@ -100,7 +100,7 @@ static void train_step(void **state) {
   timed_point(&pt, stack, 3, 2); /* 2 of the model's 4 layers measured */
   timed_point(&hp, head, 2, 1);
   cal_batch_point_t bp = {.batch = 2};
-  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, &hp), 0);
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, &hp, NULL), 0);
   assert_int_equal(bp.n, 2);
   assert_int_equal(bp.layers_measured, 2);
   assert_double_equal(bp.examples_per_s[0], 2 / (2 * 0.01 + 0.005), 1e-9);
@@ -110,6 +110,66 @@ static void train_step(void **state) {
   assert_double_equal(bp.step_ms, 2 / bp.examples.median * 1e3, 1e-9);
   point_free(&bp);
   cal_point_free(&hp);
+}
+
+/* DPO: sample j is the train step's plus the reference forward's sample
+ * j (as many as all three have); an example is a pair: its tokens are
+ * its two sequences'. */
+static void dpo_step(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  f.s.train = 1;
+  f.s.dpo = 1;
+  static const cal_kernel_t ref_kernel = {.name = "model_prefill"};
+  f.s.ref = &ref_kernel;
+  const double stack[] = {0.01, 0.02, 0.03}, head[] = {0.005, 0.005, 0.005},
+               ref[] = {0.004, 0.006};
+  cal_point_t pt, hp, rp;
+  timed_point(&pt, stack, 3, 2); /* 2 of the model's 4 layers measured */
+  timed_point(&hp, head, 3, 1);
+  timed_point(&rp, ref, 2, 1);
+  cal_batch_point_t bp = {.batch = 2};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, &hp, &rp), 0);
+  assert_int_equal(bp.n, 2);
+  assert_double_equal(bp.examples_per_s[0], 2 / (2 * 0.01 + 0.005 + 0.004), 1e-9);
+  assert_double_equal(bp.examples_per_s[1], 2 / (2 * 0.02 + 0.005 + 0.006), 1e-9);
+  assert_double_equal(bp.tokens.median, bp.examples.median * 2 * 128, 1e-6);
+  assert_double_equal(bp.ref_ms, 5, 1e-9);
+  assert_double_equal(bp.step_flops, 2 * 1e9 + 1e9 + 1e9, 0);
+  point_free(&bp);
+  cal_point_free(&hp);
+  cal_point_free(&rp);
+}
+
+/* GRPO: the generation's samples take dpo's reference's place (kept as
+ * generation_ms); an example is a prompt: its group's sequences of prompt
+ * and generated tokens. */
+static void grpo_step(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  f.s.train = 1;
+  f.s.grpo = 1;
+  f.res.group = 3;
+  f.res.gen_len = 8;
+  static const cal_kernel_t gen_kernel = {.name = "model_infer"};
+  f.s.ref = &gen_kernel;
+  const double stack[] = {0.01, 0.02}, head[] = {0.005, 0.005},
+               gen[] = {0.1, 0.1};
+  cal_point_t pt, hp, gp;
+  timed_point(&pt, stack, 2, 4);
+  timed_point(&hp, head, 2, 1);
+  timed_point(&gp, gen, 2, 1);
+  cal_batch_point_t bp = {.batch = 1};
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, &hp, &gp), 0);
+  assert_double_equal(bp.examples_per_s[0], 1 / (0.01 + 0.005 + 0.1), 1e-9);
+  assert_double_equal(bp.tokens.median, bp.examples.median * 3 * (128 + 8), 1e-6);
+  assert_double_equal(bp.gen_ms, 100, 1e-9);
+  assert_double_equal(bp.ref_ms, 0, 0);
+  point_free(&bp);
+  cal_point_free(&hp);
+  cal_point_free(&gp);
 }
 
 /* A point that was not measured keeps its status and reason only. */
@@ -122,7 +182,7 @@ static void skipped_point(void **state) {
   pt.status = CAL_POINT_SKIPPED;
   snprintf(pt.reason, sizeof pt.reason, "needs 9 GiB, budget 1 GiB");
   cal_batch_point_t bp = {.batch = 64};
-  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL), 0);
+  assert_int_equal(cal_sweep_point_take(&f.s, &bp, &pt, NULL, NULL), 0);
   assert_false(bp.measured);
   assert_int_equal(bp.status, CAL_POINT_SKIPPED);
   assert_string_equal(bp.reason, "needs 9 GiB, budget 1 GiB");
@@ -148,7 +208,7 @@ static void mode_analysis(void **state) {
     cal_point_t pt;
     timed_point(&pt, secs, 3, 1);
     pts[i].batch = batch[i];
-    assert_int_equal(cal_sweep_point_take(&f.s, &pts[i], &pt, NULL), 0);
+    assert_int_equal(cal_sweep_point_take(&f.s, &pts[i], &pt, NULL, NULL), 0);
   }
   pts[4].batch = 16;
   pts[4].status = CAL_POINT_SKIPPED;
@@ -170,5 +230,7 @@ static void mode_analysis(void **state) {
 CAL_TEST_MAIN(
     cmocka_unit_test(measured_point),
     cmocka_unit_test(train_step),
+    cmocka_unit_test(dpo_step),
+    cmocka_unit_test(grpo_step),
     cmocka_unit_test(skipped_point),
     cmocka_unit_test(mode_analysis))

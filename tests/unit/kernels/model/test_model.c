@@ -34,6 +34,20 @@ static cal_params_t small(int64_t batch, int64_t layers, int64_t depth) {
   return p;
 }
 
+/* the tiny preset at batch b, every layer distinct */
+static cal_params_t tiny(int64_t b) {
+  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
+  assert_non_null(t);
+  cal_params_t p = small(b, t->layers, t->layers);
+  p.hidden = t->hidden;
+  p.heads = t->heads;
+  p.kv_heads = t->kv_heads;
+  p.ffn = t->ffn;
+  p.seq = t->seq;
+  p.n = t->vocab;
+  return p;
+}
+
 /* setup, a poisoned output fails, a run verifies (twice) */
 static void run_model(const char *name, cal_params_t p) {
   const cal_kernel_t *k = cal_kernel_find(name);
@@ -72,15 +86,7 @@ static void model_steps_verify(void **state) {
  * layer distinct, and a deeper stack cycled over three */
 static void tiny_preset(void **state) {
   (void)state;
-  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
-  assert_non_null(t);
-  cal_params_t p = small(2, t->layers, t->layers);
-  p.hidden = t->hidden;
-  p.heads = t->heads;
-  p.kv_heads = t->kv_heads;
-  p.ffn = t->ffn;
-  p.seq = t->seq;
-  p.n = t->vocab;
+  cal_params_t p = tiny(2);
   p.threads = 2;
   run_model("model_prefill_bf16", p);
   run_model("model_decode", p);
@@ -159,6 +165,44 @@ static void distinct_layers(void **state) {
   assert_int_equal(cal_model_distinct_layers(&s, 24, 151936, 32 << 20, 1.0), 1);
 }
 
+/* The inference workload's step (model_infer): prefill then gen decode
+ * steps, verified on the tiny preset; its FLOPs and bytes are the
+ * prefill's plus gen decode steps'; its memory both steps'; a wrong
+ * decode weight fails; no generated token is refused. */
+static void inference_step(void **state) {
+  (void)state;
+  cal_params_t p = tiny(2);
+  p.gen = 3;
+  run_model("model_infer", p);
+  run_model("model_infer_bf16", p);
+  const cal_kernel_t *k = cal_kernel_find("model_infer");
+  const cal_kernel_t *kp = cal_kernel_find("model_prefill");
+  const cal_kernel_t *kd = cal_kernel_find("model_decode");
+  assert_true(k && kp && kd);
+  cal_params_t d = p;
+  d.decode = 1;
+  assert_float_equal(k->flops(&p), kp->flops(&p) + 3.0 * kd->flops(&d),
+                     1e-6 * k->flops(&p));
+  assert_float_equal(k->bytes(&p), kp->bytes(&p) + 3.0 * kd->bytes(&d),
+                     1e-6 * k->bytes(&p));
+  assert_float_equal(k->mem_bytes(&p), kp->mem_bytes(&p) + kd->mem_bytes(&d),
+                     1e-6 * k->mem_bytes(&p));
+  void *st = NULL;
+  assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->run(st), 0);
+  assert_int_equal(k->verify(st), 0);
+  /* the decode step's last layer, changed after its run: its down
+   * projection */
+  /* the state begins with its prefill and decode steps (model_infer.c) */
+  cal_model_t *dec = ((cal_model_t **)st)[1];
+  dec->L[dec->n - 1]->wd[3] += 0.5f;
+  assert_int_equal(k->verify(st), CAL_EVERIFY);
+  k->teardown(st);
+  p.gen = 0;
+  st = NULL;
+  assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_steps_verify),
@@ -167,6 +211,7 @@ int main(void) {
       cmocka_unit_test(head_alone),
       cmocka_unit_test(figures),
       cmocka_unit_test(distinct_layers),
+      cmocka_unit_test(inference_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
