@@ -4,7 +4,8 @@
 # with the median's confidence interval, the peak (filled) and the knee
 # (open ring); and latency per step against batch size for both modes.
 # Both axes logarithmic.  Variables: datafile, title, nseries, label[],
-# series_lt[], series_pt[], series_tag[] (1 prefill, 2 decode).  Data
+# series_lt[], series_pt[], series_tag[] (1 prefill, 2 decode, 3 train,
+# 4 a workload).  Data
 # columns: batch_size examples_per_s ci_low ci_high is_peak is_knee
 # latency_ms latency_ci_low latency_ci_high.
 set multiplot layout 1,3 title title
@@ -14,29 +15,43 @@ set xlabel 'batch size'
 set grid
 set key outside bottom center vertical font ',10'
 set bmargin 9
-# panel 1: examples/s (prefill, tag 1; train, tag 3); panel 2: decode
+# panel 1: examples/s (prefill, tag 1; train, tag 3; a workload, tag 4);
+# panel 2: decode (tag 2).  A panel with no series says so instead of
+# plotting nothing.
 panel(i) = series_tag[i] == 2 ? 2 : 1
 on(i, t, v) = panel(i) == t ? v : NaN
-have_prefill = 0; have_train = 0
+have1 = 0; have2 = 0; have3 = 0; have4 = 0
 do for [i=1:nseries] {
-  if (series_tag[i] == 1) { have_prefill = 1 }
-  if (series_tag[i] == 3) { have_train = 1 }
+  if (series_tag[i] == 1) { have1 = 1 }
+  if (series_tag[i] == 2) { have2 = 1 }
+  if (series_tag[i] == 3) { have3 = 1 }
+  if (series_tag[i] == 4) { have4 = 1 }
 }
-first_panel = have_prefill && have_train ? 'prefill and train' : \
-              have_train ? 'train' : 'prefill'
+first_panel = (have1 ? 'prefill' : '') . (have1 && have3 ? ' and ' : '') . \
+              (have3 ? 'train' : '') . \
+              ((have1 || have3) && have4 ? ' and ' : '') . \
+              (have4 ? 'workload' : '')
 do for [t=1:2] {
-  set title (t == 1 ? first_panel : 'decode')
+  set title (t == 1 ? (strlen(first_panel) ? first_panel : 'prefill') : 'decode')
   set ylabel (t == 1 ? 'throughput (examples/s)' : 'throughput (tokens/s)')
-  plot for [i=1:nseries] datafile index (i-1) \
-         using 1:(on(i, t, $2)):(on(i, t, $3)):(on(i, t, $4)) \
-         with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
-         title (panel(i) == t ? label[i] : ''), \
-       for [i=1:nseries] datafile index (i-1) \
-         using 1:(on(i, t, $5 > 0 ? $2 : NaN)) with points pt 7 ps 2.2 \
-         lc rgb '#000000' title (i == 1 ? 'peak' : ''), \
-       for [i=1:nseries] datafile index (i-1) \
-         using 1:(on(i, t, $6 > 0 ? $2 : NaN)) with points pt 6 ps 3 lw 2 \
-         lc rgb '#000000' title (i == 1 ? 'knee' : '')
+  if ((t == 1 && !(have1 || have3 || have4)) || (t == 2 && !have2)) {
+    set xrange [1:16]; set yrange [1:10]; unset key
+    set label 99 'not measured' at graph 0.5, graph 0.5 center
+    plot 1/0 notitle
+    unset label 99
+    set autoscale xy; set key outside bottom center vertical font ',10'
+  } else {
+    plot for [i=1:nseries] datafile index (i-1) \
+           using 1:(on(i, t, $2)):(on(i, t, $3)):(on(i, t, $4)) \
+           with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
+           title (panel(i) == t ? label[i] : ''), \
+         for [i=1:nseries] datafile index (i-1) \
+           using 1:(on(i, t, $5 > 0 ? $2 : NaN)) with points pt 7 ps 2.2 \
+           lc rgb '#000000' title (i == 1 ? 'peak' : ''), \
+         for [i=1:nseries] datafile index (i-1) \
+           using 1:(on(i, t, $6 > 0 ? $2 : NaN)) with points pt 6 ps 3 lw 2 \
+           lc rgb '#000000' title (i == 1 ? 'knee' : '')
+  }
 }
 set title 'latency per step'
 set ylabel 'latency (ms)'

@@ -33,6 +33,22 @@ if expect_exit 0 "report" "$CAL" report "$REF" -o "$TMP/one.html"; then
   grep -q "wrote $TMP/one.html ($size bytes)" "$TMP/err" && ok ||
     bad "report did not say what it wrote"
 fi
+# a profile with one mode of the batch sweep: the other panel says
+# "not measured" instead of gnuplot failing on an empty plot
+for keep in prefill decode; do
+  "$PY" - "$REF" "$TMP/only-$keep.json" "$keep" <<'PY' || bad "cannot write only-$keep.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+modes = d["batch_sweep"]["modes"]
+for m in list(modes):
+    if m != sys.argv[3]:
+        del modes[m]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+  expect_exit 0 "report of a $keep-only sweep" "$CAL" report "$TMP/only-$keep.json" -o "$TMP/only-$keep.html"
+  grep -q 'id="chart-batch_sweep"' "$TMP/only-$keep.html" && ok ||
+    bad "only-$keep.html lacks the batch chart"
+done
 # the charts' temporary directory is gone
 [ -z "$(ls -A "$TMPDIR")" ] && ok || bad "left in TMPDIR: $(ls "$TMPDIR")"
 

@@ -35,9 +35,12 @@ int cal_chart_batch_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   r->v[7] = r->v[5] * y / r->v[1];
   /* prefill and decode count different things: separate panels */
   /* examples/s (prefill, train) and tokens/s (decode): two panels */
-  r->tag = strcmp(p->group_key, "decode") == 0  ? 2
-           : strcmp(p->group_key, "train") == 0 ? 3 : 1;
-  r->pt = r->tag == 2 ? 5 : r->tag == 3 ? 9 : 7;
+  /* tags: 1 prefill, 2 decode, 3 train, 4 a workload (inference, dpo,
+   * grpo: examples/s as well) */
+  r->tag = strcmp(p->group_key, "decode") == 0    ? 2
+           : strcmp(p->group_key, "train") == 0   ? 3
+           : strcmp(p->group_key, "prefill") == 0 ? 1 : 4;
+  r->pt = r->tag == 2 ? 5 : r->tag == 3 ? 9 : r->tag == 4 ? 11 : 7;
   snprintf(key, keylen, "%s", p->group_key);
   return 1;
 }
