@@ -160,4 +160,28 @@ row 2 "peak-flops --sweep-batch" "$CAL" peak-flops --sweep-batch -o x.json
 row 2 "--dtype fp16" "$CAL" --sweep-batch --dtype fp16 -o x.json
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
+# ---- the lock: a file it did not create is never rewritten ----
+echo precious >lk.precious
+chmod 600 lk.precious
+: >lk.empty
+chmod 640 lk.empty
+ln lk.empty lk.hard
+mkdir lk.dir
+ln -s lk.precious lk.sym
+for f in lk.precious lk.hard lk.dir lk.sym; do
+  row 2 "CALIBRATE_LOCK=$f" env CALIBRATE_LOCK="$TMP/$f" "$CAL" peak-flops --quick --no-wait -o x.json
+done
+grep -qx precious lk.precious && [ "$(stat -c %a lk.precious)" = 600 ] && ok ||
+  bad "the lock rewrote or chmodded a file it did not create"
+[ ! -s lk.empty ] && [ "$(stat -c %a lk.empty)" = 640 ] && ok ||
+  bad "the lock wrote through a hard link"
+echo 123 >lk.pid
+if command -v flock >/dev/null; then
+  flock lk.pid sleep 3 &
+  sleep 0.5
+  row 5 "CALIBRATE_LOCK holding a pid, held elsewhere" env CALIBRATE_LOCK="$TMP/lk.pid" "$CAL" peak-flops --quick --no-wait -o x.json
+  wait
+fi
+[ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+
 finish
