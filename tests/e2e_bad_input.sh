@@ -184,4 +184,13 @@ if command -v flock >/dev/null; then
 fi
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
+# ---- an OpenMP runtime held below the team: refused, never a hang ----
+if [ "$(nproc)" -gt 1 ]; then
+  for e in OMP_THREAD_LIMIT=1 OMP_MAX_ACTIVE_LEVELS=0; do
+    row 2 "$e --sections gemm" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" --quick --sections gemm --allow-busy -o x.json
+    row 2 "$e peak-flops" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" peak-flops --quick --allow-busy -o x.json
+  done
+  [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+fi
+
 finish

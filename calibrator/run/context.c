@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -154,6 +155,19 @@ int cal_ctx_start_threads(cal_ctx_t *c) {
   if (rc < 0) {
     fprintf(stderr, "calibrate: cannot read the topology: %s\n", cal_strerror(rc));
     return CAL_EXIT_INTERNAL;
+  }
+  /* An OpenMP runtime held below the team (OMP_THREAD_LIMIT, or
+   * OMP_MAX_ACTIVE_LEVELS=0 making every region serial, as containers and
+   * batch jobs set) would run our kernels with fewer threads than
+   * counted, and OpenBLAS waits forever for threads it never gets. */
+  int want = cal_threads_usable(c->thr);
+  int limit = omp_get_max_active_levels() < 1 ? 1 : omp_get_thread_limit();
+  if (want > 1 && limit < want) {
+    fprintf(stderr, "calibrate: the OpenMP runtime allows %d of the %d threads "
+                    "the run measures with (OMP_THREAD_LIMIT or "
+                    "OMP_MAX_ACTIVE_LEVELS); unset it, or give the run fewer "
+                    "CPUs (taskset)\n", limit, want);
+    return CAL_EXIT_USAGE;
   }
   return 0;
 }
