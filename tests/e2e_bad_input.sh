@@ -193,4 +193,11 @@ if [ "$(nproc)" -gt 1 ]; then
   [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 fi
 
+# ---- plan: sums and times that are not numbers ----
+printf 'batch_size,throughput,machine\n1,1e308,a\n1,1e308,b\n' >inf.csv
+printf 'batch_size,throughput,machine\n1,1e-320,a\n' >den.csv
+row 2 "plan: sum of 1e308s, 2^53 examples" "$CAL" plan inf.csv --examples 9007199254740992
+row 2 "plan: sum of 1e308s" "$CAL" plan inf.csv --examples 1000
+row 2 "plan: throughput 1e-320" "$CAL" plan den.csv --examples 1000
+
 finish

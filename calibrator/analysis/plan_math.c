@@ -48,6 +48,15 @@ static void flags(const double *t, const double *lo, const double *hi,
   }
 }
 
+/* The split's times are numbers: a throughput of 1e-320 makes a machine's
+ * time (or the even split's) overflow, and "nan s" or "inf x" is no plan. */
+static int split_finite(const cal_split_t *out) {
+  return isfinite(out->makespan_s) && isfinite(out->even_makespan_s) &&
+                 isfinite(out->speedup)
+             ? 0
+             : CAL_EPARSE;
+}
+
 int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
                    cal_split_entry_t *e, cal_split_t *out) {
   return cal_plan_split_ci(throughput, NULL, NULL, n, examples, e, out);
@@ -74,6 +83,12 @@ int cal_plan_split_ci(const double *throughput, const double *ci_lo,
   }
   if (out->n_usable == 0)
     return CAL_EINVAL;
+  /* a sum that overflows (two of 1e308) gives every share 0 and the
+   * remainder loop below nothing to hand out; a ratio that overflows
+   * (1e308 beside 1e-320) has no meaning either */
+  if (!isfinite(out->sum_throughput) ||
+      !isfinite(out->max_throughput / out->min_throughput))
+    return CAL_EPARSE;
   const double sum = out->sum_throughput;
   out->mean_throughput = sum / (double)out->n_usable;
   out->ratio = out->max_throughput / out->min_throughput;
@@ -88,7 +103,7 @@ int cal_plan_split_ci(const double *throughput, const double *ci_lo,
     out->makespan_s = 1.0 / sum;
     out->even_makespan_s = 1.0 / ((double)out->n_usable * out->min_throughput);
     out->speedup = out->even_makespan_s / out->makespan_s;
-    return 0;
+    return split_finite(out);
   }
 
   /* Largest remainder: floors first, remainders kept in finish_s for now. */
@@ -104,6 +119,11 @@ int cal_plan_split_ci(const double *throughput, const double *ci_lo,
   }
   /* left is in [0, n_usable) in exact arithmetic; rounding may push it a
    * unit either way, so both directions are handled. */
+  /* rounding moves left a few units per machine at most; more means the
+   * shares do not add up to one */
+  const int64_t slack = 4 * (int64_t)out->n_usable + 4;
+  if (left > slack || left < -slack)
+    return CAL_EPARSE;
   int bumped_all = 0;
   while (left > 0) {
     size_t best = n;
@@ -161,7 +181,7 @@ int cal_plan_split_ci(const double *throughput, const double *ci_lo,
   }
   out->speedup =
       out->makespan_s > 0 ? out->even_makespan_s / out->makespan_s : 1.0;
-  return 0;
+  return split_finite(out);
 }
 
 int cal_work_examples(const cal_work_t *w, uint64_t *examples) {
@@ -333,8 +353,10 @@ int cal_act_model(const cal_act_shape_t *s, double bpe, int64_t rank,
   memset(out, 0, sizeof *out);
   if (!shape_ok(s) || !(bpe > 0) || !isfinite(bpe) || rank < 0)
     return CAL_EINVAL;
-  const double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
-               kv = (double)(s->kv_heads * s->head_dim), f = (double)s->ffn,
+  /* products in double: the figures may be near 2^63 */
+  const double h = (double)s->hidden,
+               q = (double)s->heads * (double)s->head_dim,
+               kv = (double)s->kv_heads * (double)s->head_dim, f = (double)s->ffn,
                seq = (double)s->seq, L = (double)s->layers;
   const double A = seq * (4 * h + 2 * q + 2 * kv + 4 * f) +
                    (double)s->heads * seq * seq + seq * 7 * (double)rank;
@@ -348,8 +370,10 @@ int cal_act_model(const cal_act_shape_t *s, double bpe, int64_t rank,
 double cal_lora_params(const cal_act_shape_t *s, int64_t rank) {
   if (!shape_ok(s) || rank < 1)
     return 0;
-  const double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
-               kv = (double)(s->kv_heads * s->head_dim), f = (double)s->ffn;
+  /* products in double: the figures may be near 2^63 */
+  const double h = (double)s->hidden,
+               q = (double)s->heads * (double)s->head_dim,
+               kv = (double)s->kv_heads * (double)s->head_dim, f = (double)s->ffn;
   return (double)s->layers * (double)rank *
          (7 * h + 2 * q + 2 * kv + 3 * f);
 }
