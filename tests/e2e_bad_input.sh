@@ -200,4 +200,14 @@ row 2 "plan: sum of 1e308s, 2^53 examples" "$CAL" plan inf.csv --examples 900719
 row 2 "plan: sum of 1e308s" "$CAL" plan inf.csv --examples 1000
 row 2 "plan: throughput 1e-320" "$CAL" plan den.csv --examples 1000
 
+# ---- curves at scale: linear, never a minute ----
+"$PY" -c "
+print('batch_size,throughput,machine')
+for i in range(100000): print(f'1,{5 + i % 7},m{i}')" >names.csv
+row 0 "peak: 100,000 machine names" "$CAL" peak names.csv -o names.out
+"$PY" -c "
+print('batch_size,throughput')
+for i in range(200000): print(f'8,{5 + i % 7}')" >onebatch.csv
+row 0 "peak: 200,000 rows of one batch" "$CAL" peak onebatch.csv -o one.out
+
 finish
