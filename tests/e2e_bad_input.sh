@@ -210,4 +210,9 @@ print('batch_size,throughput')
 for i in range(200000): print(f'8,{5 + i % 7}')" >onebatch.csv
 row 0 "peak: 200,000 rows of one batch" "$CAL" peak onebatch.csv -o one.out
 
+# ---- environment: an unknown CALIBRATE_ISA is a usage error ----
+row 2 "CALIBRATE_ISA=garbage attention" env CALIBRATE_ISA=garbage "$CAL" attention --quick --allow-busy -o x.json
+row 2 "CALIBRATE_ISA=garbage --sweep-batch" env CALIBRATE_ISA=garbage "$CAL" --quick --sweep-batch --allow-busy -o x.json
+[ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+
 finish

@@ -13,10 +13,18 @@
 
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_isa.h"
 
 int cal_ctx_open(cal_ctx_t *c) {
   memset(c, 0, sizeof *c);
   c->sec_current = -1;
+  /* an unknown cap would skip every kernel of ours one by one */
+  int variant;
+  if (cal_variant_best(&variant) == CAL_EINVAL) {
+    fprintf(stderr, "calibrate: CALIBRATE_ISA is not one of scalar, avx2, "
+                    "avx512, auto\n");
+    return CAL_EXIT_USAGE;
+  }
   /* Every point's buffers placed alike, whatever ran before: a fixed
    * threshold turns off glibc's dynamic one, which after a large buffer
    * is freed serves later ones of that size from the heap instead of
