@@ -215,4 +215,13 @@ row 2 "CALIBRATE_ISA=garbage attention" env CALIBRATE_ISA=garbage "$CAL" attenti
 row 2 "CALIBRATE_ISA=garbage --sweep-batch" env CALIBRATE_ISA=garbage "$CAL" --quick --sweep-batch --allow-busy -o x.json
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
+# ---- gnuplot that misbehaves: no image, or no end ----
+row 4 "plot: gnuplot draws nothing" env CALIBRATE_GNUPLOT=true "$CAL" plot -o gp.true "$A"
+[ ! -e gp.true/batch_sweep.png ] && ok || bad "plot kept an empty image"
+printf '#!/bin/sh\nexec sleep 60\n' >gp-hang.sh
+chmod +x gp-hang.sh
+row 4 "plot: gnuplot hangs" env CALIBRATE_GNUPLOT_TIMEOUT=1 CALIBRATE_GNUPLOT="$TMP/gp-hang.sh" "$CAL" plot -o gp.hang "$A"
+row 4 "report: gnuplot hangs" env CALIBRATE_GNUPLOT_TIMEOUT=1 CALIBRATE_GNUPLOT="$TMP/gp-hang.sh" "$CAL" report -o gp.html "$A"
+[ ! -e gp.html ] && ok || bad "report wrote gp.html with no chart"
+
 finish
