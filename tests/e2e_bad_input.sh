@@ -205,6 +205,7 @@ row 2 "plan: throughput 1e-320" "$CAL" plan den.csv --examples 1000
 print('batch_size,throughput,machine')
 for i in range(100000): print(f'1,{5 + i % 7},m{i}')" >names.csv
 row 0 "peak: 100,000 machine names" "$CAL" peak names.csv -o names.out
+row 0 "plan: 100,000 machines" "$CAL" plan names.csv --examples 1000 -o plan.out
 "$PY" -c "
 print('batch_size,throughput')
 for i in range(200000): print(f'8,{5 + i % 7}')" >onebatch.csv
