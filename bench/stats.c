@@ -34,26 +34,25 @@ double cal_median(const double *x, size_t n) {
   return m;
 }
 
-/* P(lo <= B <= hi) for B ~ Binomial(n, 1/2), via log-gamma for any n. */
-static double binom_half_mass(size_t n, size_t lo, size_t hi) {
-  double total = 0.0;
-  for (size_t k = lo; k <= hi; k++)
-    total += exp(lgamma((double)n + 1) - lgamma((double)k + 1) -
-                 lgamma((double)(n - k) + 1) - (double)n * log(2.0));
-  return total;
+/* P(B = k) for B ~ Binomial(n, 1/2), via log-gamma for any n. */
+static double binom_half_pmf(size_t n, size_t k) {
+  return exp(lgamma((double)n + 1) - lgamma((double)k + 1) -
+             lgamma((double)(n - k) + 1) - (double)n * log(2.0));
 }
 
 void cal_median_ci_ranks(size_t n, double level, size_t *lo, size_t *hi,
                          double *coverage) {
   /* The interval [x_(j), x_(n-j+1)] covers the median with probability
-   * P(j <= B <= n-j), B ~ Bin(n, 1/2).  Take the largest j that keeps the
-   * coverage at or above the level. */
+   * P(j <= B <= n-j), B ~ Bin(n, 1/2), which by symmetry is
+   * 1 - 2 P(B <= j-1): one running tail, one term a step, so the search
+   * is linear in n.  Take the largest j that keeps the coverage at or
+   * above the level. */
   size_t best = 1;
-  double cov = n ? binom_half_mass(n, 1, n - 1) : 0.0;
-  if (n < 2)
-    cov = 0.0;
+  double tail = n ? binom_half_pmf(n, 0) : 0.0; /* P(B <= j-1) */
+  double cov = n < 2 ? 0.0 : 1.0 - 2.0 * tail;
   for (size_t j = 2; j <= (n + 1) / 2; j++) {
-    double c = binom_half_mass(n, j, n - j);
+    tail += binom_half_pmf(n, j - 1);
+    double c = 1.0 - 2.0 * tail;
     if (c < level)
       break;
     best = j;

@@ -160,4 +160,69 @@ row 2 "peak-flops --sweep-batch" "$CAL" peak-flops --sweep-batch -o x.json
 row 2 "--dtype fp16" "$CAL" --sweep-batch --dtype fp16 -o x.json
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
+# ---- the lock: a file it did not create is never rewritten ----
+echo precious >lk.precious
+chmod 600 lk.precious
+: >lk.empty
+chmod 640 lk.empty
+ln lk.empty lk.hard
+mkdir lk.dir
+ln -s lk.precious lk.sym
+for f in lk.precious lk.hard lk.dir lk.sym; do
+  row 2 "CALIBRATE_LOCK=$f" env CALIBRATE_LOCK="$TMP/$f" "$CAL" peak-flops --quick --no-wait -o x.json
+done
+grep -qx precious lk.precious && [ "$(stat -c %a lk.precious)" = 600 ] && ok ||
+  bad "the lock rewrote or chmodded a file it did not create"
+[ ! -s lk.empty ] && [ "$(stat -c %a lk.empty)" = 640 ] && ok ||
+  bad "the lock wrote through a hard link"
+echo 123 >lk.pid
+if command -v flock >/dev/null; then
+  flock lk.pid sleep 3 &
+  sleep 0.5
+  row 5 "CALIBRATE_LOCK holding a pid, held elsewhere" env CALIBRATE_LOCK="$TMP/lk.pid" "$CAL" peak-flops --quick --no-wait -o x.json
+  wait
+fi
+[ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+
+# ---- an OpenMP runtime held below the team: refused, never a hang ----
+if [ "$(nproc)" -gt 1 ]; then
+  for e in OMP_THREAD_LIMIT=1 OMP_MAX_ACTIVE_LEVELS=0; do
+    row 2 "$e --sections gemm" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" --quick --sections gemm --allow-busy -o x.json
+    row 2 "$e peak-flops" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" peak-flops --quick --allow-busy -o x.json
+  done
+  [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+fi
+
+# ---- plan: sums and times that are not numbers ----
+printf 'batch_size,throughput,machine\n1,1e308,a\n1,1e308,b\n' >inf.csv
+printf 'batch_size,throughput,machine\n1,1e-320,a\n' >den.csv
+row 2 "plan: sum of 1e308s, 2^53 examples" "$CAL" plan inf.csv --examples 9007199254740992
+row 2 "plan: sum of 1e308s" "$CAL" plan inf.csv --examples 1000
+row 2 "plan: throughput 1e-320" "$CAL" plan den.csv --examples 1000
+
+# ---- curves at scale: linear, never a minute ----
+"$PY" -c "
+print('batch_size,throughput,machine')
+for i in range(100000): print(f'1,{5 + i % 7},m{i}')" >names.csv
+row 0 "peak: 100,000 machine names" "$CAL" peak names.csv -o names.out
+row 0 "plan: 100,000 machines" "$CAL" plan names.csv --examples 1000 -o plan.out
+"$PY" -c "
+print('batch_size,throughput')
+for i in range(200000): print(f'8,{5 + i % 7}')" >onebatch.csv
+row 0 "peak: 200,000 rows of one batch" "$CAL" peak onebatch.csv -o one.out
+
+# ---- environment: an unknown CALIBRATE_ISA is a usage error ----
+row 2 "CALIBRATE_ISA=garbage attention" env CALIBRATE_ISA=garbage "$CAL" attention --quick --allow-busy -o x.json
+row 2 "CALIBRATE_ISA=garbage --sweep-batch" env CALIBRATE_ISA=garbage "$CAL" --quick --sweep-batch --allow-busy -o x.json
+[ ! -e x.json ] && ok || bad "a refused run wrote x.json"
+
+# ---- gnuplot that misbehaves: no image, or no end ----
+row 4 "plot: gnuplot draws nothing" env CALIBRATE_GNUPLOT=true "$CAL" plot -o gp.true "$A"
+[ ! -e gp.true/batch_sweep.png ] && ok || bad "plot kept an empty image"
+printf '#!/bin/sh\nexec sleep 60\n' >gp-hang.sh
+chmod +x gp-hang.sh
+row 4 "plot: gnuplot hangs" env CALIBRATE_GNUPLOT_TIMEOUT=1 CALIBRATE_GNUPLOT="$TMP/gp-hang.sh" "$CAL" plot -o gp.hang "$A"
+row 4 "report: gnuplot hangs" env CALIBRATE_GNUPLOT_TIMEOUT=1 CALIBRATE_GNUPLOT="$TMP/gp-hang.sh" "$CAL" report -o gp.html "$A"
+[ ! -e gp.html ] && ok || bad "report wrote gp.html with no chart"
+
 finish

@@ -49,6 +49,8 @@ typedef struct reader {
   size_t nrows, rcap;
   char **machines;
   size_t nmach, mcap;
+  size_t *slots; /* hash of the machine names: index + 1, 0 empty */
+  size_t nslots; /* a power of two, or 0 */
 } reader_t;
 
 static int fail_at(reader_t *r, size_t line, int rc, const char *fmt, ...)
@@ -152,18 +154,54 @@ static int parse_decimal(const char *s, double *v) {
   return 0;
 }
 
+static size_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603u; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return (size_t)h;
+}
+
+/* The slot of name in the hash: its machine's, or the empty one where it
+ * would go. */
+static size_t *name_slot(const reader_t *r, const char *name) {
+  size_t mask = r->nslots - 1, i = name_hash(name) & mask;
+  while (r->slots[i] && strcmp(r->machines[r->slots[i] - 1], name) != 0)
+    i = (i + 1) & mask;
+  return &r->slots[i];
+}
+
+/* Keep the hash at most half full: machine names are looked up once a
+ * row, so a curve of many machines stays linear. */
+static int names_rehash(reader_t *r) {
+  if (2 * (r->nmach + 1) <= r->nslots)
+    return 0;
+  size_t n = r->nslots ? 2 * r->nslots : 64;
+  size_t *slots = calloc(n, sizeof *slots);
+  if (!slots)
+    return CAL_ENOMEM;
+  free(r->slots);
+  r->slots = slots;
+  r->nslots = n;
+  for (size_t k = 0; k < r->nmach; k++)
+    *name_slot(r, r->machines[k]) = k + 1;
+  return 0;
+}
+
 static int machine_index(reader_t *r, const char *name, size_t *idx) {
-  for (size_t i = 0; i < r->nmach; i++)
-    if (strcmp(r->machines[i], name) == 0) {
-      *idx = i;
-      return 0;
-    }
+  if (names_rehash(r) < 0)
+    return CAL_ENOMEM;
+  size_t *slot = name_slot(r, name);
+  if (*slot) {
+    *idx = *slot - 1;
+    return 0;
+  }
   if (cal_grow(&r->machines, r->nmach, &r->mcap, sizeof *r->machines, 4) < 0)
     return CAL_ENOMEM;
   char *copy = strdup(name);
   if (!copy)
     return CAL_ENOMEM;
   r->machines[r->nmach] = copy;
+  *slot = r->nmach + 1;
   *idx = r->nmach++;
   return 0;
 }
@@ -455,6 +493,7 @@ out:
   for (size_t i = 0; i < r.nmach; i++)
     free(r.machines[i]);
   free(r.machines);
+  free(r.slots);
   return rc;
 }
 

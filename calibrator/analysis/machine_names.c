@@ -20,31 +20,52 @@ static char *file_stem(const char *path) {
 
 static int named(const char *s) { return s && *s; }
 
-/* Whether name i is shared with another machine (or missing). */
-static int shared(const char *const *names, size_t n, size_t i) {
-  if (!named(names[i]))
-    return 1;
-  for (size_t j = 0; j < n; j++)
-    if (j != i && named(names[j]) && strcmp(names[i], names[j]) == 0)
-      return 1;
-  return 0;
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Whether stem (machine i's file name) is another machine's file name or
- * own name. */
-static int stem_taken(const char *stem, const char *const *names,
-                      char *const *stems, size_t n, size_t i) {
-  for (size_t j = 0; j < n; j++)
-    if (j != i && (strcmp(stem, stems[j]) == 0 ||
-                   (named(names[j]) && strcmp(stem, names[j]) == 0)))
-      return 1;
-  return 0;
+/* How many of the m sorted strings equal key: two binary searches, so
+ * many machines stay n log n. */
+static size_t count_eq(const char *const *sorted, size_t m, const char *key) {
+  size_t lo = 0, hi = m;
+  while (lo < hi) { /* first >= key */
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(sorted[mid], key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t first = lo;
+  hi = m;
+  while (lo < hi) { /* first > key */
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(sorted[mid], key) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo - first;
+}
+
+/* The named entries of v (n of them, NULL or "" left out), sorted;
+ * *m their count.  NULL when out of memory. */
+static const char **sorted_names(const char *const *v, size_t n, size_t *m) {
+  const char **s = malloc((n ? n : 1) * sizeof *s);
+  *m = 0;
+  for (size_t i = 0; s && i < n; i++)
+    if (named(v[i]))
+      s[(*m)++] = v[i];
+  if (s)
+    qsort(s, *m, sizeof *s, cmp_str);
+  return s;
 }
 
 int cal_machine_names(const char *const *names, const char *const *paths,
                       size_t n, char ***out) {
   char **res = calloc(n ? n : 1, sizeof *res);
   char **stems = calloc(n ? n : 1, sizeof *stems);
+  const char **by_name = NULL, **by_stem = NULL;
+  size_t nn = 0, ns = 0;
   int rc = CAL_ENOMEM;
   *out = NULL;
   if (!res || !stems)
@@ -52,14 +73,25 @@ int cal_machine_names(const char *const *names, const char *const *paths,
   for (size_t i = 0; i < n; i++)
     if (!(stems[i] = file_stem(paths[i] ? paths[i] : "")))
       goto out;
+  if (!(by_name = sorted_names(names, n, &nn)) ||
+      !(by_stem = sorted_names((const char *const *)stems, n, &ns)))
+    goto out;
   for (size_t i = 0; i < n; i++) {
     const char *own = named(names[i]) ? names[i] : NULL;
     const char *path = paths[i] ? paths[i] : "";
     const char *pick = own;
-    if (shared(names, n, i) && !(own && strcmp(path, "-") == 0))
-      pick = *stems[i] && !stem_taken(stems[i], names, stems, n, i)
-                 ? stems[i]
-                 : *path ? path : own ? own : "?";
+    /* shared: the name missing or another machine's too */
+    int shared = !own || count_eq(by_name, nn, own) > 1;
+    /* the stem taken: another machine's stem or own name */
+    int taken = *stems[i] &&
+                (count_eq(by_stem, ns, stems[i]) > 1 ||
+                 count_eq(by_name, nn, stems[i]) >
+                     (size_t)(own && strcmp(own, stems[i]) == 0));
+    if (shared && !(own && strcmp(path, "-") == 0))
+      pick = *stems[i] && !taken ? stems[i]
+             : *path             ? path
+             : own               ? own
+                                 : "?";
     if (!(res[i] = strdup(pick)))
       goto out;
   }
@@ -67,6 +99,8 @@ int cal_machine_names(const char *const *names, const char *const *paths,
   res = NULL;
   rc = 0;
 out:
+  free(by_name);
+  free(by_stem);
   cal_machine_names_free(res, n);
   cal_machine_names_free(stems, n);
   return rc;

@@ -359,6 +359,12 @@ static int fit_and_split(plan_build_t *b, char *err, size_t errlen) {
   }
   cal_split_t *sp = &b->p->sp;
   rc = cal_plan_split_ci(thr, lo, hi, b->n, o->examples, b->ent, sp);
+  if (rc == CAL_EPARSE) {
+    snprintf(err, errlen, "the throughputs' sum or a machine's time is not "
+                          "a finite number (throughputs near 1e308 or 1e-308)");
+    free(thr);
+    return CAL_EINVAL;
+  }
   b->p->nsplit = rc < 0 ? 0 : sp->n_usable;
   if (rc < 0) /* nothing can hold the model: no split, every share 0 */
     memset(sp, 0, sizeof *sp);

@@ -1,6 +1,7 @@
 #include "plan_math.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cal_err.h"
@@ -23,29 +24,143 @@ static void interval(const double *t, const double *lo, const double *hi,
   }
 }
 
+/* qsort_r orders of usable machine indices: faster first (the tie-break
+ * order), and larger remainder (kept in finish_s) first, then faster. */
+static int by_faster(const void *a, const void *b, void *arg) {
+  const double *t = arg;
+  const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  return faster(t, i, j) ? -1 : faster(t, j, i) ? 1 : 0;
+}
+
+typedef struct {
+  const double *t;
+  const cal_split_entry_t *e;
+} order_t;
+
+static int by_remainder(const void *a, const void *b, void *arg) {
+  const order_t *o = arg;
+  const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  if (o->e[i].finish_s != o->e[j].finish_s)
+    return o->e[i].finish_s > o->e[j].finish_s ? -1 : 1;
+  return by_faster(a, b, (void *)o->t);
+}
+
 /* The flags: heterogeneous when two machines' points are more than the
  * ratio apart and their intervals do not overlap; straggler when the
- * whole interval lies below the fraction of the mean. */
+ * whole interval lies below the fraction of the mean.  idx holds the k
+ * usable machines, faster first; pm has k slots.  n log n: for each
+ * machine, the slower ones more than the ratio below it are a prefix of
+ * the slowest, whose lowest interval top is kept as a running minimum. */
 static void flags(const double *t, const double *lo, const double *hi,
-                  size_t n, cal_split_entry_t *e, cal_split_t *out) {
-  for (size_t i = 0; i < n; i++) {
-    if (!e[i].usable)
-      continue;
+                  const size_t *idx, size_t k, double *pm,
+                  cal_split_entry_t *e, cal_split_t *out) {
+  for (size_t p = 0; p < k; p++) { /* pm[p]: min top of the p+1 slowest */
+    double a, b;
+    interval(t, lo, hi, idx[k - 1 - p], &a, &b);
+    pm[p] = p == 0 || b < pm[p - 1] ? b : pm[p - 1];
+  }
+  const double cut = CAL_PLAN_STRAGGLER_FRAC * out->mean_throughput;
+  for (size_t r = 0; r < k; r++) {
+    const size_t i = idx[r];
     double ai, bi;
     interval(t, lo, hi, i, &ai, &bi);
-    const double cut = CAL_PLAN_STRAGGLER_FRAC * out->mean_throughput;
     e[i].slow_point = t[i] < cut;
     e[i].straggler = bi < cut;
     out->n_stragglers += (size_t)e[i].straggler;
-    for (size_t j = 0; j < n; j++) {
-      double aj, bj;
-      if (j == i || !e[j].usable)
-        continue;
-      interval(t, lo, hi, j, &aj, &bj);
-      if (t[i] > CAL_PLAN_HETERO_RATIO * t[j] && ai > bj)
-        out->heterogeneous = 1;
+    size_t m0 = 0, m1 = k; /* slowest machines j with t[i] > R t[j] */
+    while (m0 < m1) {
+      size_t mid = m0 + (m1 - m0) / 2;
+      if (t[i] > CAL_PLAN_HETERO_RATIO * t[idx[k - 1 - mid]])
+        m0 = mid + 1;
+      else
+        m1 = mid;
     }
+    if (m0 > 0 && ai > pm[m0 - 1])
+      out->heterogeneous = 1;
   }
+}
+
+/* Largest remainder: floors, then one more to the largest remainders
+ * (ties: faster first) until the counts sum to examples; rounding may
+ * leave a few over or under.  idx as for flags, reordered here. */
+static int split_counts(const double *t, size_t *idx, size_t k,
+                        uint64_t examples, cal_split_entry_t *e) {
+  int64_t left = (int64_t)examples;
+  for (size_t r = 0; r < k; r++) {
+    const size_t i = idx[r];
+    double quota = (double)examples * e[i].share;
+    double fl = floor(quota);
+    e[i].count = (uint64_t)fl;
+    e[i].finish_s = quota - fl;
+    left -= (int64_t)e[i].count;
+  }
+  /* left is in [0, k) in exact arithmetic; rounding moves it a few units
+   * per machine at most, more means the shares do not add up to one */
+  const int64_t slack = 4 * (int64_t)k + 4;
+  if (left > slack || left < -slack)
+    return CAL_EPARSE;
+  order_t o = {t, e};
+  qsort_r(idx, k, sizeof *idx, by_remainder, &o);
+  for (size_t r = 0; left > 0; r++, left--) {
+    if (r == k) { /* every machine bumped once: a new round, faster first */
+      qsort_r(idx, k, sizeof *idx, by_faster, (void *)t);
+      r = 0;
+    }
+    e[idx[r]].count++;
+  }
+  for (size_t r = 0; r < k; r++)
+    e[idx[r]].finish_s = 0;
+  while (left < 0) { /* take from the smallest remainder, slower first */
+    size_t best = k;
+    for (size_t r = k; r-- > 0;)
+      if (e[idx[r]].count > 0 && e[idx[r]].finish_s == 0) {
+        best = r;
+        break;
+      }
+    if (best == k) { /* each taken from once: a new round */
+      int any = 0;
+      for (size_t r = 0; r < k; r++)
+        any |= e[idx[r]].finish_s == 2 && e[idx[r]].count > 0;
+      if (!any) /* no count to take from: cannot happen */
+        return CAL_EINVAL;
+      for (size_t r = 0; r < k; r++)
+        e[idx[r]].finish_s = 0;
+      continue;
+    }
+    e[idx[best]].count--;
+    e[idx[best]].finish_s = 2; /* not picked again before the others */
+    left++;
+  }
+  qsort_r(idx, k, sizeof *idx, by_faster, (void *)t);
+  return 0;
+}
+
+/* Each machine's time and the even split's: the `extra` fastest machines
+ * take one more.  idx faster first. */
+static void split_times(const double *t, const size_t *idx, size_t k,
+                        uint64_t examples, cal_split_entry_t *e,
+                        cal_split_t *out) {
+  uint64_t base = examples / k, extra = examples % k;
+  for (size_t r = 0; r < k; r++) {
+    const size_t i = idx[r];
+    e[i].finish_s = (double)e[i].count / t[i];
+    if (e[i].finish_s > out->makespan_s)
+      out->makespan_s = e[i].finish_s;
+    double even = (double)(base + (r < extra)) / t[i];
+    if (even > out->even_makespan_s)
+      out->even_makespan_s = even;
+  }
+  out->speedup =
+      out->makespan_s > 0 ? out->even_makespan_s / out->makespan_s : 1.0;
+}
+
+/* The split's times are numbers: a throughput of 1e-320 makes a machine's
+ * time (or the even split's) overflow, and "nan s" or "inf x" is no plan. */
+static int split_finite(const cal_split_t *out) {
+  return isfinite(out->makespan_s) && isfinite(out->even_makespan_s) &&
+                 isfinite(out->speedup)
+             ? 0
+             : CAL_EPARSE;
 }
 
 int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
@@ -74,94 +189,44 @@ int cal_plan_split_ci(const double *throughput, const double *ci_lo,
   }
   if (out->n_usable == 0)
     return CAL_EINVAL;
+  /* a sum that overflows (two of 1e308) gives every share 0 and nothing
+   * to hand out; a ratio that overflows (1e308 beside 1e-320) has no
+   * meaning either */
+  if (!isfinite(out->sum_throughput) ||
+      !isfinite(out->max_throughput / out->min_throughput))
+    return CAL_EPARSE;
   const double sum = out->sum_throughput;
-  out->mean_throughput = sum / (double)out->n_usable;
+  const size_t k = out->n_usable;
+  size_t *idx = malloc(k * sizeof *idx);
+  double *pm = malloc(k * sizeof *pm);
+  int rc = CAL_ENOMEM;
+  if (!idx || !pm)
+    goto out;
+  out->mean_throughput = sum / (double)k;
   out->ratio = out->max_throughput / out->min_throughput;
   out->ratio_exceeded = out->ratio > CAL_PLAN_HETERO_RATIO;
-  for (size_t i = 0; i < n; i++)
-    if (e[i].usable)
+  for (size_t i = 0, r = 0; i < n; i++)
+    if (e[i].usable) {
       e[i].share = throughput[i] / sum;
-  flags(throughput, ci_lo, ci_hi, n, e, out);
-
+      idx[r++] = i;
+    }
+  qsort_r(idx, k, sizeof *idx, by_faster, (void *)throughput);
+  flags(throughput, ci_lo, ci_hi, idx, k, pm, e, out);
   if (examples == 0) {
     /* time per example: proportional 1/sum; even 1/(k·min) */
     out->makespan_s = 1.0 / sum;
-    out->even_makespan_s = 1.0 / ((double)out->n_usable * out->min_throughput);
+    out->even_makespan_s = 1.0 / ((double)k * out->min_throughput);
     out->speedup = out->even_makespan_s / out->makespan_s;
-    return 0;
+  } else {
+    if ((rc = split_counts(throughput, idx, k, examples, e)) < 0)
+      goto out;
+    split_times(throughput, idx, k, examples, e, out);
   }
-
-  /* Largest remainder: floors first, remainders kept in finish_s for now. */
-  int64_t left = (int64_t)examples;
-  for (size_t i = 0; i < n; i++) {
-    if (!e[i].usable)
-      continue;
-    double quota = (double)examples * e[i].share;
-    double fl = floor(quota);
-    e[i].count = (uint64_t)fl;
-    e[i].finish_s = quota - fl;
-    left -= (int64_t)e[i].count;
-  }
-  /* left is in [0, n_usable) in exact arithmetic; rounding may push it a
-   * unit either way, so both directions are handled. */
-  int bumped_all = 0;
-  while (left > 0) {
-    size_t best = n;
-    for (size_t i = 0; i < n; i++) {
-      if (!e[i].usable || e[i].finish_s < 0)
-        continue;
-      if (best == n || e[i].finish_s > e[best].finish_s ||
-          (e[i].finish_s == e[best].finish_s && faster(throughput, i, best)))
-        best = i;
-    }
-    if (best == n && bumped_all) /* nothing to bump: cannot happen */
-      return CAL_EINVAL;
-    bumped_all = best == n;
-    if (best == n) /* every machine bumped once: start a new round */
-      for (size_t i = 0; i < n; i++)
-        e[i].finish_s = e[i].usable ? 0 : e[i].finish_s;
-    else {
-      e[best].count++;
-      e[best].finish_s = -1; /* bumped */
-      left--;
-      bumped_all = 0;
-    }
-  }
-  while (left < 0) {
-    size_t best = n;
-    for (size_t i = 0; i < n; i++) {
-      if (!e[i].usable || e[i].count == 0)
-        continue;
-      if (best == n || e[i].finish_s < e[best].finish_s ||
-          (e[i].finish_s == e[best].finish_s && faster(throughput, best, i)))
-        best = i;
-    }
-    if (best == n) /* no count to take from: cannot happen */
-      return CAL_EINVAL;
-    e[best].count--;
-    e[best].finish_s = 2; /* not picked again before the others */
-    left++;
-  }
-
-  uint64_t k = out->n_usable, base = examples / k, extra = examples % k;
-  for (size_t i = 0; i < n; i++) {
-    if (!e[i].usable)
-      continue;
-    e[i].finish_s = (double)e[i].count / throughput[i];
-    if (e[i].finish_s > out->makespan_s)
-      out->makespan_s = e[i].finish_s;
-    /* even split: the `extra` fastest machines take one more */
-    uint64_t rank = 0;
-    for (size_t j = 0; j < n; j++)
-      if (j != i && e[j].usable && faster(throughput, j, i))
-        rank++;
-    double even = (double)(base + (rank < extra)) / throughput[i];
-    if (even > out->even_makespan_s)
-      out->even_makespan_s = even;
-  }
-  out->speedup =
-      out->makespan_s > 0 ? out->even_makespan_s / out->makespan_s : 1.0;
-  return 0;
+  rc = split_finite(out);
+out:
+  free(idx);
+  free(pm);
+  return rc;
 }
 
 int cal_work_examples(const cal_work_t *w, uint64_t *examples) {
@@ -333,8 +398,10 @@ int cal_act_model(const cal_act_shape_t *s, double bpe, int64_t rank,
   memset(out, 0, sizeof *out);
   if (!shape_ok(s) || !(bpe > 0) || !isfinite(bpe) || rank < 0)
     return CAL_EINVAL;
-  const double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
-               kv = (double)(s->kv_heads * s->head_dim), f = (double)s->ffn,
+  /* products in double: the figures may be near 2^63 */
+  const double h = (double)s->hidden,
+               q = (double)s->heads * (double)s->head_dim,
+               kv = (double)s->kv_heads * (double)s->head_dim, f = (double)s->ffn,
                seq = (double)s->seq, L = (double)s->layers;
   const double A = seq * (4 * h + 2 * q + 2 * kv + 4 * f) +
                    (double)s->heads * seq * seq + seq * 7 * (double)rank;
@@ -348,8 +415,10 @@ int cal_act_model(const cal_act_shape_t *s, double bpe, int64_t rank,
 double cal_lora_params(const cal_act_shape_t *s, int64_t rank) {
   if (!shape_ok(s) || rank < 1)
     return 0;
-  const double h = (double)s->hidden, q = (double)(s->heads * s->head_dim),
-               kv = (double)(s->kv_heads * s->head_dim), f = (double)s->ffn;
+  /* products in double: the figures may be near 2^63 */
+  const double h = (double)s->hidden,
+               q = (double)s->heads * (double)s->head_dim,
+               kv = (double)s->kv_heads * (double)s->head_dim, f = (double)s->ffn;
   return (double)s->layers * (double)rank *
          (7 * h + 2 * q + 2 * kv + 3 * f);
 }

@@ -51,7 +51,8 @@ typedef struct cal_split {
  * integers summing exactly to `examples` by largest remainder; ties go to
  * the faster machine, then the lower index.  entries[] has n slots.
  * CAL_EINVAL when n == 0, examples > CAL_PLAN_MAX_EXAMPLES or no machine
- * is usable (entries still filled). */
+ * is usable (entries still filled); CAL_EPARSE when the throughputs' sum,
+ * their ratio or a machine's time is not a finite number. */
 int cal_plan_split(const double *throughput, size_t n, uint64_t examples,
                    cal_split_entry_t *entries, cal_split_t *out);
 

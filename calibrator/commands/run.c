@@ -22,11 +22,15 @@ static const char run_tail[] =
     "/proc/stat); it is measured again after a short wait, and if still\n"
     "disturbed its samples are kept as evidence but never used as a figure.\n"
     "One run measures at a time: a run waits for the machine-wide lock\n"
-    "($CALIBRATE_LOCK, else /run/lock/calibrate.lock or /tmp/calibrate.lock).\n"
+    "($CALIBRATE_LOCK, else /run/lock/calibrate.lock or /tmp/calibrate.lock;\n"
+    "an existing file is used only when it is a regular file with one link\n"
+    "holding nothing or a pid, else refused).\n"
     "Environment: OPENBLAS_CORETYPE chooses OpenBLAS kernels (by default\n"
     "calibrate picks them from the CPU's features when the library's own\n"
     "choice is older; CALIBRATE_KEEP_BLAS_CORETYPE=1 keeps the library's);\n"
     "CALIBRATE_ISA=scalar|avx2|avx512 caps our own kernels' SIMD variant;\n"
+    "OMP_THREAD_LIMIT or OMP_MAX_ACTIVE_LEVELS=0 below the usable cores is\n"
+    "refused (exit 2): narrow the CPUs with taskset instead;\n"
     "CALIBRATE_GEMM_ENGINE sets --gemm-engine (the flag wins);\n"
     "DNNL_MAX_CPU_ISA caps oneDNN's instruction set (oneDNN's own variable).\n";
 

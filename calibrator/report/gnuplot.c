@@ -4,11 +4,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cal_err.h"
@@ -382,11 +384,13 @@ int cal_gp_write_script(const cal_gp_chart_t *c, const cal_gp_set_t *set,
 
 /* ---- running gnuplot ---- */
 
-/* In the child: stdin from /dev/null, cd dir, exec; on failure the errno
+/* In the child: its own process group, stdin from /dev/null, cd dir,
+ * exec; on failure the errno
  * goes up the close-on-exec pipe. */
 static void exec_child(int fd, int img, const char *dir, const char *prog,
                        char *script) {
   int e = 0;
+  (void)setpgid(0, 0); /* its own group: a time-out kills what it started */
   int nul = open("/dev/null", O_RDONLY);
   if (nul >= 0)
     dup2(nul, STDIN_FILENO);
@@ -429,6 +433,38 @@ static int child_result(const char *dir, const char *prog, const char *script,
   return 0;
 }
 
+/* Seconds gnuplot may take for one chart: CALIBRATE_GNUPLOT_TIMEOUT, else
+ * 60. */
+static double gp_time_limit(void) {
+  const char *s = getenv("CALIBRATE_GNUPLOT_TIMEOUT");
+  char *end;
+  double t = s && *s ? strtod(s, &end) : 0;
+  return s && *s && *end == '\0' && t > 0 && t <= 86400 ? t : 60;
+}
+
+/* Reap the child within the time limit; past it, kill it.  0 when it
+ * ended by itself, -1 when it was killed. */
+static int wait_child(pid_t pid, int *status) {
+  struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
+  const double limit = gp_time_limit();
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR))
+      return 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - t0.tv_sec) +
+            1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > limit) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+      return -1;
+    }
+    nanosleep(&nap, NULL);
+  }
+}
+
 /* gnuplot's image goes to its standard output, a temporary file made
  * in dir with O_EXCL and renamed to NAME.FMT when gnuplot succeeds:
  * gnuplot itself never opens a name in dir that might be a planted
@@ -450,6 +486,7 @@ static int run_child(const char *dir, const char *prog, char *script,
   }
   if (pid == 0)
     exec_child(fds[1], img, dir, prog, script);
+  (void)setpgid(pid, pid); /* as the child does: whichever runs first */
   close(fds[1]);
   int child_errno = 0;
   ssize_t got;
@@ -458,8 +495,12 @@ static int run_child(const char *dir, const char *prog, char *script,
   while (got < 0 && errno == EINTR);
   close(fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  if (wait_child(pid, &status) != 0) {
+    snprintf(err, errlen, "gnuplot did not finish %s/%s in %.0f s: killed "
+                          "(CALIBRATE_GNUPLOT_TIMEOUT sets the limit)",
+             dir, script, gp_time_limit());
+    return CAL_ETIMEOUT;
+  }
   if (got != (ssize_t)sizeof child_errno)
     child_errno = 0;
   return child_result(dir, prog, script, child_errno, status, err, errlen);
@@ -481,6 +522,12 @@ int cal_gp_run(const char *dir, const char *name, const char *format,
   }
   if ((rc = cal_out_open(&out, img, CAL_OUT_NOFOLLOW, err, errlen)) == 0) {
     rc = run_child(dir, prog, script, cal_out_fd(&out), err, errlen);
+    struct stat st;
+    if (rc == 0 && (fstat(cal_out_fd(&out), &st) != 0 || st.st_size == 0)) {
+      snprintf(err, errlen, "gnuplot (%s) exited 0 but drew no image for "
+                            "%s.%s in %s", prog, name, format, dir);
+      rc = CAL_ESYS;
+    }
     if (rc == 0)
       rc = cal_out_commit(&out, err, errlen);
     else

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -12,10 +13,18 @@
 
 #include "cal_err.h"
 #include "cal_exit.h"
+#include "cal_isa.h"
 
 int cal_ctx_open(cal_ctx_t *c) {
   memset(c, 0, sizeof *c);
   c->sec_current = -1;
+  /* an unknown cap would skip every kernel of ours one by one */
+  int variant;
+  if (cal_variant_best(&variant) == CAL_EINVAL) {
+    fprintf(stderr, "calibrate: CALIBRATE_ISA is not one of scalar, avx2, "
+                    "avx512, auto\n");
+    return CAL_EXIT_USAGE;
+  }
   /* Every point's buffers placed alike, whatever ran before: a fixed
    * threshold turns off glibc's dynamic one, which after a large buffer
    * is freed serves later ones of that size from the heap instead of
@@ -43,23 +52,78 @@ static const char *lock_path(void) {
                                         : "/tmp/calibrate.lock";
 }
 
-int cal_ctx_lock(cal_ctx_t *c, int no_wait) {
-  const char *path = lock_path();
+/* Whether an existing lock file's first bytes are what a run writes
+ * there: nothing, or a pid and a newline. */
+static int lock_content_ok(int fd) {
+  char b[32];
+  ssize_t n = pread(fd, b, sizeof b, 0);
+  if (n < 0 || n == (ssize_t)sizeof b)
+    return 0;
+  if (n == 0)
+    return 1;
+  ssize_t i = 0;
+  while (i < n && b[i] >= '0' && b[i] <= '9')
+    i++;
+  return i > 0 && i == n - 1 && b[i] == '\n';
+}
+
+/* Open the lock file without harming a file the lock did not make: a new
+ * file is created (and opened to every user); an existing one is used
+ * only when it is a regular file with one link whose content is empty or
+ * a pid, and is never truncated or chmodded otherwise.
+ * Returns the descriptor, or after printing one line -1 (the system
+ * failed) or -2 (the path is refused). */
+static int lock_open(const char *path) {
   /* O_NOFOLLOW: a link planted at the path is refused, not followed */
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0) {
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd >= 0) {
+    (void)fchmod(fd, 0666); /* every user's runs share it (umask aside) */
+    return fd;
+  }
+  if (errno == EEXIST)
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0 && errno == EACCES)
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  const char *why = NULL;
+  if (fd < 0 && (errno == EISDIR || errno == ELOOP || errno == ENXIO))
+    why = "is not a regular file";
+  else if (fd < 0) {
     fprintf(stderr, "calibrate: cannot open the lock file %s: %s\n", path,
             strerror(errno));
-    return CAL_EXIT_INTERNAL;
+    return -1;
   }
-  (void)fchmod(fd, 0666); /* every user's runs share it (umask aside) */
+  struct stat st;
+  if (why)
+    ;
+  else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    why = "is not a regular file";
+  else if (st.st_nlink != 1)
+    why = "has other hard links";
+  else if (!lock_content_ok(fd))
+    why = "holds something other than a pid";
+  if (why) {
+    fprintf(stderr, "calibrate: the lock file %s %s; refusing to use it "
+                    "(name a new file in CALIBRATE_LOCK)\n", path, why);
+    if (fd >= 0)
+      close(fd);
+    return -2;
+  }
+  return fd;
+}
+
+int cal_ctx_lock(cal_ctx_t *c, int no_wait) {
+  const char *path = lock_path();
+  int fd = lock_open(path);
+  if (fd < 0)
+    return fd == -2 ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
     char pid[32] = "";
     ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
     pid[n > 0 ? n : 0] = '\0';
     pid[strcspn(pid, "\n")] = '\0';
-    if (errno != EWOULDBLOCK) {
-      fprintf(stderr, "calibrate: cannot lock %s: %s\n", path, strerror(errno));
+    if (err != EWOULDBLOCK) {
+      fprintf(stderr, "calibrate: cannot lock %s: %s\n", path, strerror(err));
       close(fd);
       return CAL_EXIT_INTERNAL;
     }
@@ -83,8 +147,10 @@ int cal_ctx_lock(cal_ctx_t *c, int no_wait) {
   }
   char buf[32];
   int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+  /* the pid is only for the message of a run that waits; the content
+   * was checked to be a pid (or the file is new), so rewriting it
+   * harms nothing */
   if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)len, 0) < 0) {
-    /* the pid is only for the message of a run that waits */
   }
   c->lock_fd = fd;
   c->locked = 1;
@@ -97,6 +163,19 @@ int cal_ctx_start_threads(cal_ctx_t *c) {
   if (rc < 0) {
     fprintf(stderr, "calibrate: cannot read the topology: %s\n", cal_strerror(rc));
     return CAL_EXIT_INTERNAL;
+  }
+  /* An OpenMP runtime held below the team (OMP_THREAD_LIMIT, or
+   * OMP_MAX_ACTIVE_LEVELS=0 making every region serial, as containers and
+   * batch jobs set) would run our kernels with fewer threads than
+   * counted, and OpenBLAS waits forever for threads it never gets. */
+  int want = cal_threads_usable(c->thr);
+  int limit = omp_get_max_active_levels() < 1 ? 1 : omp_get_thread_limit();
+  if (want > 1 && limit < want) {
+    fprintf(stderr, "calibrate: the OpenMP runtime allows %d of the %d threads "
+                    "the run measures with (OMP_THREAD_LIMIT or "
+                    "OMP_MAX_ACTIVE_LEVELS); unset it, or give the run fewer "
+                    "CPUs (taskset)\n", limit, want);
+    return CAL_EXIT_USAGE;
   }
   return 0;
 }

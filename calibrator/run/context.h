@@ -34,7 +34,10 @@ int cal_ctx_open(cal_ctx_t *c);
 int cal_ctx_start_threads(cal_ctx_t *c);
 /* One measurement at a time: take the machine-wide lock, an flock on
  * $CALIBRATE_LOCK, else /run/lock/calibrate.lock where that directory is
- * writable, else /tmp/calibrate.lock.  When another run holds it: wait
+ * writable, else /tmp/calibrate.lock.  A file the lock did not create is
+ * never truncated or chmodded: an existing path is used only when it is a
+ * regular file with one link holding nothing or a pid, else refused
+ * (CAL_EXIT_USAGE).  When another run holds it: wait
  * (saying so on stderr) or, with no_wait, refuse.  Commands that only read
  * profiles never take it.  Returns 0, or an exit code after printing one
  * line (CAL_EXIT_BUSY when refused). */

@@ -147,7 +147,9 @@ static void split_no_usable_machine(void **state) {
  * is refused. */
 static void split_huge_counts(void **state) {
   (void)state;
-  const double t[] = {776, 278, 1e-300, 3};
+  /* 1e-200: a share of almost nothing whose even-split time is still a
+   * number (1e-300 makes it overflow: refused, see split_not_finite) */
+  const double t[] = {776, 278, 1e-200, 3};
   cal_split_entry_t e[4];
   cal_split_t s;
   const uint64_t max = (uint64_t)CAL_PLAN_MAX_EXAMPLES;
@@ -162,6 +164,32 @@ static void split_huge_counts(void **state) {
   assert_int_equal(cal_plan_split(t, 4, UINT64_MAX, e, &s), CAL_EINVAL);
   assert_int_equal(cal_plan_split(t, 4, (uint64_t)INT64_MAX, e, &s),
                    CAL_EINVAL);
+}
+
+/* Issue 27: two throughputs of 1e308 overflowed the sum, every share was
+ * 0 and the remainder loop handed out 2^53 examples one a turn; 1e-320
+ * printed "nan s"; figures near 2^63 overflowed a signed product. */
+static void split_not_finite(void **state) {
+  (void)state;
+  cal_split_entry_t e[2];
+  cal_split_t s;
+  const double big[] = {1e308, 1e308}, tiny[] = {1e-320, 1e-320},
+               apart[] = {1e-320, 5}, slow[] = {1e-300, 5};
+  const uint64_t max = (uint64_t)CAL_PLAN_MAX_EXAMPLES;
+  assert_int_equal(cal_plan_split(big, 2, max, e, &s), CAL_EPARSE);
+  assert_int_equal(cal_plan_split(big, 2, 1000, e, &s), CAL_EPARSE);
+  assert_int_equal(cal_plan_split(tiny, 2, 1000, e, &s), CAL_EPARSE);
+  assert_int_equal(cal_plan_split(tiny, 2, 0, e, &s), CAL_EPARSE);
+  assert_int_equal(cal_plan_split(apart, 2, 1000, e, &s), CAL_EPARSE);
+  assert_int_equal(cal_plan_split(slow, 2, max, e, &s), CAL_EPARSE);
+  assert_int_equal(cal_plan_split(slow, 2, 1000, e, &s), 0);
+  cal_act_shape_t sh = {.hidden = INT64_MAX, .heads = 14, .kv_heads = 14,
+                        .head_dim = INT64_MAX, .ffn = INT64_MAX,
+                        .seq = INT64_MAX, .layers = INT64_MAX};
+  cal_act_est_t a;
+  assert_int_equal(cal_act_model(&sh, 2, 8, &a), 0);
+  assert_true(a.full_bytes > 1e38);
+  assert_true(cal_lora_params(&sh, INT64_MAX) > 1e38);
 }
 
 /* Issue 14: a device name holding '|' or a newline broke the markdown
@@ -1004,7 +1032,8 @@ CAL_TEST_MAIN(
     cmocka_unit_test(split_excludes_unusable),
     cmocka_unit_test(split_single_machine),
     cmocka_unit_test(split_no_usable_machine),
-    cmocka_unit_test(split_huge_counts), cmocka_unit_test(names_as_cells),
+    cmocka_unit_test(split_huge_counts), cmocka_unit_test(split_not_finite),
+    cmocka_unit_test(names_as_cells),
     cmocka_unit_test(machine_names_rule), cmocka_unit_test(split_flags),
     cmocka_unit_test(batch_for_target), cmocka_unit_test(memory_7b_bf16),
     cmocka_unit_test(parse_names), cmocka_unit_test(shard_greedy),
