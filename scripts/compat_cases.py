@@ -175,7 +175,7 @@ def gen_refs(d, src, fixtures):
     r = os.path.join(d, "ref")
     os.makedirs(r, exist_ok=True)
     shutil.copy(os.path.join(
-        src, "results/reference/kvm-xeon-2core-avx512.json"), f"{r}/ref.json")
+        src, "tests/data/kvm-xeon-2core-avx512.json"), f"{r}/ref.json")
     shutil.copy(os.path.join(src, "tests/data/profile_a.json"),
                 f"{r}/profile_a.json")
     shutil.copy(os.path.join(src, "tests/data/profile_b.json"),

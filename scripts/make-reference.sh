@@ -7,7 +7,7 @@
 # exit 5 and nothing is written.
 #
 # usage: scripts/make-reference.sh NAME [BUILD_DIR]
-#   NAME       the file under results/reference/, e.g. kvm-xeon-2core-avx512
+#   NAME       the file under results/reference/, e.g. kvm-epyc-zen4-2core
 #   BUILD_DIR  a Release build directory (default: build-reference)
 # Then add or update the machine's row in results/reference/README.md and
 # commit the profile.

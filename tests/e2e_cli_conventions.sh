@@ -19,7 +19,7 @@ export CALIBRATE_LOCK="$TMP/lock"
 LC_ALL=C
 export LC_ALL
 DATA=$SRC/tests/data
-REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
+REF=$SRC/tests/data/kvm-xeon-2core-avx512.json
 
 # command | arguments of a short run writing to '-o -' | what -o - does:
 #   stdout (exit 0, output on stdout), none (the command writes no file),

@@ -18,7 +18,7 @@ e2e_setup "$4"
 # does not queue behind measuring runs of other tests or users
 export CALIBRATE_LOCK="$TMP/lock"
 unset CALIBRATE_DATA_DIR CALIBRATE_PLOTS_DIR CALIBRATE_RESULTS_DIR
-REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
+REF=$SRC/tests/data/kvm-xeon-2core-avx512.json
 
 listing() { (cd "$1" && find . -path ./Testing -prune -o -path ./tests/e2e_install -prune -o -print | sort); }
 

@@ -21,7 +21,7 @@ for tool in cc make pkg-config python3 nm readelf; do
 done
 
 PREFIX=$TMP/prefix
-PROFILES="$SRC/results/reference/kvm-xeon-2core-avx512.json
+PROFILES="$SRC/tests/data/kvm-xeon-2core-avx512.json
 $SRC/tests/data/profile_a.json $SRC/tests/data/profile_b.json"
 
 # -- install and build the example -------------------------------------

@@ -8,7 +8,7 @@ CAL=$1 SRC=$2 WORK=$3
 e2e_setup "$WORK"
 DATA=$SRC/tests/data
 CSV=$DATA/seed_curves.csv
-REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
+REF=$SRC/tests/data/kvm-xeon-2core-avx512.json
 
 # the peak document of the CSV's curves, as a machine's owner would send it
 check "peak --format json" "$CAL" peak "$CSV" --format json -o "$TMP/peak.json"

@@ -9,7 +9,7 @@
 CAL=$1 PY=$2 SRC=$3 WORK=$4
 . "$(dirname "$0")/e2e_lib.sh"
 e2e_setup "$WORK"
-REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
+REF=$SRC/tests/data/kvm-xeon-2core-avx512.json
 CHECK="$PY $SRC/tests/html_check.py"
 CALIBRATE_PLOTS_DIR=$SRC/plots
 TMPDIR=$TMP/tmp

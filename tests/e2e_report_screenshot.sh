@@ -17,7 +17,7 @@ if [ -z "$BROWSER" ]; then
 fi
 CALIBRATE_PLOTS_DIR=$SRC/plots
 export CALIBRATE_PLOTS_DIR
-REF=$SRC/results/reference/kvm-xeon-2core-avx512.json
+REF=$SRC/tests/data/kvm-xeon-2core-avx512.json
 if expect_exit 0 "report" "$CAL" report "$REF" "$REF" -o "$TMP/report.html"; then
   # its own profile directory, so no user profile or lock is touched
   timeout 90 "$BROWSER" --headless --no-sandbox --disable-gpu \

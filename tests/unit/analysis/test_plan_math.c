@@ -883,7 +883,7 @@ static void second_run(json_t *root, void *arg) {
   json_object_set_new(root, "throughput", json_real(90.1));
 }
 
-#define REFERENCE CAL_TEST_DATA "/../../results/reference/kvm-xeon-2core-avx512.json"
+#define REFERENCE CAL_TEST_DATA "/kvm-xeon-2core-avx512.json"
 
 /* The two runs through the command: the CI read from the profiles, not
  * heterogeneous, no straggler; the text says why. */

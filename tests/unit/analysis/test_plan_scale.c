@@ -22,7 +22,7 @@
 #include "test_util.h"
 
 #define PROFILE_A CAL_TEST_DATA "/profile_a.json"
-#define REF CAL_TEST_SOURCE_DIR "/results/reference/kvm-xeon-2core-avx512.json"
+#define REF CAL_TEST_SOURCE_DIR "/tests/data/kvm-xeon-2core-avx512.json"
 
 /* qwen2-0.5b: one layer's matrices (q, k, v, o, gate, up, down) and the
  * model's 24 layers plus its LM head. */

@@ -22,7 +22,7 @@
 #include "profile.h"
 #include "test_util.h"
 
-#define REF CAL_TEST_REFERENCE_DIR "/kvm-xeon-2core-avx512.json"
+#define REF CAL_TEST_DATA "/kvm-xeon-2core-avx512.json"
 #define PROF_A CAL_TEST_DATA_DIR "/profile_a.json"
 
 static void test_version(void **state) {

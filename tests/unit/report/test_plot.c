@@ -21,7 +21,7 @@
 
 #define PROFILE_A CAL_TEST_DATA "/profile_a.json"
 #define PROFILE_B CAL_TEST_DATA "/profile_b.json"
-#define REFERENCE CAL_TEST_DATA "/../../results/reference/kvm-xeon-2core-avx512.json"
+#define REFERENCE CAL_TEST_DATA "/kvm-xeon-2core-avx512.json"
 
 typedef struct fixture {
   char *dir;     /* scratch, with a space in its name */
