@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end test of `calibrate compare` on profiles MEASURED on this
 # machine with `calibrate --ci` (tests/compare/e2e.sh covers the
-# statistics on synthetic profiles).
+# statistics on synthetic profiles).  The runs leave out the batch sweep:
+# the model's points take most of a --ci run, and the verdicts tested here
+# are on the GEMM, attention, bandwidth and peak points.
 # usage: e2e_compare_runs.sh CALIBRATE PYTHON3 RUNS_TOOL WORKDIR
 #
 #  1. A/A: RUNS runs of the same build per side, taken A B B A A B ... so a
@@ -55,6 +57,7 @@ measure() { # OUT [ENV=VALUE]
   local out=$1
   shift
   env "$@" "$PY" "$TOOL" measure load.txt -- "$CAL" --ci --no-progress --allow-busy \
+    --sections gemm,attention,peak,bandwidth \
     -o "$out" >"$out.log" 2>&1 \
     || { echo "FAIL: run $out exited $?"; cat "$out.log"; exit 1; }
 }

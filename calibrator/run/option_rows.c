@@ -180,7 +180,7 @@ const cal_opt_t cal_opts_run_rows[] = {
      .help = "short run (under 20 s on 2 cores), fewer sizes"},
     {.type = CAL_OPT_FLAG, .name = "ci", .off = OFF(ci),
      .help = "preset for CI regression runs on noisy shared runners:\n"
-             "a few fixed points (under 20 s on 2 cores, so runs can\n"
+             "a few fixed points (about 25 s on 2 cores, so runs can\n"
              "be repeated: compare several per side), 2 interleaved\n"
              "rounds of 4 samples per point, with a short batch sweep"},
     {.type = CAL_OPT_LONG, .name = "rounds", .arg = "N", .min = 1, .max = 100,

@@ -130,7 +130,7 @@ static void default_path(const cal_hwinfo_t *hw, char *out, size_t len) {
   snprintf(out, len, "%s/%s-%s.json", dir, host[0] ? host : "host", stamp);
 }
 
-/* --ci: a run short enough to repeat (under 20 s on 2 cores), since the
+/* --ci: a run short enough to repeat (about 25 s on 2 cores), since the
  * run, not the sample, is what `calibrate compare` replicates: 2
  * interleaved rounds of 4 samples per point (8 in all: the rank test can
  * still reach p = 1.6e-4 for a single-run comparison), a few fixed points
