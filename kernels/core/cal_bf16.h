@@ -32,5 +32,8 @@ static inline float cal_bf16_round(float f) {
 
 /* in[0..n) rounded to bf16 into out, on the OpenMP team (cal_bf16.c). */
 void cal_f32_to_bf16_n(const float *in, uint16_t *out, int64_t n);
+/* The same on the calling thread in AVX-512 (F/BW/VL/DQ; call only where
+ * cal_variant_supported(CAL_VARIANT_AVX512)). */
+void cal_f32_to_bf16_avx512(const float *in, uint16_t *out, int64_t n);
 
 #endif

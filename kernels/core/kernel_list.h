@@ -35,6 +35,8 @@
   X(amx_int8)                                                                \
   X(stream_read)                                                             \
   X(stream_copy)                                                             \
-  X(stream_triad)
+  X(stream_triad)                                                            \
+  X(adamw)                                                                   \
+  X(adamw_bf16)
 
 #endif

@@ -80,7 +80,10 @@ cal_gemv_bf16_fn cal_gemv_bf16_for(int variant) {
   case CAL_VARIANT_SCALAR: return cal_gemv_bf16_scalar;
 #ifdef CAL_HAVE_X86_SIMD
   case CAL_VARIANT_AVX2: return cal_gemv_bf16_avx2;
-  case CAL_VARIANT_AVX512: return cal_gemv_bf16_avx512;
+  case CAL_VARIANT_AVX512:
+    /* the dot-product instruction where the CPU has it */
+    return cal_isa_features() & CAL_ISA_AVX512BF16 ? cal_gemv_bf16_dp
+                                                   : cal_gemv_bf16_avx512;
 #endif
   default: return NULL;
   }

@@ -12,10 +12,12 @@
  * over k in order, in fp32, eight weight rows per pass.  Single-threaded,
  * no allocation, no I/O.
  *
- * The bf16 form takes bf16 weights (the layer in bf16), widens each to
- * fp32 as it is loaded and sums in fp32 as above: half the bytes to read,
- * the same arithmetic.  x stays fp32; the layer rounds it to bf16 values
- * first, so that both paths compute the same products as a bf16 GEMM. */
+ * The bf16 form takes bf16 weights (the layer in bf16) and sums in fp32
+ * as above: half the bytes to read.  x must hold bf16 values (the layer
+ * rounds its rows first, so that both paths compute the same products as
+ * a bf16 GEMM): the AVX-512 variant on a CPU with AVX512_BF16 multiplies
+ * bf16 pairs on the dot-product instruction (x rounded to bf16, exact for
+ * such rows), the others widen each weight to fp32 for an FMA. */
 #ifndef CAL_LAYER_GEMV_H
 #define CAL_LAYER_GEMV_H
 
@@ -60,5 +62,10 @@ void cal_gemv_bf16_avx512(const float *x, int64_t ldx, int64_t batch,
                           int64_t K, const uint16_t *w, int64_t ldw, int64_t n,
                           const float *add, int64_t ladd, float *y,
                           int64_t ldy);
+/* AVX512_BF16 (vdpbf16ps); cal_gemv_bf16_for(CAL_VARIANT_AVX512) where the
+ * CPU has it. */
+void cal_gemv_bf16_dp(const float *x, int64_t ldx, int64_t batch, int64_t K,
+                      const uint16_t *w, int64_t ldw, int64_t n,
+                      const float *add, int64_t ladd, float *y, int64_t ldy);
 
 #endif

@@ -93,14 +93,14 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
   /* masters and moments twice, gradients; dy, y; saved; activation grads */
   double run = 4.0 * (7.0 * np + 2.0 * t * d + saved_f(s) + dact);
   if (s->bf16) {
-    /* weights and transposes; inputs, transposes and output grads */
+    /* weights; inputs, transposes and output grads */
     double io = 0;
     for (int i = 0; i < 4; i++) {
       int64_t k, n;
       cal_train_prod_dims(&T, i, &k, &n);
       io += 2.0 * t * (double)k + t * (double)n;
     }
-    run += 2.0 * (2.0 * (np - 2 * d) + io);
+    run += 2.0 * ((np - 2 * d) + io);
   }
   return run + ref_bytes(s, &T);
 }
@@ -118,7 +118,7 @@ double cal_train_buffer_bytes(const cal_train_t *T) {
   for (int i = 0; T->s.bf16 && i < 4; i++) {
     int64_t k, nn;
     cal_train_prod_dims(T, i, &k, &nn);
-    b16 += 2.0 * (double)(k * nn) + 2.0 * t * (double)k + t * (double)nn;
+    b16 += (double)(k * nn) + 2.0 * t * (double)k + t * (double)nn;
   }
   return 4.0 * n + 2.0 * b16;
 }
@@ -145,7 +145,6 @@ void cal_train_free(cal_train_t *T) {
     cal_free(T->dact[i]);
   for (int i = 0; i < 4; i++) {
     cal_free(T->w16[i]);
-    cal_free(T->w16t[i]);
     cal_free(T->in16[i]);
     cal_free(T->in16t[i]);
     cal_free(T->dout16[i]);
@@ -169,8 +168,9 @@ static int onednn_setup(cal_train_t *T) {
     int rc;
     if ((rc = cal_onednn_mm_create(CAL_GEMM_BF16, t, n, k, T->in16[i],
                                    T->w16[i], out, &T->mm[3 * i])) < 0 ||
-        (rc = cal_onednn_mm_create(CAL_GEMM_BF16, t, k, n, T->dout16[i],
-                                   T->w16t[i], din, &T->mm[3 * i + 1])) < 0 ||
+        (rc = cal_onednn_mm_create_ex(CAL_GEMM_BF16, t, k, n,
+                                      CAL_ONEDNN_MM_TRANS_B, T->dout16[i],
+                                      T->w16[i], din, &T->mm[3 * i + 1])) < 0 ||
         (rc = cal_onednn_mm_create(CAL_GEMM_BF16, k, n, t, T->in16t[i],
                                    T->dout16[i], gw, &T->mm[3 * i + 2])) < 0)
       return rc;
@@ -248,7 +248,6 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
       int64_t k, n;
       cal_train_prod_dims(T, i, &k, &n);
       if (!(T->w16[i] = halloc((size_t)(k * n))) ||
-          !(T->w16t[i] = halloc((size_t)(k * n))) ||
           !(T->in16[i] = halloc(t * (size_t)k)) ||
           !(T->in16t[i] = halloc(t * (size_t)k)) ||
           !(T->dout16[i] = halloc(t * (size_t)n)))
@@ -281,8 +280,7 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
     for (int i = 0; i < 4; i++) {
       int64_t k, n;
       cal_train_prod_dims(T, i, &k, &n);
-      cal_train_round_weights(T->p[0] + T->off[i], T->w16[i], T->mm[0] ? T->w16t[i] : NULL,
-                    k, n);
+      cal_train_round_weights(T->p[0] + T->off[i], T->w16[i], NULL, k, n);
     }
   *out = T;
   return 0;

@@ -92,9 +92,10 @@ typedef struct cal_train {
   double loss;                      /* sum(y ⊙ dy) at the forward (a
                                        stack's lower layers get their dy
                                        later: no loss of theirs) */
-  /* bf16: per product i (CAL_TRAIN_WQKV..WD): the weights and their
-   * transpose, the input rows and their transpose, the output gradient */
-  uint16_t *w16[4], *w16t[4], *in16[4], *in16t[4], *dout16[4];
+  /* bf16: per product i (CAL_TRAIN_WQKV..WD): the weights (the data
+   * gradient's product reads them as Bᵀ), the input rows and their
+   * transpose, the output gradient */
+  uint16_t *w16[4], *in16[4], *in16t[4], *dout16[4];
   cal_onednn_mm_t *mm[12]; /* bf16 on oneDNN: forward, data, weight */
   cal_sbgemm_fn sbgemm;
   cal_engine_t engine;

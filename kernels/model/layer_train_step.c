@@ -11,6 +11,7 @@
 #include "cal_mem.h"
 #include "layer_train.h"
 #include "layer_train_internal.h"
+#include "train_vec.h"
 
 #define RMS_EPS 1e-6f
 
@@ -294,54 +295,24 @@ static int bwd(cal_train_t *T, int i) {
   return 0;
 }
 
-/* AdamW's constants at a step */
-typedef struct adamw_k {
-  float b1, b2, ob1, ob2, c1, c2, lr, eps, decay;
-} adamw_k_t;
-
-static adamw_k_t adamw_k(const cal_adamw_t *h, int64_t step) {
-  adamw_k_t k;
-  k.b1 = (float)h->beta1, k.b2 = (float)h->beta2;
-  /* 1 - beta in double: 1.0f - 0.999f is 1.3e-5 off */
-  k.ob1 = (float)(1.0 - h->beta1), k.ob2 = (float)(1.0 - h->beta2);
-  k.c1 = (float)(1.0 / (1.0 - pow(h->beta1, (double)step)));
-  k.c2 = (float)(1.0 / (1.0 - pow(h->beta2, (double)step)));
-  k.lr = (float)h->lr, k.eps = (float)h->eps;
-  k.decay = (float)(1.0 - h->lr * h->weight_decay);
-  return k;
-}
-
-/* element i: the new moments into m2, v2; the new master returned */
-static inline float adamw_at(const adamw_k_t *k, const float *p,
-                             const float *m, const float *v, const float *g,
-                             float *m2, float *v2, size_t i) {
-  float mi = k->b1 * m[i] + k->ob1 * g[i];
-  float vi = k->b2 * v[i] + k->ob2 * g[i] * g[i];
-  m2[i] = mi;
-  v2[i] = vi;
-  return p[i] * k->decay - k->lr * (mi * k->c1) / (sqrtf(vi * k->c2) + k->eps);
+static cal_adamw_k_t adamw_k(const cal_adamw_t *h, int64_t step) {
+  return cal_adamw_consts(h->lr, h->beta1, h->beta2, h->eps, h->weight_decay,
+                          step);
 }
 
 void cal_train_adamw(const cal_adamw_t *h, int64_t step, const float *p,
                      const float *m, const float *v, const float *g, float *p2,
                      float *m2, float *v2, size_t n) {
-  const adamw_k_t k = adamw_k(h, step);
-#pragma omp parallel for schedule(static) firstprivate(k)
-  for (size_t i = 0; i < n; i++)
-    p2[i] = adamw_at(&k, p, m, v, g, m2, v2, i);
+  const cal_adamw_k_t k = adamw_k(h, step);
+  cal_adamw_pass(cal_train_vec(), &k, p, m, v, g, p2, m2, v2, NULL, n);
 }
 
 void cal_train_adamw16(const cal_adamw_t *h, int64_t step, const float *p,
                        const float *m, const float *v, const float *g,
                        float *p2, float *m2, float *v2, uint16_t *p16,
                        size_t n) {
-  const adamw_k_t k = adamw_k(h, step);
-#pragma omp parallel for schedule(static) firstprivate(k)
-  for (size_t i = 0; i < n; i++) {
-    float pi = adamw_at(&k, p, m, v, g, m2, v2, i);
-    p2[i] = pi;
-    p16[i] = cal_f32_to_bf16(pi);
-  }
+  const cal_adamw_k_t k = adamw_k(h, step);
+  cal_adamw_pass(cal_train_vec(), &k, p, m, v, g, p2, m2, v2, p16, n);
 }
 
 int cal_train_forward(cal_train_t *T) {
@@ -361,12 +332,10 @@ int cal_train_forward(cal_train_t *T) {
   rmsnorm_fwd(T->x1, g2, T->h2, T->r2, t, d);
   if ((rc = fwd(T, 2)) < 0)
     return rc;
+  const cal_train_vec_t *vec = cal_train_vec();
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < t; r++) {
-    const float *gate = T->gu + r * 2 * f, *up = gate + f;
-    for (int64_t j = 0; j < f; j++)
-      T->a[r * f + j] = gate[j] / (1.0f + expf(-gate[j])) * up[j];
-  }
+  for (int64_t r = 0; r < t; r++)
+    vec->swiglu(T->gu + r * 2 * f, f, T->a + r * f);
   if ((rc = fwd(T, 3)) < 0)
     return rc;
   double loss = 0.0;
@@ -388,15 +357,10 @@ int cal_train_backward(cal_train_t *T) {
   if ((rc = bwd(T, 3)) < 0)
     return rc;
   float *da = T->dact[CAL_TRAIN_DA], *dgu = T->dact[CAL_TRAIN_DGU];
+  const cal_train_vec_t *vec = cal_train_vec();
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < t; r++) {
-    const float *gate = T->gu + r * 2 * f, *up = gate + f;
-    for (int64_t j = 0; j < f; j++) {
-      float gv = gate[j], s = 1.0f / (1.0f + expf(-gv)), dav = da[r * f + j];
-      dgu[r * 2 * f + j] = dav * up[j] * s * (1.0f + gv * (1.0f - s));
-      dgu[r * 2 * f + f + j] = dav * gv * s;
-    }
-  }
+  for (int64_t r = 0; r < t; r++)
+    vec->swiglu_bwd(T->gu + r * 2 * f, da + r * f, f, dgu + r * 2 * f);
   if ((rc = bwd(T, 2)) < 0)
     return rc;
   float *dx1 = T->dact[CAL_TRAIN_DX1];
@@ -416,19 +380,21 @@ int cal_train_backward(cal_train_t *T) {
 }
 
 void cal_train_update(cal_train_t *T) {
-  /* AdamW into the other set; a bf16 step rounds the new masters */
-  int nx = 1 - T->cur;
+  /* AdamW into the other set; a bf16 step rounds each matrix's new
+   * masters into its copy in the same pass (the products read the copy
+   * as it is, transposed where they need it by layout) */
+  int nx = 1 - T->cur, c = T->cur;
   T->step++;
-  cal_train_adamw(&T->opt, T->step, T->p[T->cur], T->m[T->cur], T->v[T->cur],
-                  T->g, T->p[nx], T->m[nx], T->v[nx], T->np);
+  const cal_adamw_k_t k = adamw_k(&T->opt, T->step);
+  const cal_train_vec_t *vec = cal_train_vec();
+  int parts = T->s.bf16 ? CAL_TRAIN_NPARAM : 1;
+  for (int i = 0; i < parts; i++) {
+    size_t o = T->off[i], n = (parts == 1 ? T->np : T->off[i + 1]) - o;
+    cal_adamw_pass(vec, &k, T->p[c] + o, T->m[c] + o, T->v[c] + o, T->g + o,
+                   T->p[nx] + o, T->m[nx] + o, T->v[nx] + o,
+                   T->s.bf16 && i < 4 ? T->w16[i] : NULL, n);
+  }
   T->cur = nx;
-  if (T->s.bf16)
-    for (int i = 0; i < 4; i++) {
-      int64_t k, n;
-      cal_train_prod_dims(T, i, &k, &n);
-      cal_train_round_weights(T->p[nx] + T->off[i], T->w16[i],
-                    T->mm[0] ? T->w16t[i] : NULL, k, n);
-    }
 }
 
 int cal_train_step(cal_train_t *T) {

@@ -22,10 +22,16 @@ static int64_t chunk_of(int64_t v) {
   return v < CAL_LM_HEAD_CHUNK ? v : CAL_LM_HEAD_CHUNK;
 }
 
-/* whether a step keeps every chunk's logits for the second pass (else it
- * recomputes them) */
-static int keeps_logits(int64_t t, int64_t v) {
-  return (double)t * (double)v * 4.0 <= CAL_LM_HEAD_KEEP_BYTES;
+/* bytes a kept logit takes: fp16 in a bf16 head whose vector loops have
+ * it, else fp32 */
+static double kept_bytes(int bf16) {
+  return bf16 && cal_train_vec()->fp16 ? 2.0 : 4.0;
+}
+
+/* whether a step keeps every chunk's e for the second pass (else it
+ * recomputes the logits) */
+static int keeps_logits(int64_t t, int64_t v, int bf16) {
+  return (double)t * (double)v * kept_bytes(bf16) <= CAL_LM_HEAD_KEEP_BYTES;
 }
 
 /* oneDNN's scratchpad of a bf16 product: its per-thread copies of
@@ -37,11 +43,16 @@ static double scratch_bytes(void) {
 }
 
 double cal_lm_head_mem_bytes(int64_t t, int64_t d, int64_t v, int bf16) {
-  double c = keeps_logits(t, v) ? (double)v : (double)chunk_of(v);
   double T = (double)t, D = (double)d, C = (double)chunk_of(v);
-  /* masters and moments twice; h, dh; a chunk's logits and gradient;
-   * three per-token figures and the target */
-  double b = 4.0 * (6.0 * (double)v * D + 2.0 * T * D + T * c + C * D + 4.0 * T) +
+  double chunks = ceil((double)v / C);
+  /* kept: e of every chunk (fp32 in logits, or fp16 beside a chunk of
+   * fp32 logits) */
+  double kept = keeps_logits(t, v, bf16) ? T * (double)v * kept_bytes(bf16) : 0.0;
+  double lg = kept > 0 && kept_bytes(bf16) == 4.0 ? 0.0 : 4.0 * T * C;
+  /* masters and moments twice; h, dh; a chunk's gradient; three
+   * per-token figures, the target and the chunks' maxima */
+  double b = 4.0 * (6.0 * (double)v * D + 2.0 * T * D + C * D + 4.0 * T +
+                    chunks * T) + kept + lg +
              /* verification: a few rows and tokens in double */
              8.0 * (64.0 * D + 16.0 * (double)v);
   /* bf16: h, W and a chunk's gradient rounded; six products' scratchpads */
@@ -65,6 +76,8 @@ void cal_lm_head_free(cal_lm_head_t *H) {
   cal_free(H->logits);
   cal_free(H->gw);
   cal_free(H->lse);
+  cal_free(H->cmax);
+  cal_free(H->e16);
   cal_free(H->target);
   cal_free(H->h16);
   cal_free(H->w16);
@@ -116,8 +129,10 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
     return CAL_ENOMEM;
   memset(H, 0, sizeof *H);
   H->t = t, H->d = d, H->vocab = vocab, H->chunk = chunk_of(vocab);
-  H->keep = keeps_logits(t, vocab);
+  H->keep = keeps_logits(t, vocab, bf16);
   H->bf16 = bf16;
+  H->vec = cal_train_vec();
+  int fp16 = H->keep && kept_bytes(bf16) == 2.0;
   H->opt = cal_train_adamw_default;
   snprintf(H->impl, sizeof H->impl, "%s%s",
            cal_engine_name(bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_OPENBLAS),
@@ -129,7 +144,9 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
          (H->v[i] = cal_alloc(4 * nw));
   ok = ok && (H->h = cal_alloc(4 * (size_t)(t * d))) &&
        (H->dh = cal_alloc(4 * (size_t)(t * d))) &&
-       (H->logits = cal_alloc(4 * (size_t)(t * (H->keep ? vocab : H->chunk)))) &&
+       (H->logits = cal_alloc(4 * (size_t)(t * (H->keep && !fp16 ? vocab : H->chunk)))) &&
+       (!fp16 || (H->e16 = cal_alloc(2 * (size_t)t * (size_t)vocab))) &&
+       (H->cmax = cal_alloc(4 * (size_t)t * (size_t)((vocab + H->chunk - 1) / H->chunk))) &&
        (H->gw = cal_alloc(4 * (size_t)(H->chunk * d))) &&
        (H->lse = cal_alloc(4 * 3 * (size_t)t)) &&
        (H->target = cal_alloc(4 * (size_t)t));
@@ -211,6 +228,87 @@ static int chunk_grads(cal_lm_head_t *H, const float *W, int64_t r0,
   return rc < 0 ? rc : cal_onednn_mm_run(mm[2]);
 }
 
+/* where chunk r0's logits go: the whole array when the step keeps fp32 e
+ * (chunk at r0·t), else the one chunk's */
+static float *chunk_buf(const cal_lm_head_t *H, int64_t r0) {
+  return H->logits + (H->keep && !H->e16 ? r0 * H->t : 0);
+}
+
+/* Pass 1 over chunk c (n rows of W from r0): its logits, each row's
+ * maximum over them, e = exp(logit - that maximum) and their sum merged
+ * into the row's running maximum and sum, the target's logit; e kept
+ * (fp32 over the logits, or fp16) when the step keeps them. */
+static int pass1_chunk(cal_lm_head_t *H, const float *W, int64_t c,
+                       int64_t r0, int64_t n) {
+  const int64_t t = H->t;
+  float *mx = H->lse, *sum = H->lse + t, *tl = H->lse + 2 * t;
+  float *lg = chunk_buf(H, r0);
+  const cal_train_vec_t *vec = H->vec;
+  int rc = chunk_logits(H, W, r0, n, lg);
+  if (rc < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t; i++) {
+    float *l = lg + i * n;
+    int64_t tg = H->target[i];
+    if (tg >= r0 && tg < r0 + n)
+      tl[i] = l[tg - r0];
+    float cm = vec->row_max(l, n);
+    float s = vec->row_exp(l, n, cm, H->keep && !H->e16 ? l : NULL,
+                           H->keep && H->e16 ? H->e16 + r0 * t + i * n : NULL);
+    float m = cm > mx[i] ? cm : mx[i];
+    sum[i] = sum[i] * expf(mx[i] - m) + s * expf(cm - m);
+    mx[i] = m;
+    H->cmax[c * t + i] = cm;
+  }
+  return 0;
+}
+
+/* Pass 2 over chunk c: the softmax gradient (e kept times exp(chunk
+ * maximum - log-sum-exp), or the logits again), rounded to bf16 in a bf16
+ * head; dh, the chunk's rows' gradient and their AdamW into set nx. */
+static int pass2_chunk(cal_lm_head_t *H, const float *W, int64_t c,
+                       int64_t r0, int64_t n, int nx) {
+  const int64_t t = H->t, d = H->d;
+  const float *lse = H->lse, *tl = H->lse + 2 * t;
+  const float inv_t = 1.0f / (float)t;
+  const cal_train_vec_t *vec = H->vec;
+  float *lg = chunk_buf(H, r0);
+  int rc;
+  if (!H->keep && (rc = chunk_logits(H, W, r0, n, lg)) < 0)
+    return rc;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < t; i++) {
+    float *l = lg + i * n, scale = inv_t;
+    const uint16_t *e16 = H->keep && H->e16 ? H->e16 + r0 * t + i * n : NULL;
+    uint16_t *g16 = H->bf16 ? H->dl16 + i * n : NULL;
+    if (H->keep)
+      scale = expf(H->cmax[c * t + i] - lse[i]) * inv_t;
+    else
+      vec->row_exp(l, n, lse[i], l, NULL);
+    vec->row_scale(e16 ? NULL : l, e16, n, scale, l, g16);
+    int64_t tg = H->target[i];
+    if (tg >= r0 && tg < r0 + n) {
+      float g = (expf(tl[i] - lse[i]) - 1.0f) * inv_t;
+      if (g16)
+        g16[tg - r0] = cal_f32_to_bf16(g);
+      else
+        l[tg - r0] = g;
+    }
+  }
+  if ((rc = chunk_grads(H, W, r0, n, lg)) < 0)
+    return rc;
+  size_t o = (size_t)(r0 * d);
+  /* bf16: the chunk's rows are done with this step's copy; AdamW writes
+   * the next step's in the same pass */
+  cal_adamw_k_t k = cal_adamw_consts(H->opt.lr, H->opt.beta1, H->opt.beta2,
+                                     H->opt.eps, H->opt.weight_decay, H->step);
+  cal_adamw_pass(vec, &k, W + o, H->m[H->cur] + o, H->v[H->cur] + o, H->gw,
+                 H->w[nx] + o, H->m[nx] + o, H->v[nx] + o,
+                 H->bf16 ? H->w16 + o : NULL, (size_t)(n * d));
+  return 0;
+}
+
 int cal_lm_head_step(cal_lm_head_t *H) {
   const int64_t t = H->t, d = H->d, V = H->vocab, C = H->chunk;
   const float *W = H->w[H->cur];
@@ -223,72 +321,23 @@ int cal_lm_head_step(cal_lm_head_t *H) {
     sum[i] = 0.0f;
   }
   /* pass 1: each token's log-sum-exp over the chunks, online */
-  for (int64_t r0 = 0; r0 < V; r0 += C) {
-    int64_t n = V - r0 < C ? V - r0 : C;
-    float *lg = H->logits + (H->keep ? r0 * t : 0);
-    if ((rc = chunk_logits(H, W, r0, n, lg)) < 0)
+  for (int64_t r0 = 0; r0 < V; r0 += C)
+    if ((rc = pass1_chunk(H, W, r0 / C, r0, V - r0 < C ? V - r0 : C)) < 0)
       return rc;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < t; i++) {
-      const float *l = lg + i * n;
-      float m = mx[i];
-      for (int64_t j = 0; j < n; j++)
-        m = l[j] > m ? l[j] : m;
-      float s = sum[i] * expf(mx[i] - m);
-      for (int64_t j = 0; j < n; j++)
-        s += expf(l[j] - m);
-      mx[i] = m;
-      sum[i] = s;
-      int64_t tg = H->target[i];
-      if (tg >= r0 && tg < r0 + n)
-        tl[i] = l[tg - r0];
-    }
-  }
   double loss = 0.0;
   for (int64_t i = 0; i < t; i++) {
     mx[i] += logf(sum[i]); /* mx now holds the log-sum-exp */
     loss += (double)mx[i] - tl[i];
   }
   H->loss = loss / (double)t;
-  /* pass 2: per chunk, the logits again, their gradient, dh, the chunk's
-   * rows' gradient and AdamW */
+  /* pass 2: per chunk, its gradient, dh, the chunk's rows' gradient and
+   * AdamW */
   memset(H->dh, 0, 4 * (size_t)(t * d));
   int nx = 1 - H->cur;
   H->step++;
-  const float inv_t = 1.0f / (float)t;
-  for (int64_t r0 = 0; r0 < V; r0 += C) {
-    int64_t n = V - r0 < C ? V - r0 : C;
-    float *lg = H->logits + (H->keep ? r0 * t : 0);
-    if (!H->keep && (rc = chunk_logits(H, W, r0, n, lg)) < 0)
+  for (int64_t r0 = 0; r0 < V; r0 += C)
+    if ((rc = pass2_chunk(H, W, r0 / C, r0, V - r0 < C ? V - r0 : C, nx)) < 0)
       return rc;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < t; i++) {
-      float *l = lg + i * n;
-      for (int64_t j = 0; j < n; j++)
-        l[j] = expf(l[j] - mx[i]) * inv_t;
-      int64_t tg = H->target[i];
-      if (tg >= r0 && tg < r0 + n)
-        l[tg - r0] -= inv_t;
-      if (H->bf16) {
-        uint16_t *o = H->dl16 + i * n;
-        for (int64_t j = 0; j < n; j++)
-          o[j] = cal_f32_to_bf16(l[j]);
-      }
-    }
-    if ((rc = chunk_grads(H, W, r0, n, lg)) < 0)
-      return rc;
-    size_t o = (size_t)(r0 * d);
-    /* bf16: the chunk's rows are done with this step's copy; AdamW writes
-     * the next step's in the same pass */
-    if (H->bf16)
-      cal_train_adamw16(&H->opt, H->step, W + o, H->m[H->cur] + o,
-                        H->v[H->cur] + o, H->gw, H->w[nx] + o, H->m[nx] + o,
-                        H->v[nx] + o, H->w16 + o, (size_t)(n * d));
-    else
-      cal_train_adamw(&H->opt, H->step, W + o, H->m[H->cur] + o,
-                      H->v[H->cur] + o, H->gw, H->w[nx] + o, H->m[nx] + o,
-                      H->v[nx] + o, (size_t)(n * d));
-  }
   H->cur = nx;
   return 0;
 }

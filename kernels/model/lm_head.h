@@ -6,14 +6,17 @@
  *   dh = dlogits·W, dW = dlogitsᵀ·h; AdamW on W.
  *
  * The vocabulary is done in chunks (CAL_LM_HEAD_CHUNK rows of W): a first
- * pass takes each row's log-sum-exp over the chunks, a second takes each
- * chunk's logits again (kept from the first pass while all of them fit
- * CAL_LM_HEAD_KEEP_BYTES, else recomputed, so large batches never hold
- * them whole),
- * its softmax gradient, dh (accumulated), dW for the chunk's rows and
- * their AdamW update at once (the gradient of W is never held whole
- * either).  Masters and moments are double-buffered (read one set, write
- * the other) so verification sees the step's inputs.
+ * pass takes each chunk's logits on the matrix engine, each row's maximum
+ * over the chunk and e = exp(logit - that maximum) with its sum (the
+ * log-sum-exp online over the chunks, vectorised, train_vec.h), keeping
+ * e (fp32, or fp16 where the vector loops have it: half the bytes) while
+ * all of it fits CAL_LM_HEAD_KEEP_BYTES; a second pass takes each chunk's
+ * softmax gradient from the kept e times exp(chunk maximum - log-sum-exp)
+ * (or from the logits recomputed, so large batches never hold them
+ * whole), dh (accumulated), dW for the chunk's rows and their AdamW
+ * update at once (the gradient of W is never held whole either).
+ * Masters and moments are double-buffered (read one set, write the other)
+ * so verification sees the step's inputs.
  *
  * Two dtypes, as the layers': fp32, the products on OpenBLAS sgemm; bf16
  * mixed precision, the three products on oneDNN matmuls over bf16 inputs
@@ -36,25 +39,30 @@
 #include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"
+#include "train_vec.h"
 
 #ifndef CAL_LM_HEAD_CHUNK
 #define CAL_LM_HEAD_CHUNK 4096
 #endif
-/* a step keeps all the logits (no recomputation) when they take at most
- * this many bytes */
+/* a step keeps every chunk's e (no recomputation) when they take at most
+ * this many bytes (fp16: 2 a logit, else 4) */
 #ifndef CAL_LM_HEAD_KEEP_BYTES
-#define CAL_LM_HEAD_KEEP_BYTES (256.0 * 1048576.0)
+#define CAL_LM_HEAD_KEEP_BYTES (512.0 * 1048576.0)
 #endif
 
 typedef struct cal_lm_head {
   int64_t t, d, vocab, chunk;
   int64_t step;
   int cur;
-  int keep;                   /* 1: logits kept whole [chunks][t][chunk] */
+  int keep;                   /* 1: e kept whole [chunks][t][chunk] (in
+                                 logits, or e16 when fp16) */
   int bf16;                   /* 1: the products in bf16 on oneDNN */
   cal_adamw_t opt;
   float *w[2], *m[2], *v[2];  /* [vocab][d], double-buffered */
   float *h, *dh, *logits, *gw, *lse;
+  float *cmax;                /* each row's maximum per chunk [chunks][t] */
+  uint16_t *e16;              /* fp16 e, kept [t·vocab] (NULL: fp32) */
+  const cal_train_vec_t *vec; /* the vector loops */
   int32_t *target;
   /* bf16: h rounded [t][d], the current masters rounded [vocab][d], a
    * chunk's softmax gradient rounded [t][chunk]; the products per chunk
