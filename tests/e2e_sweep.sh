@@ -6,7 +6,7 @@
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
 # covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
 # covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
-# covers: calibrator/report/table_batch.c
+# covers: calibrator/report/table_batch.c calibrator/sections/batch_rates.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
 e2e_setup
@@ -247,6 +247,18 @@ assert d["batch_source"]["mode"] == "train"
 assert d["optimal_batch_size"] == m["optimal_batch_size"]
 opt = [p for p in ok if p["batch_size"] == d["optimal_batch_size"]][0]
 assert d["throughput"] == opt["examples_per_s"]
+# the rates against the run's ceilings: no gemm or bandwidth section here,
+# so the fractions are null and say why; AdamW measured on its own
+for p in ok:
+    assert p["lm_head_gflops"] > 0, p
+    assert p["step_gemm_fraction"] is None and p["lm_head_gemm_fraction"] is None
+assert m["gemm_gflops"] is None and m["gemm_point"] is None
+assert "gemm section" in m["gemm_why"], m["gemm_why"]
+aw = m["adamw"]
+assert aw["kernel"] == "adamw" and aw["bytes_per_pass"] == 28 * aw["elements"], aw
+assert aw["gbps"] > 0 and aw["time_s"] > 0, aw
+assert aw["triad_gbps"] is None and aw["triad_fraction"] is None
+assert "bandwidth section" in m["adamw_why"], m["adamw_why"]
 PY
 grep -q "LM head (vocab 1000, fp32)" "$TMP/out" && ok || bad "train table: the head's dtype"
 # bf16 (where the CPU runs it natively): the head's products in bf16 on
@@ -265,6 +277,8 @@ assert m["lm_head_dtype"] == "bf16", m["lm_head_choice"]
 assert m["lm_head_impl"].startswith("onednn ") and "ref" not in m["lm_head_impl"], m["lm_head_impl"]
 p = m["points"][0]
 assert p["status"] == "ok" and p["dtype"] == "bf16" and p["lm_head_step_ms"] > 0, p
+assert m["adamw"]["kernel"] == "adamw_bf16", m["adamw"]
+assert m["adamw"]["bytes_per_pass"] == 30 * m["adamw"]["elements"]
 PY
 else
   echo "bf16 train sweep not run: no native bf16 on this CPU"

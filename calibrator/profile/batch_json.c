@@ -9,6 +9,9 @@
 #include "results.h"
 #include "run_result.h"
 
+/* x, or null when it is not known (NAN) */
+static json_t *or_null(double x) { return isnan(x) ? json_null() : json_real(x); }
+
 /* A point: measured ones in the point convention (examples/s samples and
  * the layer's figures), others {id, status, reason}; then batch and
  * memory.  NULL when out of memory. */
@@ -61,6 +64,9 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
           json_object_set_new(o, "generation_ms", json_real(bp->gen_ms));
         json_object_set_new(o, "flops_per_step", json_real(bp->step_flops));
         json_object_set_new(o, "step_gflops", json_real(bp->step_gflops));
+        json_object_set_new(o, "lm_head_gflops", json_real(bp->head_gflops));
+        json_object_set_new(o, "step_gemm_fraction", or_null(bp->step_gemm_fraction));
+        json_object_set_new(o, "lm_head_gemm_fraction", or_null(bp->head_gemm_fraction));
       }
       if (decode) {
         json_object_set_new(o, "read_bytes_per_step", json_real(bp->read_bytes));
@@ -131,6 +137,39 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
          json_object_set_new(jm, "bandwidth_note", json_string(note));
 }
 
+/* Train: the ceilings its rates are held against: the run's GEMM, and
+ * the AdamW pass measured against the run's triad. */
+static int rates_json(const cal_run_result_t *r, const cal_batch_result_t *res,
+                      json_t *jm) {
+  char id[64];
+  snprintf(id, sizeof id, "gemm/%s/best/t%d", cal_kdtype_name(res->dtype),
+           r->opt->threads);
+  int gemm = !isnan(res->gemm_gflops), aw_null = 1;
+  json_t *aw = json_null();
+  if (res->adamw_kernel && !isnan(res->adamw_s))
+    aw = json_pack("{s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:s}", "kernel",
+                   res->adamw_kernel, "elements", (json_int_t)res->adamw_elems,
+                   "bytes_per_pass", res->adamw_bytes, "time_s", res->adamw_s,
+                   "gbps", res->adamw_gbps, "triad_gbps", or_null(res->triad_gbps),
+                   "triad_fraction", or_null(res->adamw_triad_fraction),
+                   "convention",
+                   "one pass over fp32 masters, both moments and the gradient "
+                   "(read), new masters and moments (written; bf16: and the "
+                   "masters rounded to bf16), 28 bytes an element, 30 with "
+                   "the copy, over the median pass; stores non-temporal where "
+                   "the outputs are aligned (no write-allocate); triad_gbps "
+                   "is the bandwidth section's stream_triad at memory on the "
+                   "sweep's threads, its bytes counted as STREAM counts them");
+  aw_null = json_is_null(aw);
+  return json_object_set_new(jm, "gemm_gflops", or_null(res->gemm_gflops)) |
+         json_object_set_new(jm, "gemm_point", gemm ? json_string(id) : json_null()) |
+         (gemm ? 0 : json_object_set_new(jm, "gemm_why", json_string(res->gemm_why))) |
+         json_object_set_new(jm, "adamw", aw) |
+         (res->adamw_why[0] && (aw_null || isnan(res->adamw_triad_fraction))
+              ? json_object_set_new(jm, "adamw_why", json_string(res->adamw_why))
+              : 0);
+}
+
 /* Train: what its figures are (the model built of one measured layer and
  * the measured LM head), the FLOP convention and the memory model. */
 static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
@@ -173,8 +212,8 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
       per = m->points[i].act_bytes / (double)m->points[i].batch;
       per_ck = m->points[i].act_ckpt_bytes / (double)m->points[i].batch;
     }
-  (void)r;
-  return json_object_set_new(jm, "activation_bytes_per_example",
+  return rates_json(r, res, jm) |
+         json_object_set_new(jm, "activation_bytes_per_example",
                              isnan(per) ? json_null() : json_real(per)) |
          json_object_set_new(jm, "activation_bytes_per_example_checkpointed",
                              isnan(per_ck) ? json_null() : json_real(per_ck)) |

@@ -199,6 +199,11 @@ typedef struct cal_bandwidth_result {
  * measured point. */
 double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
                                  char *why, size_t len);
+/* The same for the stream kernel `kernel` (stream_read, stream_triad,
+ * stream_copy) at level memory. */
+double cal_bandwidth_memory(const cal_bandwidth_result_t *bw,
+                            const char *kernel, int threads, char *why,
+                            size_t len);
 
 /* ---- roofline: derived from peak, bandwidth and the measured kernels */
 
@@ -255,6 +260,10 @@ typedef struct cal_batch_point {
    * without and with checkpointing, its whole training memory (state and
    * activations) and whether that fits the memory budget */
   double layer_ms, head_ms, step_ms, step_flops, step_gflops;
+  /* train points: the LM head's own rate (its FLOPs over head_ms), and
+   * the step's and the head's rates over the run's GEMM (the result's
+   * gemm_gflops; NAN when that is not known) */
+  double head_gflops, step_gemm_fraction, head_gemm_fraction;
   /* dpo points: the frozen reference model's measured forward (ms);
    * grpo points: the completions' measured generation (ms) */
   double ref_ms, gen_ms;
@@ -317,6 +326,18 @@ typedef struct cal_batch_result {
   double mem_read_gbps;
   int mem_read_threads;
   char mem_read_why[256];
+  /* train: the same run's GEMM of the sweep's dtype on its threads (the
+   * gemm section's headline), which the points' gemm fractions divide by;
+   * the AdamW pass (kernel adamw or adamw_bf16) measured once over
+   * adamw_elems parameters: bytes a pass moves, its median seconds and
+   * rate, the run's stream_triad from memory on the sweep's threads and
+   * the ratio of the two.  NAN where unknown, with why. */
+  double gemm_gflops;
+  char gemm_why[160];
+  const char *adamw_kernel;
+  int64_t adamw_elems;
+  double adamw_bytes, adamw_s, adamw_gbps, triad_gbps, adamw_triad_fraction;
+  char adamw_why[256];
   /* train: the model's decoder layers and vocabulary, its parameters and
    * training state (masters, gradients, moments; bf16: and the bf16 copy) */
   int64_t layers, vocab;

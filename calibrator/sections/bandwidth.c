@@ -167,8 +167,9 @@ out:
   return rc;
 }
 
-double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
-                                 char *why, size_t len) {
+double cal_bandwidth_memory(const cal_bandwidth_result_t *bw,
+                            const char *kernel, int threads, char *why,
+                            size_t len) {
   const char *s = threads == 1 ? "" : "s";
   if (!bw) {
     snprintf(why, len, "the bandwidth section did not run");
@@ -178,16 +179,22 @@ double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
     const cal_point_t *pt = &bw->points[i];
     int pt_threads = pt->params.threads > 0 ? pt->params.threads : 1;
     if (!bw->levels || !bw->levels[i] || strcmp(bw->levels[i], "memory") ||
-        !pt->kernel || strcmp(pt->kernel->name, "stream_read") ||
+        !pt->kernel || strcmp(pt->kernel->name, kernel) ||
         pt_threads != threads)
       continue;
     if (pt->status == CAL_POINT_OK && pt->gbps_sum.median > 0)
       return pt->gbps_sum.median;
-    snprintf(why, len, "the bandwidth section's stream_read point at memory "
-             "on %d thread%s was not measured: %s", threads, s, pt->reason);
+    snprintf(why, len, "the bandwidth section's %s point at memory "
+             "on %d thread%s was not measured: %s", kernel, threads, s,
+             pt->reason);
     return NAN;
   }
-  snprintf(why, len, "the bandwidth section has no stream_read point at "
-           "memory on %d thread%s", threads, s);
+  snprintf(why, len, "the bandwidth section has no %s point at "
+           "memory on %d thread%s", kernel, threads, s);
   return NAN;
+}
+
+double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
+                                 char *why, size_t len) {
+  return cal_bandwidth_memory(bw, "stream_read", threads, why, len);
 }

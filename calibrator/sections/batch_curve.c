@@ -88,6 +88,9 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     bp->step_flops = L * pt->flops + head->flops + (rm ? ref->flops : 0.0);
     *(s->grpo ? &bp->gen_ms : &bp->ref_ms) = rm ? rm->time.median * 1e3 : 0.0;
     bp->step_gflops = bp->step_flops / (bp->step_ms * 1e-3) * 1e-9;
+    bp->head_gflops = head->flops / hm->time.median * 1e-9;
+    bp->step_gemm_fraction = bp->step_gflops / s->res->gemm_gflops;
+    bp->head_gemm_fraction = bp->head_gflops / s->res->gemm_gflops;
   }
   if (s->decode && pt->m.time.median > 0) {
     bp->read_gbps = bp->read_bytes / pt->m.time.median * 1e-9;

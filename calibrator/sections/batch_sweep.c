@@ -422,6 +422,7 @@ int cal_batch_measure(cal_run_t *r) {
       cal_results_get(r->res, CAL_SEC_ID_BANDWIDTH), res->mem_read_threads,
       res->mem_read_why, sizeof res->mem_read_why);
   cal_sweep_model_state(o, res);
+  cal_sweep_gemm_ref(r, res);
   /* --workload: its mode, and those --mode named beside it */
   int modes = o->modes & 7;
   if (o->workload) {
@@ -442,6 +443,9 @@ int cal_batch_measure(cal_run_t *r) {
     if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
       goto out;
   }
+  if ((res->ran[2] || res->ran[4] || res->ran[5]) &&
+      (rc = cal_sweep_adamw(r, res)) < 0)
+    goto out;
   cal_sweep_top_mode(res, o->workload ? o->workload_mode : -1);
   r->res->sec[CAL_SEC_ID_BATCH] = res;
   res = NULL;

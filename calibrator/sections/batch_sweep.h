@@ -76,6 +76,15 @@ void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res);
  * wm, --workload's mode (-1: none), when it has an optimal batch. */
 void cal_sweep_top_mode(cal_batch_result_t *res, int wm);
 
+/* ---- the train modes' ceilings (batch_rates.c) */
+
+/* res->gemm_gflops: the run's GEMM of the sweep's dtype on all threads
+ * (NAN with gemm_why when unknown). */
+void cal_sweep_gemm_ref(const cal_run_t *r, cal_batch_result_t *res);
+/* The AdamW pass measured once, against the run's triad (res->adamw_*,
+ * triad_gbps).  0 or a harness error. */
+int cal_sweep_adamw(cal_run_t *r, cal_batch_result_t *res);
+
 /* ---- throughput and the curve (batch_curve.c) */
 
 /* The points so far as the curve analysis reads them, and its options;

@@ -17,6 +17,7 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "gemm_onednn.h"
+#include "kernel.h"
 #include "lm_head.h"
 #include "test_util.h"
 #include "train_vec.h"
@@ -207,5 +208,30 @@ static void lm_head_portable(void **state) {
   }
 }
 
-CAL_TEST_MAIN(cmocka_unit_test(adamw_tables), cmocka_unit_test(rows),
+/* The AdamW kernels: verified after a run, a wrong moment or a stale
+ * bf16 copy caught; bytes 28 (30) an element. */
+static void bump_moment(void *st) {
+  /* the state's first fields: n, bf16, cur, step, then the sets */
+  struct { size_t n; int bf16, cur; int64_t step; float *p[2], *m[2]; } *s = st;
+  s->m[s->cur][0] += 1e-3f;
+}
+
+static void adamw_kernels(void **state) {
+  (void)state;
+  cal_params_t p = {0};
+  p.n = 4096 + 7, p.seed = 3, p.threads = 2, p.variant = CAL_VARIANT_AUTO;
+  const cal_kernel_t *k = cal_kernel_find("adamw");
+  const cal_kernel_t *k16 = cal_kernel_find("adamw_bf16");
+  assert_non_null(k);
+  assert_non_null(k16);
+  cal_test_kernel_life(k, &p, NULL, bump_moment);
+  cal_test_kernel_life(k16, &p, NULL, bump_moment);
+  assert_true(k->bytes(&p) == 28.0 * (double)p.n);
+  assert_true(k16->bytes(&p) == 30.0 * (double)p.n);
+  void *st = NULL;
+  p.n = 8;
+  assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
+}
+
+CAL_TEST_MAIN(cmocka_unit_test(adamw_kernels), cmocka_unit_test(adamw_tables), cmocka_unit_test(rows),
               cmocka_unit_test(swiglu), cmocka_unit_test(lm_head_portable))
