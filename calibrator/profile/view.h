@@ -109,6 +109,8 @@ typedef struct cal_vpoint {
   cal_vnum_t time_ms;
   cal_vsamples_t samples_ms;
   int contaminated, remeasured, throttled, pinned; /* booleans */
+  const char *threads_not_parallel; /* why its threads did not run side by
+                                       side; NULL when they did */
   /* what was measured */
   const char *kernel, *variant, *dtype, *engine, *impl, *confirms, *role_of;
   const char *level; /* bandwidth: "L1", "L2", "L3", "memory" as a string */
