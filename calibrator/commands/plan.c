@@ -223,7 +223,7 @@ static const cal_opt_t plan_rows[] = {
     {.type = CAL_OPT_STRING, .name = "format", .arg = "table|md|json|hf|env",
      .off = OFF(format), .choices = formats,
      .bad = "--format must be table, md, json, hf or env: %s",
-     .help = "output format (default table); hf: per\n"
+     .help = "\noutput format (default table); hf: per\n"
              "machine the Hugging Face trainer's\n"
              "per_device_train_batch_size,\n"
              "gradient_accumulation_steps and bf16 (JSON);\n"
