@@ -4,8 +4,9 @@
 # they follow the program.
 
 _calibrate() {
-  local cur prev words cword
-  _init_completion || return
+  local cur prev words cword split
+  # -s: --opt=value is completed as --opt value
+  _init_completion -s || return
   local prog=${words[0]} cmd=run
   local cmds
   cmds=$("$prog" --help 2>/dev/null |

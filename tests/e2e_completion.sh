@@ -70,6 +70,7 @@ if [ -r "$BC" ]; then
       COMP_WORDS=("$@")
       COMP_CWORD=$(($# - 1))
       COMP_LINE="$*"
+      COMP_LINE=${COMP_LINE// = /=} # readline breaks words at "="
       COMP_POINT=${#COMP_LINE}
       _calibrate 2>/dev/null
       printf "%s\n" "${COMPREPLY[@]}"' _ "$BC" "$SRC/completions/calibrate.bash" \
@@ -100,6 +101,8 @@ if [ -r "$BC" ]; then
   comp pe
   offers "the command pe" peak-flops
   grep -qx peak "$TMP/reply" && bad "the former name peak is offered" || ok
+  comp plan --format = j
+  offers "plan --format=j" json
   comp plan --for
   offers "plan --for" --format
 else
