@@ -44,12 +44,12 @@ static inline int64_t FN(bf_keys_end)(const cal_attn_shape_t *s, int64_t i) {
   return s->causal ? s->nk - s->nq + i + 1 : s->nk;
 }
 
-/* Scores of a step of BF_KS keys from t0: -inf past each row's end. */
-static inline void FN(bf_mask)(float *S, int rows, int64_t t0,
+/* Scores of `kt` keys from t0 (rows kt apart): -inf past each row's end. */
+static inline void FN(bf_mask)(float *S, int rows, int kt, int64_t t0,
                                const int64_t *end) {
   for (int r = 0; r < rows; r++)
-    for (int64_t c = end[r] - t0 < 0 ? 0 : end[r] - t0; c < BF_KS; c++)
-      S[r * BF_KS + c] = -INFINITY;
+    for (int64_t c = end[r] - t0 < 0 ? 0 : end[r] - t0; c < kt; c++)
+      S[r * kt + c] = -INFINITY;
 }
 
 /* acc[r][0..n) = alpha[r]·acc[r] (+ add[r], when add is not NULL), rows
@@ -111,7 +111,7 @@ static void FN(bf_direct_group)(const cal_attn_shape_t *s, const uint16_t *q,
       for (int r = 0; r < rows; r++)
         S[r * BF_KS + j] =
             BF_DOT(qs + r * BF_DP_MAX, kh + (t0 + j) * D, D) * scale;
-    FN(bf_mask)(S, rows, t0, end);
+    FN(bf_mask)(S, rows, BF_KS, t0, end);
     FN(softmax_tile)(S, rows, BF_KS, m, l, alpha);
     FN(bf_rescale)(acc, NULL, rows, BF_DP_MAX, Dp, alpha);
     for (int j = 0; j < jn; j++)
@@ -263,7 +263,7 @@ static void FN(bf_tile_block)(const cal_attn_shape_t *s, const uint16_t *q,
     for (int x = 0; x < BF_ROWS * BF_KS; x += VW)
       V_STORE(S + x, V_MUL(V_LOAD(S + x), V_SET1(scale)));
     if (t0 + BF_KS > end[0])
-      FN(bf_mask)(S, BF_ROWS, t0, end);
+      FN(bf_mask)(S, BF_ROWS, BF_KS, t0, end);
     FN(softmax_tile)(S, BF_ROWS, BF_KS, m, l, alpha);
     for (int r = 0; r < BF_ROWS; r++)
       BF_CVT32(p16 + r * BF_KS, S + r * BF_KS);

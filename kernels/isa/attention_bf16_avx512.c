@@ -28,6 +28,7 @@
 #define QB8 8   /* query rows of the register block */
 #define QBLK 16 /* query rows of a block: two register blocks share each
                    step of K and V while it is in L1 */
+#define KS2 (2 * BF_KS) /* keys a block takes at once: two packed steps */
 #define PMAX (BF_DP_MAX / 2)
 
 /* One step's packing: K [Dp/2][32 keys] pairs along d, V [16][Dp] pairs of
@@ -45,7 +46,7 @@ static void dp_pack(const uint16_t *kh, const uint16_t *vh, int64_t nk,
                                            j0 + 2 * jj + 1, d);
 }
 
-/* S[8][32] = scale · Q[8] · Kᵀ over np pairs of d. */
+/* S[8][32] (rows KS2 apart) = scale · Q[8] · Kᵀ over np pairs of d. */
 static inline void dp_qk(const uint32_t *q32, const uint32_t *kp, int64_t np,
                          float *S, float scale) {
   __m512 acc[QB8][2];
@@ -65,15 +66,16 @@ static inline void dp_qk(const uint32_t *q32, const uint32_t *kp, int64_t np,
   __m512 sc = _mm512_set1_ps(scale);
 #pragma GCC unroll 8
   for (int r = 0; r < QB8; r++) {
-    _mm512_storeu_ps(S + r * BF_KS, _mm512_mul_ps(acc[r][0], sc));
-    _mm512_storeu_ps(S + r * BF_KS + 16, _mm512_mul_ps(acc[r][1], sc));
+    _mm512_storeu_ps(S + r * KS2, _mm512_mul_ps(acc[r][0], sc));
+    _mm512_storeu_ps(S + r * KS2 + 16, _mm512_mul_ps(acc[r][1], sc));
   }
 }
 
-/* acc[8][Dp] = alpha·acc + P[8][32 keys] · V (p32: each row's 16 pairs of
- * bf16 probabilities), 32 columns of d at a time. */
+/* acc[8][Dp] = alpha·acc + P[8][2·npr keys] · V (p32: each row's KS2 / 2
+ * pairs of bf16 probabilities, npr of them used; V's steps consecutive),
+ * 32 columns of d at a time. */
 static inline void dp_pv(float *acc, const uint32_t *p32, const uint32_t *vp,
-                         int64_t Dp, const float *alpha) {
+                         int64_t Dp, const float *alpha, int npr) {
   for (int64_t dv = 0; dv < Dp; dv += 32) {
     __m512 a[QB8][2];
 #pragma GCC unroll 8
@@ -82,12 +84,13 @@ static inline void dp_pv(float *acc, const uint32_t *p32, const uint32_t *vp,
       a[r][0] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * Dp + dv), al);
       a[r][1] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * Dp + dv + 16), al);
     }
-    for (int jj = 0; jj < BF_KS / 2; jj++) {
+    for (int jj = 0; jj < npr; jj++) {
       __m512bh v0 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv);
       __m512bh v1 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv + 16);
 #pragma GCC unroll 8
       for (int r = 0; r < QB8; r++) {
-        __m512bh pb = (__m512bh)_mm512_set1_epi32((int)p32[r * 16 + jj]);
+        __m512bh pb =
+            (__m512bh)_mm512_set1_epi32((int)p32[r * KS2 / 2 + jj]);
         a[r][0] = _mm512_dpbf16_ps(a[r][0], pb, v0);
         a[r][1] = _mm512_dpbf16_ps(a[r][1], pb, v1);
       }
@@ -106,8 +109,8 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
                      int64_t h, int64_t i0, int rows) {
   _Alignas(64) uint32_t q32[QBLK * PMAX];
   _Alignas(64) float acc[QBLK * BF_DP_MAX];
-  _Alignas(64) float S[QBLK * BF_KS];
-  _Alignas(64) uint32_t p32[QBLK * BF_KS / 2];
+  _Alignas(64) float S[QBLK * KS2];
+  _Alignas(64) uint32_t p32[QBLK * KS2 / 2];
   float m[QBLK], l[QBLK], alpha[QBLK];
   int64_t end[QBLK];
   const int64_t D = s->head_dim, Dp = cal_attn_bf16_dp(D);
@@ -121,19 +124,25 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
   const int64_t kend = bf_rows_init_avx512bf16(s, i0, rows, QBLK, m, l, end);
   /* the second register block only where it has real rows */
   const int nrb = rows > QB8 ? 2 : 1, nr = nrb * QB8;
-  for (int64_t t0 = 0; t0 < kend; t0 += BF_KS) {
+  /* two packed steps at a time (the second, where it exists past the
+   * block's last key, masked) */
+  for (int64_t t0 = 0; t0 < kend; t0 += KS2) {
     const int64_t off = (t0 / BF_KS) * 16 * Dp;
-    for (int rb = 0; rb < nrb; rb++)
-      dp_qk(q32 + rb * QB8 * PMAX, kp + off, Dp / 2, S + rb * QB8 * BF_KS,
-            scale);
-    if (t0 + BF_KS > end[0])
-      bf_mask_avx512bf16(S, nr, t0, end);
-    softmax_tile_avx512bf16(S, nr, BF_KS, m, l, alpha);
+    const int halves = t0 + BF_KS < kend ? 2 : 1;
+    for (int hf = 0; hf < halves; hf++)
+      for (int rb = 0; rb < nrb; rb++)
+        dp_qk(q32 + rb * QB8 * PMAX, kp + off + hf * 16 * Dp, Dp / 2,
+              S + rb * QB8 * KS2 + hf * BF_KS, scale);
+    if (t0 + KS2 > end[0])
+      bf_mask_avx512bf16(S, nr, KS2, t0, end);
+    softmax_tile_avx512bf16(S, nr, KS2, m, l, alpha);
     for (int r = 0; r < nr; r++)
-      avx512_bf_cvt32((uint16_t *)(p32 + r * 16), S + r * BF_KS);
+      for (int hf = 0; hf < halves; hf++)
+        avx512_bf_cvt32((uint16_t *)(p32 + r * KS2 / 2 + hf * BF_KS / 2),
+                        S + r * KS2 + hf * BF_KS);
     for (int rb = 0; rb < nrb; rb++)
-      dp_pv(acc + rb * QB8 * Dp, p32 + rb * QB8 * 16, vp + off, Dp,
-            alpha + rb * QB8);
+      dp_pv(acc + rb * QB8 * Dp, p32 + rb * QB8 * KS2 / 2, vp + off, Dp,
+            alpha + rb * QB8, halves * BF_KS / 2);
   }
   for (int r = 0; r < rows; r++)
     bf_out_row_avx512bf16(o + ((b * s->heads + h) * s->nq + i0 + r) * D,
