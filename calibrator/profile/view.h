@@ -328,6 +328,8 @@ typedef struct cal_vattention {
   const char *flops_note;
   cal_vattn_ref_t *refs; /* owned */
   size_t nrefs;
+  cal_vattn_ref_t *refs_bf16; /* attention.gemm_reference_bf16; owned */
+  size_t nrefs_bf16;
   cal_vpoints_t points;
 } cal_vattention_t;
 
