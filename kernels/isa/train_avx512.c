@@ -8,6 +8,10 @@
 
 #include "cal_bf16.h"
 #include "train_vec.h"
+#include "vec_ps512.h"
+
+#define FN(name) name##_train
+#include "attention_softmax_impl.h"
 
 /* fp32 lanes to bf16, as cal_f32_to_bf16: round to nearest even, NaN
  * stays NaN (quiet bit set) */
@@ -23,24 +27,8 @@ static inline __m256i to_bf16(__m512 x) {
   return _mm512_cvtepi32_epi16(r);
 }
 
-/* exp(x) for x <= 0 (train_vec.h) */
-static inline __m512 exp_neg(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-100.0f));
-  const __m512 n = _mm512_roundscale_ps(
-      _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
-}
+/* exp(x) for x <= 0: the attention loops' vector e^x (0 below -87) */
+static inline __m512 exp_neg(__m512 x) { return vexp_train(x); }
 
 static inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);

@@ -13,10 +13,10 @@
  *              fp32, or fp16 to halve a kept chunk's bytes), and e·scale
  *              into fp32 or rounded to bf16 (the products' input)
  *
- * exp (AVX-512): 2^n · p(r) with r = x - n·ln 2 (Cody-Waite, two parts)
- * and p the degree-7 Taylor polynomial (truncation 5e-9 at |r| = ln2/2):
- * relative error within 3e-7 of exp in double for x in [-87, 0] (the unit
- * test holds it there); arguments below -100 give exp(-100). */
+ * exp (AVX-512): the attention loops' vector e^x (attention_softmax_impl.h:
+ * 2^n · a degree-6 polynomial of r = x - n·ln 2), relative error within
+ * 3e-7 of exp in double for x in [-87, 0] (the unit test holds it there);
+ * 0 below -87. */
 #ifndef CAL_TRAIN_VEC_H
 #define CAL_TRAIN_VEC_H
 
