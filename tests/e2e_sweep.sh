@@ -2,7 +2,8 @@
 # End-to-end tests of the batch sweep: a quick sweep with the tiny preset
 # writes a schema-valid batch_sweep section, a small memory budget skips
 # points instead of running them, --workload inference, sft, dpo and grpo
-# have their curves and the headline, and bad sweep options are refused.
+# have their curves and the headline (dpo also with --lora-rank), and bad
+# sweep options are refused (--lora-rank where no training step runs).
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
 # covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
 # covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
@@ -348,6 +349,23 @@ assert p["generation_ms"] > 0 and "reference_forward_ms" not in p
 assert p["step_ms"] > p["generation_ms"] + p["lm_head_step_ms"]
 assert abs(p["tokens_per_s"] - p["examples_per_s"] * 2 * (seq + 3)) <= 1e-6 * p["tokens_per_s"]
 PY
+# LoRA: dpo's policy step trains rank-4 adapters on the frozen base; its
+# points keep ids of their own, the mode and the headline say the rank
+workload dpo dpo --batches 1 --lora-rank 4
+$PY - "$TMP/dpo.json" <<'PY' && ok || bad "dpo with LoRA"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["batch_sweep"]["modes"]["dpo"]
+assert m["lora_rank"] == 4 and m["lora_params"] > 0, m
+assert "reference" in m["method"] and "LoRA rank 4" in m["method"], m["method"]
+p = m["points"][0]
+assert p["status"] == "ok" and "/lora4/" in p["id"] and "LoRA r4" in p["impl"], p
+assert d["batch_source"]["lora_rank"] == 4
+PY
+expect_usage "--lora-rank with inference" "$CAL" --workload inference --lora-rank 8 -o "$TMP/x.json"
+expect_usage "--lora-rank without a training step" "$CAL" --sweep-batch --mode prefill,decode --lora-rank 8 -o "$TMP/x.json"
+expect_usage "--lora-rank without the sweep" "$CAL" --lora-rank 8 -o "$TMP/x.json"
+expect_usage "--lora-rank 0" "$CAL" --workload sft --lora-rank 0 -o "$TMP/x.json"
 expect_usage "--group 0" "$CAL" --workload grpo --group 0 -o "$TMP/x.json"
 expect_usage "--workload unknown" "$CAL" --workload pretrain -o "$TMP/x.json"
 expect_usage "--gen-len 0" "$CAL" --workload inference --gen-len 0 -o "$TMP/x.json"
