@@ -283,7 +283,7 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .help = "the model's decoder layers (default: the\n"
              "preset's depth); train measures the whole\n"
              "stack where it fits the memory budget, else\n"
-             "one layer scaled"},
+             "the fewest layers past 4x the LLC, scaled"},
     {CALL("batches", "LIST", batches_opt),
      .help = "e.g. 1,2,4,8 or 1-256*2 (default: decode\n"
              "1,4,16,64, the others 1-32*2; extended while\n"

@@ -55,6 +55,28 @@ static void forward_shape(const sweep_t *s, cal_params_t *p, int bf16) {
   p->gen = gen ? s->res->gen_len : 0;
 }
 
+/* The training step's distinct layers: the model's depth where that
+ * stack (every layer's weights, gradients, fp32 masters, AdamW moments
+ * and saved activations) fits the memory budget; else the fewest whose
+ * weights exceed 4 x the last-level cache (each step then reads every
+ * layer's weights and state from memory, as the model's would), never
+ * more than fit the budget nor fewer than one.  The step is scaled from
+ * them to the depth. */
+static int64_t train_layers(const sweep_t *s, const cal_layer_shape_t *sh,
+                            int64_t depth) {
+  if (depth <= 1 || cal_train_stack_mem_bytes(sh, (int)depth) <= s->mem_budget)
+    return depth > 1 ? depth : 1;
+  int64_t n = depth;
+  if (s->llc > 0) {
+    double n4 = floor(4.0 * s->llc / cal_layer_weight_bytes(sh)) + 1.0;
+    if (n4 < (double)depth)
+      n = (int64_t)n4;
+  }
+  while (n > 1 && cal_train_stack_mem_bytes(sh, (int)n) > s->mem_budget)
+    n--;
+  return n;
+}
+
 void cal_sweep_ref_params(const sweep_t *sw, const cal_params_t *p,
                           cal_params_t *rp) {
   *rp = *p;
@@ -85,18 +107,14 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
   p->variant = -1;
   p->engine = s->engine;
   if (s->train) {
-    /* the whole stack where --layers asked for it and it fits the memory
-     * budget; else one layer, its figures scaled (LoRA: adapters on a
-     * frozen base) */
+    /* the model's depth where its stack fits the memory budget, else the
+     * fewest distinct layers past 4 x the LLC, scaled (LoRA: adapters on
+     * a frozen base) */
     p->lora_rank = s->res->lora_rank;
     cal_layer_shape_t sh;
     cal_layer_shape_from_params(p, &sh);
     sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
-    int64_t L = s->res->layers;
-    p->layers = o->layers_given && L > 1 &&
-                        cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
-                    ? L
-                    : 1;
+    p->layers = train_layers(s, &sh, s->res->layers);
   } else {
     forward_shape(s, p, s->k->dtype == CAL_DTYPE_BF16);
   }

@@ -167,8 +167,10 @@ double cal_train_buffer_bytes(const cal_train_t *T);
  * layer l - 1's output (the same buffer), its upstream gradient layer
  * l + 1's dx; the top layer's dy and the bottom's x as a single layer's.
  * A step runs every forward, every backward from the top, then every
- * update; verification checks each layer against the double composition
- * from its own inputs (so the chain is checked link by link).  The
+ * update; verification checks the bottom and the top layer against the
+ * double composition from their own inputs (the top's input is the whole
+ * stack's forward, the bottom's upstream gradient the whole backward's;
+ * a model's depth of double-precision steps would cost minutes).  The
  * kernels layer_train and layer_train_bf16 are a stack of
  * cal_params_t.layers layers (0 or 1: one). */
 typedef struct cal_train_stack {

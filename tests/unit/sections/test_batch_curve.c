@@ -3,7 +3,9 @@
  * from its step times, a train step built of layers and the LM head, a
  * point that was not measured, and the analysis of a mode's points (peak,
  * batch-1 latency, the recommendation), never from a point that swapped
- * or whose threads did not run side by side.
+ * or whose threads did not run side by side; and the training step's
+ * distinct layers (batch_plan.c).
+ * covers: calibrator/sections/batch_plan.c
  * covers: calibrator/sections/batch_curve.c */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +18,8 @@
 
 #include "batch_sweep.h"
 #include "cal_err.h"
+#include "layer.h"
+#include "layer_train.h"
 #include "options.h"
 #include "test_util.h"
 
@@ -288,6 +292,45 @@ static void not_headline_points(void **state) {
     point_free(&pts[i]);
 }
 
+/* The training step's distinct layers: the model's depth where its stack
+ * fits the memory budget; else the fewest whose weights exceed 4 x the
+ * last-level cache, as many as fit; at least one. */
+static void train_depth(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
+  cal_sweep_opts_t *o = &f.opt.sweep;
+  o->hidden = t->hidden, o->heads = t->heads, o->kv_heads = t->kv_heads;
+  o->ffn = t->ffn, o->seq = t->seq;
+  f.res.layers = 24;
+  f.s.train = 1;
+  f.s.k = cal_kernel_find("layer_train");
+  assert_non_null(f.s.k);
+  cal_layer_shape_t sh = {t->hidden, t->heads, t->kv_heads, t->ffn, t->seq,
+                          1, 0, 0, 0, 0};
+  const double w = cal_layer_weight_bytes(&sh);
+  cal_params_t p;
+  f.s.llc = 1048576;
+  f.s.mem_budget = 1e12;
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 24); /* the whole depth fits */
+  f.s.mem_budget = cal_train_stack_mem_bytes(&sh, 23);
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, (int64_t)floor(4.0 * 1048576 / w) + 1);
+  assert_true(p.layers * w > 4.0 * 1048576 && (p.layers - 1) * w <= 4.0 * 1048576);
+  f.s.mem_budget = cal_train_stack_mem_bytes(&sh, 3);
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 3); /* as many as fit */
+  f.s.llc = 0; /* unknown: as many as fit */
+  f.s.mem_budget = cal_train_stack_mem_bytes(&sh, 10);
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 10);
+  f.s.mem_budget = 1.0;
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 1);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(measured_point),
     cmocka_unit_test(train_step),
@@ -295,4 +338,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(grpo_step),
     cmocka_unit_test(skipped_point),
     cmocka_unit_test(mode_analysis),
-    cmocka_unit_test(not_headline_points))
+    cmocka_unit_test(not_headline_points),
+    cmocka_unit_test(train_depth))
