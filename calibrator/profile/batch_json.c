@@ -232,9 +232,14 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
          json_object_set_new(jm, "flops_convention", json_string(flops)) |
          json_object_set_new(jm, "memory_note", json_string(mem)) |
          json_object_set_new(jm, "optimizer",
-                             json_string("AdamW (lr 1e-3, betas 0.9/0.999, "
-                                         "eps 1e-8, weight decay 0.01), fp32 "
-                                         "masters and moments"));
+                             json_string(res->lora_rank
+                                             ? "AdamW (lr 1e-3, betas 0.9/0.999, "
+                                               "eps 1e-8, weight decay 0.01) on "
+                                               "the LoRA adapters (and the LM "
+                                               "head), fp32 masters and moments"
+                                             : "AdamW (lr 1e-3, betas 0.9/0.999, "
+                                               "eps 1e-8, weight decay 0.01), fp32 "
+                                               "masters and moments"));
 }
 
 /* Every mode: the model's depth and vocabulary, the fewest distinct layers
@@ -284,9 +289,10 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
     snprintf(buf, len, "inference of one sequence a batch row, in one timed "
              "run: the model's prefill over seq prompt tokens (%s, then the "
              "LM head on the last position), then %lld decode steps (one new "
-             "token a sequence through every layer and the head), each "
-             "against a KV cache of seq tokens, not grown token by token "
-             "(the decode step holds its own layers' weights); one example: "
+             "token a sequence through every layer and the head), the KV "
+             "cache growing token by token: step t attends over seq + t + 1 "
+             "keys (the decode step holds its own layers' weights and "
+             "caches, sized for seq + gen_len); one example: "
              "a sequence of seq prompt and %lld generated tokens; the "
              "embedding lookup and sampling not timed", layers,
              (long long)res->gen_len, (long long)res->gen_len);
@@ -301,7 +307,8 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
     snprintf(buf, len, "grpo, one example a prompt of seq tokens: %lld "
              "completions of %lld tokens generated from it (the model's "
              "prefill over batch x %lld copies of the prompt, then %lld "
-             "decode steps against a KV cache of seq tokens), then one "
+             "decode steps, the KV cache growing from seq to seq + gen_len "
+             "tokens), then one "
              "optimizer step of the policy model over the batch x %lld "
              "sequences of seq + %lld tokens (%s, forward, backward, AdamW, "
              "plus the LM head's)", (long long)res->group,
@@ -320,10 +327,12 @@ void cal_batch_workload(const cal_batch_result_t *res, int mi, char *buf,
 static const char *const methods[CAL_BATCH_NMODES] = {
     NULL, NULL, NULL,
     "prefill then gen_len decode steps run in sequence inside each timed "
-    "sample (not a sum of separately measured figures); every decode step "
-    "attends over a KV cache of seq tokens (the cache's growth from seq to "
-    "seq + gen_len is not modelled); tokens/s counts seq + gen_len tokens "
-    "an example",
+    "sample (not a sum of separately measured figures), as a generate loop "
+    "runs them: the KV cache grows token by token (caches sized for seq + "
+    "gen_len; decode step t, from 0, writes its token at position seq + t "
+    "and attends over the seq + t + 1 positions up to it); FLOPs and bytes "
+    "count each step at its own cache length; tokens/s counts seq + "
+    "gen_len tokens an example",
     "examples/s = pairs / (the training step at 2 x batch sequences, as the "
     "train mode builds it, + the reference model's forward at 2 x batch), "
     "sample by sample of separately measured runs; the DPO loss (log-ratios "
@@ -335,7 +344,9 @@ static const char *const methods[CAL_BATCH_NMODES] = {
     "at batch x group sequences, + the training step over batch x group "
     "sequences of seq + gen_len tokens, as the train mode builds it), sample "
     "by sample of separately measured runs; each prompt prefilled once a "
-    "completion (no shared prefix), its KV cache of seq tokens not grown; "
+    "completion (no shared prefix), then its KV cache grown token by token "
+    "as the inference workload's (decode step t attends over seq + t + 1 "
+    "positions); "
     "rewards, advantages and a reference model's KL term not timed"};
 
 /* Every mode but train: what its step is (workload); the workloads, how
@@ -352,6 +363,41 @@ static int workload_json(const cal_batch_result_t *res, int mi, json_t *jm) {
   if (mi == 5)
     rc |= json_object_set_new(jm, "group", json_integer(res->group));
   return rc;
+}
+
+/* Every mode: lora_rank (0: full fine-tuning, or a forward mode); a
+ * training mode with LoRA: the adapters' parameters and how its step and
+ * FLOPs are made, after the workload's own method. */
+static int lora_json(const cal_batch_result_t *res, int mi, json_t *jm) {
+  int train = mi == 2 || mi >= 4;
+  int64_t r = train ? res->lora_rank : 0;
+  int rc = json_object_set_new(jm, "lora_rank", json_integer(r));
+  if (!r)
+    return rc;
+  char m[2048];
+  snprintf(m, sizeof m,
+           "%s%sLoRA rank %lld (alpha 16, scale 16/%lld) on the four "
+           "projections of every layer: q|k|v (one fused matrix), o, "
+           "gate|up (one fused matrix) and down; the base weights and norm "
+           "gains frozen (no weight gradients, masters' second set nor "
+           "moments), the adapters A (in x rank) and B (rank x out) in fp32 "
+           "on OpenBLAS sgemm, trained with AdamW; forward adds "
+           "scale x (x A) B to each projection, backward computes the data "
+           "gradients through the frozen base and the adapters and the "
+           "adapters' gradients; B starts non-zero so that verification "
+           "(the step against its double-precision composition with "
+           "weights W + scale x A B, the adapters' gradients from it by the "
+           "chain rule) checks every term.  FLOPs counted as done: per "
+           "layer 2 x the base products' forward (forward and data "
+           "gradients, no weight gradients) + 3 x attention's forward + 3 "
+           "x the adapters' forward (2 x tokens x rank x (in + out) a "
+           "projection); the LM head's step is a full one (its weight "
+           "gradient and AdamW included: an upper bound of a frozen "
+           "head's), and so is the state counted for the embedding and head",
+           methods[mi] ? methods[mi] : "", methods[mi] ? " " : "",
+           (long long)r, (long long)r);
+  return rc | json_object_set_new(jm, "method", json_string(m)) |
+         json_object_set_new(jm, "lora_params", json_real(res->lora_params));
 }
 
 /* Prefill, decode and inference: the rows the LM head covers. */
@@ -387,6 +433,8 @@ json_t *cal_batch_source_json(const cal_run_result_t *r,
       "choice", b->top_why);
   if (src && b->workload)
     json_object_set_new(src, "workload_name", json_string(b->workload));
+  if (src && b->lora_rank && (b->top_mode == 2 || b->top_mode >= 4))
+    json_object_set_new(src, "lora_rank", json_integer(b->lora_rank));
   if (src && m->layers_measured && m->layers_measured < b->layers)
     json_object_set_new(src, "scaled_from_layers",
                         json_integer(m->layers_measured));
@@ -407,7 +455,7 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
   int train = mi == 2 || mi >= 4;
   if (depth_json(res, mi, jm) < 0 || (train && train_json(r, res, jm, mi) < 0) ||
       (mi >= 4 && workload_json(res, mi, jm) < 0) ||
-      (!train && forward_json(res, mi, jm) < 0))
+      (!train && forward_json(res, mi, jm) < 0) || lora_json(res, mi, jm) < 0)
     goto fail;
   if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
     goto fail;

@@ -124,7 +124,8 @@ static int top_batch(const cal_run_result_t *r, json_t *root) {
       snprintf(why, sizeof why, "interrupted before the batch sweep finished");
   } else if (b->top_mode < 0) {
     snprintf(why, sizeof why, "no mode of the batch sweep has an optimal "
-             "batch (its points were skipped, failed or contaminated)");
+             "batch (its points were skipped, failed, contaminated, swapped "
+             "or their threads did not run side by side)");
   } else {
     const cal_batch_mode_t *m = &b->modes[b->top_mode];
     double worst = 0;
@@ -156,12 +157,15 @@ static int top_batch(const cal_run_result_t *r, json_t *root) {
   if (!isnan(m->latency_ms_batch_1))
     json_object_set_new(root, "latency_ms", json_real(m->latency_ms_batch_1));
   else
-    null_reason(root, "latency_ms", "batch 1 was not measured");
+    null_reason(root, "latency_ms",
+                "batch 1 was not measured, or swapped, or its threads did "
+                "not run side by side");
   json_t *src = cal_batch_source_json(r, b);
   if (src && b->top_mode == 1 && b->ran[0])
     json_object_set_new(src, "note",
                         json_string("prefill has no optimal batch (its points "
-                                    "were skipped, failed or contaminated): "
+                                    "were skipped, failed, contaminated, "
+                                    "swapped or not side by side): "
                                     "these are decode's figures"));
   json_object_set_new(root, "batch_source", src ? src : json_null());
   return 0;

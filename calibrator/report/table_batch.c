@@ -32,6 +32,8 @@ static void print_point(const cal_batch_point_t *bp, int decode,
     strcat(mark, " <- optimal");
   if (bp->mem.swapped)
     strcat(mark, " (swapped: not a headline)");
+  else if (bp->measured && bp->pt.not_parallel[0])
+    strcat(mark, " (threads not side by side)");
   char bw[48] = "";
   if (decode && isnan(bp->bw_efficiency))
     snprintf(bw, sizeof bw, " %7.1f     - %-4s", bp->read_gbps, bp->matrix_path);
@@ -84,8 +86,8 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   int64_t fewest = m->layers_measured;
   if (mi == 3)
     fprintf(out, "    one example: a sequence of seq prompt and %lld generated "
-                 "tokens: prefill, then %lld decode steps, each against a KV "
-                 "cache of seq tokens (not grown), in one timed run\n",
+                 "tokens: prefill, then %lld decode steps, the KV cache "
+                 "growing token by token, in one timed run\n",
             (long long)res->gen_len, (long long)res->gen_len);
   if (mi == 4)
     fprintf(out, "    one example: a preference pair: the training step over "
@@ -122,6 +124,11 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
     /* a head in another dtype than the layers' says why */
     if (res->head->dtype != res->dtype)
       fprintf(out, "    LM head: %s\n", res->head_why);
+    if (res->lora_rank)
+      fprintf(out, "    LoRA: rank %lld adapters on every layer's projections "
+                   "trained, the base frozen (the LM head's step a full "
+                   "one); GFLOPS at the work done\n",
+              (long long)res->lora_rank);
   }
   for (size_t i = 0; i < m->npoints; i++)
     print_point(&m->points[i], decode, c, peak, out);

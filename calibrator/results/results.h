@@ -346,6 +346,11 @@ typedef struct cal_batch_result {
    * training state (masters, gradients, moments; bf16: and the bf16 copy) */
   int64_t layers, vocab;
   double model_params, model_state_bytes;
+  /* --lora-rank (0: full fine-tuning): the training modes train LoRA
+   * adapters of this rank on a frozen base (the LM head's step stays a
+   * full one); the model's adapter parameters */
+  int64_t lora_rank;
+  double lora_params;
   /* train: the LM head's kernel (bf16 where the layer's bf16 products run
    * on oneDNN, else fp32) and why */
   const cal_kernel_t *head;

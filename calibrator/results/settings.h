@@ -27,6 +27,9 @@ typedef struct cal_sweep_opts {
   const char *workload;
   int workload_mode;
   int64_t gen_len, group;
+  /* --lora-rank: the training step trains LoRA adapters of this rank on
+   * a frozen base (0: every weight) */
+  int64_t lora_rank;
   int64_t *batches;         /* user list (owned) or NULL for the default */
   size_t nbatches;
   int extend;               /* extend while still rising */

@@ -299,12 +299,16 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .max = 256, .def = "4", .off = OFF(sweep.group),
      .help = "completions --workload grpo generates a prompt\n"
              "(default 4)"},
+    {.type = CAL_OPT_LONG, .name = "lora-rank", .arg = "R", .min = 1,
+     .max = 1024, .off = OFF(sweep.lora_rank),
+     .help = "the training step (train/sft, dpo, grpo) trains\n"
+             "LoRA adapters of rank R on a frozen base"},
     {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
      .off = OFF(sweep.layers), .set = layers_opt,
      .help = "the model's decoder layers (default: the\n"
              "preset's depth); train measures the whole\n"
              "stack where it fits the memory budget, else\n"
-             "one layer scaled"},
+             "the fewest layers past 4x the LLC, scaled"},
     {CALL("batches", "LIST", batches_opt),
      .help = "e.g. 1,2,4,8 or 1-256*2 (default: decode\n"
              "1,4,16,64, the others 1-32*2; extended while\n"

@@ -91,7 +91,7 @@ static int layer_shape(cal_opts_t *o) {
     sw->layers = ps->layers;
   sw->vocab = ps->vocab;
   cal_layer_shape_t ls = {sw->hidden, sw->heads, sw->kv_heads, sw->ffn, sw->seq,
-                          1, 0, 0};
+                          1, 0, 0, 0, 0};
   if (cal_layer_check_shape(&ls, err, sizeof err) < 0)
     return cal_usage(o->cmd, "invalid layer shape: %s", err);
   return 0;
@@ -166,6 +166,25 @@ static int ci_preset(cal_opts_t *o) {
   return 0;
 }
 
+/* --lora-rank trains adapters: refused where the run has no training
+ * step (inference, prefill or decode only, or no batch sweep). */
+static int lora_check(const cal_opts_t *o) {
+  const cal_sweep_opts_t *sw = &o->sweep;
+  if (sw->lora_rank < 1)
+    return 0;
+  int train = sw->workload ? sw->workload_mode != 3 : (sw->modes & 4) != 0;
+  if (!((o->sections | o->sections_asked) & CAL_SEC_BATCH) && !o->ci)
+    return cal_usage(o->cmd, "--lora-rank trains adapters in the batch "
+                             "sweep's training step: add --sweep-batch or "
+                             "--workload sft|dpo|grpo");
+  if (!train)
+    return cal_usage(o->cmd, "--lora-rank trains adapters: %s runs no "
+                             "training step (use --workload sft|dpo|grpo or "
+                             "--mode train)",
+                     sw->workload ? "--workload inference" : "this --mode");
+  return 0;
+}
+
 /* The layer's dtype: the one asked for, or bf16 where the CPU has a
  * native bf16 matrix path (the dtype models run in), else fp32. */
 static int sweep_dtype(cal_opts_t *o) {
@@ -228,6 +247,8 @@ int cal_opts_resolve(cal_opts_t *o, const cal_hwinfo_t *hw) {
   o->progress = o->no_progress         ? CAL_PROGRESS_OFF
                 : cal_stderr_is_tty() ? CAL_PROGRESS_LINE
                                       : CAL_PROGRESS_SECTIONS;
+  if ((rc = lora_check(o)) != 0)
+    return rc;
   return sweep_dtype(o);
 }
 

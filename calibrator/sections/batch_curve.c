@@ -1,12 +1,18 @@
 /* The batch sweep's samples as throughput, the analysis of its curve,
  * and freeing its result. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch_sweep.h"
 #include "cal_err.h"
 #include "timer.h"
+
+int cal_sweep_point_headline(const cal_batch_point_t *bp) {
+  return bp->status == CAL_POINT_OK && !bp->mem.swapped &&
+         !(bp->measured && bp->pt.not_parallel[0]);
+}
 
 /* The points so far as the curve analysis reads them (samples borrowed)
  * and the analysis options; free() the array.  NULL when out of memory.
@@ -21,13 +27,29 @@ cal_curve_point_t *cal_sweep_curve_of(const sweep_t *s, cal_curve_opts_t *po) {
   for (size_t j = 0; cp && j < m->npoints; j++) {
     const cal_batch_point_t *bp = &m->points[j];
     cp[j].batch_size = bp->batch;
-    /* a point that swapped is never the peak or the optimum */
-    cp[j].status = bp->status == CAL_POINT_OK && !bp->mem.swapped
-                       ? CAL_POINT_OK : CAL_POINT_SKIPPED;
+    /* a point that swapped or whose threads did not run side by side is
+     * never the peak, the knee or the optimum */
+    cp[j].status = cal_sweep_point_headline(bp) ? CAL_POINT_OK
+                                                : CAL_POINT_SKIPPED;
     cp[j].samples = bp->examples_per_s;
     cp[j].n = bp->n;
   }
   return cp;
+}
+
+/* The threads of a train point's other part (the LM head's, dpo's
+ * reference forward, grpo's generation) into its layers' point: their CPU
+ * and wall time added (the point's cpu_time_ratio is the whole step's),
+ * and the part's verdict when its threads did not run side by side. */
+static void parts_threads(cal_point_t *pt, const cal_point_t *part,
+                          const char *what) {
+  if (!part)
+    return;
+  pt->cpu_s += part->cpu_s;
+  pt->wall_s += part->wall_s;
+  if (!pt->not_parallel[0] && part->not_parallel[0])
+    snprintf(pt->not_parallel, sizeof pt->not_parallel, "%s: %.120s", what,
+             part->not_parallel);
 }
 
 /* Take the harness point *pt into bp (pt is emptied in every case): a
@@ -80,6 +102,8 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     tok[j] = b * lq / step;
   }
   cal_summarize(bp->examples_per_s, n, level, &bp->examples);
+  parts_threads(pt, hm ? head : NULL, "LM head");
+  parts_threads(pt, rm ? ref : NULL, s->grpo ? "generation" : "reference forward");
   cal_summarize(tok, n, level, &bp->tokens);
   if (hm) {
     bp->layer_ms = pt->m.time.median * 1e3;
@@ -128,8 +152,7 @@ int cal_sweep_analyze(sweep_t *s) {
                                   m->points[j].layers_measured < m->layers_measured))
       m->layers_measured = m->points[j].layers_measured;
   for (size_t j = 0; j < m->npoints; j++)
-    if (m->points[j].batch == 1 && m->points[j].status == CAL_POINT_OK &&
-        !m->points[j].mem.swapped)
+    if (m->points[j].batch == 1 && cal_sweep_point_headline(&m->points[j]))
       m->latency_ms_batch_1 = s->train ? m->points[j].step_ms
                                        : m->points[j].pt.m.time.median * 1e3;
   m->time_s = cal_now() - s->t0;

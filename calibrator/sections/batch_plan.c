@@ -10,6 +10,7 @@
 #include "layer.h"
 #include "layer_train.h"
 #include "lm_head.h"
+#include "lora.h"
 #include "model.h"
 
 /* the default list: decode, powers of four from 1 to this (its points
@@ -54,10 +55,33 @@ static void forward_shape(const sweep_t *s, cal_params_t *p, int bf16) {
   p->gen = gen ? s->res->gen_len : 0;
 }
 
+/* The training step's distinct layers: the model's depth where that
+ * stack (every layer's weights, gradients, fp32 masters, AdamW moments
+ * and saved activations) fits the memory budget; else the fewest whose
+ * weights exceed 4 x the last-level cache (each step then reads every
+ * layer's weights and state from memory, as the model's would), never
+ * more than fit the budget nor fewer than one.  The step is scaled from
+ * them to the depth. */
+static int64_t train_layers(const sweep_t *s, const cal_layer_shape_t *sh,
+                            int64_t depth) {
+  if (depth <= 1 || cal_train_stack_mem_bytes(sh, (int)depth) <= s->mem_budget)
+    return depth > 1 ? depth : 1;
+  int64_t n = depth;
+  if (s->llc > 0) {
+    double n4 = floor(4.0 * s->llc / cal_layer_weight_bytes(sh)) + 1.0;
+    if (n4 < (double)depth)
+      n = (int64_t)n4;
+  }
+  while (n > 1 && cal_train_stack_mem_bytes(sh, (int)n) > s->mem_budget)
+    n--;
+  return n;
+}
+
 void cal_sweep_ref_params(const sweep_t *sw, const cal_params_t *p,
                           cal_params_t *rp) {
   *rp = *p;
   rp->layers = 0;
+  rp->lora_rank = 0; /* a forward pass */
   rp->seq = sw->r->opt->sweep.seq; /* grpo: generated from the prompt */
   forward_shape(sw, rp, sw->ref->dtype == CAL_DTYPE_BF16);
 }
@@ -83,16 +107,14 @@ void cal_sweep_shape(const sweep_t *s, int decode, int64_t batch,
   p->variant = -1;
   p->engine = s->engine;
   if (s->train) {
-    /* the whole stack where --layers asked for it and it fits the memory
-     * budget; else one layer, its figures scaled */
+    /* the model's depth where its stack fits the memory budget, else the
+     * fewest distinct layers past 4 x the LLC, scaled (LoRA: adapters on
+     * a frozen base) */
+    p->lora_rank = s->res->lora_rank;
     cal_layer_shape_t sh;
     cal_layer_shape_from_params(p, &sh);
     sh.bf16 = s->k->dtype == CAL_DTYPE_BF16;
-    int64_t L = s->res->layers;
-    p->layers = o->layers_given && L > 1 &&
-                        cal_train_stack_mem_bytes(&sh, (int)L) <= s->mem_budget
-                    ? L
-                    : 1;
+    p->layers = train_layers(s, &sh, s->res->layers);
   } else {
     forward_shape(s, p, s->k->dtype == CAL_DTYPE_BF16);
   }
@@ -156,9 +178,12 @@ static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
   bp->act_layer_bytes = per;
   bp->act_bytes = L * per + head;
   bp->act_ckpt_bytes = L * 4.0 * t * (double)s->hidden + per + head;
-  /* dpo: and the frozen reference's weights (the layers' dtype) */
+  /* dpo: and the frozen reference's weights (the layers' dtype; with
+   * LoRA the reference is the frozen base itself, adapters off) */
   bp->model_bytes = res->model_state_bytes + bp->act_bytes +
-                    (sw->dpo ? res->model_params * (s->bf16 ? 2.0 : 4.0) : 0.0);
+                    (sw->dpo && !res->lora_rank
+                         ? res->model_params * (s->bf16 ? 2.0 : 4.0)
+                         : 0.0);
   bp->model_fits = bp->model_bytes <= sw->mem_budget;
 }
 
@@ -182,6 +207,9 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   if (s->grpo)
     snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/G%lld",
              (long long)s->res->group);
+  if (s->train && s->res->lora_rank > 0) /* never held against full steps */
+    snprintf(depth + strlen(depth), sizeof depth - strlen(depth), "/lora%lld",
+             (long long)s->res->lora_rank);
   snprintf(bp->id, sizeof bp->id, "batch_sweep/%s/%s%s%s/h%lld/s%lld/b%lld",
            s->m->name, shape.bf16 ? "bf16/" : "", o->preset, depth,
            (long long)o->hidden, (long long)o->seq, (long long)b);
@@ -301,18 +329,30 @@ void cal_sweep_head_kernel(cal_batch_result_t *res) {
 /* The whole model's parameters and training state: the layers, the
  * embedding and the LM head (counted as two matrices, as in an untied
  * model) and the final norm; per parameter an fp32 master, gradient and
- * two moments, and in bf16 a bf16 copy. */
+ * two moments, and in bf16 a bf16 copy.  With LoRA the layers' weights
+ * are frozen (their dtype's bytes only: no gradients, masters or
+ * moments) and each layer's adapters (fp32) carry that state; the
+ * embedding, head and norm are counted as trained, as the LM head's
+ * measured step is a full one. */
 void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
   cal_layer_shape_t s = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1,
-                         0, 0};
+                         0, 0, 0, 0};
   res->layers = o->layers > 0 ? o->layers : 1;
   res->vocab = o->vocab > 1 ? o->vocab : 2;
   double layer = cal_layer_weight_bytes(&s) / 4.0; /* fp32: 4 bytes each */
   res->model_params = (double)res->layers * layer +
                       2.0 * (double)res->vocab * (double)o->hidden +
                       (double)o->hidden;
-  res->model_state_bytes =
-      res->model_params * (16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0));
+  double per = 16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0);
+  res->model_state_bytes = res->model_params * per;
+  res->lora_rank = o->lora_rank;
+  if (res->lora_rank > 0) {
+    s.lora_rank = o->lora_rank;
+    res->lora_params = (double)res->layers * cal_lora_layer_params(&s);
+    double frozen = (double)res->layers * layer;
+    res->model_state_bytes -= frozen * (per - (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 4.0));
+    res->model_state_bytes += res->lora_params * 16.0;
+  }
 }
 
 /* The headline's mode: --workload's (wm >= 0) when it has an optimal
@@ -337,7 +377,8 @@ void cal_sweep_top_mode(cal_batch_result_t *res, int wm) {
     } else {
       snprintf(res->top_why, sizeof res->top_why,
                "--workload %s has no optimal batch (its points were "
-               "skipped, failed or contaminated)", res->workload);
+               "skipped, failed, contaminated, swapped or their threads "
+               "did not run side by side)", res->workload);
     }
     return;
   }
@@ -355,8 +396,9 @@ void cal_sweep_top_mode(cal_batch_result_t *res, int wm) {
   }
   if (res->top_mode < 0)
     snprintf(res->top_why, sizeof res->top_why,
-             "no mode has an optimal batch (its points were skipped, failed "
-             "or contaminated)");
+             "no mode has an optimal batch (its points were skipped, failed, "
+             "contaminated, swapped or their threads did not run side by "
+             "side)");
   else
     snprintf(res->top_why, sizeof res->top_why, "%s%s%s%s",
              what[res->top_mode], passed[0] ? " (" : "", passed,

@@ -412,7 +412,7 @@ int cal_batch_measure(cal_run_t *r) {
   cal_sweep_layer_engine(r, res);
   cal_sweep_head_kernel(res);
   cal_layer_shape_t shape = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq,
-                             1, 0, res->dtype == CAL_DTYPE_BF16};
+                             1, 0, res->dtype == CAL_DTYPE_BF16, 0, 0};
   res->weights_bytes = cal_layer_weight_bytes(&shape);
   res->memory_budget_bytes = cal_sweep_mem_budget(r);
   res->time_budget_s = cal_run_budget(r, CAL_SEC_ID_BATCH);

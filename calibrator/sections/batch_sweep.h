@@ -97,5 +97,10 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp,
                          const cal_point_t *ref);
 /* Peak, knee, shape and advice of the measured curve; batch-1 latency. */
 int cal_sweep_analyze(sweep_t *s);
+/* Whether a point may be a figure of the curve (its peak, knee, optimum,
+ * batch-1 latency, and so the profile's headline): measured and not
+ * contaminated, the process did not swap, and its threads (every part's,
+ * for a train point) ran side by side. */
+int cal_sweep_point_headline(const cal_batch_point_t *bp);
 
 #endif

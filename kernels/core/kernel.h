@@ -48,8 +48,12 @@ typedef struct cal_params {
     /* the training step: decoder layers of the stack (0 or 1: one);
      * the model's forward step: its distinct layers, and depth the layer
      * passes a step runs over them (0: layers); the inference workload:
-     * the tokens generated after the prefill (gen decode steps) */
+     * the tokens generated after the prefill (gen decode steps; a model
+     * decode step's cache grows to seq + gen, layer.h) */
     int64_t layers, depth, gen;
+    /* the training step: LoRA adapters' rank on a frozen base (0: every
+     * weight trained) */
+    int64_t lora_rank;
     /* the engine of the products; CAL_ENGINE_BUILTIN (zero) for the
      * kernel's default */
     cal_engine_t engine;

@@ -28,6 +28,8 @@ void cal_layer_shape_from_params(const cal_params_t *p, cal_layer_shape_t *s) {
   s->batch = p->batch;
   s->decode = p->decode;
   s->bf16 = 0;
+  s->grow = p->decode && p->gen > 1 ? p->gen : 0;
+  s->lora_rank = p->decode ? 0 : p->lora_rank;
 }
 
 int cal_layer_check_shape(const cal_layer_shape_t *s, char *why, size_t len) {
@@ -54,7 +56,7 @@ void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
   l->hd = s->hidden / s->heads;
   l->nqkv = (s->heads + 2 * s->kv_heads) * l->hd;
   l->lq = s->decode ? 1 : s->seq;
-  l->lk = s->decode ? s->seq + 1 : s->seq;
+  l->lk = s->decode ? s->seq + (s->grow > 1 ? s->grow : 1) : s->seq;
   l->tokens = s->batch * l->lq;
   double d = (double)s->hidden, f = (double)s->ffn, t = (double)l->tokens;
   /* Wqkv, Wo, Wgate|Wup, Wdown; two gains */
@@ -359,6 +361,7 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
     L->attn16 = -1; /* fp32 attention */
   cal_layer_layout(&L->s, &L->l);
   L->seed = p->seed;
+  L->pos = L->s.seq;
   const cal_layer_shape_t *s = &L->s;
   const cal_layer_layout_t *l = &L->l;
   size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
@@ -439,7 +442,7 @@ int cal_layer_run(cal_layer_t *L) {
   /* scatter q into [b][h][i][:], k and v into the cache at their position */
 #pragma omp parallel for schedule(static)
   for (int64_t tok = 0; tok < t; tok++) {
-    int64_t b = tok / lq, i = tok % lq, pos = s->decode ? s->seq : i;
+    int64_t b = tok / lq, i = tok % lq, pos = s->decode ? L->pos : i;
     const float *row = L->qkv + tok * nqkv;
     for (int64_t h = 0; h < H; h++)
       memcpy(L->q + ((b * H + h) * lq + i) * hd, row + h * hd, 4 * (size_t)hd);
@@ -451,7 +454,9 @@ int cal_layer_run(cal_layer_t *L) {
     }
   }
   cal_attn_shape_t as = {s->batch, H, G, lq, lk, hd, 1};
-  if (L->attn16 >= 0) { /* bf16 prefill: attention in bf16 */
+  if (s->decode && L->pos + 1 < lk) { /* a growing cache, not yet full */
+    rc = cal_layer_attend_grown(L);
+  } else if (L->attn16 >= 0) { /* bf16 prefill: attention in bf16 */
     cal_f32_to_bf16_n(L->q, L->q16, s->batch * H * lq * hd);
     cal_f32_to_bf16_n(L->kc, L->kc16, s->batch * G * lk * hd);
     cal_f32_to_bf16_n(L->vc, L->vc16, s->batch * G * lk * hd);

@@ -27,6 +27,14 @@ typedef struct cal_layer_shape {
   int bf16;  /* 1: weights and the products' inputs in bf16 (fp32
                 accumulation; norms, softmax, residuals and the KV cache
                 stay fp32) */
+  /* decode: above 1, a generate loop's growing cache: seq + grow slots,
+   * the new token written at the layer's position (seq at setup, moved
+   * along by cal_layer_set_pos) and attention over the slots up to it;
+   * the shape's figures are those of its last step (seq + grow keys) */
+  int64_t grow;
+  /* the training step: above 0, LoRA adapters of this rank on a frozen
+   * base (lora.h); 0: every weight trained */
+  int64_t lora_rank;
 } cal_layer_shape_t;
 
 /* A named model shape (the batch is the sweep's). */
@@ -77,5 +85,10 @@ double cal_layer_read_bytes(const cal_layer_shape_t *s);
 /* Which path runs the shape's matrix products: "gemv" (the small-batch
  * decode path) or "blas"; static storage. */
 const char *cal_layer_matrix_path(const cal_layer_shape_t *s);
+
+/* A set-up decode layer's new token goes to position pos (seq ..
+ * seq + grow - 1) and attends over the pos + 1 slots up to it. */
+struct cal_layer;
+void cal_layer_set_pos(struct cal_layer *L, int64_t pos);
 
 #endif

@@ -63,7 +63,7 @@ static void columns(int64_t n, int t, int nt, int64_t *c0, int64_t *c1) {
 static int64_t qkv_dest(const cal_layer_t *L, int64_t c, float **y,
                         int64_t *ldy) {
   const int64_t hd = L->l.hd, H = L->s.heads, G = L->s.kv_heads;
-  const int64_t hq = H * hd, lk = L->l.lk, pos = L->s.seq;
+  const int64_t hq = H * hd, lk = L->l.lk, pos = L->pos;
   if (c < hq) {
     *y = L->q + c;
     *ldy = hq;
@@ -137,7 +137,9 @@ int cal_layer_run_team(cal_layer_t *L) {
     qkv_cols(L, h, t, nt);
 #pragma omp barrier
     /* the same answer on every thread, so all or none reach its barrier */
-    int arc = cal_attn_fused_team(&as, L->q, L->kc, L->vc, L->o, L->variant);
+    int arc = L->pos + 1 < L->l.lk /* a growing cache, not yet full */
+                  ? cal_layer_attend_grown(L)
+                  : cal_attn_fused_team(&as, L->q, L->kc, L->vc, L->o, L->variant);
     if (arc == 0) {
       /* x1 = x + o·Wo */
       proj_cols(L, L->o, hq, L->wo, L->wo16, L->x, L->x1, t, nt);

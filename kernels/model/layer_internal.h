@@ -51,6 +51,7 @@ typedef struct cal_layer {
   void *mm[CAL_LAYER_NMM]; /* one product each, the engine's */
   char impl[160];     /* what ran the products (kernel impl_name) */
   uint64_t seed;
+  int64_t pos;        /* decode: the new token's cache slot (layer.h) */
   float *wqkv, *wo, *wgu, *wd, *g1, *g2;
   uint16_t *wqkv16, *wo16, *wgu16, *wd16;
   float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
@@ -88,6 +89,12 @@ int cal_layer_run_team(cal_layer_t *L);
 /* The kernel's verify (layer_verify.c): sequences 0 and batch - 1 against
  * a double-precision composition.  0, CAL_EVERIFY or CAL_ENOMEM. */
 int cal_layer_verify(void *state);
+
+/* Decode attention over a growing cache filled up to L->pos (of l.lk
+ * slots; layer_grow.c).  Called by every thread of the layer's team, or
+ * outside a parallel region (it opens its own).  0 or CAL_EINVAL, the
+ * same on every thread. */
+int cal_layer_attend_grown(const cal_layer_t *L);
 
 /* y = RMSNorm(x)·g for `rows` rows of d, on the calling thread. */
 void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,

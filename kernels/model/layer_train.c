@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "forward_kernels.h"
 #include "layer_train_internal.h"
+#include "lora.h"
 
 const cal_adamw_t cal_train_adamw_default = {1e-3, 0.9, 0.999, 1e-8, 0.01};
 
@@ -44,7 +45,15 @@ static void layout(cal_train_t *T) {
 double cal_train_flops(const cal_layer_shape_t *s) {
   cal_layer_shape_t q = *s;
   q.decode = 0;
-  return 3.0 * cal_layer_flops(&q);
+  q.grow = 0;
+  return q.lora_rank > 0 ? cal_lora_train_flops(&q) : 3.0 * cal_layer_flops(&q);
+}
+
+/* floats of the parameters' state: masters and moments twice and the
+ * gradients; with LoRA the frozen base's masters and gradient buffer
+ * (its gains' gradients) and the adapters' buffers */
+static double state_f(const cal_layer_shape_t *s, double np) {
+  return s->lora_rank > 0 ? 2.0 * np + cal_lora_buffer_floats(s) : 7.0 * np;
 }
 
 /* floats of the activations saved for backward */
@@ -91,7 +100,7 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
   for (int i = 0; i < CAL_TRAIN_NDACT; i++)
     dact += (double)T.dact_n[i];
   /* masters and moments twice, gradients; dy, y; saved; activation grads */
-  double run = 4.0 * (7.0 * np + 2.0 * t * d + saved_f(s) + dact);
+  double run = 4.0 * (state_f(s, np) + 2.0 * t * d + saved_f(s) + dact);
   if (s->bf16) {
     /* weights; inputs, transposes and output grads */
     double io = 0;
@@ -107,7 +116,7 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
 
 double cal_train_buffer_bytes(const cal_train_t *T) {
   double t = (double)T->t, d = (double)T->s.hidden, f = (double)T->s.ffn;
-  double n = 7.0 * (double)T->np; /* masters, moments twice; gradients */
+  double n = state_f(&T->s, (double)T->np);
   /* x, dy, h1, r1, qkv, lse, ao, x1, h2, r2, gu, a, y */
   n += t * (d + d + d + 1 + (double)T->nqkv + (double)T->s.heads +
             (double)T->hq + d + d + 1 + 2 * f + f + d);
@@ -126,6 +135,7 @@ double cal_train_buffer_bytes(const cal_train_t *T) {
 void cal_train_free(cal_train_t *T) {
   if (!T)
     return;
+  cal_lora_free(T->lora);
   for (int i = 0; i < 12; i++)
     cal_onednn_mm_free(T->mm[i]);
   for (int i = 0; i < 2; i++) {
@@ -222,9 +232,10 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   const size_t np = T->np, t = (size_t)T->t, d = (size_t)q.hidden;
   const size_t f = (size_t)q.ffn, lq = (size_t)q.seq;
   rc = CAL_ENOMEM;
-  for (int i = 0; i < 2; i++)
-    if (!(T->p[i] = falloc(np)) || !(T->m[i] = falloc(np)) ||
-        !(T->v[i] = falloc(np)))
+  /* LoRA: the base frozen, one set of masters and no moments */
+  for (int i = 0; i < (q.lora_rank > 0 ? 1 : 2); i++)
+    if (!(T->p[i] = falloc(np)) ||
+        (!q.lora_rank && (!(T->m[i] = falloc(np)) || !(T->v[i] = falloc(np)))))
       goto fail;
   if (!(T->g = falloc(np)) || !(T->x = falloc(t * d)) ||
       !(T->dy = falloc(t * d)) || !(T->h1 = falloc(t * d)) ||
@@ -264,8 +275,10 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
     cal_fill_f32(T->p[0] + T->off[i], T->off[i + 1] - T->off[i], -a, a, &r);
   }
   cal_fill_f32(T->p[0] + T->off[CAL_TRAIN_G1], 2 * d, 0.5f, 1.5f, &r);
-  memset(T->m[0], 0, 4 * np);
-  memset(T->v[0], 0, 4 * np);
+  if (!q.lora_rank) {
+    memset(T->m[0], 0, 4 * np);
+    memset(T->v[0], 0, 4 * np);
+  }
   for (int64_t b = 0; b < q.batch; b++) {
     cal_rng_t rb;
     cal_rng_seed(&rb, seed ^ (0x7a11ULL + 0x1000193ULL * (uint64_t)b));
@@ -274,7 +287,8 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   }
   memset(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
   memset(T->g, 0xff, 4 * np);
-  if ((rc = engine_setup(T, engine)) < 0)
+  if ((rc = engine_setup(T, engine)) < 0 ||
+      (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))
     goto fail;
   if (q.bf16)
     for (int i = 0; i < 4; i++) {
@@ -290,7 +304,7 @@ fail:
 }
 
 const float *cal_train_params_before(const cal_train_t *T) {
-  return T->p[1 - T->cur];
+  return T->p[1 - T->cur] ? T->p[1 - T->cur] : T->p[T->cur]; /* LoRA: one */
 }
 const float *cal_train_params_after(const cal_train_t *T) {
   return T->p[T->cur];
@@ -357,10 +371,8 @@ int cal_train_stack_step(cal_train_stack_t *S) {
 }
 
 int cal_train_stack_verify(const cal_train_stack_t *S) {
-  int rc = 0;
-  for (int l = 0; l < S->n && rc == 0; l++)
-    rc = cal_train_verify(S->T[l]);
-  return rc;
+  int rc = cal_train_verify(S->T[0]);
+  return rc == 0 && S->n > 1 ? cal_train_verify(S->T[S->n - 1]) : rc;
 }
 
 /* ---- the kernel-table entries */

@@ -100,6 +100,9 @@ typedef struct cal_train {
   cal_sbgemm_fn sbgemm;
   cal_engine_t engine;
   char impl[160];
+  /* s.lora_rank > 0: the adapters (lora.h); the base frozen (no second
+   * set of masters, no moments) */
+  struct cal_lora *lora;
 } cal_train_t;
 
 /* Set up a step for shape s (decode ignored; s->bf16 picks the dtype) on
@@ -141,8 +144,21 @@ int cal_train_ref_alloc(const cal_train_t *T, cal_train_ref_t *R);
 double cal_train_rel_err(const float *a, const double *r, size_t n);
 
 /* The last step against the reference: the output, every gradient and
- * the update.  0, CAL_EVERIFY, CAL_ENOMEM. */
+ * the update (a LoRA step: cal_lora_verify).  0, CAL_EVERIFY, CAL_ENOMEM. */
 int cal_train_verify(const cal_train_t *T);
+/* The step's output and activation gradients (and with weights, its
+ * parameters' gradients) against the reference from parameters P, R
+ * allocated and left filled; the tolerance on their relative errors.
+ * 0, CAL_EVERIFY, CAL_ENOMEM. */
+int cal_train_check(const cal_train_t *T, const double *P, cal_train_ref_t *R,
+                    int weights);
+double cal_train_tolerance(const cal_train_t *T);
+/* An AdamW step of h at step `step` from p0, m0, v0 and grad to p1, m1,
+ * v1 (n each) recomputed in double.  0 or CAL_EVERIFY. */
+int cal_train_verify_adamw(const cal_adamw_t *h, int64_t step,
+                           const float *p0, const float *m0, const float *v0,
+                           const float *grad, const float *p1,
+                           const float *m1, const float *v1, size_t n);
 
 /* Bytes of T's buffers (what a step touches; the verification's are
  * apart), counted from the sizes setup allocated. */
@@ -152,8 +168,10 @@ double cal_train_buffer_bytes(const cal_train_t *T);
  * layer l - 1's output (the same buffer), its upstream gradient layer
  * l + 1's dx; the top layer's dy and the bottom's x as a single layer's.
  * A step runs every forward, every backward from the top, then every
- * update; verification checks each layer against the double composition
- * from its own inputs (so the chain is checked link by link).  The
+ * update; verification checks the bottom and the top layer against the
+ * double composition from their own inputs (the top's input is the whole
+ * stack's forward, the bottom's upstream gradient the whole backward's;
+ * a model's depth of double-precision steps would cost minutes).  The
  * kernels layer_train and layer_train_bf16 are a stack of
  * cal_params_t.layers layers (0 or 1: one). */
 typedef struct cal_train_stack {

@@ -11,6 +11,7 @@
 #include "cal_mem.h"
 #include "layer_train.h"
 #include "layer_train_internal.h"
+#include "lora.h"
 #include "train_vec.h"
 
 #define RMS_EPS 1e-6f
@@ -280,18 +281,20 @@ static int bwd(cal_train_t *T, int i) {
   if (!T->s.bf16) {
     const float *w = T->p[T->cur] + T->off[i];
     sg(CblasNoTrans, CblasTrans, t, k, n, dout, n, w, n, din, k);
-    sg(CblasTrans, CblasNoTrans, k, n, t, in, k, dout, n, gw, n);
+    if (!T->lora) /* LoRA: the base frozen */
+      sg(CblasTrans, CblasNoTrans, k, n, t, in, k, dout, n, gw, n);
     return 0;
   }
   cal_f32_to_bf16_n(dout, T->dout16[i], t * n);
   if (T->mm[0]) {
     int rc = cal_onednn_mm_run(T->mm[3 * i + 1]);
-    return rc < 0 ? rc : cal_onednn_mm_run(T->mm[3 * i + 2]);
+    return rc < 0 || T->lora ? rc : cal_onednn_mm_run(T->mm[3 * i + 2]);
   }
   sbg(T, CblasNoTrans, CblasTrans, t, k, n, T->dout16[i], n, T->w16[i], n,
       din, k);
-  sbg(T, CblasTrans, CblasNoTrans, k, n, t, T->in16[i], k, T->dout16[i], n,
-      gw, n);
+  if (!T->lora)
+    sbg(T, CblasTrans, CblasNoTrans, k, n, t, T->in16[i], k, T->dout16[i],
+        n, gw, n);
   return 0;
 }
 
@@ -315,28 +318,43 @@ void cal_train_adamw16(const cal_adamw_t *h, int64_t step, const float *p,
   cal_adamw_pass(cal_train_vec(), &k, p, m, v, g, p2, m2, v2, p16, n);
 }
 
+/* product i forward and backward with its LoRA adapter where it has one */
+static int fwd_i(cal_train_t *T, int i) {
+  int rc = fwd(T, i);
+  if (rc == 0 && T->lora)
+    cal_lora_forward(T, i);
+  return rc;
+}
+
+static int bwd_i(cal_train_t *T, int i) {
+  int rc = bwd(T, i);
+  if (rc == 0 && T->lora)
+    cal_lora_backward(T, i);
+  return rc;
+}
+
 int cal_train_forward(cal_train_t *T) {
   const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
   const float *P = T->p[T->cur];
   const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
   int rc;
   rmsnorm_fwd(T->x, g1, T->h1, T->r1, t, d);
-  if ((rc = fwd(T, 0)) < 0)
+  if ((rc = fwd_i(T, 0)) < 0)
     return rc;
   attention_fwd(T);
-  if ((rc = fwd(T, 1)) < 0)
+  if ((rc = fwd_i(T, 1)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
     T->x1[i] += T->x[i];
   rmsnorm_fwd(T->x1, g2, T->h2, T->r2, t, d);
-  if ((rc = fwd(T, 2)) < 0)
+  if ((rc = fwd_i(T, 2)) < 0)
     return rc;
   const cal_train_vec_t *vec = cal_train_vec();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < t; r++)
     vec->swiglu(T->gu + r * 2 * f, f, T->a + r * f);
-  if ((rc = fwd(T, 3)) < 0)
+  if ((rc = fwd_i(T, 3)) < 0)
     return rc;
   double loss = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : loss)
@@ -354,23 +372,23 @@ int cal_train_backward(cal_train_t *T) {
   const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
   int rc;
   /* dy reaches x1 directly (residual) and through the MLP */
-  if ((rc = bwd(T, 3)) < 0)
+  if ((rc = bwd_i(T, 3)) < 0)
     return rc;
   float *da = T->dact[CAL_TRAIN_DA], *dgu = T->dact[CAL_TRAIN_DGU];
   const cal_train_vec_t *vec = cal_train_vec();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < t; r++)
     vec->swiglu_bwd(T->gu + r * 2 * f, da + r * f, f, dgu + r * 2 * f);
-  if ((rc = bwd(T, 2)) < 0)
+  if ((rc = bwd_i(T, 2)) < 0)
     return rc;
   float *dx1 = T->dact[CAL_TRAIN_DX1];
   memcpy(dx1, T->dy, 4 * (size_t)(t * d));
   rmsnorm_bwd(T->x1, g2, T->r2, T->dact[CAL_TRAIN_DH2], dx1, 1,
               T->g + T->off[CAL_TRAIN_G2], t, d);
-  if ((rc = bwd(T, 1)) < 0)
+  if ((rc = bwd_i(T, 1)) < 0)
     return rc;
   attention_bwd(T);
-  if ((rc = bwd(T, 0)) < 0)
+  if ((rc = bwd_i(T, 0)) < 0)
     return rc;
   float *dx = T->dact[CAL_TRAIN_DX];
   memcpy(dx, dx1, 4 * (size_t)(t * d));
@@ -380,6 +398,10 @@ int cal_train_backward(cal_train_t *T) {
 }
 
 void cal_train_update(cal_train_t *T) {
+  if (T->lora) { /* the adapters only: the base is frozen */
+    cal_lora_update(T);
+    return;
+  }
   /* AdamW into the other set; a bf16 step rounds each matrix's new
    * masters into its copy in the same pass (the products read the copy
    * as it is, transposed where they need it by layout) */

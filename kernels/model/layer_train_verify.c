@@ -11,6 +11,7 @@
 #include "cal_err.h"
 #include "cal_mem.h"
 #include "layer_train.h"
+#include "lora.h"
 
 #define RMS_EPS 1e-6
 
@@ -244,26 +245,27 @@ double cal_train_rel_err(const float *a, const double *r, size_t n) {
   return sqrt(e) / (sqrt(s) + 1e-300);
 }
 
-/* The AdamW update of the last step, recomputed in double from its
- * inputs and its own gradients: each new master within 1e-6 of itself
- * plus 1e-3 of the learning rate (fp32 rounding of p·(1 - lr·wd) and of
- * the normalised moment stays below both), each moment within 1e-5 of
- * its terms' magnitudes (the first moment's two terms may cancel). */
-static int verify_update(const cal_train_t *T) {
-  const cal_adamw_t *h = &T->opt;
-  const int prev = 1 - T->cur;
-  const double c1 = 1.0 - pow(h->beta1, (double)T->step);
-  const double c2 = 1.0 - pow(h->beta2, (double)T->step);
-  for (size_t i = 0; i < T->np; i++) {
-    double g = T->g[i], p = T->p[prev][i];
-    double m = h->beta1 * T->m[prev][i] + (1 - h->beta1) * g;
-    double mscale = h->beta1 * fabs(T->m[prev][i]) + (1 - h->beta1) * fabs(g);
-    double v = h->beta2 * T->v[prev][i] + (1 - h->beta2) * g * g;
+/* The AdamW update of a step, recomputed in double from its inputs and
+ * its own gradients: each new master within 1e-6 of itself plus 1e-3 of
+ * the learning rate (fp32 rounding of p·(1 - lr·wd) and of the
+ * normalised moment stays below both), each moment within 1e-5 of its
+ * terms' magnitudes (the first moment's two terms may cancel). */
+int cal_train_verify_adamw(const cal_adamw_t *h, int64_t step,
+                           const float *p0, const float *m0, const float *v0,
+                           const float *grad, const float *p1,
+                           const float *m1, const float *v1, size_t n) {
+  const double c1 = 1.0 - pow(h->beta1, (double)step);
+  const double c2 = 1.0 - pow(h->beta2, (double)step);
+  for (size_t i = 0; i < n; i++) {
+    double g = grad[i], p = p0[i];
+    double m = h->beta1 * m0[i] + (1 - h->beta1) * g;
+    double mscale = h->beta1 * fabs(m0[i]) + (1 - h->beta1) * fabs(g);
+    double v = h->beta2 * v0[i] + (1 - h->beta2) * g * g;
     double pn = p * (1 - h->lr * h->weight_decay) -
                 h->lr * (m / c1) / (sqrt(v / c2) + h->eps);
-    if (!(fabs(T->p[T->cur][i] - pn) <= 1e-6 * fabs(pn) + 1e-3 * h->lr) ||
-        !(fabs(T->m[T->cur][i] - m) <= 1e-5 * mscale + 1e-30) ||
-        !(fabs(T->v[T->cur][i] - v) <= 1e-5 * fabs(v) + 1e-30))
+    if (!(fabs(p1[i] - pn) <= 1e-6 * fabs(pn) + 1e-3 * h->lr) ||
+        !(fabs(m1[i] - m) <= 1e-5 * mscale + 1e-30) ||
+        !(fabs(v1[i] - v) <= 1e-5 * fabs(v) + 1e-30))
       return CAL_EVERIFY;
   }
   return 0;
@@ -276,10 +278,33 @@ static int verify_update(const cal_train_t *T) {
  * operands to bf16, but where the run's fp32 value and the double fall on
  * two sides of a rounding boundary an operand differs by one bf16 step
  * (2^-8 of it), and the gradients pass such steps on. */
+double cal_train_tolerance(const cal_train_t *T) {
+  return T->s.bf16 ? 3e-2 : 1e-3;
+}
+
+int cal_train_check(const cal_train_t *T, const double *P, cal_train_ref_t *R,
+                    int weights) {
+  const double tol = cal_train_tolerance(T);
+  int rc = cal_train_reference(T, P, R, 0);
+  if (rc < 0)
+    return rc;
+  if (!(cal_train_rel_err(T->y, R->y, (size_t)(T->t * T->s.hidden)) <= tol))
+    return CAL_EVERIFY;
+  for (int i = 0; weights && i < CAL_TRAIN_NPARAM; i++)
+    if (!(cal_train_rel_err(T->g + T->off[i], R->grad + T->off[i],
+                            T->off[i + 1] - T->off[i]) <= tol))
+      return CAL_EVERIFY;
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
+    if (!(cal_train_rel_err(T->dact[i], R->dact[i], T->dact_n[i]) <= tol))
+      return CAL_EVERIFY;
+  return 0;
+}
+
 int cal_train_verify(const cal_train_t *T) {
+  if (T->lora)
+    return cal_lora_verify(T);
   if (T->step < 1)
     return CAL_EVERIFY; /* nothing run yet */
-  const double tol = T->s.bf16 ? 3e-2 : 1e-3;
   double *P = malloc(8 * T->np);
   cal_train_ref_t R;
   int rc = CAL_ENOMEM;
@@ -290,20 +315,11 @@ int cal_train_verify(const cal_train_t *T) {
   const float *before = cal_train_params_before(T);
   for (size_t i = 0; i < T->np; i++)
     P[i] = before[i];
-  if ((rc = cal_train_reference(T, P, &R, 0)) < 0)
-    goto out;
-  rc = CAL_EVERIFY;
-  if (!(cal_train_rel_err(T->y, R.y, (size_t)(T->t * T->s.hidden)) <= tol))
-    goto out;
-  for (int i = 0; i < CAL_TRAIN_NPARAM; i++)
-    if (!(cal_train_rel_err(T->g + T->off[i], R.grad + T->off[i],
-                            T->off[i + 1] - T->off[i]) <= tol))
-      goto out;
-  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
-    if (!(cal_train_rel_err(T->dact[i], R.dact[i], T->dact_n[i]) <= tol))
-      goto out;
-  rc = verify_update(T);
-out:
+  const int prev = 1 - T->cur, cur = T->cur;
+  if ((rc = cal_train_check(T, P, &R, 1)) == 0)
+    rc = cal_train_verify_adamw(&T->opt, T->step, T->p[prev], T->m[prev],
+                                T->v[prev], T->g, T->p[cur], T->m[cur],
+                                T->v[cur], T->np);
   free(P);
   cal_train_ref_free(&R);
   return rc;

@@ -83,7 +83,7 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   memcpy(kc, kcs, 4 * (size_t)(G * lk * hd));
   memcpy(vc, vcs, 4 * (size_t)(G * lk * hd));
   for (int64_t i = 0; i < lq; i++) {
-    int64_t pos = s->decode ? s->seq : i;
+    int64_t pos = s->decode ? L->pos : i;
     for (int64_t hh = 0; hh < H; hh++)
       for (int64_t e = 0; e < hd; e++)
         q[(hh * lq + i) * hd + e] = (float)qkv[i * nqkv + hh * hd + e];
@@ -93,7 +93,14 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
         vc[(g * lk + pos) * hd + e] = (float)qkv[i * nqkv + (H + G + g) * hd + e];
       }
   }
-  cal_attn_shape_t as = {1, H, G, lq, lk, hd, 1};
+  /* a growing cache: its slots up to the new token's, each kv head's
+   * rows moved together (the reference reads them contiguous) */
+  const int64_t nk = s->decode ? L->pos + 1 : lk;
+  for (int64_t g = 1; nk < lk && g < G; g++) {
+    memmove(kc + g * nk * hd, kc + g * lk * hd, 4 * (size_t)(nk * hd));
+    memmove(vc + g * nk * hd, vc + g * lk * hd, 4 * (size_t)(nk * hd));
+  }
+  cal_attn_shape_t as = {1, H, G, lq, nk, hd, 1};
   for (int64_t i = 0; L->attn16 >= 0 && i < G * lk * hd; i++) {
     kc[i] = cal_bf16_round(kc[i]); /* the bf16 attention's inputs */
     vc[i] = cal_bf16_round(vc[i]);

@@ -64,6 +64,11 @@ void cal_model_free(cal_model_t *M) {
   cal_free(M);
 }
 
+void cal_model_set_pos(cal_model_t *M, int64_t pos) {
+  for (int64_t l = 0; l < M->n; l++)
+    cal_layer_set_pos(M->L[l], pos);
+}
+
 static size_t stream_bytes(const cal_model_t *M) {
   return 4 * (size_t)M->L[0]->l.tokens * (size_t)M->s.hidden;
 }

@@ -6,7 +6,8 @@
  * prefill: batch × seq tokens through every layer, the head over the last
  * position of each sequence (the one the next token is sampled from);
  * decode: one new token a sequence through every layer, each against its
- * own KV cache of seq past tokens, and the head over the new tokens.
+ * own KV cache of seq past tokens (a generate loop's growing cache:
+ * cal_params_t.gen, cal_model_set_pos), and the head over the new tokens.
  *
  * The layers' weights are distinct: `layers` sets of them (1 ≤ layers ≤
  * depth), the step running depth layer passes over them in turn (pass p
@@ -69,6 +70,9 @@ int cal_model_create(const cal_params_t *p, int decode, int bf16,
 int cal_model_run(void *model);
 int cal_model_verify(void *model);
 void cal_model_free(cal_model_t *M);
+/* A decode step over a growing cache (cal_params_t.gen above 1): every
+ * layer's new token at position pos (cal_layer_set_pos). */
+void cal_model_set_pos(cal_model_t *M, int64_t pos);
 /* Bytes the inference workload's step (model_infer.c) sets up: a prefill
  * and a decode step of parameters p. */
 double cal_model_infer_mem_bytes(const cal_params_t *p, int bf16);

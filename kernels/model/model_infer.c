@@ -4,12 +4,16 @@
  * through every layer and the LM head, in one timed run.
  *
  * The two steps are set up as the model_prefill and model_decode kernels
- * are, from the same parameters (decode: its own distinct layers, each
- * against a KV cache of seq past tokens).  The cache is not grown token by
- * token: every decode step attends over seq positions, as the model's
- * would at the prompt's end.  Parameters: those of model_prefill, and
- * cal_params_t.gen (the generated tokens, at least 1).  Verification: both
- * steps' (cal_model_verify). */
+ * are, from the same parameters (decode: its own distinct layers).  The
+ * decode step's KV caches grow token by token as in a generate loop: they
+ * hold seq + gen slots, and decode step t (0 .. gen - 1) writes its token
+ * at slot seq + t and attends over the seq + t + 1 slots up to it
+ * (layer.h, cal_layer_shape_t.grow); the prompt's slots are the decode
+ * step's own cache rows.  Parameters: those of model_prefill, and
+ * cal_params_t.gen (the generated tokens, at least 1).  FLOPs and bytes:
+ * the prefill's and each decode step's at its own cache length.
+ * Verification: both steps' (cal_model_verify; decode at the last step's
+ * position). */
 #include "model.h"
 
 #include <stdio.h>
@@ -62,8 +66,10 @@ static int infer_setup_as(const cal_params_t *p, void **st, int decode,
 static int infer_run(void *st) {
   infer_t *I = st;
   int rc = cal_model_run(I->pre);
-  for (int64_t g = 0; rc == 0 && g < I->gen; g++)
+  for (int64_t g = 0; rc == 0 && g < I->gen; g++) {
+    cal_model_set_pos(I->dec, I->dec->s.seq + g);
     rc = cal_model_run(I->dec);
+  }
   return rc;
 }
 
@@ -73,7 +79,8 @@ static int infer_verify(void *st) {
   return rc < 0 ? rc : cal_model_verify(I->dec);
 }
 
-/* the prefill's parameters and the decode step's (the same with decode) */
+/* the prefill's parameters and the decode step's (the same with decode:
+ * its cache grown to seq + gen) */
 static void shapes(const cal_params_t *p, int bf16, cal_layer_shape_t *pre,
                    cal_layer_shape_t *dec) {
   cal_params_t q = *p;
@@ -87,18 +94,30 @@ static int64_t depth_of(const cal_params_t *p) {
   return p->depth > 0 ? p->depth : p->layers > 0 ? p->layers : 1;
 }
 
-static double infer_flops(const cal_params_t *p) {
+/* FLOPs (bytes: 0) or bytes (bytes: 1) of the prefill and of each decode
+ * step t, whose new token attends over seq + t + 1 keys: the bare decode
+ * shape with seq + t past tokens */
+static double infer_sum(const cal_params_t *p, int bf16, int bytes) {
   cal_layer_shape_t a, b;
-  shapes(p, 0, &a, &b);
-  return cal_model_flops(&a, depth_of(p), p->n) +
-         (double)p->gen * cal_model_flops(&b, depth_of(p), p->n);
+  shapes(p, bf16, &a, &b);
+  const int64_t depth = depth_of(p), seq = b.seq;
+  double sum = bytes ? cal_model_read_bytes(&a, depth, p->n)
+                     : cal_model_flops(&a, depth, p->n);
+  b.grow = 0;
+  for (int64_t t = 0; t < p->gen; t++) {
+    b.seq = seq + t;
+    sum += bytes ? cal_model_read_bytes(&b, depth, p->n)
+                 : cal_model_flops(&b, depth, p->n);
+  }
+  return sum;
+}
+
+static double infer_flops(const cal_params_t *p) {
+  return infer_sum(p, 0, 0);
 }
 
 static double infer_bytes_as(const cal_params_t *p, int bf16) {
-  cal_layer_shape_t a, b;
-  shapes(p, bf16, &a, &b);
-  return cal_model_read_bytes(&a, depth_of(p), p->n) +
-         (double)p->gen * cal_model_read_bytes(&b, depth_of(p), p->n);
+  return infer_sum(p, bf16, 1);
 }
 
 double cal_model_infer_mem_bytes(const cal_params_t *p, int bf16) {

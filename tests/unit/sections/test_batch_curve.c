@@ -2,7 +2,10 @@
  * (sections/batch_curve.c): a measured point's examples/s and tokens/s
  * from its step times, a train step built of layers and the LM head, a
  * point that was not measured, and the analysis of a mode's points (peak,
- * batch-1 latency, the recommendation).
+ * batch-1 latency, the recommendation), never from a point that swapped
+ * or whose threads did not run side by side; and the training step's
+ * distinct layers (batch_plan.c).
+ * covers: calibrator/sections/batch_plan.c
  * covers: calibrator/sections/batch_curve.c */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +18,8 @@
 
 #include "batch_sweep.h"
 #include "cal_err.h"
+#include "layer.h"
+#include "layer_train.h"
 #include "options.h"
 #include "test_util.h"
 
@@ -189,6 +194,28 @@ static void skipped_point(void **state) {
   assert_null(bp.examples_per_s);
 }
 
+/* Measured points of batches 1, 2, 4, 8 at 100, 180, 300, 280
+ * examples/s (rising, then falling), each at 2 threads, the first marked
+ * not side by side when `np1`. */
+static void four_points(fixture_t *f, cal_batch_point_t *pts, int np1) {
+  static const int64_t batch[] = {1, 2, 4, 8};
+  static const double rate[] = {100, 180, 300, 280}; /* examples/s */
+  for (size_t i = 0; i < 4; i++) {
+    double secs[3];
+    for (int j = 0; j < 3; j++)
+      secs[j] = (double)batch[i] / rate[i] * (1 + 0.001 * j);
+    cal_point_t pt;
+    timed_point(&pt, secs, 3, 1);
+    pt.params.threads = 2;
+    if (i == 0 && np1)
+      snprintf(pt.not_parallel, sizeof pt.not_parallel,
+               "cpu time 1.0 x wall, below 0.8 x 2 threads");
+    pts[i].batch = batch[i];
+    assert_int_equal(cal_sweep_point_take(&f->s, &pts[i], &pt, NULL, NULL), 0);
+    assert_int_equal(cal_sweep_point_headline(&pts[i]), !(i == 0 && np1));
+  }
+}
+
 /* A mode of batches 1, 2, 4, 8 (rising, then falling) and one skipped:
  * the curve's peak, the latency at batch 1, and the recommendation for
  * an effective batch of 32. */
@@ -197,19 +224,9 @@ static void mode_analysis(void **state) {
   fixture_t f;
   fixture_init(&f);
   f.opt.sweep.target_effective_batch = 32;
-  static const int64_t batch[] = {1, 2, 4, 8, 16};
-  static const double rate[] = {100, 180, 300, 280}; /* examples/s */
   cal_batch_point_t pts[5];
   memset(pts, 0, sizeof pts);
-  for (size_t i = 0; i < 4; i++) {
-    double secs[3];
-    for (int j = 0; j < 3; j++)
-      secs[j] = (double)batch[i] / rate[i] * (1 + 0.001 * j);
-    cal_point_t pt;
-    timed_point(&pt, secs, 3, 1);
-    pts[i].batch = batch[i];
-    assert_int_equal(cal_sweep_point_take(&f.s, &pts[i], &pt, NULL, NULL), 0);
-  }
+  four_points(&f, pts, 0);
   pts[4].batch = 16;
   pts[4].status = CAL_POINT_SKIPPED;
   f.s.m->points = pts;
@@ -227,10 +244,99 @@ static void mode_analysis(void **state) {
     point_free(&pts[i]);
 }
 
+/* A point whose threads did not run side by side (its own, or a train
+ * point's LM head's) or during which the process swapped is kept with its
+ * figures but is never the peak, the knee, the optimum nor the batch-1
+ * latency: here only batch 2 may be, and it is all of them. */
+static void not_headline_points(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  cal_batch_point_t pts[4];
+  memset(pts, 0, sizeof pts);
+  four_points(&f, pts, 1);
+  /* batch 4's LM head did not run side by side (a train point) */
+  f.s.train = 1;
+  const double stack[] = {0.01, 0.01}, head[] = {0.005, 0.005};
+  cal_point_t lp, hp;
+  timed_point(&lp, stack, 2, 4);
+  timed_point(&hp, head, 2, 1);
+  lp.cpu_s = 0.04, lp.wall_s = 0.02;
+  hp.cpu_s = 0.01, hp.wall_s = 0.01;
+  snprintf(hp.not_parallel, sizeof hp.not_parallel, "two threads on CPU 0");
+  cal_batch_point_t tp = {.batch = 4};
+  assert_int_equal(cal_sweep_point_take(&f.s, &tp, &lp, &hp, NULL), 0);
+  assert_string_equal(tp.pt.not_parallel, "LM head: two threads on CPU 0");
+  assert_double_equal(tp.pt.cpu_s, 0.05, 1e-12); /* the whole step's */
+  assert_double_equal(tp.pt.wall_s, 0.03, 1e-12);
+  assert_false(cal_sweep_point_headline(&tp));
+  cal_point_free(&hp);
+  snprintf(pts[2].pt.not_parallel, sizeof pts[2].pt.not_parallel, "%s",
+           tp.pt.not_parallel);
+  point_free(&tp);
+  f.s.train = 0;
+  pts[3].mem.swapped = 1; /* batch 8 */
+  assert_false(cal_sweep_point_headline(&pts[3]));
+  f.s.m->points = pts;
+  f.s.m->npoints = 4;
+  f.s.m->latency_ms_batch_1 = NAN; /* as the sweep starts a mode */
+  assert_int_equal(cal_sweep_analyze(&f.s), 0);
+  const cal_curve_result_t *c = f.s.m->curve;
+  assert_non_null(c);
+  assert_int_equal(c->peak_batch_size, 2);
+  assert_int_equal(c->optimal_batch_size, 2);
+  assert_int_equal(c->knee_batch_size, 2);
+  assert_true(isnan(f.s.m->latency_ms_batch_1));
+  cal_curve_result_free(f.s.m->curve);
+  for (size_t i = 0; i < 4; i++)
+    point_free(&pts[i]);
+}
+
+/* The training step's distinct layers: the model's depth where its stack
+ * fits the memory budget; else the fewest whose weights exceed 4 x the
+ * last-level cache, as many as fit; at least one. */
+static void train_depth(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const cal_layer_preset_t *t = cal_layer_preset_find("tiny");
+  cal_sweep_opts_t *o = &f.opt.sweep;
+  o->hidden = t->hidden, o->heads = t->heads, o->kv_heads = t->kv_heads;
+  o->ffn = t->ffn, o->seq = t->seq;
+  f.res.layers = 24;
+  f.s.train = 1;
+  f.s.k = cal_kernel_find("layer_train");
+  assert_non_null(f.s.k);
+  cal_layer_shape_t sh = {t->hidden, t->heads, t->kv_heads, t->ffn, t->seq,
+                          1, 0, 0, 0, 0};
+  const double w = cal_layer_weight_bytes(&sh);
+  cal_params_t p;
+  f.s.llc = 1048576;
+  f.s.mem_budget = 1e12;
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 24); /* the whole depth fits */
+  f.s.mem_budget = cal_train_stack_mem_bytes(&sh, 23);
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, (int64_t)floor(4.0 * 1048576 / w) + 1);
+  assert_true(p.layers * w > 4.0 * 1048576 && (p.layers - 1) * w <= 4.0 * 1048576);
+  f.s.mem_budget = cal_train_stack_mem_bytes(&sh, 3);
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 3); /* as many as fit */
+  f.s.llc = 0; /* unknown: as many as fit */
+  f.s.mem_budget = cal_train_stack_mem_bytes(&sh, 10);
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 10);
+  f.s.mem_budget = 1.0;
+  cal_sweep_shape(&f.s, 0, 1, &p);
+  assert_int_equal(p.layers, 1);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(measured_point),
     cmocka_unit_test(train_step),
     cmocka_unit_test(dpo_step),
     cmocka_unit_test(grpo_step),
     cmocka_unit_test(skipped_point),
-    cmocka_unit_test(mode_analysis))
+    cmocka_unit_test(mode_analysis),
+    cmocka_unit_test(not_headline_points),
+    cmocka_unit_test(train_depth))

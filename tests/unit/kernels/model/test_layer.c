@@ -242,7 +242,7 @@ static void flops_by_hand(void **state) {
    * qkv 2*26*64*(4+4)*16 = 425984; o-proj 2*26*64*64 = 212992;
    * mlp 6*26*64*96 = 958464; causal attention 4*B*H*hd*sum(1..13)
    *   = 4*2*4*16*91 = 46592 */
-  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 0, 0};
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 0, 0, 0, 0};
   assert_double_equal(cal_layer_flops(&s), 425984.0 + 212992 + 958464 + 46592, 0);
   /* decode: 2 tokens, attention over 14 keys each: 4*2*4*1*14*16 */
   s.decode = 1;
@@ -262,7 +262,7 @@ static void flops_by_hand(void **state) {
 static void bad_shapes(void **state) {
   (void)state;
   char why[256];
-  cal_layer_shape_t ok = {64, 4, 2, 96, 13, 1, 0, 0};
+  cal_layer_shape_t ok = {64, 4, 2, 96, 13, 1, 0, 0, 0, 0};
   assert_int_equal(cal_layer_check_shape(&ok, why, sizeof why), 0);
   cal_layer_shape_t s = ok;
   s.hidden = 66; /* not a multiple of heads */
@@ -290,7 +290,7 @@ static void presets_are_valid(void **state) {
   const cal_layer_preset_t *p;
   size_t n = 0;
   for (size_t i = 0; (p = cal_layer_preset_at(i)); i++, n++) {
-    cal_layer_shape_t s = {p->hidden, p->heads, p->kv_heads, p->ffn, p->seq, 1, 0, 0};
+    cal_layer_shape_t s = {p->hidden, p->heads, p->kv_heads, p->ffn, p->seq, 1, 0, 0, 0, 0};
     assert_int_equal(cal_layer_check_shape(&s, NULL, 0), 0);
     assert_ptr_equal(cal_layer_preset_find(p->name), p);
     assert_true(p->layers >= 1 && p->vocab >= 2);

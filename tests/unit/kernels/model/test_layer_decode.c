@@ -283,7 +283,7 @@ static void read_bytes_by_hand(void **state) {
   (void)state;
   /* weights 4·(64·128 + 64·64 + 2·64·96 + 96·64 + 2·64) = 123392;
    * decode KV: 2 sequences × 2 kv heads × 14 keys × 16 × (K, V) × 4 */
-  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1, 0};
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1, 0, 0, 0};
   assert_double_equal(cal_layer_read_bytes(&s), 123392.0 + 7168.0, 0);
   s.decode = 0; /* prefill: the 13 keys of each sequence */
   assert_double_equal(cal_layer_read_bytes(&s), 123392.0 + 6656.0, 0);
@@ -297,7 +297,7 @@ static void read_bytes_by_hand(void **state) {
   const cal_layer_preset_t *q = cal_layer_preset_find("qwen2-0.5b");
   assert_non_null(q);
   cal_layer_shape_t qs = {q->hidden, q->heads, q->kv_heads, q->ffn, q->seq,
-                          1, 1, 0};
+                          1, 1, 0, 0, 0};
   assert_double_equal(cal_layer_weight_bytes(&qs), 59644928.0, 0);
   assert_double_equal(cal_layer_read_bytes(&qs), 59644928.0 + 132096.0, 0);
   qs.batch = 8;

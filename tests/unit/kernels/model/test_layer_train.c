@@ -24,7 +24,7 @@
 
 /* a small ragged shape: GQA 2, head dim 16, seq not a tile multiple */
 static cal_layer_shape_t small(int64_t batch, int bf16) {
-  cal_layer_shape_t s = {64, 4, 2, 96, 13, batch, 0, bf16};
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, batch, 0, bf16, 0, 0};
   return s;
 }
 
@@ -92,7 +92,7 @@ static void attention_blocks(void **state) {
   const char *why = NULL;
   if (bf16 && cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
     cal_test_skip("bf16 not run: %s", why);
-  cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16};
+  cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16, 0, 0};
   cal_train_t *T = NULL;
   assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
   assert_int_equal(cal_train_step(T), 0);
@@ -438,7 +438,7 @@ static void memory_measured(void **state) {
   if (resident() < 0) {
     cal_test_skip("no /proc/self/statm");
   }
-  cal_layer_shape_t s = {256, 4, 2, 512, 64, 16, 0, 0};
+  cal_layer_shape_t s = {256, 4, 2, 512, 64, 16, 0, 0, 0, 0};
   cal_train_t *T = NULL;
   double before = resident();
   assert_int_equal(cal_train_create(&s, 9, CAL_ENGINE_BUILTIN, &T), 0);

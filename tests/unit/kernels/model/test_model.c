@@ -136,7 +136,7 @@ static void head_alone(void **state) {
 
 static void figures(void **state) {
   (void)state;
-  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1, 1};
+  cal_layer_shape_t s = {64, 4, 2, 96, 13, 2, 1, 1, 0, 0};
   double layer = cal_layer_flops(&s);
   assert_true(fabs(cal_model_flops(&s, 5, 300) - (5 * layer + 2.0 * 2 * 64 * 300)) < 1e-6);
   double rb = 5 * cal_layer_read_bytes(&s) + 2.0 * 64 * 300 + 4.0 * 64;
@@ -151,7 +151,7 @@ static void figures(void **state) {
 
 static void distinct_layers(void **state) {
   (void)state;
-  cal_layer_shape_t s = {896, 14, 2, 4864, 128, 1, 1, 1}; /* qwen2-0.5b */
+  cal_layer_shape_t s = {896, 14, 2, 4864, 128, 1, 1, 1, 0, 0}; /* qwen2-0.5b */
   double w = cal_layer_weight_bytes(&s), all = cal_model_mem_bytes(&s, 24, 151936);
   /* the whole depth where it fits */
   assert_int_equal(cal_model_distinct_layers(&s, 24, 151936, 32 << 20, all), 24);
@@ -167,8 +167,10 @@ static void distinct_layers(void **state) {
 
 /* The inference workload's step (model_infer): prefill then gen decode
  * steps, verified on the tiny preset; its FLOPs and bytes are the
- * prefill's plus gen decode steps'; its memory both steps'; a wrong
- * decode weight fails; no generated token is refused. */
+ * prefill's plus each decode step's at its own cache length (seq + t past
+ * tokens: the cache grows); its memory both steps' (the decode step's
+ * cache sized for seq + gen); a wrong decode weight fails; no generated
+ * token is refused. */
 static void inference_step(void **state) {
   (void)state;
   cal_params_t p = tiny(2);
@@ -181,12 +183,20 @@ static void inference_step(void **state) {
   assert_true(k && kp && kd);
   cal_params_t d = p;
   d.decode = 1;
-  assert_float_equal(k->flops(&p), kp->flops(&p) + 3.0 * kd->flops(&d),
-                     1e-6 * k->flops(&p));
-  assert_float_equal(k->bytes(&p), kp->bytes(&p) + 3.0 * kd->bytes(&d),
-                     1e-6 * k->bytes(&p));
   assert_float_equal(k->mem_bytes(&p), kp->mem_bytes(&p) + kd->mem_bytes(&d),
                      1e-6 * k->mem_bytes(&p));
+  cal_params_t fixed = d;
+  fixed.gen = 0;
+  assert_true(kd->mem_bytes(&d) > kd->mem_bytes(&fixed)); /* 2 slots more */
+  double flops = kp->flops(&p), bytes = kp->bytes(&p);
+  for (int t = 0; t < 3; t++) {
+    fixed.seq = p.seq + t;
+    flops += kd->flops(&fixed);
+    bytes += kd->bytes(&fixed);
+  }
+  assert_float_equal(k->flops(&p), flops, 1e-6 * flops);
+  /* model_decode's bytes add the activations' rows in and out */
+  assert_true(k->bytes(&p) <= bytes && k->bytes(&p) > 0.9 * bytes);
   void *st = NULL;
   assert_int_equal(k->setup(&p, &st), 0);
   assert_int_equal(k->run(st), 0);
@@ -203,6 +213,47 @@ static void inference_step(void **state) {
   assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
 }
 
+/* A decode step over a growing cache: each position verifies against the
+ * double reference over the slots up to it, on both paths, at a batch
+ * and kv heads that leave threads fewer (sequence, kv head) pairs than
+ * query heads; a slot past the position is never read (poisoned, the
+ * step still verifies), and a wrong slot before it is. */
+static void growing_cache(void **state) {
+  (void)state;
+  static const char *const paths[] = {"gemv", "blas"};
+  for (int pi = 0; pi < 2; pi++) {
+    cal_params_t p = small(1, 1, 1);
+    p.gen = 4;
+    p.decode = 1;
+    p.threads = 2;
+    p.kv_heads = pi ? 2 : 1; /* one pair: its query heads split */
+    p.path = paths[pi];
+    cal_model_t *M = NULL;
+    assert_int_equal(cal_model_create(&p, 1, 0, &M), 0);
+    cal_layer_t *L = M->L[0];
+    assert_int_equal(L->l.lk, p.seq + 4);
+    for (int64_t t = 0; t < 4; t++) {
+      cal_model_set_pos(M, p.seq + t);
+      assert_int_equal(L->pos, p.seq + t);
+      if (t == 1) /* slot seq + 3 (kv head 0): not attended yet */
+        for (int64_t e = 0; e < L->l.hd; e++)
+          L->kc[(p.seq + 3) * L->l.hd + e] = NAN;
+      assert_int_equal(cal_model_run(M), 0);
+      assert_int_equal(cal_model_verify(M), 0);
+    }
+    /* out of the cache: the position stays */
+    cal_model_set_pos(M, p.seq + 4);
+    assert_int_equal(L->pos, p.seq + 3);
+    /* a past slot changed after the run: the reference reads it too, so
+     * the run's output no longer matches */
+    cal_model_set_pos(M, p.seq + 2);
+    assert_int_equal(cal_model_run(M), 0);
+    L->vc[1 * L->l.hd] += 4.0f;
+    assert_int_equal(cal_model_verify(M), CAL_EVERIFY);
+    cal_model_free(M);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_steps_verify),
@@ -212,6 +263,7 @@ int main(void) {
       cmocka_unit_test(figures),
       cmocka_unit_test(distinct_layers),
       cmocka_unit_test(inference_step),
+      cmocka_unit_test(growing_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
