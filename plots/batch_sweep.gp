@@ -2,10 +2,11 @@
 # (examples/s) and decode throughput (tokens/s) against batch size, each
 # on its own axis,
 # with the median's confidence interval, the peak (filled) and the knee
-# (open ring); and latency per step against batch size for both modes.
-# Both axes logarithmic.  Variables: datafile, title, nseries, label[],
-# series_lt[], series_pt[], series_tag[] (1 prefill, 2 decode, 3 train,
-# 4 a workload).  Data
+# (open ring); and latency per step against batch size for every mode.
+# Both axes logarithmic; colour per mode, marker and dash per machine.
+# Variables: datafile, title, nseries, label[], series_lt[], series_pt[],
+# series_dt[], series_tag[] (1 prefill, 2 decode, 3 train, 4 a workload).
+# Data
 # columns: batch_size examples_per_s ci_low ci_high is_peak is_knee
 # latency_ms latency_ci_low latency_ci_high.
 set multiplot layout 1,3 title title
@@ -43,8 +44,8 @@ do for [t=1:2] {
   } else {
     plot for [i=1:nseries] datafile index (i-1) \
            using 1:(on(i, t, $2)):(on(i, t, $3)):(on(i, t, $4)) \
-           with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
-           title (panel(i) == t ? label[i] : ''), \
+           with yerrorlines lt series_lt[i] pt series_pt[i] \
+           dt series_dt[i] ps 0.9 title (panel(i) == t ? label[i] : ''), \
          for [i=1:nseries] datafile index (i-1) \
            using 1:(on(i, t, $5 > 0 ? $2 : NaN)) with points pt 7 ps 2.2 \
            lc rgb '#000000' title (i == 1 ? 'peak' : ''), \
@@ -56,6 +57,6 @@ do for [t=1:2] {
 set title 'latency per step'
 set ylabel 'latency (ms)'
 plot for [i=1:nseries] datafile index (i-1) using 1:7:8:9 \
-       with yerrorlines lt series_lt[i] pt series_pt[i] ps 0.8 \
-       title label[i]
+       with yerrorlines lt series_lt[i] pt series_pt[i] dt series_dt[i] \
+       ps 0.9 title label[i]
 unset multiplot
