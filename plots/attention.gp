@@ -5,7 +5,8 @@
 # series of a shape side by side in its place; the shapes named under
 # the lower panel.
 # Variables: datafile, title, nseries, label[], series_lt[], series_pt[],
-# series_dt[], series_tag[] (1: the series has fractions of GEMM).  Data
+# series_dt[], series_tag[] (1: the series has fractions of GEMM),
+# plot_right, title_frac.  Data
 # columns: position gflops ci_low ci_high pct_of_gemm "shape".
 have_pct = 0
 do for [i=1:nseries] {
@@ -16,12 +17,12 @@ set grid
 set key outside right top vertical Left reverse font ',10' spacing 1.1
 set xrange [0.5:*]
 set offsets 0, 0.5, 0, 0
-set lmargin 10
-set rmargin 34
+# both panels end where the key begins, under the title
+set lmargin at screen 0.07
+set rmargin at screen plot_right
 # upper panel: GFLOPS, the shapes' places without names
-set origin 0, 0.55
-set size 1, 0.42
-set bmargin 1
+set tmargin at screen 1 - title_frac
+set bmargin at screen 0.58
 set format x ''
 set xtics 1
 set ylabel 'GFLOPS'
@@ -29,12 +30,10 @@ set yrange [0:*]
 plot for [i=1:nseries] datafile index (i-1) using 1:2:3:4 \
        with yerrorbars lt series_lt[i] pt series_pt[i] ps 1.6 title label[i]
 # lower panel: the fraction of GEMM, the shapes named below it
-set origin 0, 0
-set size 1, 0.55
-set tmargin 1
-set bmargin 13
+set tmargin at screen 0.56
+set bmargin at screen 0.32
 set format x '%g'
-set xtics rotate by 90 right font ',9' nomirror
+set xtics rotate by 90 right font ',8' nomirror
 set ylabel 'fraction of best GEMM (%)'
 unset key
 if (have_pct) {

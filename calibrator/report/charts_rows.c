@@ -205,8 +205,11 @@ int cal_chart_attention_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   /* "attention/fused/b1h8kv8/q512k512/d64/causal" -> without the section */
   const char *shown = strncmp(id, "attention/", 10) == 0 ? id + 10 : id;
   size_t skip = (size_t)(shown - id);
-  snprintf(r->text, sizeof r->text, "%.*s",
-           (int)(shape_len > skip ? shape_len - skip : 0), shown);
+  /* at most 44 characters: the names stand under the chart */
+  size_t shown_len = shape_len > skip ? shape_len - skip : 0;
+  snprintf(r->text, sizeof r->text, "%.*s%s",
+           (int)(shown_len > 44 ? 41 : shown_len), shown,
+           shown_len > 44 ? "..." : "");
   for (char *c = r->text; *c; c++)
     *c = *c == '/' ? ' ' : *c;
   const cal_vstats_t *st = &p->pt->stats;

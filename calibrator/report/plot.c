@@ -189,7 +189,9 @@ static void chart_size(plot_ctx_t *c, const cal_chart_t *ch,
                        const cal_gp_set_t *set, int title_lines,
                        cal_gp_chart_t *gc) {
   int w = ch->width ? ch->width : 1000, h = ch->height ? ch->height : 640;
-  int key = ch->key_below ? 0 : (int)(6.5 * (double)key_chars(c, ch, set)) + 50;
+  /* about 6.5 pixels a character at the key's font, its line sample and
+   * box about 90 */
+  int key = ch->key_below ? 0 : (int)(6.5 * (double)key_chars(c, ch, set)) + 90;
   if (w < 860 + key)
     w = 860 + key;
   if (ch->bar_px) {
@@ -208,6 +210,8 @@ static void chart_size(plot_ctx_t *c, const cal_chart_t *ch,
   size_t fits = (size_t)(ch->key_rows ? ch->key_rows : 28);
   if (!ch->key_below && entries > fits)
     h += (ch->key_px ? ch->key_px : 16) * (int)(entries - fits);
+  if (ch->key_below) /* a band of three columns, the peak and knee too */
+    h += 17 * (int)((set->n + 2 + 2) / 3);
   gc->width = w;
   gc->height = h < 3000 ? h : 3000;
   c->in.plot_px = w - 100 - key;
@@ -249,6 +253,13 @@ static int do_chart(plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
   }
   gc.title = title;
   chart_size(c, ch, &set, lines, &gc);
+  /* where the plot ends on the canvas (its key beside it) and the share
+   * of the height the title takes: for templates that lay out panels */
+  char extra[128];
+  snprintf(extra, sizeof extra, "plot_right = %.4f\ntitle_frac = %.4f\n"
+           "canvas_h = %d\n", (double)(100 + c->in.plot_px) / gc.width,
+           (double)(18 * lines + 16) / gc.height, gc.height);
+  gc.extra = extra;
   if ((rc = cal_gp_write_script(&gc, &set, err, errlen)) < 0)
     goto out;
   *drawn = 1;
