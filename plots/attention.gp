@@ -15,8 +15,9 @@ do for [i=1:nseries] {
 set multiplot title title
 set grid
 set key outside right top vertical Left reverse font ',10' spacing 1.1
-set xrange [0.5:*]
-set offsets 0, 0.5, 0, 0
+# the shapes' places 1, 2, ...: one x range for both panels
+stats datafile using 1 nooutput
+set xrange [0.5:floor(STATS_max + 0.5) + 0.5]
 # both panels end where the key begins, under the title
 set lmargin at screen 0.07
 set rmargin at screen plot_right

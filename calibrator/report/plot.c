@@ -175,6 +175,8 @@ static size_t key_chars(const plot_ctx_t *c, const cal_chart_t *ch,
       len += strlen(c->label[s->profile]) + 1;
     if (len > CAL_GP_LABEL_MAX + 8)
       len = CAL_GP_LABEL_MAX + 8;
+    if (ch->key_per_series > 1) /* its second entry: "... ideal" */
+      len += 6;
     w = len > w ? len : w;
   }
   return w;
@@ -189,9 +191,9 @@ static void chart_size(plot_ctx_t *c, const cal_chart_t *ch,
                        const cal_gp_set_t *set, int title_lines,
                        cal_gp_chart_t *gc) {
   int w = ch->width ? ch->width : 1000, h = ch->height ? ch->height : 640;
-  /* about 6.5 pixels a character at the key's font, its line sample and
-   * box about 90 */
-  int key = ch->key_below ? 0 : (int)(6.5 * (double)key_chars(c, ch, set)) + 90;
+  /* about 7 pixels a character at the key's font, its line sample and
+   * box about 100 */
+  int key = ch->key_below ? 0 : 7 * (int)key_chars(c, ch, set) + 100;
   if (w < 860 + key)
     w = 860 + key;
   if (ch->bar_px) {
