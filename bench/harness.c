@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cal_err.h"
+#include "pipes.h"
 #include "timer.h"
 
 void cal_harness_defaults(cal_harness_cfg_t *cfg, int quick) {
@@ -212,6 +213,10 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     pt->ncpus = cal_threads_cpus(
         p->threads < CAL_PAR_MAX_CPUS ? p->threads : CAL_PAR_MAX_CPUS,
         pt->cpus);
+  if (threads && p->threads > 1) {
+    double r = cal_pipes_probe(p->threads, CAL_PIPES_PROBE_S, 2);
+    pt->team_rate = r > 0 ? r : 0;
+  }
   if (cfg->load) {
     cal_load_read(cfg->load, &after);
     cal_load_between(cfg->load, &before, &after, &pt->load);
@@ -283,6 +288,9 @@ int cal_point_merge(cal_point_t *acc, cal_point_t *more,
   acc->remeasured |= more->remeasured;
   acc->cpu_s += more->cpu_s;
   acc->wall_s += more->wall_s;
+  if (more->team_rate > 0 &&
+      (acc->team_rate <= 0 || more->team_rate < acc->team_rate))
+    acc->team_rate = more->team_rate; /* the worse of the two */
   if (more->ncpus > 0) {
     acc->ncpus = more->ncpus;
     memcpy(acc->cpus, more->cpus, sizeof acc->cpus);

@@ -108,6 +108,10 @@ typedef struct cal_point {
   int ncpus;
   int cpus[CAL_PAR_MAX_CPUS];
   char not_parallel[160];
+  /* the pipes probe right after the measurement on the point's threads
+   * (cal_pipes_probe): about 1 when each thread had a core's arithmetic
+   * to itself, about 1/threads when they shared one; 0 not probed */
+  double team_rate;
   int throttled;        /* measured after the clock fell (run.h) */
 } cal_point_t;
 

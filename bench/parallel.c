@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "pipes.h"
+
 int cal_parallel_judge(int threads, double cpu_s, double wall_s,
                        const int *cpus, int ncpus, char *why, size_t len) {
   if (why && len)
@@ -26,6 +28,21 @@ int cal_parallel_judge(int threads, double cpu_s, double wall_s,
     return 1;
   }
   return 0;
+}
+
+int cal_parallel_judge_pipes(int threads, double rate, double best,
+                             char *why, size_t len) {
+  if (why && len)
+    why[0] = '\0';
+  if (threads < 2 || rate <= 0 || best < CAL_PIPES_MIN ||
+      rate >= CAL_PIPES_MIN)
+    return 0;
+  if (why && len)
+    snprintf(why, len,
+             "its %d threads computed at %.2f of %d cores' rate right after "
+             "it (%.2f earlier in the run): they shared a core's pipes",
+             threads, rate, threads, best);
+  return 1;
 }
 
 cal_par_action_t cal_parallel_action(int not_parallel, int tries,

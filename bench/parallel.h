@@ -21,6 +21,16 @@
 int cal_parallel_judge(int threads, double cpu_s, double wall_s,
                        const int *cpus, int ncpus, char *why, size_t len);
 
+/* 1 when a point's pipes probe (cal_pipes_probe right after it, > 0)
+ * fell below CAL_PIPES_MIN while the machine's threads have been seen to
+ * compute side by side in this run (`best`, the highest probe so far, at
+ * least CAL_PIPES_MIN): its threads shared a core's pipes while it ran
+ * (the hypervisor placed the vCPUs on one core, or a sibling hardware
+ * thread was busy).  A machine whose threads never computed side by side
+ * is the machine, not a disturbance: 0.  `why` as above. */
+int cal_parallel_judge_pipes(int threads, double rate, double best,
+                             char *why, size_t len);
+
 /* What the run does with a point after judging it. */
 typedef enum {
   CAL_PAR_KEEP = 0, /* ran side by side */

@@ -10,6 +10,13 @@
 
 #include "cal_err.h"
 
+/* The way from the installed binary's directory to its data: relative
+ * (the installed tree can move) or absolute, set by the build from its
+ * install directories (GNUInstallDirs' BINDIR and DATADIR). */
+#ifndef CAL_DATA_FROM_BIN
+#define CAL_DATA_FROM_BIN "../share/calibrate"
+#endif
+
 /* Resolved once, on first use (before any thread team starts). */
 static int resolved, env_data;
 static char exe_dir[PATH_MAX];   /* "" when /proc/self/exe is unreadable */
@@ -63,8 +70,11 @@ static void resolve(void) {
   } else if (source[0]) {
     snprintf(data, sizeof data, "%s", source);
   } else if (exe_dir[0]) {
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof p, "%s/../share/calibrate", exe_dir);
+    char p[PATH_MAX + sizeof CAL_DATA_FROM_BIN + 1];
+    if (CAL_DATA_FROM_BIN[0] == '/')
+      snprintf(p, sizeof p, "%s", CAL_DATA_FROM_BIN);
+    else
+      snprintf(p, sizeof p, "%s/%s", exe_dir, CAL_DATA_FROM_BIN);
     char real[PATH_MAX];
     if (realpath(p, real) && is_dir(real))
       snprintf(data, sizeof data, "%s", real);
@@ -97,8 +107,9 @@ int cal_data_path(cal_data_t what, char *out, size_t len, char *err,
   const char *dir = cal_data_dir();
   if (!dir) {
     snprintf(err, errlen,
-             "cannot find the data directory (share/calibrate beside the "
-             "installed binary); set CALIBRATE_DATA_DIR");
+             "cannot find the data directory (" CAL_DATA_FROM_BIN
+             " from the installed binary's directory); set "
+             "CALIBRATE_DATA_DIR");
     return CAL_ENOTFOUND;
   }
   const char *sub = what == CAL_DATA_PLOTS    ? "plots"

@@ -6,7 +6,9 @@
  *   2. an uninstalled build: the build writes a marker file,
  *      CAL_PATHS_MARKER, next to its binaries holding the source tree's
  *      path, and the data are read from that tree;
- *   3. an installed binary: <dir of /proc/self/exe>/../share/calibrate.
+ *   3. an installed binary: <dir of /proc/self/exe>/CAL_DATA_FROM_BIN, the
+ *      way from the install's BINDIR to DATADIR/calibrate the build sets
+ *      ("../share/calibrate" by default; absolute when either is).
  * Returned strings belong to this module (static storage, computed once);
  * do not free them. */
 #ifndef CAL_PATHS_H

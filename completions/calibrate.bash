@@ -1,9 +1,12 @@
-# bash completion for calibrate.  The commands and each command's options
-# are read from the program's own --help, so they follow the program.
+# bash completion for calibrate.  The commands, each command's options and
+# the values an option takes are read from the program itself (--help and
+# the unlisted --complete-values, both made from the option tables), so
+# they follow the program.
 
 _calibrate() {
-  local cur prev words cword
-  _init_completion || return
+  local cur prev words cword split
+  # -s: --opt=value is completed as --opt value
+  _init_completion -s || return
   local prog=${words[0]} cmd=run
   local cmds
   cmds=$("$prog" --help 2>/dev/null |
@@ -12,16 +15,29 @@ _calibrate() {
     mapfile -t COMPREPLY < <(compgen -W "$cmds" -- "$cur")
     return
   fi
-  local c
-  for c in $cmds; do
-    [[ ${words[1]} == "$c" ]] && cmd=$c
-  done
+  # the command, listed or a former name (an operand first is one)
+  if ((cword > 1)) && [[ ${words[1]} != -* ]]; then
+    cmd=${words[1]}
+  fi
   case $prev in
     -o | --output | --plots | --templates)
       _filedir
       return
       ;;
   esac
+  if [[ $prev == -* ]]; then
+    local vals
+    vals=$("$prog" "$cmd" --complete-values 2>/dev/null |
+      awk -v o="$prev" '$1 == o { $1 = ""; print substr($0, 2) }')
+    if [[ -n $vals ]]; then
+      # a comma-separated list (--sections, --mode): complete its last item
+      local head=
+      [[ $cur == *,* ]] && head=${cur%,*},
+      mapfile -t COMPREPLY < <(compgen -P "$head" -W "$vals" -- "${cur##*,}")
+      [[ -n $head ]] && compopt -o nospace
+      return
+    fi
+  fi
   if [[ $cur == -* ]]; then
     local opts
     opts=$("$prog" "$cmd" --help 2>/dev/null |

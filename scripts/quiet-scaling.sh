@@ -3,8 +3,8 @@
 # on a quiet machine, one fresh process each, and print per run what tells
 # a 2-thread point that ran at 1-thread speed from one that did not: the
 # scaling points at all threads (id, GFLOPS, CPU time over wall time, the
-# CPU of each thread, the reason when its threads did not run side by
-# side), the all-thread FMA loop over the one-thread one, the headline, and
+# pipes probe after it (team_rate), the CPU of each thread, the reason when
+# its threads did not run side by side), the all-thread FMA loop over the one-thread one, the headline, and
 # the spread of each scaling point and the headline over the runs.
 #   scripts/quiet-scaling.sh BUILD/calibrator/calibrate [N] [OUTDIR]
 set -euo pipefail
@@ -39,7 +39,8 @@ for i in range(1, n + 1):
         if p.get("threads", 1) < 2 or "/best/" in p["id"]:
             continue
         print(f"  {p['id']}: {p.get('gflops')} cpu/wall {p.get('cpu_time_ratio')}"
-              f" cpus {p.get('threads_cpus')} {p.get('threads_not_parallel', '')}")
+              f" team_rate {p.get('team_rate')} cpus {p.get('threads_cpus')}"
+              f" {p.get('threads_not_parallel', '')}")
         series.setdefault(p["id"], []).append(p.get("gflops"))
 for k, v in series.items():
     v = [x for x in v if x]

@@ -43,6 +43,30 @@ grep -q "Usable cores" "$TMP/out" && ok || bad "info shows no usable cores"
 expect_exit 0 "info --json" "$CAL" info --json
 $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["machine"]; assert m["usable_cores"]>=1 and m["cpu"]["brand"] and d["blas"]["library"]' "$TMP/out" \
   && ok || bad "info --json is not the expected JSON"
+# the hypervisor (this machine's, whatever it is) and the steal seen: a
+# hypervisor named only with the CPUID bit or /sys/hypervisor, shares in [0, 1]
+$PY - "$TMP/out" <<'PY' && ok || bad "info --json: virtualization is not as documented"
+import json, sys
+v = json.load(open(sys.argv[1]))["virtualization"]
+assert set(v) == {"hypervisor", "hypervisor_bit", "cpuid_signature",
+                  "sys_hypervisor_type", "steal_share", "steal_watch_s",
+                  "steal_share_since_boot"}, v
+if v["hypervisor"] is not None:
+    assert v["hypervisor_bit"] or v["sys_hypervisor_type"], v
+for k in ("steal_share", "steal_share_since_boot"):
+    assert v[k] is None or 0 <= v[k] <= 1, v
+assert (v["steal_share"] is None) == (v["steal_watch_s"] is None), v
+PY
+expect_exit 0 "info" "$CAL" info
+grep -q "^Hypervisor    " "$TMP/out" && grep -q "^Steal         " "$TMP/out" && ok ||
+  bad "info names no hypervisor or steal"
+if grep -q '^flags.* hypervisor' /proc/cpuinfo 2>/dev/null; then
+  grep -q "^Hypervisor    none" "$TMP/out" &&
+    bad "info: the CPU says hypervisor, info says none" || ok
+fi
+expect_exit 0 "info -o FILE" "$CAL" info --json -o "$TMP/info.json"
+[ ! -s "$TMP/out" ] && $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/info.json" \
+  && ok || bad "info -o FILE: not written there"
 if command -v taskset >/dev/null; then
   taskset -c 0 "$CAL" info --json >"$TMP/one.json" 2>"$TMP/err"
   $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["machine"]["usable_cores"]==1' "$TMP/one.json" \

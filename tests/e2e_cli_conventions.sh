@@ -30,11 +30,11 @@ REF=$SRC/tests/data/kvm-xeon-2core-avx512.json
 # options, not the figures).
 MISSING=$TMP/no-such-input
 TABLE="run|--quick --sections bandwidth --allow-busy|stdout|
-info||none|
+info||stdout|
 attention|--quick --batch 1 --heads 1 --seq 64 --head-dim 64 --allow-busy|stdout|
 peak-flops|--quick --allow-busy|stdout|
 bandwidth|--quick --allow-busy|stdout|
-peak|$DATA/seed_curves.csv|stdout|$MISSING.csv
+curve|$DATA/seed_curves.csv|stdout|$MISSING.csv
 compare|$DATA/profile_a.json $DATA/profile_a.json|stdout|$DATA/profile_a.json $MISSING.json
 export|--format bmf $DATA/profile_a.json|stdout|--format bmf $MISSING.json
 plan|$DATA/profile_a.json $DATA/profile_b.json --examples 100|stdout|$DATA/profile_a.json $MISSING.json --examples 100
@@ -122,6 +122,36 @@ while IFS='|' read -r cmd args dash missing; do
 done <<ROWS
 $TABLE
 ROWS
+
+# without -o, every command that reads files writes to standard output
+# (and no file); plot writes several files, so -o names a directory
+for row in "curve $DATA/seed_curves.csv" "compare $DATA/profile_a.json $DATA/profile_a.json" \
+  "export --format bmf $DATA/profile_a.json" \
+  "plan $DATA/profile_a.json --examples 100" "report $REF" "info"; do
+  # shellcheck disable=SC2086
+  if expect_exit 0 "$row (no -o)" "$CAL" $row; then
+    [ -s "$TMP/out" ] && ok || bad "$row: nothing on standard output"
+    [ -z "$(ls -A "$RUNDIR")" ] && ok || bad "$row: wrote $(ls -A "$RUNDIR")"
+  fi
+  rm -rf "${RUNDIR:?}"/*
+done
+
+# progress on a terminal: a live line rewritten with "\r\033[K"; under
+# TERM=dumb none of that, one line per finished section instead
+if command -v script >/dev/null 2>&1; then
+  ESC=$(printf '\033')
+  TERM=xterm script -qec "'$CAL' peak-flops --quick --allow-busy -o '$TMP/p.json'" \
+    "$TMP/tty.log" >/dev/null 2>&1
+  grep -q "$ESC\[K" "$TMP/tty.log" && ok ||
+    bad "no live progress line on a terminal (TERM=xterm)"
+  TERM=dumb script -qec "'$CAL' peak-flops --quick --allow-busy -o '$TMP/p.json'" \
+    "$TMP/dumb.log" >/dev/null 2>&1
+  grep -q "$ESC" "$TMP/dumb.log" && bad "TERM=dumb: control sequences written" || ok
+  grep -q 'peak done' "$TMP/dumb.log" && ok ||
+    bad "TERM=dumb: no 'peak done' line: $(cat "$TMP/dumb.log")"
+else
+  echo "no script(1): the terminal's progress is not checked"
+fi
 
 # progress without a terminal: one line per finished section on stderr,
 # none with --no-progress

@@ -1,13 +1,16 @@
 #!/bin/sh
 # `cmake --install` to a temporary prefix gives a working tool (issue 17):
 # the binary, its data (chart templates, profile schema) under
-# share/calibrate, man pages for every command that render without
-# warnings (man-db required: scripts/bootstrap.sh installs it), bash and
-# zsh completions.  The installed binary, run from
-# another directory with none of the data variables set, finds its data
-# beside itself (also after the prefix is moved), writes its default
-# profile to the current directory and nothing into the source tree, and
-# draws the charts of a reference profile.  The build loses nothing.
+# share/calibrate, man pages for every command and for every function of
+# the library's header (check_man3.sh), all rendering without warnings
+# (man-db required: scripts/bootstrap.sh test installs it), bash and zsh
+# completions, calibrate.pc and the CMake package beside it (its version
+# file; the example planner built with find_package(calibrate) from the
+# moved prefix).  The installed binary, run from another directory with
+# none of the data variables set, finds its data beside itself (also after
+# the prefix is moved), writes its default profile to the current
+# directory and nothing into the source tree, and draws the charts of a
+# reference profile.  The build loses nothing.
 # usage: e2e_install.sh CMAKE BUILD_DIR SOURCE_DIR WORK_DIR
 CMAKE=$1
 BUILD=$2
@@ -92,6 +95,43 @@ else
   bad "man (man-db) is not installed: the man pages cannot be rendered (apt-get install man-db)"
 fi
 
+# man3: every public function of the installed header has its page
+if sh "$SRC/tests/check_man3.sh" "$PREFIX/include/calibrate/calibrate.h" \
+     "$PREFIX/share/man/man3" >"$TMP/man3.log" 2>&1; then
+  ok
+else
+  bad "installed man3 pages: $(grep FAIL "$TMP/man3.log" | head -3)"
+fi
+# and man finds a function's page through its group's (.so)
+if command -v man >/dev/null 2>&1; then
+  MANPATH=$PREFIX/share/man MANWIDTH=200 man cal_machine_free 2>/dev/null |
+    grep -q 'void cal_machine_free(cal_machine_t \*m);' && ok ||
+    bad "man cal_machine_free does not show its page"
+fi
+
+# the CMake package beside calibrate.pc; its version file takes requests
+# of the installed major version up to the installed version
+CFG=$PREFIX/lib/cmake/calibrate
+for f in calibrateConfig.cmake calibrateConfigVersion.cmake calibrateTargets.cmake; do
+  [ -s "$CFG/$f" ] && ok || bad "lib/cmake/calibrate/$f not installed"
+done
+[ -s "$PREFIX/lib/pkgconfig/calibrate.pc" ] && ok || bad "calibrate.pc not installed"
+ver=$("$CAL" --version | sed -n '1s/^calibrate \([0-9]*\)\.\([0-9]*\)\..*/\1 \2/p')
+set -- $ver
+major=${1:-0} minor=${2:-0}
+printf 'include("%s")\nmessage("${PACKAGE_VERSION_COMPATIBLE}")\n' \
+  "$CFG/calibrateConfigVersion.cmake" >"$TMP/version.cmake"
+compatible() { # REQUESTED MAJOR: TRUE or FALSE
+  "$CMAKE" -DPACKAGE_FIND_VERSION="$1" -DPACKAGE_FIND_VERSION_MAJOR="$2" \
+    -P "$TMP/version.cmake" 2>&1
+}
+[ "$(compatible "$major.$minor" "$major")" = TRUE ] && ok ||
+  bad "the version file refuses $major.$minor"
+[ "$(compatible "$((major + 1)).0" "$((major + 1))")" = FALSE ] && ok ||
+  bad "the version file accepts $((major + 1)).0"
+[ "$(compatible "$major.$((minor + 1))" "$major")" = FALSE ] && ok ||
+  bad "the version file accepts $major.$((minor + 1)), newer than installed"
+
 # run it from elsewhere, as a user would
 RUN=$TMP/elsewhere
 mkdir -p "$RUN"
@@ -123,6 +163,28 @@ fi
 mv "$PREFIX" "$PREFIX.moved"
 expect_exit 0 "plot from a moved prefix" "$PREFIX.moved/bin/calibrate" plot "$REF" \
   -o "$TMP/charts2" --script-only
+# a CMake consumer of the moved prefix: the example planner built with
+# find_package(calibrate) and calibrate::calibrate, run on the installed
+# library
+MOVED=$PREFIX.moved
+if command -v cc >/dev/null 2>&1; then
+  if "$CMAKE" -S "$SRC/examples/planner" -B "$TMP/planner" \
+       -DCMAKE_PREFIX_PATH="$MOVED" >"$TMP/planner.log" 2>&1 &&
+     "$CMAKE" --build "$TMP/planner" >>"$TMP/planner.log" 2>&1; then
+    ok
+    if expect_exit 0 "the planner built with find_package(calibrate)" \
+         "$TMP/planner/planner" --examples 100 "$REF"; then
+      grep -q '^machine i=0 ' "$TMP/out" && ok || bad "the planner printed no machine"
+    fi
+    ldd "$TMP/planner/planner" | grep -q "$MOVED/lib/libcalibrate.so" && ok ||
+      bad "the planner is not linked to the installed libcalibrate"
+  else
+    bad "examples/planner does not build with find_package(calibrate)"
+    tail -20 "$TMP/planner.log"
+  fi
+else
+  echo "no C compiler: the CMake consumer not built"
+fi
 # and CALIBRATE_DATA_DIR overrides where they are
 expect_usage "plot with CALIBRATE_DATA_DIR=/nonexistent" \
   env CALIBRATE_DATA_DIR=/nonexistent "$PREFIX.moved/bin/calibrate" plot "$REF" \

@@ -86,6 +86,49 @@ if expect_exit 0 "plan scaled to 7e9" "$CAL" plan "$TMP/model.json" \
   grep -q '"preset": "qwen2-0.5b"' "$TMP/scaled.json" && ok ||
     bad "plan json: scaled_from names no preset"
 fi
+# the trainer's words: per machine in the split, the plan's own
+# micro-batch and accumulation for the target, and bf16 from the dtype the
+# profile measured in (a curve does not say: false); env, sourced by sh,
+# says the same
+sed 's/^  "schema": "calibrate-profile\/1",/&\
+  "batch_source": {"dtype": "bf16"},/' "$REF" >"$TMP/bf16.json"
+if expect_exit 0 "plan --format json, target 48" "$CAL" plan "$CSV" \
+  "$TMP/bf16.json" --target-effective-batch 48 --format json \
+  -o "$TMP/target.json" &&
+  expect_exit 0 "plan --format hf" "$CAL" plan "$CSV" "$TMP/bf16.json" \
+    --target-effective-batch 48 --format hf -o "$TMP/hf.json" &&
+  expect_exit 0 "plan --format env" "$CAL" plan "$CSV" "$TMP/bf16.json" \
+    --target-effective-batch 48 --format env -o "$TMP/plan.env"; then
+  if command -v python3 >/dev/null 2>&1; then
+    python3 - "$TMP/target.json" "$TMP/hf.json" "$TMP/plan.env" <<'PY' &&
+import json, re, subprocess, sys
+plan = json.load(open(sys.argv[1]))
+hf = json.load(open(sys.argv[2]))
+split = [m for m in plan["machines"] if m["in_split"]]
+assert len(split) == 3 and sorted(hf) == sorted(m["name"] for m in split), hf
+env = subprocess.run(["sh", "-c", 'set -a; . "$1"; env', "_", sys.argv[3]],
+                     capture_output=True, text=True, check=True).stdout
+env = dict(l.split("=", 1) for l in env.splitlines() if l.startswith("CALIBRATE_"))
+for m in split:
+    h = hf[m["name"]]
+    bf16 = m["source"] == "profile"
+    assert set(h) == {"per_device_train_batch_size",
+                      "gradient_accumulation_steps", "bf16"}, h
+    assert h["per_device_train_batch_size"] == m["micro_batch_size"], (h, m)
+    assert h["gradient_accumulation_steps"] == m["grad_accum_steps"], (h, m)
+    assert m["micro_batch_size"] * m["grad_accum_steps"] == 48, m
+    assert h["bf16"] is bf16, (h, m)
+    ident = "CALIBRATE_" + re.sub("[^A-Z0-9]", "_", m["name"].upper())
+    assert env[ident + "_NAME"] == m["name"], env
+    assert int(env[ident + "_BATCH_SIZE"]) == m["micro_batch_size"], env
+    assert int(env[ident + "_GRAD_ACCUM"]) == m["grad_accum_steps"], env
+    assert env[ident + "_BF16"] == ("1" if bf16 else "0"), env
+PY
+      ok || bad "plan --format hf / env: not the plan's figures"
+  fi
+fi
+expect_usage "plan --format yaml" "$CAL" plan "$CSV" --format yaml
+
 # a one-layer headline whose shape the profile lost cannot be scaled:
 # refused in one line, nothing written
 sed -e 's/^ "schema": "calibrate-profile\/1",/&\

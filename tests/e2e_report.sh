@@ -106,7 +106,12 @@ grep -q "apt-get install gnuplot-nox" "$TMP/err" && ok ||
 
 # bad inputs: one line, exit 2, nothing left
 expect_usage "no profile" "$CAL" report -o "$TMP/x.html"
-expect_usage "no -o" "$CAL" report "$REF"
+# without -o the page goes to standard output
+if expect_exit 0 "report without -o" "$CAL" report "$REF"; then
+  grep -q -i '^<!doctype html' "$TMP/out" && ok ||
+    bad "report without -o: no page on standard output"
+  grep -q '^wrote ' "$TMP/err" && bad "report without -o: said it wrote a file" || ok
+fi
 expect_usage "unknown option" "$CAL" report --bogus "$REF" -o "$TMP/x.html"
 expect_usage "missing profile" "$CAL" report /nonexistent.json -o "$TMP/x.html"
 expect_usage "not a profile" "$CAL" report "$SRC/README.md" -o "$TMP/x.html"

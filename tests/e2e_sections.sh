@@ -33,7 +33,24 @@ for p in fused:
     assert p["flops_per_run"] == 4 * 2 * 4 * 80 * (96 * 97 // 2), p["flops_per_run"]
     assert p["ratio_to_gemm"] > 0 and p["gbps"] > 0 and "speedup_vs_reference" in p
 assert "gemm" not in d and d["gflops"] is None  # only this section ran
+# the bf16 kernel on the same shape: measured against the bf16 GEMM where
+# the CPU has bf16 dot products, a skipped point saying why elsewhere
+bf = [p for p in pts if p["kernel"] == "attn_fused_bf16"]
+assert bf and all(p["dtype"] == "bf16" and p["id"].startswith("attention/bf16/fused/b2h4kv2/q96k96/d80/causal/t") for p in bf), bf
+assert all(p["id"].startswith("attention/fused/") for p in fused)
+for p in bf:
+    if p["status"] == "ok":
+        assert p["variant"] in ("avx512_bf16", "amx"), p["variant"]
+        assert p["flops_per_run"] == 4 * 2 * 4 * 80 * (96 * 97 // 2)
+        assert p["ratio_to_gemm"] > 0 and "speedup_vs_reference" not in p
+        assert d["attention"]["gemm_reference_bf16"]["t1"]["gflops"] > 0
+    else:
+        assert p["status"] == "skipped" and "AVX512_BF16" in p["reason"], p
 PY
+expect_exit 0 "attention, fp32 only" "$CAL" attention "${FAST[@]}" --seq 64 --head-dim 64 --dtype fp32 -o "$TMP/f32.json"
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["attention"]; assert {p["dtype"] for p in d["points"]}=={"fp32"} and "gemm_reference_bf16" not in d' "$TMP/f32.json" \
+  && ok || bad "attention --dtype fp32"
+expect_usage "unknown dtype" "$CAL" attention --dtype fp8 -o "$TMP/x.json"
 expect_exit 0 "attention, decode" "$CAL" attention "${FAST[@]}" --decode --nk 512 --heads 8 --kv-heads 1 -o "$TMP/dec.json"
 $PY -c 'import json,sys; p=json.load(open(sys.argv[1]))["attention"]["points"][0]; assert p["nq"]==1 and p["nk"]==512 and p["mode"]=="decode"' "$TMP/dec.json" \
   && ok || bad "decode shape"

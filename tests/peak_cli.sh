@@ -1,5 +1,6 @@
 #!/bin/sh
-# End-to-end test of `calibrate peak`.
+# End-to-end test of `calibrate curve` and of `calibrate peak`, its former
+# name (the same command: the same output, messages naming `peak`).
 # usage: peak_cli.sh CALIBRATE DATA_DIR WORK_DIR
 # covers: calibrator/commands/curve.c calibrator/report/curve_render.c
 CAL=$1
@@ -120,7 +121,7 @@ if run 0 peak "$SEED" --optimize knee --tolerance 25%; then
   knee_is machine_a 16 32 25%
   knee_is machine_b 4 4 25%
 fi
-run 0 peak --help && grep -q 'Usage: calibrate peak' "$WORK/out" ||
+run 0 curve --help && grep -q 'Usage: calibrate curve' "$WORK/out" ||
   bad "--help text"
 
 # malformed input: exit 2, one line "calibrate peak: FILE:LINE: ..."
@@ -152,5 +153,25 @@ usage_error "calibrate peak: " peak "$SEED" --bogus
 usage_error "calibrate peak: " peak "$SEED" --format
 usage_error "calibrate peak: " peak "$SEED" "$SEED"
 usage_error "calibrate peak: cannot write" peak "$SEED" -o "$WORK/no/such/dir/x.json"
+
+
+# `curve` is the command's name: the same output as `peak`, its own
+# messages, and `peak` is no longer listed (it is not `peak-flops`)
+"$CAL" peak "$SEED" --format json >"$WORK/as-peak.json" 2>/dev/null
+if run 0 curve "$SEED" --format json; then
+  cmp -s "$WORK/out" "$WORK/as-peak.json" && ok ||
+    bad "curve and peak write different documents"
+fi
+usage_error "calibrate curve: " curve "$SEED" --format xml
+usage_error "calibrate curve: " curve "$SEED" --bogus
+usage_error "calibrate curve: " curve
+if run 0 --help; then
+  grep -q '^  curve ' "$WORK/out" && ok || bad "--help does not list curve"
+  grep -q '^  peak ' "$WORK/out" && bad "--help still lists peak" || ok
+fi
+if run 0 peak --help; then
+  grep -q '^Usage: calibrate curve ' "$WORK/out" && ok ||
+    bad "peak --help is not curve's help"
+fi
 
 finish

@@ -60,6 +60,9 @@ static int judge_samples(const cal_vpoint_t *bp, const cal_vpoint_t *np,
   /* a point its run marked unstable (CV past the run's threshold: the
    * machine was busy or its clock moved) */
   int unstable = bp->stats.unstable == 1 || np->stats.unstable == 1;
+  /* or one whose threads did not run side by side (cal_parallel_judge) */
+  if (bp->threads_not_parallel || np->threads_not_parallel)
+    unstable = CAL_UNSTABLE_THREADS;
   *e = (cal_compare_point_t){
       .metric = metric, .higher_is_better = hib, .n_base = nb, .n_new = nn,
       .runs_base = 1, .runs_new = 1, .base_median = fin(mb),

@@ -85,7 +85,9 @@ typedef struct cal_compare_point {
   const char *method;       /* "exact", "normal", "welch-log-runs",
                                "welch-runs" */
   double base_run_spread, new_run_spread; /* sd of the log per-run values */
-  int unstable;             /* one run a side: a run marked it unstable */
+  int unstable;             /* one run a side: a run marked it unstable
+                               (1) or its threads not side by side
+                               (CAL_UNSTABLE_THREADS) */
   cal_verdict_t verdict;
   const char *reason;       /* static */
   int undecidable;          /* p_min above alpha: never decidable */

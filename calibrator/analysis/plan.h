@@ -68,6 +68,9 @@ typedef struct cal_plan_machine {
                             (batch_source.mode, else the mode of its
                             point): "train" is a training step, "prefill"
                             and "decode" inference; NULL: unknown */
+  const char *measured_dtype; /* the dtype the batch sweep behind
+                                 throughput ran in (batch_source.dtype:
+                                 "bf16", "fp32"); NULL: unknown (curves) */
   double train_throughput; /* examples/s at the train curve's optimal
                               batch; 0: the profile has no train curve */
   int64_t train_batch;   /* that batch; 0: none */

@@ -147,6 +147,7 @@ int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
           ? throughput_point(v, m->throughput, m->optimal_batch, &found)
           : NULL;
   m->mode = v->batch_source.mode ? v->batch_source.mode : found;
+  m->measured_dtype = v->batch_source.dtype;
   train_optimum(v, &m->train_throughput, &m->train_batch);
   if (pt) {
     m->ci_low = pt->stats.ci_low.v;

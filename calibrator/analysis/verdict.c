@@ -99,7 +99,11 @@ void cal_verdict_point(const cal_point_judge_in_t *in,
     /* a run saw this point disturbed: its samples say nothing about the
      * other run's conditions */
     v = CAL_VERDICT_INCONCLUSIVE;
-    reason = "one run per side, unstable in a run (the machine was busy)";
+    reason = in->unstable == CAL_UNSTABLE_THREADS
+                 ? "one run per side, and a run's threads did not run side "
+                   "by side for it (threads_not_parallel)"
+                 : "one run per side, unstable in a run (the machine was "
+                   "busy)";
   } else if (single && !undecidable &&
              (v == CAL_VERDICT_UNCHANGED || v == CAL_VERDICT_INCONCLUSIVE)) {
     v = CAL_VERDICT_INCONCLUSIVE;

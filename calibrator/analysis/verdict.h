@@ -108,11 +108,18 @@ size_t cal_runs_needed(double ratio, double allowance, double threshold,
 
 /* ------------------------------------------------- one point of a compare */
 
+/* A point a run marked as measured with threads that did not run side by
+ * side (threads_not_parallel): like an unstable one, no figure to judge
+ * one run against another by. */
+#define CAL_UNSTABLE_THREADS 2
+
 /* Everything that decides one point of a comparison. */
 typedef struct cal_point_judge_in {
   int higher_is_better;
   int single;             /* one run a side: the samples' rank test */
-  int unstable;           /* single: a run marked the point unstable */
+  int unstable;           /* single: a run marked the point unstable (1),
+                             or its threads not side by side
+                             (CAL_UNSTABLE_THREADS) */
   int machine_moved;      /* single: the machine's own speed moved
                              (cal_machine_moved) */
   double ratio;           /* as judged: NAN when unknown */

@@ -35,6 +35,21 @@ static int variant_opt(void *obj, const cal_opt_t *row, const char *val,
   return -1;
 }
 
+static int dtype_opt(void *obj, const cal_opt_t *row, const char *val,
+                     const char *cmd) {
+  cal_attn_opts_t *a = &((cal_opts_t *)obj)->attn;
+  (void)row;
+  if (strcmp(val, "fp32") == 0)
+    a->dtypes = CAL_ATTN_DT_FP32;
+  else if (strcmp(val, "bf16") == 0)
+    a->dtypes = CAL_ATTN_DT_BF16;
+  else if (strcmp(val, "all") == 0)
+    a->dtypes = 0;
+  else
+    return cal_usage(cmd, "--dtype is fp32, bf16 or all, not '%s'", val);
+  return -1;
+}
+
 #define DIM(n, i, d, h)                                                        \
   {.type = CAL_OPT_LONG, .name = n, .arg = "N", .min = -(1L << 40),          \
    .max = 1L << 40, .off = AOFF(given_shape[i]), .def = d,                   \
@@ -69,7 +84,10 @@ static const cal_opt_t shape_rows[] = {
      .help = "also time the reference kernel"},
     {.type = CAL_OPT_CALL, .name = "variant", .arg = "V", .set = variant_opt,
      .help = "force the SIMD variant: scalar, avx2, avx512\n"
-             "(default: the best the CPU runs)"},
+             "(default: the best the CPU runs; bf16: amx where the CPU has\n"
+             "AMX-BF16, else avx512_bf16)"},
+    {.type = CAL_OPT_CALL, .name = "dtype", .arg = "T", .set = dtype_opt,
+     .help = "the fused kernels timed: fp32, bf16 or all (default)"},
     {.type = CAL_OPT_TEXT,
      .help = "\nRun options: -o FILE ('-': standard output), --quick, "
              "--threads N,\n--samples N, --min-time S, --seed N, "
@@ -81,10 +99,10 @@ static const cal_opt_t shape_rows[] = {
 static const cal_opt_cmd_t attention_opts = {
     "attention",
     "Usage: calibrate attention [shape options] [run options]\n\n"
-    "Measure only attention: the fused kernel (tiled, online softmax) at "
-    "one\npinned thread and all threads, GFLOPS and GB/s, against the "
-    "reference\nand the fp32 GEMM of the same run, and write a profile with "
-    "its\nattention section.  Without shape options: the default shapes "
+    "Measure only attention: the fused kernels (tiled, online softmax; "
+    "fp32\nand bf16) at one pinned thread and all threads, GFLOPS and GB/s, "
+    "against\nthe reference and the GEMM of the same dtype in the same run, "
+    "and write a\nprofile with its attention section.  Without shape options: the default shapes "
     "(short\nand long causal prefill, non-causal, decode; D = 64 and 128; "
     "GQA).\n\n",
     {{shape_rows, 22, 0},

@@ -17,6 +17,7 @@
 #include "cal_err.h"
 #include "cal_exit.h"
 #include "cal_out.h"
+#include "cal_term.h"
 #include "profile.h"
 
 int cal_parse_long(const char *s, long lo, long hi, long *out) {
@@ -153,7 +154,7 @@ int cal_print_version(void) {
   return CAL_EXIT_OK;
 }
 
-int cal_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
+int cal_stderr_is_tty(void) { return cal_term_controls(STDERR_FILENO); }
 
 cal_profile_t *cal_cmd_load_profile(const char *cmd, const char *path) {
   cal_profile_t *p = NULL;

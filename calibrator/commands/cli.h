@@ -62,7 +62,8 @@ int cal_cmd_write_json(const char *cmd, const json_t *root, const char *path);
  * returns CAL_EXIT_OK. */
 int cal_print_version(void);
 
-/* Whether progress output should go to stderr (it is a terminal). */
+/* Whether progress may be a live line rewritten on stderr: a terminal
+ * that understands control sequences (cal_term.h: not TERM=dumb). */
 int cal_stderr_is_tty(void);
 
 #endif

@@ -4,7 +4,8 @@
 
 #include "subcommands.h"
 
-/* One line per subcommand; `run` is also what a bare `calibrate` does. */
+/* One line per subcommand; `run` is also what a bare `calibrate` does.
+ * A row without a summary is a former name, run but not listed. */
 const cal_command_t cal_commands[] = {
     {"run", "measure the machine and write a profile (the default)", cal_cmd_run},
     {"info", "print what the machine is (--json for JSON)", cal_cmd_info},
@@ -14,8 +15,8 @@ const cal_command_t cal_commands[] = {
      cal_cmd_peak_flops},
     {"bandwidth", "measure only memory bandwidth per cache level",
      cal_cmd_bandwidth},
-    {"peak", "peak, knee and shape of throughput-versus-batch curves (CSV)",
-     cal_cmd_peak},
+    {"curve", "peak, knee and shape of throughput-versus-batch curves (CSV)",
+     cal_cmd_curve},
     {"compare", "compare two profiles; exit 1 on a regression", cal_cmd_compare},
     {"export", "write a profile as Bencher BMF or github-action-benchmark JSON",
      cal_cmd_export},
@@ -26,5 +27,7 @@ const cal_command_t cal_commands[] = {
      cal_cmd_report},
     {"fleet", "under mpirun: every node, the links between them, one fleet "
               "profile", cal_cmd_fleet},
+    /* former names, not listed */
+    {"peak", NULL, cal_cmd_curve},
     {NULL, NULL, NULL},
 };

@@ -8,7 +8,8 @@
 
 typedef struct cal_command {
   const char *name;
-  const char *summary; /* one line for the program's --help */
+  const char *summary; /* one line for the program's --help; NULL: a
+                          former name, not listed */
   int (*main)(int argc, char **argv);
 } cal_command_t;
 

@@ -1,4 +1,5 @@
-/* `calibrate peak FILE.csv`: parse the options, read the curves
+/* `calibrate curve FILE.csv` (also under its former name, `calibrate
+ * peak`): parse the options, read the curves
  * (analysis/curve_csv.c), analyse them (bench/curve.c) and write a table
  * (report/curve_render.c) or JSON (profile/curve_json.c). */
 #include "subcommands.h"
@@ -18,9 +19,12 @@
 #include "curve_render.h"
 #include "opt_table.h"
 
-#define CMD "peak"
+/* The name messages use: the one the command was called by. */
+#define CMD (a->cmd)
 
 typedef struct peak_args {
+  const char *cmd;            /* "curve", or "peak" as called */
+  const cal_opt_cmd_t *table; /* the options under that name */
   const char *file;
   const char *output;
   int json;
@@ -56,6 +60,8 @@ static int optimize_opt(void *obj, const cal_opt_t *row, const char *val,
 
 static const cal_opt_choice_t formats[] = {{"table", 0}, {"json", 1},
                                            {NULL, 0}};
+static const cal_opt_choice_t optimizes[] = {{"throughput", 0}, {"knee", 0},
+                                             {NULL, 0}};
 
 #define OFF(field) offsetof(peak_args_t, field)
 
@@ -72,7 +78,7 @@ static const cal_opt_t peak_rows[] = {
              "the peak; drops and rises of P or less\n"
              "count as flat"},
     {.type = CAL_OPT_CALL, .name = "optimize", .arg = "throughput|knee",
-     .set = optimize_opt, .bad = "--optimize must be throughput or knee, not "
+     .set = optimize_opt, .choices = optimizes, .bad = "--optimize must be throughput or knee, not "
                                  "'%s'",
      .help = "optimal batch = peak or knee (default\nthroughput)"},
     {.type = CAL_OPT_COUNT, .name = "target-effective-batch", .arg = "N",
@@ -88,11 +94,12 @@ static const cal_opt_t peak_rows[] = {
 };
 
 static const cal_opt_cmd_t peak_opts = {
-    CMD,
-    "Usage: calibrate peak FILE.csv [options]\n"
+    "curve",
+    "Usage: calibrate curve FILE.csv [options]\n"
     "\n"
     "Find the peak, the knee and the shape of throughput-versus-batch-size\n"
-    "curves.  FILE is CSV with a header naming batch_size and throughput\n"
+    "curves (`calibrate peak`, its former name, is the same command; the\n"
+    "compute peak is `calibrate peak-flops`).  FILE is CSV with a header naming batch_size and throughput\n"
     "(examples/s; aliases throughput_ex_per_s, examples_per_s), optionally\n"
     "machine (one curve per machine) and status (ok|skipped|failed).  Rows\n"
     "repeating a (machine, batch_size) are samples of one point.  '#' lines\n"
@@ -120,7 +127,7 @@ static int parse_option(int argc, char **argv, int *i, peak_args_t *a) {
     return cal_usage(CMD, "unknown option %s", arg);
   memcpy(name, arg, len);
   name[len] = '\0';
-  const cal_opt_t *row = cal_opt_find(&peak_opts, name);
+  const cal_opt_t *row = cal_opt_find(a->table, name);
   if (!row || !cal_opt_takes_value(row))
     return cal_usage(CMD, "unknown option %s", name);
   const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
@@ -128,13 +135,16 @@ static int parse_option(int argc, char **argv, int *i, peak_args_t *a) {
     return cal_usage(CMD, "%s needs a value", name);
   if (row->off == OFF(output) && !*val)
     return cal_usage(CMD, "%s needs a file name", name);
-  return cal_opt_take(&peak_opts, row, a, val, name);
+  return cal_opt_take(a->table, row, a, val, name);
 }
 
 /* Returns -1 to go on, else the exit code.  Options and the file may come
  * in any order; "--" ends the options, "-" is standard input. */
-static int parse_args(int argc, char **argv, peak_args_t *a) {
+static int parse_args(int argc, char **argv, peak_args_t *a,
+                      const cal_opt_cmd_t *t) {
   memset(a, 0, sizeof *a);
+  a->cmd = t->cmd;
+  a->table = t;
   cal_curve_opts_default(&a->opts);
   int only_files = 0, code;
   for (int i = 1; i < argc; i++) {
@@ -147,9 +157,9 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
     } else if (strcmp(arg, "--") == 0) {
       only_files = 1;
     } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
-               strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
-      return cal_opt_take(&peak_opts, cal_opt_find(&peak_opts, arg), a, NULL,
-                          arg);
+               strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0 ||
+               strcmp(arg, "--complete-values") == 0) {
+      return cal_opt_take(t, cal_opt_find(t, arg), a, NULL, arg);
     } else if ((code = parse_option(argc, argv, &i, a)) >= 0) {
       return code;
     }
@@ -161,11 +171,12 @@ static int parse_args(int argc, char **argv, peak_args_t *a) {
 
 /* Write buf to path atomically ("-": standard output), saying why not on
  * stderr.  CAL_EIO. */
-static int write_atomic(const char *path, const char *buf, size_t len) {
+static int write_atomic(const char *cmd, const char *path, const char *buf,
+                        size_t len) {
   char err[512];
   int rc = cal_write_atomic(path, buf, len, err, sizeof err);
   if (rc < 0)
-    cal_usage(CMD, "%s", err);
+    cal_usage(cmd, "%s", err);
   return rc;
 }
 
@@ -220,9 +231,13 @@ static char *table_text(const peak_args_t *a, const char *src,
   return text;
 }
 
-int cal_cmd_peak(int argc, char **argv) {
+int cal_cmd_curve(int argc, char **argv) {
+  /* called as `peak`, the messages and the help's errors say so */
+  cal_opt_cmd_t t = peak_opts;
+  if (strcmp(argv[0], "peak") == 0)
+    t.cmd = "peak";
   peak_args_t a;
-  int code = parse_args(argc, argv, &a);
+  int code = parse_args(argc, argv, &a, &t);
   if (code >= 0)
     return code;
 
@@ -234,7 +249,7 @@ int cal_cmd_peak(int argc, char **argv) {
   size_t text_len = 0;
   int rc = cal_curves_load(a.file, &set, err, sizeof err);
   if (rc < 0) {
-    code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
+    code = cal_fail(a.cmd, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL : CAL_EXIT_USAGE,
                     "%s", err);
     goto out;
   }
@@ -247,7 +262,7 @@ int cal_cmd_peak(int argc, char **argv) {
     const cal_curve_t *c = &set->curves[i];
     rc = cal_curve_analyze(c->points, c->n, &a.opts, &res[i]);
     if (rc < 0) { /* the reader already validated every value */
-      code = cal_fail(CMD, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL
+      code = cal_fail(a.cmd, rc == CAL_ENOMEM ? CAL_EXIT_INTERNAL
                                             : CAL_EXIT_USAGE,
                       "%s: %s: %s", src, c->machine ? c->machine : "curve",
                       cal_strerror(rc));
@@ -260,12 +275,12 @@ int cal_cmd_peak(int argc, char **argv) {
                 : table_text(&a, src, set, res, recs, &text_len);
   if (!text)
     goto nomem;
-  code = write_atomic(a.output ? a.output : "-", text, text_len) < 0
+  code = write_atomic(a.cmd, a.output ? a.output : "-", text, text_len) < 0
              ? CAL_EXIT_USAGE
              : CAL_EXIT_OK;
   goto out;
 nomem:
-  code = cal_fail(CMD, CAL_EXIT_INTERNAL, "out of memory");
+  code = cal_fail(a.cmd, CAL_EXIT_INTERNAL, "out of memory");
 out:
   free(text);
   for (size_t i = 0; res && set && i < set->n; i++)

@@ -15,10 +15,8 @@
 #define CMD "export"
 
 /* The formats: kind -1 is BMF, else cal_export_gab's `bigger`. */
-static const struct {
-  const char *name;
-  int kind;
-} formats[] = {{"bmf", -1}, {"gab", 1}, {"gab-smaller", 0}};
+static const cal_opt_choice_t formats[] = {
+    {"bmf", -1}, {"gab", 1}, {"gab-smaller", 0}, {NULL, 0}};
 
 typedef struct export_args {
   const char *format, *out_path;
@@ -37,7 +35,8 @@ static const cal_opt_t export_rows[] = {
              "               the points where lower is better (times)\n"},
     /* checked after the parse: a missing --format is an error too */
     {.type = CAL_OPT_STRING, .name = "format", .letter = 'f', .arg = "F",
-     .off = OFF(format)},
+     .off = OFF(format), .choices = formats,
+     .bad = "--format %s: use --format bmf, gab or gab-smaller"},
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(out_path), .def = "-",
      .help = "write there atomically ('-' or no -o:\nstandard output)"},
@@ -58,9 +57,9 @@ static const cal_opt_cmd_t export_opts = {
 static int format_kind(const char *format) {
   if (!format)
     return -2;
-  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-    if (strcmp(format, formats[i].name) == 0)
-      return formats[i].kind;
+  for (const cal_opt_choice_t *f = formats; f->name; f++)
+    if (strcmp(format, f->name) == 0)
+      return f->value;
   return -3;
 }
 

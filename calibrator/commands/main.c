@@ -12,10 +12,15 @@ static void usage(FILE *out) {
                "a calibrated profile (JSON).  With no command, runs `run`.\n\n"
                "Commands:\n");
   for (const cal_command_t *c = cal_commands; c->name; c++)
-    fprintf(out, "  %-10s  %s\n", c->name, c->summary);
+    if (c->summary)
+      fprintf(out, "  %-10s  %s\n", c->name, c->summary);
   fprintf(out, "\n'calibrate COMMAND --help' describes a command's options.\n"
                "  -h, --help     show this help\n"
                "  -V, --version  show the version\n\n"
+               "Output goes to standard output, or with -o FILE to FILE\n"
+               "(replaced atomically; '-': standard output); a measuring\n"
+               "command's -o is its profile (its table on standard output),\n"
+               "plot's -o a directory of charts.\n\n"
                "Exit status (every command; each --help lists its own):\n"
                "  0  success\n"
                "  1  compare: a regression; plan: the model fits on no\n"

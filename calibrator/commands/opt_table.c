@@ -106,8 +106,13 @@ static int convert(const cal_opt_t *r, void *obj, const char *val) {
   switch (r->type) {
   case CAL_OPT_FLAG: *(int *)at = 1; return 0;
   case CAL_OPT_CLEAR: *(int *)at = 0; return 0;
-  case CAL_OPT_STRING: *(const char **)at = val; return 0;
-  case CAL_OPT_CALL: return 0;
+  case CAL_OPT_STRING:
+  case CAL_OPT_CALL:
+    if (r->choices && choice_find(r->choices, val, strlen(val), &i) < 0)
+      return -1;
+    if (r->type == CAL_OPT_STRING)
+      *(const char **)at = val;
+    return 0;
   case CAL_OPT_COUNT:
     if (*val < '0' || *val > '9')
       return -1;
@@ -171,6 +176,10 @@ int cal_opt_take(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
   }
   if (r->type == CAL_OPT_VERSION)
     return cal_print_version();
+  if (r->type == CAL_OPT_VALUES) {
+    cal_opt_values(t, stdout);
+    return CAL_EXIT_OK;
+  }
   if (convert(r, obj, val) < 0)
     return bad_as(t->cmd, r, val, given);
   return r->set ? r->set(obj, r, val, t->cmd) : -1;
@@ -329,4 +338,43 @@ void cal_opt_help(const cal_opt_cmd_t *t, FILE *out) {
         help_row(&t->parts[p], r, out);
   }
   put_text(t->tail, out);
+}
+
+/* Whether a row before r (in any part) has r's name and values. */
+static int values_seen(const cal_opt_cmd_t *t, const cal_opt_t *r) {
+  for (int p = 0; p < CAL_OPT_MAX_PARTS && t->parts[p].rows; p++)
+    for (const cal_opt_t *q = t->parts[p].rows; q->type != CAL_OPT_END; q++) {
+      if (q == r)
+        return 0;
+      if (q->name && (q->choices || q->values) && strcmp(q->name, r->name) == 0)
+        return 1;
+    }
+  return 0;
+}
+
+/* One line: the option as written (opt) and the row's values. */
+static void values_line(const cal_opt_t *r, const char *opt, FILE *out) {
+  fputs(opt, out);
+  for (const cal_opt_choice_t *c = r->choices; c && c->name; c++)
+    fprintf(out, " %s", c->name);
+  if (r->values) {
+    fputc(' ', out);
+    r->values(out);
+  }
+  fputc('\n', out);
+}
+
+void cal_opt_values(const cal_opt_cmd_t *t, FILE *out) {
+  char opt[128];
+  for (int p = 0; p < CAL_OPT_MAX_PARTS && t->parts[p].rows; p++)
+    for (const cal_opt_t *r = t->parts[p].rows; r->type != CAL_OPT_END; r++) {
+      if (!r->name || !(r->choices || r->values) || values_seen(t, r))
+        continue;
+      snprintf(opt, sizeof opt, "--%s", r->name);
+      values_line(r, opt, out);
+      if (r->letter) {
+        snprintf(opt, sizeof opt, "-%c", r->letter);
+        values_line(r, opt, out);
+      }
+    }
 }

@@ -31,9 +31,13 @@ typedef enum cal_opt_type {
   CAL_OPT_CALL,     /* no storage: only the setter sees the value */
   CAL_OPT_HELP,     /* print the help and stop with exit 0 */
   CAL_OPT_VERSION,  /* print the version and stop with exit 0 */
+  CAL_OPT_VALUES,   /* print every option's values (cal_opt_values) and
+                       stop with exit 0: what shell completion reads */
 } cal_opt_type_t;
 
-/* A value of CAL_OPT_ENUM / CAL_OPT_SET; a NULL name ends the list. */
+/* A value of CAL_OPT_ENUM / CAL_OPT_SET, or one CAL_OPT_STRING /
+ * CAL_OPT_CALL accepts (any other is a bad value); a NULL name ends the
+ * list. */
 typedef struct cal_opt_choice {
   const char *name;
   int value;
@@ -54,7 +58,11 @@ struct cal_opt {
   const char *arg;     /* the value's name in the help ("N", "FILE") */
   size_t off;          /* offset of the value in the command's struct */
   double min, max;     /* LONG, DOUBLE, SIZE: the range allowed */
-  const cal_opt_choice_t *choices; /* ENUM, SET */
+  const cal_opt_choice_t *choices; /* ENUM, SET; STRING, CALL: the only
+                                      values accepted */
+  /* The values accepted when they are not fixed choices (presets,
+   * sections): printed space-separated; the setter checks them. */
+  void (*values)(FILE *out);
   const char *def;     /* default, converted like a given value; NULL: none */
   const char *bad;     /* the error for a bad value: a format whose %s is
                           the value and %o the option as written (NULL: a
@@ -123,14 +131,21 @@ int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val);
 /* The help: head, every printed part's rows, tail. */
 void cal_opt_help(const cal_opt_cmd_t *t, FILE *out);
 
+/* For shell completion (`calibrate CMD --complete-values`): a line
+ * "--name VALUE..." for every option with choices or a values list, in
+ * table order, each name once. */
+void cal_opt_values(const cal_opt_cmd_t *t, FILE *out);
+
 /* The help and version rows every command has ("show this help"), as a
- * part, and as two rows with the help line's own text. */
+ * part, and as rows with the help line's own text; with them the
+ * unlisted --complete-values the completion scripts call. */
 extern const cal_opt_t cal_opt_help_rows[];
 #define CAL_OPT_HELP_VERSION(text)                                             \
   {.type = CAL_OPT_HELP, .name = "help", .letter = 'h', .help = text},       \
   {.type = CAL_OPT_VERSION, .name = "version", .letter = 'V',                \
-   .help = "show the version"}
-/* The same two rows and the end of the table. */
+   .help = "show the version"},                                              \
+  {.type = CAL_OPT_VALUES, .name = "complete-values"}
+/* The same rows and the end of the table. */
 #define CAL_OPT_LAST(text) CAL_OPT_HELP_VERSION(text), {.type = CAL_OPT_END}
 
 #endif

@@ -20,6 +20,7 @@
 #include "plan_input.h"
 #include "plan_json.h"
 #include "plan_render.h"
+#include "plan_trainer.h"
 #include "profile.h"
 #include "reporter.h"
 
@@ -35,7 +36,7 @@ static const char plan_head[] =
     "gets no share; heterogeneity and straggler flags count only\n"
     "differences the throughputs' confidence intervals can tell apart.\n"
     "\n"
-    "INPUT is a profile, a `calibrate peak --format json` document, or a\n"
+    "INPUT is a profile, a `calibrate curve --format json` document, or a\n"
     "curve CSV (batch_size, throughput, optionally machine) of a machine\n"
     "this tool cannot run on; each curve is one machine, named by its\n"
     "machine column, else by the file name without its extension.  \"-\"\n"
@@ -129,11 +130,9 @@ static int act_opt(void *obj, const cal_opt_t *row, const char *val,
   return -1;
 }
 
-static int format_opt(void *obj, const cal_opt_t *row, const char *val,
-                      const char *cmd) {
-  return strcmp(val, "table") && strcmp(val, "md") && strcmp(val, "json")
-             ? cal_opt_bad(cmd, row, val) : -1;
-}
+/* The --format values, one a reporter of plan_reporters. */
+static const cal_opt_choice_t formats[] = {
+    {"table", 0}, {"md", 0}, {"json", 0}, {"hf", 0}, {"env", 0}, {NULL, 0}};
 
 #define OFF(field) offsetof(plan_args_t, field)
 #define COUNT(n, field, hi, msg)                                               \
@@ -221,10 +220,14 @@ static const cal_opt_t plan_rows[] = {
             "gpu-box=80: %s",
      .help = "memory of a machine (a curve has none)"},
     {.type = CAL_OPT_TEXT, .help = "Output:\n"},
-    {.type = CAL_OPT_STRING, .name = "format", .arg = "table|md|json",
-     .off = OFF(format), .set = format_opt,
-     .bad = "--format must be table, md or json: %s",
-     .help = "output format (default table)"},
+    {.type = CAL_OPT_STRING, .name = "format", .arg = "table|md|json|hf|env",
+     .off = OFF(format), .choices = formats,
+     .bad = "--format must be table, md, json, hf or env: %s",
+     .help = "\noutput format (default table); hf: per\n"
+             "machine the Hugging Face trainer's\n"
+             "per_device_train_batch_size,\n"
+             "gradient_accumulation_steps and bf16 (JSON);\n"
+             "env: the same as shell assignments"},
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(output),
      .help = "write there instead of stdout ('-':\nstdout)"},
@@ -371,6 +374,10 @@ static const cal_reporter_t plan_reporters[] = {
     {"table", "a terminal table", cal_plan_render_text, 0},
     {"md", "GitHub markdown", cal_plan_render_text, 1},
     {"json", "the plan document (calibrate-plan/1)", cal_plan_render_json, 0},
+    {"hf", "per machine, Hugging Face TrainingArguments' batch keys (JSON)",
+     cal_plan_render_hf, 0},
+    {"env", "per machine, shell assignments of batch and accumulation",
+     cal_plan_render_env, 0},
 };
 
 /* The plan rendered whole by the reporter of a.format, then written
@@ -383,8 +390,10 @@ static int write_plan(const cal_plan_t *plan, const plan_args_t *a) {
   if (!r)
     return cal_fail(CMD, CAL_EXIT_INTERNAL, "no reporter for --format %s",
                     a->format);
-  if (cal_reporter_render_mem(r, plan, &text, &len, err, sizeof err) < 0)
-    return cal_fail(CMD, CAL_EXIT_INTERNAL, "%s", err);
+  int e = cal_reporter_render_mem(r, plan, &text, &len, err, sizeof err);
+  if (e < 0) /* a name hf or env cannot write is the input's */
+    return cal_fail(CMD, e == CAL_EINVAL ? CAL_EXIT_USAGE : CAL_EXIT_INTERNAL,
+                    "%s", err);
   int rc = CAL_EXIT_OK;
   if (cal_write_atomic(a->output ? a->output : "-", text, len, err,
                        sizeof err) < 0)

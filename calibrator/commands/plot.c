@@ -23,12 +23,8 @@ static int output_opt(void *obj, const cal_opt_t *row, const char *val,
   return -1;
 }
 
-static int format_opt(void *obj, const cal_opt_t *row, const char *val,
-                      const char *cmd) {
-  if (strcmp(val, "png") && strcmp(val, "svg"))
-    return cal_usage(cmd, "--format must be png or svg: %s", val);
-  return -1;
-}
+static const cal_opt_choice_t formats[] = {{"png", 0}, {"svg", 0},
+                                           {NULL, 0}};
 
 #define OFF(field) offsetof(cal_plot_opts_t, field)
 
@@ -38,7 +34,8 @@ static const cal_opt_t plot_rows[] = {
      .help = "where to write (default " CAL_PLOT_DEFAULT_DIR "; a\n"
              "directory of files, so not '-')"},
     {.type = CAL_OPT_STRING, .name = "format", .arg = "png|svg",
-     .off = OFF(format), .set = format_opt,
+     .off = OFF(format), .choices = formats,
+     .bad = "--format must be png or svg: %s",
      .help = "image format (default png)"},
     {.type = CAL_OPT_FLAG, .name = "script-only", .off = OFF(script_only),
      .help = "write scripts and data, do not run gnuplot"},

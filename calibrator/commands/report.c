@@ -1,5 +1,6 @@
-/* calibrate report PROFILE... -o FILE: one self-contained HTML page of the
- * profiles (report/html.c), written through the one writer. */
+/* calibrate report PROFILE... [-o FILE]: one self-contained HTML page of
+ * the profiles (report/html.c), written through the one writer to FILE or
+ * standard output. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,8 @@ static int output_opt(void *obj, const cal_opt_t *row, const char *val,
 static const cal_opt_t report_rows[] = {
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
      .off = OFF(out), .set = output_opt,
-     .help = "where to write atomically ('-': standard output);\n"
-             "required"},
+     .help = "write there atomically instead of standard\n"
+             "output ('-': standard output)"},
     {.type = CAL_OPT_FRACTION, .name = "threshold", .arg = "T",
      .off = OFF(o.threshold),
      .bad = "--threshold %s: give \"5%%\" or \"0.05\"",
@@ -44,7 +45,7 @@ static const cal_opt_t report_rows[] = {
 
 static const cal_opt_cmd_t report_opts = {
     CMD,
-    "Usage: calibrate report PROFILE... -o FILE [--threshold T] "
+    "Usage: calibrate report PROFILE... [-o FILE] [--threshold T] "
     "[--templates DIR]\n"
     "\n"
     "Write one self-contained HTML page of one or more profiles: the\n"
@@ -52,7 +53,8 @@ static const cal_opt_cmd_t report_opts = {
     "drawn by gnuplot), the quality notes, and with two or more profiles\n"
     "the comparison of each against the first.  The page refers to nothing\n"
     "outside itself (no scripts, fonts, images or network), so it can be\n"
-    "attached to a CI run or mailed.  Needs gnuplot (gnuplot-nox).\n"
+    "attached to a CI run or mailed, and written to standard output\n"
+    "unless -o names a file.  Needs gnuplot (gnuplot-nox).\n"
     "\n",
     {{report_rows, 21, CAL_OPT_FLAT}},
     "\n"
@@ -67,12 +69,10 @@ int cal_cmd_report(int argc, char **argv) {
   int first, rc0;
   if ((rc0 = cal_opt_parse(&report_opts, &args, argc, argv, &first)) >= 0)
     return rc0;
-  const char *out = args.out;
+  const char *out = args.out ? args.out : "-";
   cal_html_opts_t o = args.o;
   if (first >= argc)
     return cal_usage(CMD, "give at least one profile");
-  if (!out)
-    return cal_usage(CMD, "give the output file with -o FILE ('-': stdout)");
   char why[256];
   if (cal_check_writable(out, why, sizeof why) < 0)
     return cal_usage(CMD, "cannot write %s: %s", out, why);

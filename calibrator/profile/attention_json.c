@@ -1,9 +1,12 @@
 /* Profile JSON of the attention section:
  *   "attention": {flops_note, gemm_reference{t<threads>: {gflops, source}},
- *                 points[]}
- * each point in the point convention (metric "gflops", also "gbps") with
- * its shape (batch, heads, kv_heads, nq, nk, head_dim, causal, mode) and,
- * when known, ratio_to_gemm and (fused points) speedup_vs_reference. */
+ *                 gemm_reference_bf16{t<threads>: ...} (when bf16 points
+ *                 ran), points[]}
+ * each point in the point convention (metric "gflops", also "gbps"; its
+ * dtype fp32 or bf16) with its shape (batch, heads, kv_heads, nq, nk,
+ * head_dim, causal, mode) and, when known, ratio_to_gemm (against the
+ * GEMM reference of its dtype) and (fp32 fused points)
+ * speedup_vs_reference. */
 #include <stdio.h>
 
 #include "point_json.h"
@@ -12,7 +15,7 @@
 
 static const char flops_note[] =
     "4*B*H*D*sum over queries of keys attended (exact for causal); bytes: "
-    "Q, K, V read and O written once";
+    "Q, K, V read and O written once (bf16: Q, K, V in 2 bytes, O in 4)";
 
 /* Add the shape's keys to o; -1 when out of memory. */
 static int shape_into(json_t *o, const cal_attn_shape_t *s) {
@@ -46,17 +49,18 @@ fail:
 
 json_t *cal_attention_write(const cal_run_result_t *r, const void *result) {
   const cal_attention_result_t *a = result;
-  json_t *sec = NULL, *gref = json_object(), *points = json_array();
+  json_t *sec = NULL, *gref = json_object(), *gref16 = json_object();
+  json_t *points = json_array();
   (void)r;
-  if (!gref || !points)
+  if (!gref || !gref16 || !points)
     goto out;
   for (size_t i = 0; i < a->ngemm_ref; i++) {
     const cal_attn_gemm_ref_t *g = &a->gemm_ref[i];
     char key[32];
     snprintf(key, sizeof key, "t%d", g->threads);
-    if (json_object_set_new(gref, key, json_pack("{s:f, s:s}", "gflops",
-                                                 g->gflops, "source",
-                                                 g->source)) < 0)
+    if (json_object_set_new(g->bf16 ? gref16 : gref, key,
+                            json_pack("{s:f, s:s}", "gflops", g->gflops,
+                                      "source", g->source)) < 0)
       goto out;
   }
   for (size_t i = 0; i < a->npoints; i++)
@@ -64,8 +68,14 @@ json_t *cal_attention_write(const cal_run_result_t *r, const void *result) {
       goto out;
   sec = json_pack("{s:s, s:O, s:O}", "flops_note", flops_note,
                   "gemm_reference", gref, "points", points);
+  if (sec && json_object_size(gref16) > 0 &&
+      json_object_set(sec, "gemm_reference_bf16", gref16) < 0) {
+    json_decref(sec);
+    sec = NULL;
+  }
 out:
   json_decref(gref);
+  json_decref(gref16);
   json_decref(points);
   return sec;
 }

@@ -44,7 +44,7 @@ static const cal_vkey_t point_keys[] = {
     CAL_VN(gflops_per_thread) CAL_VN(ratio_to_gemm) CAL_VN(speedup_vs_reference)
     CAL_VN(bytes_per_run) CAL_VN(flops_per_run) CAL_VN(memory_bytes)
     CAL_VN(rss_before_bytes) CAL_VN(peak_rss_bytes) CAL_VN(swap_bytes)
-    CAL_VN(major_faults) CAL_VB(swapped)
+    CAL_VN(major_faults) CAL_VB(swapped) CAL_VS(threads_not_parallel)
 };
 #undef CAL_VT
 

@@ -109,6 +109,8 @@ typedef struct cal_vpoint {
   cal_vnum_t time_ms;
   cal_vsamples_t samples_ms;
   int contaminated, remeasured, throttled, pinned; /* booleans */
+  const char *threads_not_parallel; /* why its threads did not run side by
+                                       side; NULL when they did */
   /* what was measured */
   const char *kernel, *variant, *dtype, *engine, *impl, *confirms, *role_of;
   const char *level; /* bandwidth: "L1", "L2", "L3", "memory" as a string */
@@ -326,6 +328,8 @@ typedef struct cal_vattention {
   const char *flops_note;
   cal_vattn_ref_t *refs; /* owned */
   size_t nrefs;
+  cal_vattn_ref_t *refs_bf16; /* attention.gemm_reference_bf16; owned */
+  size_t nrefs_bf16;
   cal_vpoints_t points;
 } cal_vattention_t;
 

@@ -125,6 +125,8 @@ void cal_attention_read(cal_vbuild_t *b, const json_t *o) {
   t->has = json_is_object(o);
   t->flops_note = cal_vstr_of(o, "flops_note");
   t->refs = cal_vread_each(b, o, "gemm_reference", &refs, &t->nrefs);
+  t->refs_bf16 = cal_vread_each(b, o, "gemm_reference_bf16", &refs,
+                                &t->nrefs_bf16);
   t->points = cal_vpoints_of(b, "attention", o, "points");
 }
 

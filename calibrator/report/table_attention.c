@@ -1,4 +1,5 @@
-/* The attention part of the run's table: one row per point. */
+/* The attention part of the run's table: one row per point; bf16 rows
+ * marked, each row's "of GEMM" against the GEMM of its dtype. */
 #include <stdio.h>
 
 #include "results.h"
@@ -10,16 +11,17 @@ static void print_point(const cal_attn_point_t *ap, FILE *out) {
   const cal_point_t *pt = &ap->pt;
   char shape[96];
   snprintf(shape, sizeof shape, "%s b%lld h%lld/%lld q%lld k%lld d%lld%s",
-           ap->reference ? "ref" : "", (long long)s->batch,
+           ap->reference ? "ref" : ap->bf16 ? "bf16" : "",
+           (long long)s->batch,
            (long long)s->heads, (long long)s->kv_heads, (long long)s->nq,
            (long long)s->nk, (long long)s->head_dim,
            s->causal ? " causal" : "");
   if (pt->status != CAL_POINT_OK) {
-    fprintf(out, "  %-36s %s: %s\n", shape,
+    fprintf(out, "  %-37s %s: %s\n", shape,
             cal_point_status_name(pt->status), pt->reason);
     return;
   }
-  fprintf(out, "  %-36s %7d  %-8s %7.1f %7.1f %7.0f%%", shape,
+  fprintf(out, "  %-37s %7d  %-11s %7.1f %7.1f %7.0f%%", shape,
           pt->params.threads > 0 ? pt->params.threads : 1, pt->variant,
           pt->gflops_sum.median, pt->gbps ? pt->gbps_sum.median : 0.0,
           100.0 * ap->ratio_to_gemm);
@@ -31,8 +33,8 @@ static void print_point(const cal_attn_point_t *ap, FILE *out) {
 void cal_attention_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_attention_result_t *a = result;
   (void)r;
-  fprintf(out, "\nAttention (fused unless marked)        threads  variant   GFLOPS"
-               "    GB/s  of GEMM  vs ref\n");
+  fprintf(out, "\nAttention (fused fp32 unless marked)    threads  "
+               "variant      GFLOPS    GB/s  of GEMM  vs ref\n");
   for (size_t i = 0; i < a->npoints; i++)
     print_point(&a->points[i], out);
 }

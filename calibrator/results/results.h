@@ -139,13 +139,16 @@ typedef struct cal_scaling_result {
   size_t npoints;
 } cal_scaling_result_t;
 
-/* ---- attention: fused (and reference) kernel per shape and thread count */
+/* ---- attention: fused (fp32 and bf16) and reference kernels per shape
+ * and thread count */
 
 typedef struct cal_attn_point {
   char id[160];
   cal_attn_shape_t shape;   /* kernels/attention/attention.h */
   int reference;            /* the reference kernel, not the fused one */
-  double ratio_to_gemm;     /* 0: unknown */
+  int bf16;                 /* the bf16 fused kernel (attn_fused_bf16) */
+  double ratio_to_gemm;     /* 0: unknown; against the GEMM of the point's
+                               dtype at its thread count (gemm_ref) */
   double speedup_vs_reference; /* fused points; 0: unknown */
   int64_t fused;            /* reference points: index in points of the
                                fused point of the same shape and threads;
@@ -155,12 +158,13 @@ typedef struct cal_attn_point {
 
 typedef struct cal_attn_gemm_ref {
   int threads;
-  double gflops;
+  int bf16;                 /* the bf16 GEMM (else fp32) */
+  double gflops;            /* 0: none measured */
   const char *source;       /* static string */
 } cal_attn_gemm_ref_t;
 
 typedef struct cal_attention_result {
-  cal_attn_gemm_ref_t gemm_ref[2]; /* one per thread count */
+  cal_attn_gemm_ref_t gemm_ref[4]; /* per dtype and thread count */
   size_t ngemm_ref;
   cal_attn_point_t *points;
   size_t npoints, cap;

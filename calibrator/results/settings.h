@@ -52,7 +52,12 @@ typedef struct cal_attn_opts {
   long given_shape[7];
   unsigned given;
   int causal, decode;
+  /* the fused kernels' dtypes: 0 both, else CAL_ATTN_DT_* bits */
+  unsigned dtypes;
 } cal_attn_opts_t;
+
+#define CAL_ATTN_DT_FP32 1u
+#define CAL_ATTN_DT_BF16 2u
 
 typedef struct cal_opts {
   const char *cmd;          /* subcommand name for messages ("run", ...) */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "pipes.h"
 #include "cal_exit.h"
 #include "cal_isa.h"
 
@@ -177,6 +178,10 @@ int cal_ctx_start_threads(cal_ctx_t *c) {
                     "CPUs (taskset)\n", limit, want);
     return CAL_EXIT_USAGE;
   }
+  /* whether the usable cores compute side by side at all (a machine of
+   * hardware-thread siblings does not, and that is the machine) */
+  if (want > 1 && cal_threads_use(c->thr, want) == 0)
+    c->team_best = cal_pipes_probe(want, 0.01, 3);
   return 0;
 }
 

@@ -25,6 +25,10 @@ typedef struct cal_ctx {
   cal_load_snap_t sec_load0; /* at the start of the running section */
   double remeasure_left_s;  /* time left for measuring busy points again */
   int throttled;            /* the clock fell: later points are marked */
+  /* the highest pipes probe of the run on all usable threads and on the
+   * points' threads (bench/pipes.h): at least CAL_PIPES_MIN once the
+   * threads have been seen to compute side by side; 0 unknown */
+  double team_best;
   int locked, lock_fd;      /* the machine-wide lock (cal_ctx_lock) */
 } cal_ctx_t;
 

@@ -48,6 +48,21 @@ static int sections_opt(void *obj, const cal_opt_t *row, const char *arg,
   return -1;
 }
 
+/* What --sections takes: each section's key, and batch. */
+static void sections_values(FILE *out) {
+  for (int i = 0; i < CAL_NSECTIONS; i++)
+    fprintf(out, "%s ", cal_sections[i].key);
+  fputs("batch", out);
+}
+
+/* What --preset takes: every preset's name, and list. */
+static void preset_values(FILE *out) {
+  const cal_layer_preset_t *p;
+  for (size_t i = 0; (p = cal_layer_preset_at(i)); i++)
+    fprintf(out, "%s ", p->name);
+  fputs("list", out);
+}
+
 static int gemm_engine_opt(void *obj, const cal_opt_t *row, const char *arg,
                            const char *cmd) {
   cal_opts_t *o = obj;
@@ -164,6 +179,15 @@ static int workload_opt(void *obj, const cal_opt_t *row, const char *arg,
   return -1;
 }
 
+/* The values of the options whose setters read the name (checked by
+ * the table before the setter runs). */
+static const cal_opt_choice_t workloads[] = {
+    {"sft", 0}, {"dpo", 0}, {"grpo", 0}, {"inference", 0}, {NULL, 0}};
+static const cal_opt_choice_t optimizes[] = {
+    {"throughput", 0}, {"knee", 0}, {NULL, 0}};
+static const cal_opt_choice_t dtypes[] = {
+    {"fp32", 0}, {"bf16", 0}, {"auto", 0}, {NULL, 0}};
+
 static const cal_opt_choice_t modes[] = {
     {"prefill", 1}, {"decode", 2}, {"train", 4}, {"both", 3}, {"all", 7},
     {NULL, 0}};
@@ -209,18 +233,18 @@ const cal_opt_t cal_opts_run_rows[] = {
      .help = "seed of the input data (default 42)"},
     {.type = CAL_OPT_FLAG, .name = "no-progress", .off = OFF(no_progress),
      .help = "no progress on standard error (by default a\n"
-             "live line on a terminal, else one line per\n"
-             "finished section)"},
+             "live line on a terminal, else, and under\n"
+             "TERM=dumb, one line per finished section)"},
     {.type = CAL_OPT_STRING, .name = "plots", .arg = "DIR",
      .off = OFF(plots_dir),
      .help = "draw the charts (gnuplot) into DIR after the run"},
-    {CALL("gemm-engine", "E", gemm_engine_opt),
+    {CALL("gemm-engine", "E", gemm_engine_opt), .values = cal_opts_gemm_engines,
      .help = "auto (default: every engine that offers a dtype;\n"
              "the best verified one is the headline), openblas\n"
              "or onednn (only that one)"},
     {.type = CAL_OPT_FLAG, .name = "verbose", .letter = 'v', .off = OFF(verbose),
      .help = "say which kernel variants ran, and warnings"},
-    {CALL("sections", "LIST", sections_opt),
+    {CALL("sections", "LIST", sections_opt), .values = sections_values,
      .help = "only these sections, e.g. gemm,peak (gemm,\n"
              "scaling, attention, peak, bandwidth, roofline,\n"
              "batch); --sweep-batch adds batch"},
@@ -246,7 +270,7 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "step):\n"},
     {.type = CAL_OPT_FLAG, .name = "sweep-batch", .off = OFF(sweep_asked),
      .help = "also run the batch sweep"},
-    {CALL("preset", "NAME", preset_opt),
+    {CALL("preset", "NAME", preset_opt), .values = preset_values,
      .help = "model shape (default qwen2-0.5b; 'list' lists them)"},
     {.type = CAL_OPT_LONG, .name = "hidden", .arg = "N", .min = 1,
      .max = 1L << 22, .off = OFF(shape_asked[0]),
@@ -261,7 +285,8 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .help = "prefill, decode, train, both (prefill and\n"
              "decode), all (the default; --ci: both), or a\n"
              "list: a,b"},
-    {CALL("workload", "W", workload_opt),
+    {CALL("workload", "W", workload_opt), .choices = workloads,
+     .bad = "--workload is sft, dpo, grpo or inference, not '%s'",
      .help = "sft, dpo, grpo or inference: the workload as\n"
              "users run it, its curve the headline (runs the\n"
              "sweep; dpo: an example is a pair, grpo: a prompt\n"
@@ -289,7 +314,8 @@ const cal_opt_t cal_opts_sweep_rows[] = {
     {.type = CAL_OPT_LONG, .name = "max-batch", .arg = "N", .min = 1,
      .max = CAL_SWEEP_MAX_BATCH, .def = "4096", .off = OFF(sweep.max_batch),
      .help = "never extend past N (default 4096)"},
-    {CALL("optimize", "P", optimize_opt),
+    {CALL("optimize", "P", optimize_opt), .choices = optimizes,
+     .bad = "--optimize is throughput or knee, not '%s'",
      .help = "throughput (the peak) or knee (default throughput)"},
     {.type = CAL_OPT_FRACTION, .name = "tolerance", .arg = "F", .def = "3%",
      .off = OFF(sweep.tolerance),
@@ -299,7 +325,8 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .min = 1, .max = (double)CAL_BATCH_MAX,
      .off = OFF(sweep.target_effective_batch),
      .help = "recommend batch x accumulation steps"},
-    {CALL("dtype", "D", dtype_opt),
+    {CALL("dtype", "D", dtype_opt), .choices = dtypes,
+     .bad = "--dtype is fp32, bf16 or auto, not '%s'",
      .help = "fp32, bf16 or auto (default: bf16 where the CPU\n"
              "has a native bf16 matrix path, else fp32): the\n"
              "layer's weights and matrix products' inputs"},

@@ -61,6 +61,14 @@ int cal_opts_gemm_engine(cal_opts_t *o, const char *arg, const char *flag) {
   return 0;
 }
 
+void cal_opts_gemm_engines(FILE *out) {
+  char list[128];
+  gemm_engine_find("", list, sizeof list);
+  for (const char *p = list; *p; p++)
+    if (*p != ',')
+      fputc(*p, out);
+}
+
 /* The layer shape: preset, then flag-by-flag overrides. */
 static int layer_shape(cal_opts_t *o) {
   const char *preset = o->preset_asked;

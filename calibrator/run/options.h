@@ -45,6 +45,8 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv,
 /* --gemm-engine, or CALIBRATE_GEMM_ENGINE when flag is NULL: 0, or exit
  * 2 after its line. */
 int cal_opts_gemm_engine(cal_opts_t *o, const char *arg, const char *flag);
+/* The names --gemm-engine takes, space-separated (shell completion). */
+void cal_opts_gemm_engines(FILE *out);
 /* Fill what depends on the machine: thread count, profile path (checked
  * writable), harness settings of --ci/--quick and the flags, memory
  * budget.  Returns 0 or an exit code after printing one line. */

@@ -206,9 +206,14 @@ static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
   pt->not_parallel[0] = '\0';
   if (pt->status != CAL_POINT_OK || disturbed(r, pt))
     return CAL_PAR_KEEP;
+  if (pt->team_rate > r->ctx->team_best)
+    r->ctx->team_best = pt->team_rate;
   int bad = cal_parallel_judge(pt->params.threads, pt->cpu_s, pt->wall_s,
                                pt->cpus, pt->ncpus, pt->not_parallel,
-                               sizeof pt->not_parallel);
+                               sizeof pt->not_parallel) ||
+            cal_parallel_judge_pipes(pt->params.threads, pt->team_rate,
+                                     r->ctx->team_best, pt->not_parallel,
+                                     sizeof pt->not_parallel);
   return cal_parallel_action(bad, tries, r->ctx->remeasure_left_s);
 }
 

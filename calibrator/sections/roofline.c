@@ -114,7 +114,7 @@ static void efficiencies(const cal_run_t *r,
   double best_ratio = 0;
   for (size_t i = 0; a && i < a->npoints; i++) {
     const cal_attn_point_t *p = &a->points[i];
-    if (!p->reference && p->ratio_to_gemm > best_ratio &&
+    if (!p->reference && !p->bf16 && p->ratio_to_gemm > best_ratio &&
         threads_of(&p->pt) == threads)
       best_ratio = p->ratio_to_gemm;
   }

@@ -1,4 +1,4 @@
-/* Attention forward, fp32: O = softmax(Q·Kᵀ/√D + mask)·V.
+/* Attention forward, fp32 and bf16: O = softmax(Q·Kᵀ/√D + mask)·V.
  *
  * Layout (row-major, contiguous):
  *   Q, O [batch][heads][nq][head_dim]
@@ -14,7 +14,8 @@
  * and a fused kernel tiled over keys with an online softmax, in scalar,
  * AVX2+FMA and AVX-512 variants chosen at run time.  Both parallelise with
  * OpenMP over omp_get_max_threads() threads (cal_attn_fused_team: over the
- * calling team).  Neither does I/O. */
+ * calling team).  Neither does I/O.  A bf16 fused kernel (below) takes
+ * Q, K and V in bf16. */
 #ifndef CAL_ATTENTION_H
 #define CAL_ATTENTION_H
 
@@ -105,5 +106,55 @@ int cal_attn_fused(const cal_attn_shape_t *s, const float *q, const float *k,
 int cal_attn_fused_team(const cal_attn_shape_t *s, const float *q,
                         const float *k, const float *v, float *o,
                         int variant);
+
+/* ---- fused, bf16 -------------------------------------------------------- */
+
+/* Q, K and V (the KV cache in decode) in bf16, the layout above; scores,
+ * the online softmax and O in fp32.  Both products run on bf16 dot
+ * products with fp32 accumulation: vdpbf16ps (AVX512_BF16) or TDPBF16PS
+ * tiles (AMX-BF16), Q·Kᵀ on the inputs as given and P·V on the step's
+ * probabilities rounded to bf16 (decode, nq <= 4: P·V in fp32 on V
+ * widened exactly, as one query row has no pairs of rows to feed them).
+ * Its own variants, chosen like the fp32 ones: */
+typedef enum {
+  CAL_ATTN_BF16_SCALAR = 0, /* portable: the AMX algorithm, tiles emulated */
+  CAL_ATTN_BF16_AVX512 = 1, /* vdpbf16ps */
+  CAL_ATTN_BF16_AMX = 2,    /* TDPBF16PS tiles (decode: vdpbf16ps) */
+  CAL_ATTN_BF16_COUNT
+} cal_attn_bf16_variant_t;
+
+/* "scalar", "avx512_bf16", "amx"; "auto" otherwise.  Static storage. */
+const char *cal_attn_bf16_variant_name(int variant);
+/* The bf16 variant for a requested SIMD variant (cal_isa_variant_t):
+ * CAL_VARIANT_AUTO: amx where the CPU has AMX-BF16 and the kernel grants
+ * the tile state, else avx512_bf16 where it has AVX512_BF16 (both capped
+ * by CALIBRATE_ISA); avx512: avx512_bf16; scalar: scalar.  CAL_EUNSUPP
+ * (avx2, or a CPU without the instructions) or CAL_EINVAL with *why a
+ * static one-line reason. */
+int cal_attn_bf16_resolve(int requested, int *variant, const char **why);
+/* Workspace bytes cal_attn_fused_bf16() needs (any variant); may be 0. */
+size_t cal_attn_fused_bf16_workspace_bytes(const cal_attn_shape_t *s);
+/* Fused bf16 attention with the bf16 variant `variant`
+ * (cal_attn_bf16_variant_t, or CAL_VARIANT_AUTO), ws as for
+ * cal_attn_fused().  CAL_EUNSUPP when the CPU or build lacks the variant,
+ * CAL_EINVAL, CAL_ENOMEM.  *ran (may be NULL) gets the variant. */
+int cal_attn_fused_bf16(const cal_attn_shape_t *s, const uint16_t *q,
+                        const uint16_t *k, const uint16_t *v, float *o,
+                        int variant, void *ws, int *ran);
+/* Decode-shaped bf16 attention shared by the calling team, as
+ * cal_attn_fused_team(). */
+int cal_attn_fused_bf16_team(const cal_attn_shape_t *s, const uint16_t *q,
+                             const uint16_t *k, const uint16_t *v, float *o,
+                             int variant);
+/* cal_attn_verify_output() for the bf16 kernel: q, k, v the bf16 inputs
+ * widened to fp32 (exact), and the bound
+ *   |got - ref| <= (2^-8 + 2e-5 + 2^-24·(2·D·A + 2·nk)) · max_d scale_d:
+ * 2^-8 for the probabilities rounded to bf16 for P·V (each weight off by
+ * at most that relative amount, so the row by at most that part of
+ * scale_d), the logits' fp32 sums of D products (2·D·u·A, worst case) and
+ * the fp32 sums over at most nk keys. */
+int cal_attn_verify_output_bf16(const cal_attn_shape_t *s, const float *q,
+                                const float *k, const float *v,
+                                const float *o, uint64_t seed, int checks);
 
 #endif

@@ -1,26 +1,32 @@
 /* Kernel-table entries attn_ref (the straightforward fp32 reference, the
- * baseline) and attn_fused (tiled online-softmax kernel, best SIMD variant).
- * Both verify against the fp64 reference on a sample of rows. */
+ * baseline), attn_fused (tiled online-softmax kernel, best SIMD variant)
+ * and attn_fused_bf16 (the same in bf16, best bf16 variant).  All verify
+ * against the fp64 reference on a sample of rows (the bf16 kernel's from
+ * the same bf16-rounded inputs). */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "attention.h"
+#include "cal_bf16.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
 #include "kernel.h"
+
+enum { ATTN_REF, ATTN_FUSED, ATTN_BF16 };
 
 /* Rows verify() checks: the four corners of (b,h) × i plus random ones. */
 #define ATTN_CHECKS 32
 
 typedef struct {
   cal_attn_shape_t s;
-  float *q, *k, *v, *o;
-  void *ws;      /* fused: packed K; ref: score rows */
+  float *q, *k, *v, *o; /* bf16: q, k, v the inputs widened (exact) */
+  uint16_t *q16, *k16, *v16; /* bf16 only */
+  void *ws;      /* fused: packed K (bf16: K and V); ref: score rows */
   int ws_threads;
-  int fused;
-  int variant;   /* resolved (fused) */
+  int mode;      /* ATTN_REF, ATTN_FUSED, ATTN_BF16 */
+  int variant;   /* resolved (fused: cal_isa_variant_t, bf16: its own) */
   uint64_t seed;
 } attn_state_t;
 
@@ -45,6 +51,13 @@ static double attn_bytes(const cal_params_t *p) {
   return 4.0 * (2.0 * qo_elems(&s) + 2.0 * kv_elems(&s));
 }
 
+/* bf16: Q, K, V read in bf16, O written in fp32 */
+static double bf16_bytes(const cal_params_t *p) {
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(p, &s);
+  return 2.0 * (qo_elems(&s) + 2.0 * kv_elems(&s)) + 4.0 * qo_elems(&s);
+}
+
 static int ref_threads(const cal_params_t *p) {
   int t = omp_get_max_threads();
   return p->threads > t ? p->threads : t;
@@ -60,6 +73,20 @@ static double fused_mem(const cal_params_t *p) {
   cal_attn_shape_t s;
   cal_attn_shape_from_params(p, &s);
   return attn_bytes(p) + (double)cal_attn_fused_workspace_bytes(&s);
+}
+
+/* the fp32 buffers (the inputs widened), the bf16 ones and the packing */
+static double bf16_mem(const cal_params_t *p) {
+  cal_attn_shape_t s;
+  cal_attn_shape_from_params(p, &s);
+  return attn_bytes(p) + 2.0 * (qo_elems(&s) + 2.0 * kv_elems(&s)) +
+         (double)cal_attn_fused_bf16_workspace_bytes(&s);
+}
+
+static int bf16_supported(const cal_params_t *p, const char **why) {
+  int v;
+  int rc = cal_attn_bf16_resolve(p->variant, &v, why);
+  return rc < 0 ? CAL_EUNSUPP : 0;
 }
 
 static int fused_supported(const cal_params_t *p, const char **why) {
@@ -79,10 +106,26 @@ static int fused_supported(const cal_params_t *p, const char **why) {
 static void attn_teardown(void *state) {
   attn_state_t *st = state;
   if (st)
-    cal_free_each(st->q, st->k, st->v, st->o, st->ws, st);
+    cal_free_each(st->q, st->k, st->v, st->o, st->q16, st->k16, st->v16,
+                  st->ws, st);
 }
 
-static int attn_setup(const cal_params_t *p, void **state, int fused) {
+/* bf16: round the inputs to bf16, and keep them widened for verify(). */
+static int to_bf16(attn_state_t *st, size_t nqo, size_t nkv) {
+  float *f32[3] = {st->q, st->k, st->v};
+  uint16_t **h[3] = {&st->q16, &st->k16, &st->v16};
+  for (int i = 0; i < 3; i++) {
+    size_t n = i ? nkv : nqo;
+    if (!(*h[i] = cal_alloc(n * sizeof(uint16_t))))
+      return CAL_ENOMEM;
+    cal_f32_to_bf16_n(f32[i], *h[i], (int64_t)n);
+    for (size_t x = 0; x < n; x++)
+      f32[i][x] = cal_bf16_to_f32((*h[i])[x]);
+  }
+  return 0;
+}
+
+static int attn_setup(const cal_params_t *p, void **state, int mode) {
   attn_state_t *st = NULL;
   int rc = cal_attn_check_shape(p, 0, NULL, 0);
   if (rc < 0)
@@ -90,18 +133,21 @@ static int attn_setup(const cal_params_t *p, void **state, int fused) {
   if (!(st = cal_zalloc(sizeof *st)))
     return CAL_ENOMEM;
   cal_attn_shape_from_params(p, &st->s);
-  st->fused = fused;
+  st->mode = mode;
   st->seed = p->seed;
   st->variant = CAL_VARIANT_SCALAR;
-  if (fused) {
-    rc = cal_variant_resolve(p->variant, &st->variant);
-    if (rc < 0)
-      goto fail;
-  }
+  const char *why;
+  if ((mode == ATTN_FUSED &&
+       (rc = cal_variant_resolve(p->variant, &st->variant)) < 0) ||
+      (mode == ATTN_BF16 &&
+       (rc = cal_attn_bf16_resolve(p->variant, &st->variant, &why)) < 0))
+    goto fail;
   size_t nqo = (size_t)qo_elems(&st->s), nkv = (size_t)kv_elems(&st->s);
   size_t wsb;
-  if (fused) {
+  if (mode == ATTN_FUSED) {
     wsb = cal_attn_fused_workspace_bytes(&st->s);
+  } else if (mode == ATTN_BF16) {
+    wsb = cal_attn_fused_bf16_workspace_bytes(&st->s);
   } else {
     st->ws_threads = ref_threads(p);
     wsb = cal_attn_ref_scratch_bytes(&st->s, st->ws_threads, 0);
@@ -121,6 +167,8 @@ static int attn_setup(const cal_params_t *p, void **state, int fused) {
   cal_fill_f32(st->q, nqo, -2.0f, 2.0f, &r);
   cal_fill_f32(st->k, nkv, -2.0f, 2.0f, &r);
   cal_fill_f32(st->v, nkv, -1.0f, 1.0f, &r);
+  if (mode == ATTN_BF16 && (rc = to_bf16(st, nqo, nkv)) < 0)
+    goto fail;
   /* poison O (NaN) so a run that writes nothing cannot pass */
   memset(st->o, 0xff, nqo * sizeof(float));
   *state = st;
@@ -131,16 +179,23 @@ fail:
 }
 
 static int ref_setup(const cal_params_t *p, void **st) {
-  return attn_setup(p, st, 0);
+  return attn_setup(p, st, ATTN_REF);
 }
 
 static int fused_setup(const cal_params_t *p, void **st) {
-  return attn_setup(p, st, 1);
+  return attn_setup(p, st, ATTN_FUSED);
+}
+
+static int bf16_setup(const cal_params_t *p, void **st) {
+  return attn_setup(p, st, ATTN_BF16);
 }
 
 static int attn_run(void *state) {
   attn_state_t *st = state;
-  if (st->fused)
+  if (st->mode == ATTN_BF16)
+    return cal_attn_fused_bf16(&st->s, st->q16, st->k16, st->v16, st->o,
+                               st->variant, st->ws, NULL);
+  if (st->mode == ATTN_FUSED)
     return cal_attn_fused(&st->s, st->q, st->k, st->v, st->o, st->variant,
                           st->ws, NULL);
   return cal_attn_ref(&st->s, st->q, st->k, st->v, st->o, 0, st->ws,
@@ -154,9 +209,9 @@ static int attn_run(void *state) {
  * |got - ref| <= (2e-5 + 8·√D·u·A) · max_d scale_d, u = 2^-24.  With the
  * setup's data that is about 5e-5 of the output magnitude; a wrong row
  * (missing key, wrong mask, wrong head) is off by orders of magnitude more. */
-int cal_attn_verify_output(const cal_attn_shape_t *s, const float *q,
-                           const float *k, const float *v, const float *o,
-                           uint64_t seed, int checks) {
+static int verify_rows(const cal_attn_shape_t *s, const float *q,
+                       const float *k, const float *v, const float *o,
+                       uint64_t seed, int checks, int bf16) {
   double *p = cal_alloc(sizeof(double) * (size_t)s->nk);
   double ref[CAL_ATTN_MAX_HEAD_DIM], scale[CAL_ATTN_MAX_HEAD_DIM];
   int rc = 0;
@@ -180,7 +235,10 @@ int cal_attn_verify_output(const cal_attn_shape_t *s, const float *q,
     cal_attn_ref_row(s, q, k, v, b, h, i, ref, scale, &a, p);
     for (int64_t d = 0; d < D; d++)
       smax = fmax(smax, scale[d]);
-    double tol = (2e-5 + 8.0 * sqrt((double)D) * 0x1.0p-24 * a) * smax +
+    double tol = (bf16 ? 0x1.0p-8 + 2e-5 + 0x1.0p-24 * (2.0 * (double)D * a +
+                                                       2.0 * (double)s->nk)
+                       : 2e-5 + 8.0 * sqrt((double)D) * 0x1.0p-24 * a) *
+                     smax +
                  1e-30;
     const float *got = o + ((b * s->heads + h) * s->nq + i) * D;
     for (int64_t d = 0; d < D; d++)
@@ -193,26 +251,53 @@ int cal_attn_verify_output(const cal_attn_shape_t *s, const float *q,
   return rc;
 }
 
+int cal_attn_verify_output(const cal_attn_shape_t *s, const float *q,
+                           const float *k, const float *v, const float *o,
+                           uint64_t seed, int checks) {
+  return verify_rows(s, q, k, v, o, seed, checks, 0);
+}
+
+/* The bf16 kernel's bound (attention.h): its probabilities are rounded to
+ * bf16 for P·V, each off by at most 2^-8 of itself, so a row by at most
+ * 2^-8 of Σ p_j·|v_jd| / Σ p_j; the logits' fp32 sums of D exact products
+ * add 2·D·u·A (worst case, u = 2^-24) and the sums over keys nk·u, twice.
+ * About 0.4% of the output's magnitude: a wrong mask, head, step or
+ * packing is off by far more on the checked rows (the first row of a
+ * causal head sees one key). */
+int cal_attn_verify_output_bf16(const cal_attn_shape_t *s, const float *q,
+                                const float *k, const float *v,
+                                const float *o, uint64_t seed, int checks) {
+  return verify_rows(s, q, k, v, o, seed, checks, 1);
+}
+
 static int attn_verify(void *state) {
   const attn_state_t *st = state;
-  return cal_attn_verify_output(&st->s, st->q, st->k, st->v, st->o, st->seed,
-                                ATTN_CHECKS);
+  return verify_rows(&st->s, st->q, st->k, st->v, st->o, st->seed,
+                     ATTN_CHECKS, st->mode == ATTN_BF16);
 }
 
 static const char *attn_variant_name(const void *state) {
   const attn_state_t *st = state;
-  return st->fused ? cal_variant_name(st->variant) : "reference";
+  return st->mode == ATTN_BF16    ? cal_attn_bf16_variant_name(st->variant)
+         : st->mode == ATTN_FUSED ? cal_variant_name(st->variant)
+                                  : "reference";
 }
 
-/* The two entries differ in their memory, support check and setup. */
-#define ATTN_KERNEL(kname, mem, supported_fn, setup_fn)                      \
-  {.name = kname, .family = CAL_FAMILY_ATTENTION, .dtype = CAL_DTYPE_FP32,   \
-   .flops = attn_flops, .bytes = attn_bytes, .mem_bytes = mem,               \
+/* The entries differ in their dtype, traffic, memory, support check and
+ * setup. */
+#define ATTN_KERNEL(kname, dt, bytes_fn, mem, supported_fn, setup_fn)        \
+  {.name = kname, .family = CAL_FAMILY_ATTENTION, .dtype = dt,               \
+   .flops = attn_flops, .bytes = bytes_fn, .mem_bytes = mem,                 \
    .supported = supported_fn, .setup = setup_fn, .run = attn_run,            \
    .verify = attn_verify, .teardown = attn_teardown,                         \
    .variant_name = attn_variant_name}
 
 const cal_kernel_t cal_kernel_attn_ref =
-    ATTN_KERNEL("attn_ref", ref_mem, NULL, ref_setup);
+    ATTN_KERNEL("attn_ref", CAL_DTYPE_FP32, attn_bytes, ref_mem, NULL,
+                ref_setup);
 const cal_kernel_t cal_kernel_attn_fused =
-    ATTN_KERNEL("attn_fused", fused_mem, fused_supported, fused_setup);
+    ATTN_KERNEL("attn_fused", CAL_DTYPE_FP32, attn_bytes, fused_mem,
+                fused_supported, fused_setup);
+const cal_kernel_t cal_kernel_attn_fused_bf16 =
+    ATTN_KERNEL("attn_fused_bf16", CAL_DTYPE_BF16, bf16_bytes, bf16_mem,
+                bf16_supported, bf16_setup);

@@ -12,6 +12,7 @@
   X(onednn_u8s8gemm)                                                         \
   X(attn_ref)                                                                \
   X(attn_fused)                                                              \
+  X(attn_fused_bf16)                                                         \
   X(layer_prefill)                                                           \
   X(layer_decode)                                                            \
   X(layer_prefill_bf16)                                                      \

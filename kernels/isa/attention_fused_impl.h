@@ -58,56 +58,9 @@
 #error "KT must be a multiple of NVS*VW and divide CAL_ATTN_KT_MAX"
 #endif
 
-/* e^x, relative error ~2e-7 for x in [-87, 88]; 0 below -87 (and for -inf
- * and NaN).  x = n·ln2 + r, |r| <= ln2/2, e^r by its degree-6 Taylor
- * polynomial (remainder < 1.2e-7), times 2^n built from the exponent. */
-static inline vec_t FN(vexp)(vec_t x) {
-  const vec_t lo = V_SET1(-87.0f);
-  vec_t xc = V_MIN(V_MAX(x, lo), V_SET1(88.0f));
-  vec_t n = V_ROUND(V_MUL(xc, V_SET1(1.44269504088896341f)));
-  vec_t r = V_FMA(n, V_SET1(-0.693145751953125f), xc); /* ln2, high bits */
-  r = V_FMA(n, V_SET1(-1.42860682030941723e-6f), r);   /* ln2, the rest */
-  vec_t p = V_SET1(1.0f / 720.0f);
-  p = V_FMA(p, r, V_SET1(1.0f / 120.0f));
-  p = V_FMA(p, r, V_SET1(1.0f / 24.0f));
-  p = V_FMA(p, r, V_SET1(1.0f / 6.0f));
-  p = V_FMA(p, r, V_SET1(0.5f));
-  p = V_FMA(p, r, V_SET1(1.0f));
-  p = V_FMA(p, r, V_SET1(1.0f));
-  return V_ZERO_LT(V_MUL(p, V_POW2I(n)), x, lo);
-}
+#include "attention_softmax_impl.h"
 
-float FN(cal_attn_exp_one)(float x) {
-  float out[VW];
-  V_STORE(out, FN(vexp)(V_SET1(x)));
-  return out[0];
-}
-
-/* Online-softmax update of `rows` rows of a score tile S[rows][KT] (masked
- * entries are -inf): S becomes P, m and l are updated, alpha gets the
- * factor the running accumulators must be scaled by. */
-static inline void FN(softmax_tile)(float *S, int rows, float *m, float *l,
-                                    float *alpha) {
-  for (int r = 0; r < rows; r++) {
-    float *sr = S + r * KT;
-    vec_t mv = V_LOAD(sr);
-    for (int c = VW; c < KT; c += VW)
-      mv = V_MAX(mv, V_LOAD(sr + c));
-    float mt = V_HMAX(mv), mnew = m[r] > mt ? m[r] : mt;
-    /* a row with nothing unmasked yet keeps m = -inf: subtract 0 instead
-     * so that no -inf - -inf = NaN appears */
-    float base = mnew == -INFINITY ? 0.0f : mnew;
-    vec_t bv = V_SET1(base), sum = V_ZERO();
-    for (int c = 0; c < KT; c += VW) {
-      vec_t p = FN(vexp)(V_SUB(V_LOAD(sr + c), bv));
-      V_STORE(sr + c, p);
-      sum = V_ADD(sum, p);
-    }
-    alpha[r] = FN(cal_attn_exp_one)(m[r] - base);
-    l[r] = l[r] * alpha[r] + V_HSUM(sum);
-    m[r] = mnew;
-  }
-}
+float FN(cal_attn_exp_one)(float x) { return FN(exp1)(x); }
 
 /* S[QB][KT] (columns c0 .. c0 + NVS·VW) = Qs[QB][D] · Kp, Kp a tile packed
  * [D][KT]. */
@@ -250,7 +203,7 @@ static void FN(prefill_block)(const cal_attn_shape_t *s, const float *q,
       for (int r = 0; r < QB; r++)
         for (int64_t c = end[r] - t0 < 0 ? 0 : end[r] - t0; c < KT; c++)
           S[r * KT + c] = -INFINITY;
-    FN(softmax_tile)(S, QB, m, l, alpha);
+    FN(softmax_tile)(S, QB, KT, m, l, alpha);
     const int jn = (int)(kend - t0 < KT ? kend - t0 : KT);
     const float *vt = vh + t0 * D;
     int64_t dv = 0;
@@ -322,7 +275,7 @@ static void FN(direct_group)(const cal_attn_shape_t *s, const float *q,
     for (int r = 0; r < rows; r++)
       for (int j = jn; j < KT; j++)
         S[r * KT + j] = -INFINITY;
-    FN(softmax_tile)(S, rows, m, l, alpha);
+    FN(softmax_tile)(S, rows, KT, m, l, alpha);
     for (int r = 0; r < rows; r++) {
       vec_t al = V_SET1(alpha[r]);
       for (int64_t dv = 0; dv < nvd; dv++)

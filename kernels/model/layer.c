@@ -65,6 +65,9 @@ void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
   /* bf16: h16, ao16, a16 */
   l->act16 = s->bf16 ? t * (d + (double)s->heads * l->hd + f) : 0.0;
   l->kv_f = 2.0 * s->batch * s->kv_heads * l->lk * l->hd;
+  /* bf16 prefill: q, kc, vc rounded for the bf16 attention */
+  if (s->bf16 && !s->decode)
+    l->act16 += t * (double)s->heads * l->hd + l->kv_f;
   /* reference for sequence 0: x1, h, qkv, ao, gu, a, out in doubles, and
    * q/k/v/o in floats for the attention reference (counted as doubles) */
   double lq = (double)l->lq, lk = (double)l->lk;
@@ -73,6 +76,9 @@ void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
              lq * 2.0 * s->heads * l->hd + lk;
   cal_attn_shape_t as = {s->batch, s->heads, s->kv_heads, l->lq, l->lk, l->hd, 1};
   l->ws_bytes = (double)cal_attn_fused_workspace_bytes(&as);
+  if (s->bf16 && !s->decode &&
+      (double)cal_attn_fused_bf16_workspace_bytes(&as) > l->ws_bytes)
+    l->ws_bytes = (double)cal_attn_fused_bf16_workspace_bytes(&as);
 }
 
 double cal_layer_flops(const cal_layer_shape_t *s) {
@@ -141,7 +147,7 @@ void cal_layer_free(cal_layer_t *L) {
   if (!L->borrowed) {
     void *act[] = {L->x, L->h, L->out, L->x1, L->qkv, L->q, L->o, L->ao,
                    L->gu, L->a, L->hteam, L->xteam, L->h16, L->ao16, L->a16,
-                   L->ws};
+                   L->q16, L->kc16, L->vc16, L->ws};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
       cal_free(act[i]);
   }
@@ -305,6 +311,7 @@ static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
     L->x1 = share->x1; L->qkv = share->qkv; L->q = share->q;
     L->o = share->o; L->ao = share->ao; L->gu = share->gu; L->a = share->a;
     L->h16 = share->h16; L->ao16 = share->ao16; L->a16 = share->a16;
+    L->q16 = share->q16; L->kc16 = share->kc16; L->vc16 = share->vc16;
     L->ws = share->ws;
     return 0;
   }
@@ -321,6 +328,11 @@ static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
   if (s->bf16 && (!(L->h16 = cal_alloc(2 * t * d)) ||
                   !(L->ao16 = cal_alloc(2 * t * hq)) ||
                   !(L->a16 = cal_alloc(2 * t * f))))
+    return CAL_ENOMEM;
+  size_t kvn = (size_t)(s->batch * s->kv_heads * L->l.lk * L->l.hd);
+  if (s->bf16 && !s->decode && (!(L->q16 = cal_alloc(2 * t * hq)) ||
+                                !(L->kc16 = cal_alloc(2 * kvn)) ||
+                                !(L->vc16 = cal_alloc(2 * kvn))))
     return CAL_ENOMEM;
   if (L->l.ws_bytes > 0 && !(L->ws = cal_alloc((size_t)L->l.ws_bytes)))
     return CAL_ENOMEM;
@@ -341,6 +353,10 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
     goto fail;
   if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
     goto fail;
+  const char *no16;
+  if (!bf16 || p->decode ||
+      cal_attn_bf16_resolve(p->variant, &L->attn16, &no16) < 0)
+    L->attn16 = -1; /* fp32 attention */
   cal_layer_layout(&L->s, &L->l);
   L->seed = p->seed;
   const cal_layer_shape_t *s = &L->s;
@@ -435,7 +451,16 @@ int cal_layer_run(cal_layer_t *L) {
     }
   }
   cal_attn_shape_t as = {s->batch, H, G, lq, lk, hd, 1};
-  rc = cal_attn_fused(&as, L->q, L->kc, L->vc, L->o, L->variant, L->ws, NULL);
+  if (L->attn16 >= 0) { /* bf16 prefill: attention in bf16 */
+    cal_f32_to_bf16_n(L->q, L->q16, s->batch * H * lq * hd);
+    cal_f32_to_bf16_n(L->kc, L->kc16, s->batch * G * lk * hd);
+    cal_f32_to_bf16_n(L->vc, L->vc16, s->batch * G * lk * hd);
+    rc = cal_attn_fused_bf16(&as, L->q16, L->kc16, L->vc16, L->o, L->attn16,
+                             L->ws, NULL);
+  } else {
+    rc = cal_attn_fused(&as, L->q, L->kc, L->vc, L->o, L->variant, L->ws,
+                        NULL);
+  }
   if (rc < 0)
     return rc;
   /* gather o back to token rows [tok][h*hd] */

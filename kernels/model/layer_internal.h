@@ -55,6 +55,10 @@ typedef struct cal_layer {
   uint16_t *wqkv16, *wo16, *wgu16, *wd16;
   float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
   uint16_t *h16, *ao16, *a16;
+  /* bf16 prefill: attention in bf16 (attn16: its variant, -1: fp32) on
+   * q, kc, vc rounded into q16, kc16, vc16 */
+  int attn16;
+  uint16_t *q16, *kc16, *vc16;
   float *hteam;       /* team path: per thread, the normalised rows
                          [nthreads][batch][hidden] */
   float *xteam;       /* team path in bf16: per thread, o or a rounded to

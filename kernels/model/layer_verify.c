@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "cal_bf16.h"
 #include "cal_mem.h"
 #include "layer_internal.h"
 
@@ -93,6 +94,12 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
       }
   }
   cal_attn_shape_t as = {1, H, G, lq, lk, hd, 1};
+  for (int64_t i = 0; L->attn16 >= 0 && i < G * lk * hd; i++) {
+    kc[i] = cal_bf16_round(kc[i]); /* the bf16 attention's inputs */
+    vc[i] = cal_bf16_round(vc[i]);
+  }
+  for (int64_t i = 0; L->attn16 >= 0 && i < H * lq * hd; i++)
+    q[i] = cal_bf16_round(q[i]);
   if ((rc = cal_attn_ref(&as, q, kc, vc, o, 1, NULL, 1)) < 0)
     goto out;
   rc = CAL_ENOMEM;

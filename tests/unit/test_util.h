@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -36,6 +37,24 @@ static inline void cal_test_harness_cfg(cal_harness_cfg_t *cfg, int samples,
       if (!t_ || !strstr(t_, w_[i_]))                                        \
         fail_msg("expected \"%s\" in:\n%s", w_[i_], t_ ? t_ : "(null)");     \
   } while (0)
+
+/* What a test prints, in memory: cal_test_text_open gives the stream,
+ * cal_test_text_close ends it and returns the text (free it). */
+typedef struct cal_test_text {
+  char *buf;
+  size_t len;
+} cal_test_text_t;
+
+static inline FILE *cal_test_text_open(cal_test_text_t *t) {
+  FILE *f = open_memstream(&t->buf, &t->len);
+  assert_non_null(f);
+  return f;
+}
+
+static inline char *cal_test_text_close(FILE *f, cal_test_text_t *t) {
+  fclose(f);
+  return t->buf;
+}
 
 /* A test run again in bf16: named f_bf16, with *state non-NULL. */
 #define cal_unit_test_bf16(f) {#f "_bf16", f, NULL, NULL, &(int){1}}

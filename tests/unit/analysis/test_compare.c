@@ -640,6 +640,15 @@ static void compare_runs(void **state) {
   expect_verdicts(b, 1, n, 1, "inconclusive", "regressed");
   /* with runs, an unstable run is evidence like any other */
   expect_verdicts(b, 5, n, 5, "regressed", NULL);
+  /* a point whose threads did not run side by side in a run: the same */
+  json_t *pb = json_array_get(json_object_get(json_object_get(n[0], "gemm"), "points"), 1);
+  json_object_set_new(pb, "threads_not_parallel", json_string("shared a core"));
+  json_t *rep1 = compare_n(b, 1, n, 1);
+  assert_string_equal(verdict_of(rep1, "gemm/b"), "inconclusive");
+  assert_non_null(strstr(json_string_value(json_object_get(find_point(rep1, "gemm/b"),
+                                                           "reason")),
+                         "side by side"));
+  json_decref(rep1);
   side_free(n, 5);
   /* 10% with one run a side: inside the allowance, inconclusive */
   side_of(n, run_factor, 1, 0.9);

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "parallel.h"
+#include "pipes.h"
 #include "test_util.h"
 
 static void judge_cpu_time(void **state) {
@@ -81,24 +82,28 @@ static void headline(void **state) {
   assert_false(CAL_POINT_HEADLINE(&pt));
 }
 
+/* Two measured 2-thread points of one kernel, two samples of 1 s each. */
+static void two_points(cal_point_t *a, cal_point_t *b) {
+  static const cal_kernel_t k = {.name = "k"};
+  cal_point_t *pts[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    memset(pts[i], 0, sizeof *pts[i]);
+    pts[i]->kernel = &k;
+    pts[i]->status = CAL_POINT_OK;
+    pts[i]->params.threads = 2;
+    pts[i]->m.samples_s = malloc(2 * sizeof(double));
+    pts[i]->m.samples_s[0] = pts[i]->m.samples_s[1] = 1.0;
+    pts[i]->m.n = 2;
+  }
+}
+
 /* Pooling two measurements sums their times and keeps a verdict. */
 static void merge(void **state) {
   (void)state;
   cal_harness_cfg_t cfg;
   cal_harness_defaults(&cfg, 1);
   cal_point_t a, b;
-  memset(&a, 0, sizeof a);
-  memset(&b, 0, sizeof b);
-  static const cal_kernel_t k = {.name = "k"};
-  double sa[2] = {1.0, 1.0}, sb[2] = {1.0, 1.0};
-  a.kernel = b.kernel = &k;
-  a.status = b.status = CAL_POINT_OK;
-  a.params.threads = b.params.threads = 2;
-  a.m.samples_s = malloc(sizeof sa);
-  b.m.samples_s = malloc(sizeof sb);
-  memcpy(a.m.samples_s, sa, sizeof sa);
-  memcpy(b.m.samples_s, sb, sizeof sb);
-  a.m.n = b.m.n = 2;
+  two_points(&a, &b);
   a.cpu_s = 1.9, a.wall_s = 1.0;
   b.cpu_s = 1.0, b.wall_s = 1.0;
   strcpy(b.not_parallel, "slow");
@@ -108,6 +113,52 @@ static void merge(void **state) {
   /* the run's verdict on one measurement stays with the pooled point */
   assert_string_equal(a.not_parallel, "slow");
   assert_false(CAL_POINT_HEADLINE(&a));
+  cal_point_free(&a);
+}
+
+/* The pipes probe judged against the run's best: a point whose threads
+ * computed at one core's rate is marked only in a run whose threads were
+ * seen side by side; unknown figures are never a verdict. */
+static void judge_pipes(void **state) {
+  (void)state;
+  char why[200];
+  assert_int_equal(cal_parallel_judge_pipes(2, 0.52, 0.99, why, sizeof why),
+                   1);
+  assert_non_null(strstr(why, "0.52"));
+  assert_non_null(strstr(why, "shared a core's pipes"));
+  /* side by side, one thread, unknown rate or best: no verdict */
+  assert_int_equal(cal_parallel_judge_pipes(2, 0.95, 0.99, why, sizeof why),
+                   0);
+  assert_string_equal(why, "");
+  assert_int_equal(cal_parallel_judge_pipes(1, 0.5, 0.99, why, sizeof why), 0);
+  assert_int_equal(cal_parallel_judge_pipes(2, 0, 0.99, why, sizeof why), 0);
+  assert_int_equal(cal_parallel_judge_pipes(2, 0.5, 0, why, sizeof why), 0);
+  /* a machine of sibling hardware threads: that is the machine */
+  assert_int_equal(cal_parallel_judge_pipes(2, 0.5, 0.55, why, sizeof why), 0);
+}
+
+/* The probe itself: a ratio for a team of two, none for one thread.  Its
+ * value depends on the machine and its load, so only its range is
+ * checked: the one-thread time over the team's, between 1/threads and
+ * about 1 on any machine, with room for a loaded one. */
+static void pipes_probe(void **state) {
+  (void)state;
+  assert_true(cal_pipes_probe(1, 0.001, 1) < 0);
+  double r = cal_pipes_probe(2, 0.001, 2);
+  assert_true(r > 0.0 && r < 4.0);
+}
+
+/* The pooled point keeps the worse probe of its measurements. */
+static void merge_pipes(void **state) {
+  (void)state;
+  cal_harness_cfg_t cfg;
+  cal_harness_defaults(&cfg, 1);
+  cal_point_t a, b;
+  two_points(&a, &b);
+  a.team_rate = 0.98;
+  b.team_rate = 0.51;
+  assert_int_equal(cal_point_merge(&a, &b, &cfg), 0);
+  assert_true(a.team_rate > 0.50 && a.team_rate < 0.52);
   cal_point_free(&a);
 }
 
@@ -127,4 +178,7 @@ CAL_TEST_MAIN(
     cmocka_unit_test(action),
     cmocka_unit_test(headline),
     cmocka_unit_test(merge),
-    cmocka_unit_test(team_cpus))
+    cmocka_unit_test(team_cpus),
+    cmocka_unit_test(judge_pipes),
+    cmocka_unit_test(pipes_probe),
+    cmocka_unit_test(merge_pipes))

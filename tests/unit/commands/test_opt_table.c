@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "cal_exit.h"
 #include "opt_table.h"
 #include "options.h"
+#include "test_util.h"
 
 typedef struct args {
   int flag, on, mode, fmt, calls;
@@ -291,6 +293,92 @@ static void measuring_rows(void **state) {
   cal_opts_free(&o);
 }
 
+
+/* cal_opt_take with its error line sent to /dev/null. */
+static int take_silenced(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
+                         const char *val) {
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+  assert_true(saved >= 0 && null >= 0);
+  dup2(null, STDERR_FILENO);
+  close(null);
+  int rc = cal_opt_take(t, r, obj, val, NULL);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  return rc;
+}
+
+/* What a values callback lists (presets, sections). */
+static void two_values(FILE *out) { fputs("x y", out); }
+
+/* What fn (cal_opt_values, cal_opt_help) prints of t. */
+static char *text_of(void (*fn)(const cal_opt_cmd_t *, FILE *),
+                     const cal_opt_cmd_t *t) {
+  cal_test_text_t text;
+  FILE *f = cal_test_text_open(&text);
+  fn(t, f);
+  return cal_test_text_close(f, &text);
+}
+
+/* Shell completion's values come from the rows: choices of every type
+ * that has them, a values list, each option once, letters too; a STRING
+ * or CALL row with choices takes only those (checked before its setter),
+ * and --complete-values prints them and stops with exit 0. */
+static void values_for_completion(void **state) {
+  (void)state;
+  typedef struct {
+    const char *s;
+    int calls;
+  } v_t;
+  static const cal_opt_choice_t kinds[] = {{"png", 0}, {"svg", 0}, {NULL, 0}};
+  static const cal_opt_t own[] = {
+      {.type = CAL_OPT_STRING, .name = "kind", .letter = 'k', .arg = "K",
+       .choices = kinds, .off = offsetof(v_t, s),
+       .bad = "--kind must be png or svg: %s"},
+      {.type = CAL_OPT_CALL, .name = "pick", .arg = "P", .choices = kinds},
+      {.type = CAL_OPT_CALL, .name = "name", .arg = "N", .values = two_values},
+      {.type = CAL_OPT_SET, .name = "mode", .arg = "M", .choices = modes},
+      {.type = CAL_OPT_LONG, .name = "n", .arg = "N", .min = 1, .max = 9},
+      {.type = CAL_OPT_END},
+  };
+  static const cal_opt_t again[] = {
+      {.type = CAL_OPT_STRING, .name = "kind", .choices = formats},
+      {.type = CAL_OPT_END},
+  };
+  static const cal_opt_cmd_t t = {
+      "demo", NULL, {{own, 10, 0}, {again, 0, 0}, {cal_opt_help_rows, 10, 0}},
+      NULL};
+  char *text = text_of(cal_opt_values, &t);
+  assert_string_equal(text, "--kind png svg\n-k png svg\n--pick png svg\n"
+                            "--name x y\n--mode a b all\n");
+  free(text);
+  v_t v = {NULL, 0};
+  assert_int_equal(cal_opt_take(&t, &own[0], &v, "svg", NULL), -1);
+  assert_string_equal(v.s, "svg");
+  assert_int_equal(cal_opt_take(&t, &own[1], &v, "png", NULL), -1);
+  assert_int_equal(take_silenced(&t, &own[0], &v, "gif"), CAL_EXIT_USAGE);
+  assert_int_equal(take_silenced(&t, &own[1], &v, "gif"), CAL_EXIT_USAGE);
+  assert_string_equal(v.s, "svg"); /* a bad value stores nothing */
+  /* --complete-values: in every command's table, not in its help */
+  assert_int_equal(cal_opt_find(&t, "--complete-values")->type, CAL_OPT_VALUES);
+  text = text_of(cal_opt_help, &t);
+  assert_null(strstr(text, "complete-values"));
+  free(text);
+  /* the measuring commands' rows offer their names */
+  static const cal_opt_cmd_t m = {"demo", NULL,
+                                  {{cal_opts_run_rows, 25, 0},
+                                   {cal_opts_sweep_rows, 25, 0}},
+                                  NULL};
+  text = text_of(cal_opt_values, &m);
+  assert_non_null(strstr(text, "\n--workload sft dpo grpo inference\n"));
+  assert_non_null(strstr(text, "\n--dtype fp32 bf16 auto\n"));
+  assert_non_null(strstr(text, " qwen2-0.5b "));
+  assert_non_null(strstr(text, "--sections gemm "));
+  assert_non_null(strstr(text, "--gemm-engine auto openblas"));
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(good_values),
@@ -298,6 +386,7 @@ int main(void) {
       cmocka_unit_test(setter_stops),
       cmocka_unit_test(find_and_take),
       cmocka_unit_test(help_from_rows),
+      cmocka_unit_test(values_for_completion),
       cmocka_unit_test(measuring_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

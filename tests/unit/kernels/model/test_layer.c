@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "kernel.h"
@@ -145,6 +146,13 @@ static void bf16_layer(void **state) {
     cal_test_skip("no native bf16 path here (%s): the bf16 layer is refused",
                   why);
   }
+  /* its prefill's attention runs the bf16 kernel where the CPU has one */
+  void *lst = NULL;
+  int av;
+  assert_int_equal(pk->setup(&p, &lst), 0);
+  assert_int_equal(((cal_layer_t *)lst)->attn16 >= 0,
+                   cal_attn_bf16_resolve(p.variant, &av, &why) == 0);
+  pk->teardown(lst);
   static const cal_engine_t engines[] = {CAL_ENGINE_BUILTIN, CAL_ENGINE_ONEDNN,
                                          CAL_ENGINE_OPENBLAS};
   for (size_t e = 0; e < 3; e++) {

@@ -1,0 +1,25 @@
+/* Whether the threads of a team have a core's arithmetic pipes each, at
+ * this moment.  CPU time cannot tell: two vCPUs the hypervisor runs on the
+ * two hardware threads of one core (or on one core in turn, fast enough)
+ * each get a full CPU-second per second, and a 2-thread GEMM runs at
+ * 1-thread speed.  A register-resident multiply-add loop can: timed on one
+ * thread, then on n threads at once, its n-thread time equals the
+ * one-thread time when every thread has pipes of its own, and is about n
+ * times longer when they share one core's. */
+#ifndef CAL_PIPES_H
+#define CAL_PIPES_H
+
+/* The ratio of the one-thread time to the n-thread time of the same loop
+ * per thread, best of `tries` (>= 1) each, on the first n threads of the
+ * OpenMP team (the caller has set the team up, cal_threads_use): about 1
+ * when the n threads computed side by side, about 1/n when they shared one
+ * core's pipes.  Each timing takes about `seconds`.  -1 when n < 2. */
+double cal_pipes_probe(int n, double seconds, int tries);
+
+/* How long each timing of a point's probe takes (two of each). */
+#define CAL_PIPES_PROBE_S 0.003
+
+/* The share of a team's rate below which its threads shared pipes. */
+#define CAL_PIPES_MIN 0.8
+
+#endif

@@ -1,0 +1,156 @@
+/* Fused attention in bf16, AVX512_BF16 variant (compiled with -mavx512f
+ * -mavx512dq -mavx512bw -mavx512vl -mavx512bf16 -mfma; run only when the
+ * CPU has them).  Both products on vdpbf16ps, register-blocked like a GEMM
+ * micro-kernel:
+ * blocks of 16 query rows, each step of 32 keys run as two register
+ * blocks of 8 rows that share the step's packed K and V while it is in L1:
+ *   Q·Kᵀ  8 query rows x 32 keys (16 accumulators), per pair of d: two
+ *         loads of packed K (16 keys' pairs each) shared by the 8 rows, a
+ *         broadcast of each row's pair of q;
+ *   P·V   8 rows x 32 columns of d, per pair of keys: two loads of packed
+ *         V (the two keys' rows interleaved) shared by the 8 rows, a
+ *         broadcast of each row's pair of bf16 probabilities.
+ * K and V are packed once per (batch, kv head) and re-used by every block
+ * of queries (attention_bf16_internal.h has the layout).  Also the tile
+ * algorithm with the tile product emulated (tests: the AMX variant's code
+ * with this vector softmax). */
+#include "attention_bf16_avx512.h"
+
+#define BF_TILES 1
+#define TILE_BEGIN() ((void)0)
+#define TILE_END() ((void)0)
+#define TILE_QK cal_attn_tile_qk_emu
+#define TILE_PV cal_attn_tile_pv_emu
+#define SFX _avx512bf16
+
+#include "attention_bf16_impl.h"
+
+#define QB8 8   /* query rows of the register block */
+#define QBLK 16 /* query rows of a block: two register blocks share each
+                   step of K and V while it is in L1 */
+#define KS2 (2 * BF_KS) /* keys a block takes at once: two packed steps */
+#define PMAX (BF_DP_MAX / 2)
+
+/* One step's packing: K [Dp/2][32 keys] pairs along d, V [16][Dp] pairs of
+ * keys 2jj, 2jj + 1. */
+static void dp_pack(const uint16_t *kh, const uint16_t *vh, int64_t nk,
+                    int64_t D, int64_t st, uint32_t *kp, uint32_t *vp) {
+  const int64_t Dp = cal_attn_bf16_dp(D), j0 = st * BF_KS;
+  for (int64_t p = 0; p < Dp / 2; p++)
+    for (int64_t n = 0; n < BF_KS; n++)
+      kp[p * BF_KS + n] =
+          bf_pair_avx512bf16(kh, nk, D, j0 + n, 2 * p, j0 + n, 2 * p + 1);
+  for (int64_t jj = 0; jj < BF_KS / 2; jj++)
+    for (int64_t d = 0; d < Dp; d++)
+      vp[jj * Dp + d] = bf_pair_avx512bf16(vh, nk, D, j0 + 2 * jj, d,
+                                           j0 + 2 * jj + 1, d);
+}
+
+/* S[8][32] (rows KS2 apart) = scale · Q[8] · Kᵀ over np pairs of d. */
+static inline void dp_qk(const uint32_t *q32, const uint32_t *kp, int64_t np,
+                         float *S, float scale) {
+  __m512 acc[QB8][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < QB8; r++)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < np; p++) {
+    __m512bh k0 = (__m512bh)_mm512_loadu_si512(kp + p * BF_KS);
+    __m512bh k1 = (__m512bh)_mm512_loadu_si512(kp + p * BF_KS + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < QB8; r++) {
+      __m512bh qb = (__m512bh)_mm512_set1_epi32((int)q32[r * PMAX + p]);
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], qb, k0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], qb, k1);
+    }
+  }
+  __m512 sc = _mm512_set1_ps(scale);
+#pragma GCC unroll 8
+  for (int r = 0; r < QB8; r++) {
+    _mm512_storeu_ps(S + r * KS2, _mm512_mul_ps(acc[r][0], sc));
+    _mm512_storeu_ps(S + r * KS2 + 16, _mm512_mul_ps(acc[r][1], sc));
+  }
+}
+
+/* acc[8][Dp] = alpha·acc + P[8][2·npr keys] · V (p32: each row's KS2 / 2
+ * pairs of bf16 probabilities, npr of them used; V's steps consecutive),
+ * 32 columns of d at a time. */
+static inline void dp_pv(float *acc, const uint32_t *p32, const uint32_t *vp,
+                         int64_t Dp, const float *alpha, int npr) {
+  for (int64_t dv = 0; dv < Dp; dv += 32) {
+    __m512 a[QB8][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < QB8; r++) {
+      __m512 al = _mm512_set1_ps(alpha[r]);
+      a[r][0] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * Dp + dv), al);
+      a[r][1] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * Dp + dv + 16), al);
+    }
+    for (int jj = 0; jj < npr; jj++) {
+      __m512bh v0 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv);
+      __m512bh v1 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < QB8; r++) {
+        __m512bh pb =
+            (__m512bh)_mm512_set1_epi32((int)p32[r * KS2 / 2 + jj]);
+        a[r][0] = _mm512_dpbf16_ps(a[r][0], pb, v0);
+        a[r][1] = _mm512_dpbf16_ps(a[r][1], pb, v1);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < QB8; r++) {
+      _mm512_storeu_ps(acc + r * Dp + dv, a[r][0]);
+      _mm512_storeu_ps(acc + r * Dp + dv + 16, a[r][1]);
+    }
+  }
+}
+
+/* One block of up to 16 query rows from i0 of head (b, h). */
+static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
+                     const uint32_t *kp, const uint32_t *vp, int64_t b,
+                     int64_t h, int64_t i0, int rows) {
+  _Alignas(64) uint32_t q32[QBLK * PMAX];
+  _Alignas(64) float acc[QBLK * BF_DP_MAX];
+  _Alignas(64) float S[QBLK * KS2];
+  _Alignas(64) uint32_t p32[QBLK * KS2 / 2];
+  float m[QBLK], l[QBLK], alpha[QBLK];
+  int64_t end[QBLK];
+  const int64_t D = s->head_dim, Dp = cal_attn_bf16_dp(D);
+  const uint16_t *qh = q + ((b * s->heads + h) * s->nq + i0) * D;
+  const float scale = 1.0f / sqrtf((float)D);
+
+  memset(q32, 0, sizeof q32);
+  for (int r = 0; r < rows; r++)
+    memcpy(q32 + r * PMAX, qh + r * D, sizeof(uint16_t) * (size_t)D);
+  memset(acc, 0, sizeof(float) * (size_t)(QBLK * Dp));
+  const int64_t kend = bf_rows_init_avx512bf16(s, i0, rows, QBLK, m, l, end);
+  /* the second register block only where it has real rows */
+  const int nrb = rows > QB8 ? 2 : 1, nr = nrb * QB8;
+  /* two packed steps at a time (the second, where it exists past the
+   * block's last key, masked) */
+  for (int64_t t0 = 0; t0 < kend; t0 += KS2) {
+    const int64_t off = (t0 / BF_KS) * 16 * Dp;
+    const int halves = t0 + BF_KS < kend ? 2 : 1;
+    for (int hf = 0; hf < halves; hf++)
+      for (int rb = 0; rb < nrb; rb++)
+        dp_qk(q32 + rb * QB8 * PMAX, kp + off + hf * 16 * Dp, Dp / 2,
+              S + rb * QB8 * KS2 + hf * BF_KS, scale);
+    if (t0 + KS2 > end[0])
+      bf_mask_avx512bf16(S, nr, KS2, t0, end);
+    softmax_tile_avx512bf16(S, nr, KS2, m, l, alpha);
+    for (int r = 0; r < nr; r++)
+      for (int hf = 0; hf < halves; hf++)
+        avx512_bf_cvt32((uint16_t *)(p32 + r * KS2 / 2 + hf * BF_KS / 2),
+                        S + r * KS2 + hf * BF_KS);
+    for (int rb = 0; rb < nrb; rb++)
+      dp_pv(acc + rb * QB8 * Dp, p32 + rb * QB8 * KS2 / 2, vp + off, Dp,
+            alpha + rb * QB8, halves * BF_KS / 2);
+  }
+  for (int r = 0; r < rows; r++)
+    bf_out_row_avx512bf16(o + ((b * s->heads + h) * s->nq + i0 + r) * D,
+                          acc + r * Dp, D, l[r]);
+}
+
+int cal_attn_bf16_run_avx512bf16(const cal_attn_shape_t *s, const uint16_t *q,
+                                 const uint16_t *k, const uint16_t *v,
+                                 float *o, void *ws) {
+  return bf_run_avx512bf16(s, q, k, v, o, ws, QBLK, dp_pack, dp_block);
+}

@@ -1,0 +1,60 @@
+/* The online softmax of the attention loops, written once over the vector
+ * vocabulary (attention_fused_impl.h lists it: VW vec_t V_* and FN for the
+ * suffix) and included by the fp32 and bf16 loop headers: a vector e^x and
+ * the update of a tile of scores.  Included once per suffix (no guard: a
+ * file may instantiate it for more than one).  Not a public header. */
+
+#include <math.h>
+
+/* e^x, relative error ~2e-7 for x in [-87, 88]; 0 below -87 (and for -inf
+ * and NaN).  x = n·ln2 + r, |r| <= ln2/2, e^r by its degree-6 Taylor
+ * polynomial (remainder < 1.2e-7), times 2^n built from the exponent. */
+static inline vec_t FN(vexp)(vec_t x) {
+  const vec_t lo = V_SET1(-87.0f);
+  vec_t xc = V_MIN(V_MAX(x, lo), V_SET1(88.0f));
+  vec_t n = V_ROUND(V_MUL(xc, V_SET1(1.44269504088896341f)));
+  vec_t r = V_FMA(n, V_SET1(-0.693145751953125f), xc); /* ln2, high bits */
+  r = V_FMA(n, V_SET1(-1.42860682030941723e-6f), r);   /* ln2, the rest */
+  vec_t p = V_SET1(1.0f / 720.0f);
+  p = V_FMA(p, r, V_SET1(1.0f / 120.0f));
+  p = V_FMA(p, r, V_SET1(1.0f / 24.0f));
+  p = V_FMA(p, r, V_SET1(1.0f / 6.0f));
+  p = V_FMA(p, r, V_SET1(0.5f));
+  p = V_FMA(p, r, V_SET1(1.0f));
+  p = V_FMA(p, r, V_SET1(1.0f));
+  return V_ZERO_LT(V_MUL(p, V_POW2I(n)), x, lo);
+}
+
+/* e^x of one value through the vector loop. */
+static inline float FN(exp1)(float x) {
+  float out[VW];
+  V_STORE(out, FN(vexp)(V_SET1(x)));
+  return out[0];
+}
+
+/* Online-softmax update of `rows` rows of a score tile S[rows][kt] (kt a
+ * multiple of VW; masked entries are -inf): S becomes P, m and l are
+ * updated, alpha gets the factor the running accumulators must be scaled
+ * by. */
+static inline void FN(softmax_tile)(float *S, int rows, int kt, float *m,
+                                    float *l, float *alpha) {
+  for (int r = 0; r < rows; r++) {
+    float *sr = S + r * kt;
+    vec_t mv = V_LOAD(sr);
+    for (int c = VW; c < kt; c += VW)
+      mv = V_MAX(mv, V_LOAD(sr + c));
+    float mt = V_HMAX(mv), mnew = m[r] > mt ? m[r] : mt;
+    /* a row with nothing unmasked yet keeps m = -inf: subtract 0 instead
+     * so that no -inf - -inf = NaN appears */
+    float base = mnew == -INFINITY ? 0.0f : mnew;
+    vec_t bv = V_SET1(base), sum = V_ZERO();
+    for (int c = 0; c < kt; c += VW) {
+      vec_t p = FN(vexp)(V_SUB(V_LOAD(sr + c), bv));
+      V_STORE(sr + c, p);
+      sum = V_ADD(sum, p);
+    }
+    alpha[r] = FN(exp1)(m[r] - base);
+    l[r] = l[r] * alpha[r] + V_HSUM(sum);
+    m[r] = mnew;
+  }
+}
