@@ -1,31 +1,39 @@
 # Compute peak per dtype and engine (vector FMA, dot products, matrix
 # engines): the measured rate as a share of the theoretical peak, one bar
-# per thread count, the measured / theoretical figures written on it.
-# Error bars: the median's confidence interval on the same scale.
-# Variables: datafile, title, nseries, label[], series_lt[].  Data
-# columns: position pct_of_theoretical measured theoretical ci_low_pct
-# ci_high_pct "kernel".
+# per machine (its colour) and thread count (hatched: one thread) side by
+# side in the kernel's place, the measured / theoretical figures written
+# up each bar.  Error bars: the median's confidence interval on the same
+# scale.
+# Variables: datafile, title, nseries, label[], series_lt[], series_pt[]
+# (1 solid, 2 hatched).  Data columns: position pct_of_theoretical
+# measured theoretical ci_low_pct ci_high_pct width "kernel".
 set title title
 set ylabel 'measured / theoretical peak (%)'
-set xlabel 'kernel (dtype, instruction, vector width)' offset 0,0.3
-set yrange [0:135]
-set xrange [0.4:*]
-set offsets 0, 0.6, 0, 0
+set yrange [0:140]
+set xrange [0.5:*]
+set autoscale xfixmax
+set offsets 0, 0.5, 0, 0
 set grid ytics
-set boxwidth 0.38
-set style fill solid 0.85 border rgb '#333333'
-set key outside bottom center horizontal font ',10'
-set xtics font ',9' nomirror rotate by -25
-set bmargin 9
-set label 1 'labels: measured/theoretical (GFLOPS; GOPS for int8)' \
-  at graph 0.01, graph 0.96 font ',9'
-plot for [i=1:nseries] datafile index (i-1) using 1:2 \
-       with boxes lt series_lt[i] dt 1 title label[i], \
-     for [i=1:nseries] datafile index (i-1) using 1:2:5:6 \
-       with yerrorbars lc rgb '#222222' dt 1 lw 1.5 pt -1 notitle, \
+set key outside right top vertical Left reverse font ',10' spacing 1.1
+set xtics font ',9' nomirror rotate by 90 right
+set label 1 'kernels by dtype, instruction and vector width; up each bar: ' . \
+  'measured/theoretical (GFLOPS; GOPS for int8)' \
+  at graph 0.01, graph 0.97 font ',9'
+solid(i, v) = series_pt[i] == 2 ? NaN : v
+hatched(i, v) = series_pt[i] == 2 ? v : NaN
+figure(v) = abs(v) < 1e7 ? sprintf('%.0f', v) : sprintf('%.3g', v)
+plot for [i=1:nseries] datafile index (i-1) using 1:(solid(i, $2)):7 \
+       with boxes lt series_lt[i] dt 1 fs solid 0.85 border rgb '#333333' \
+       title (series_pt[i] == 2 ? '' : label[i]), \
+     for [i=1:nseries] datafile index (i-1) using 1:(hatched(i, $2)):7 \
+       with boxes lt series_lt[i] dt 1 fs pattern 4 border rgb '#333333' \
+       title (series_pt[i] == 2 ? label[i] : ''), \
+     for [i=1:nseries] datafile index (i-1) using 1:5:(0):($6 - $5) \
+       with vectors heads size screen 0.004,90 lc rgb '#222222' dt 1 \
+       lw 1.5 notitle, \
      for [i=1:nseries] datafile index (i-1) \
-       using (floor($1 + 0.5)):(NaN):xtic(7) notitle, \
+       using (floor($1 + 0.5)):(NaN):xtic(8) notitle, \
      for [i=1:nseries] datafile index (i-1) \
-       using 1:6:(sprintf('%.0f/%.0f', $3, $4)) with labels \
-       rotate by 90 left offset 0,0.5 font ',8' notitle, \
+       using 1:6:(figure($3).'/'.figure($4)) with labels \
+       rotate by 90 left offset 0,0.8 font ',8' notitle, \
      100 with lines lc rgb '#444444' dt 2 title 'theoretical peak'

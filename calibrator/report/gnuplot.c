@@ -43,7 +43,11 @@ int cal_gp_set_add(cal_gp_set_t *set, size_t profile, const char *key,
   if (s->n == 0) {
     s->lt = r->lt;
     s->pt = r->pt;
+    s->dt = r->dt;
     s->tag = r->tag;
+    s->marker = r->marker;
+    memcpy(s->mark, r->mark, sizeof s->mark);
+    s->mark[sizeof s->mark - 1] = '\0';
   }
   s->rows[s->n++] = *r;
   return 0;
@@ -270,8 +274,6 @@ static int copy_template(FILE *out, const cal_gp_chart_t *c, char *err,
   return 0;
 }
 
-/* Legend entries longer than this are cut with "..." so the key fits. */
-#define LABEL_MAX 44
 
 /* label[i] = 'PROFILE KEY' for every series, and its style */
 static void write_labels(FILE *f, const cal_gp_chart_t *c,
@@ -280,15 +282,18 @@ static void write_labels(FILE *f, const cal_gp_chart_t *c,
   /* at least one: gnuplot parses a loop it never runs */
   size_t a = set->n ? set->n : 1;
   fprintf(f, "array label[%zu]\narray series_lt[%zu]\narray series_pt[%zu]\n"
-             "array series_tag[%zu]\nlabel[1] = ''\n", a, a, a, a);
+             "array series_dt[%zu]\narray series_tag[%zu]\nlabel[1] = ''\n",
+          a, a, a, a, a);
+  if (!set->n) /* gnuplot evaluates the styles of a loop it never runs */
+    fputs("series_lt[1] = 1; series_pt[1] = 7; series_dt[1] = 1; "
+          "series_tag[1] = 0\n", f);
   for (size_t i = 0; i < set->n; i++) {
+    /* the chart gave every series its style (charts_style.c) */
     const cal_gp_series_t *s = &set->s[i];
-    /* several profiles: the colour tells the profile (the marker and the
-     * key still say what the series is) */
-    int lt = c->n > 1 ? (int)s->profile + 1 : s->lt ? s->lt : (int)i + 1;
     fprintf(f, "series_lt[%zu] = %d; series_pt[%zu] = %d; "
-               "series_tag[%zu] = %d\n", i + 1, lt, i + 1, s->pt ? s->pt : 7,
-            i + 1, s->tag);
+               "series_dt[%zu] = %d; series_tag[%zu] = %d\n",
+            i + 1, s->lt ? s->lt : (int)i + 1, i + 1, s->pt ? s->pt : 7,
+            i + 1, s->dt ? s->dt : 1, i + 1, s->tag);
   }
   for (size_t i = 0; i < set->n; i++) {
     /* one profile: the title names it, the key says what the series is */
@@ -300,19 +305,35 @@ static void write_labels(FILE *f, const cal_gp_chart_t *c,
     if (!l)
       continue;
     /* the profile's part is cut first: the key says what the series is */
-    int room = LABEL_MAX - (int)strlen(key) - 1;
+    int room = CAL_GP_LABEL_MAX - (int)strlen(key) - 1;
     if (room < 12)
       room = 12;
     if ((int)strlen(pl) > room)
       snprintf(l, ll, "%.*s...%s%s", room - 3, pl, key[0] ? " " : "", key);
     else
       snprintf(l, ll, "%s%s%s", pl, key[0] && pl[0] ? " " : "", key);
-    if (strlen(l) > LABEL_MAX + 8)
-      memcpy(l + LABEL_MAX + 5, "...", 4);
+    if (strlen(l) > CAL_GP_LABEL_MAX + 8)
+      memcpy(l + CAL_GP_LABEL_MAX + 5, "...", 4);
     fprintf(f, "label[%zu] = ", i + 1);
     cal_gp_quote(f, l);
     fputc('\n', f);
     free(l);
+  }
+}
+
+/* The title, its lines joined by gnuplot's newline: each line quoted. */
+static void write_title(FILE *f, const char *title) {
+  const char *t = title ? title : "";
+  for (;;) {
+    const char *nl = strchr(t, '\n');
+    size_t len = nl ? (size_t)(nl - t) : strlen(t);
+    char *line = strndup(t, len);
+    cal_gp_quote(f, line ? line : "");
+    free(line);
+    if (!nl)
+      break;
+    fputs(" . \"\\n\" . ", f);
+    t = nl + 1;
   }
 }
 
@@ -330,7 +351,7 @@ static void write_header(FILE *f, const cal_gp_chart_t *c,
   fprintf(f, "datafile = '%s.dat'\n", c->name);
   fprintf(f, "outfile = '%s.%s'\n", c->name, c->format);
   fputs("title = ", f);
-  cal_gp_quote(f, c->title);
+  write_title(f, c->title);
   write_labels(f, c, set);
   if (c->header)
     c->header(f, c->header_arg);
@@ -363,6 +384,10 @@ static void write_header(FILE *f, const cal_gp_chart_t *c,
         "set linetype 7 lc rgb '#000000' lw 2 dt (2,3) pt 2 ps 1.2\n"
         "set linetype 8 lc rgb '#888888' lw 2 dt (12,4) pt 6 ps 1.2\n"
         "set linetype cycle 8\n"
+        /* the dashes of marks (peaks, cache sizes), one per profile */
+        "set dashtype 11 (1,3)\n"
+        "set dashtype 12 (8,3,1,3)\n"
+        "set dashtype 13 (14,3,1,3,1,3)\n"
         "set border lc rgb '#444444'\n"
         "set grid lc rgb '#dddddd' lw 1 dt 1\n"
         "set key box lc rgb '#bbbbbb' opaque\n",

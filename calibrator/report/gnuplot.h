@@ -12,20 +12,35 @@
 #include <stdio.h>
 
 #define CAL_GP_NCOL 8 /* numeric columns after x */
+/* Legend entries longer than this are cut with "..." so the key fits
+ * (the profile's part first; never past CAL_GP_LABEL_MAX + 8). */
+#define CAL_GP_LABEL_MAX 44
+
+/* How a series' marker is chosen: the row's own point type, or one
+ * given out per (mark, profile) by cal_chart_style, open or filled. */
+enum { CAL_GP_OWN_PT = 0, CAL_GP_OPEN, CAL_GP_FILLED };
 
 typedef struct cal_gp_row {
   double x;
   double v[CAL_GP_NCOL];
   char text[96]; /* a string column (roofline point names) */
-  int lt, pt, tag; /* the style of the series the row starts (0: none) */
+  /* the style of the series the row starts (0: none): linetype (the
+   * colour), point type, dash, a chart's own mark (which panel) */
+  int lt, pt, dt, tag;
+  int marker;    /* CAL_GP_OWN_PT, CAL_GP_OPEN or CAL_GP_FILLED */
+  char mark[32]; /* what the marker tells (an engine, a kernel family) */
 } cal_gp_row_t;
 
 typedef struct cal_gp_series {
   char key[96];   /* legend after the profile label ("" for none) */
   size_t profile; /* index of the profile it came from */
-  int lt, pt, tag; /* series_lt[], series_pt[], series_tag[] of the script:
-                      linetype (palette entry), point type, a chart's own
-                      mark (which panel); 0: the template's default */
+  int lt, pt, dt, tag; /* series_lt[], series_pt[], series_dt[],
+                          series_tag[] of the script: linetype (palette
+                          entry: the colour), point type, dash type, a
+                          chart's own mark (which panel); 0: the
+                          template's default */
+  int marker;          /* as the first row's */
+  char mark[32];
   cal_gp_row_t *rows;
   size_t n, cap;
 } cal_gp_series_t;
@@ -53,7 +68,7 @@ typedef struct cal_gp_chart {
   const char *name;      /* NAME.dat, NAME.gp and the template NAME.gp */
   const char *format;    /* "png" or "svg" */
   const char *templates; /* template directory */
-  const char *title;
+  const char *title;         /* lines split at '\n' */
   size_t n;                  /* profiles */
   const char *const *paths;  /* n paths, named in comments of the script */
   const char *const *labels; /* n labels, starting each series' legend */

@@ -101,6 +101,7 @@ static const char page_css[] =
     "figure{margin:1em 0;page-break-inside:avoid;break-inside:avoid}"
     "figure svg{width:100%;height:auto;border:1px solid #ddd}"
     ".head td.n{font-size:1.15em;font-weight:bold}"
+    ".head .what{font-size:.75em;font-weight:normal;color:#555}"
     "ul.pts{columns:2 26em;font-size:.88em}"
     "@media print{body{max-width:none;margin:0;font-size:10pt}"
     "h2{page-break-after:avoid;break-after:avoid}"

@@ -90,31 +90,85 @@ void cal_html_machine_table(FILE *f, const cal_profile_view_t *const *views,
   fputs("</table>\n", f);
 }
 
+/* What a profile's batch figures measured: "train, bf16, qwen2-0.5b,
+ * seq 128" (mode, dtype, model), from the curve they come from
+ * (batch_source), else the sweep's top-level mode; "" when unknown. */
+static void batch_what(const cal_profile_view_t *v, char *buf, size_t len) {
+  const cal_vbatch_source_t *src = &v->batch_source;
+  const cal_vbatch_sweep_t *bs = &v->batch_sweep;
+  const char *mode = src->mode ? src->mode : bs->top_level_mode;
+  const cal_vbatch_mode_t *m = cal_vbatch_mode(bs, mode);
+  if (!mode && bs->nmodes == 1) {
+    m = &bs->modes[0];
+    mode = m->name;
+  }
+  const char *dtype = src->dtype ? src->dtype : bs->dtype;
+  if (!dtype && m && m->points.n)
+    dtype = m->points.p[0]->dtype;
+  const char *preset = src->preset ? src->preset : bs->model.preset;
+  double seq = src->seq.has ? src->seq.v : bs->model.seq.v;
+  snprintf(buf, len, "%s, %s, %s", mode ? mode : "mode ?",
+           dtype ? dtype : "dtype ?", preset ? preset : "model ?");
+  if (seq > 0) {
+    size_t at = strlen(buf);
+    snprintf(buf + at, len - at, ", seq %g", seq);
+  }
+  if (!mode && !dtype && !preset)
+    buf[0] = '\0';
+}
+
+/* A headline cell of a batch figure: the number, and under it what was
+ * measured (mode, dtype, model). */
+static void batch_cell(FILE *f, double v, const char *unit,
+                       const char *what) {
+  if (!isfinite(v)) {
+    fputs("<td class=\"n\">&mdash;</td>", f);
+    return;
+  }
+  fprintf(f, "<td class=\"n\">%.4g%s%s", v, unit[0] ? " " : "", unit);
+  if (what[0]) {
+    fputs("<br><span class=\"what\">", f);
+    ESC(f, what);
+    fputs("</span>", f);
+  }
+  fputs("</td>", f);
+}
+
 void cal_html_headline_table(FILE *f, const cal_profile_view_t *const *views,
                              const char *const *names, size_t n) {
   static const struct {
     size_t off;
     const char *label, *unit;
+    int batch; /* a figure of the batch sweep */
   } figs[] = {
       {offsetof(cal_profile_view_t, gflops), "best fp32 GEMM, all threads",
-       "GFLOPS"},
+       "GFLOPS", 0},
       {offsetof(cal_profile_view_t, gflops_per_core),
-       "best fp32 GEMM, one thread", "GFLOPS"},
+       "best fp32 GEMM, one thread", "GFLOPS", 0},
       {offsetof(cal_profile_view_t, throughput), "batch sweep peak",
-       "examples/s"},
+       "examples/s", 1},
       {offsetof(cal_profile_view_t, optimal_batch_size), "optimal batch size",
-       ""},
-      {offsetof(cal_profile_view_t, latency_ms), "latency at batch 1", "ms"},
-      {offsetof(cal_profile_view_t, memory_gb), "memory", "GB"},
+       "", 1},
+      {offsetof(cal_profile_view_t, latency_ms), "latency at batch 1", "ms",
+       1},
+      {offsetof(cal_profile_view_t, memory_gb), "memory", "GB", 0},
   };
-  fputs("<h2>Headline figures</h2>\n<table class=\"head\">\n", f);
+  fputs("<h2>Headline figures</h2>\n<p class=\"note\">The batch figures "
+        "of each profile name what they measured: mode, dtype, model.</p>\n"
+        "<table class=\"head\">\n", f);
   name_row(f, names, n);
   for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++) {
     label_cell(f, figs[k].label);
     for (size_t i = 0; i < n; i++) {
       const cal_vnum_t *v =
           (const cal_vnum_t *)((const char *)views[i] + figs[k].off);
-      num_cell(f, v->v, figs[k].unit);
+      char what[200] = "";
+      if (figs[k].batch) {
+        batch_what(views[i], what, sizeof what);
+        batch_cell(f, v->v, figs[k].unit, what);
+      } else {
+        num_cell(f, v->v, figs[k].unit);
+      }
     }
     fputs("</tr>\n", f);
   }

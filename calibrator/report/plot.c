@@ -2,6 +2,7 @@
  * chart of the table its data, script and image. */
 #include "plot.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,35 +37,109 @@ static int make_labels(plot_ctx_t *c) {
   return rc;
 }
 
-/* "WHAT - A (2024-05-01) vs B (2024-05-02)" naming the profiles that have
- * the section; malloc'd, NULL when out of memory */
-static char *make_title(const plot_ctx_t *c, const char *what,
-                        const cal_chart_t *ch) {
-  size_t len = strlen(what) + 4;
-  for (size_t i = 0; i < c->in.n; i++)
-    len += strlen(c->label[i]) + 24;
-  char *t = malloc(len);
-  if (!t)
+/* s appended to t at *at, at most max bytes of it (cut with "..."),
+ * control characters as spaces: a title's lines are the title's own. */
+static void append(char *t, size_t len, size_t *at, const char *s,
+                   size_t max) {
+  size_t n = strlen(s), i;
+  for (i = 0; i < n && i < max && *at + 1 < len; i++)
+    t[(*at)++] = (unsigned char)s[i] < 0x20 ? ' ' : s[i];
+  if (i < n)
+    append(t, len, at, "...", 3);
+  t[*at] = '\0';
+}
+
+/* A new line of the title. */
+static void new_line(char *t, size_t len, size_t *at, int *lines) {
+  if (*at + 1 < len) {
+    t[(*at)++] = '\n';
+    t[*at] = '\0';
+    ++*lines;
+  }
+}
+
+/* "LABEL (2024-05-01)" of profile p appended. */
+static void append_profile(const plot_ctx_t *c, size_t p, char *t,
+                           size_t len, size_t *at) {
+  const char *cr = c->in.views[p]->created;
+  char date[16] = "";
+  if (cr)
+    snprintf(date, sizeof date, " (%.10s)", cr);
+  append(t, len, at, c->label[p], 40);
+  append(t, len, at, date, sizeof date);
+}
+
+/* The chart's title: "WHAT[: MEASURED] - A (2024-05-01) vs B (...)" when
+ * every profile measured the same, else "WHAT" and a line per profile,
+ * "A (2024-05-01): MEASURED"; then a line saying how many points were
+ * left out.  malloc'd (*lines: how many lines), NULL when out of memory. */
+static char *make_title(const plot_ctx_t *c, const cal_chart_t *ch,
+                        size_t left_out, int *lines) {
+  size_t n = c->in.n, len = strlen(ch->what) + 128 + n * 320;
+  char *t = malloc(len), (*desc)[240] = calloc(n ? n : 1, sizeof *desc);
+  size_t at = 0, first = n;
+  int same = 1;
+  if (!t || !desc) {
+    free(t);
+    free(desc);
     return NULL;
-  size_t at = (size_t)snprintf(t, len, "%s", what);
-  int first = 1;
-  for (size_t i = 0; i < c->in.n; i++) {
+  }
+  for (size_t i = 0; i < n; i++) {
     if (!cal_chart_has_section(ch, c->in.views[i]))
       continue;
-    const char *cr = c->in.views[i]->created;
-    char date[11] = "";
-    if (cr)
-      snprintf(date, sizeof date, "%s", cr);
-    if (at > 140) { /* the title fits the chart: the rest are in the key */
-      at += (size_t)snprintf(t + at, len - at, " and others");
-      break;
-    }
-    const char *l = c->label[i];
-    at += (size_t)snprintf(t + at, len - at, "%s%.40s%s (%s)",
-                           first ? " - " : " vs ", l,
-                           strlen(l) > 40 ? "..." : "", date);
-    first = 0;
+    if (ch->what_fn)
+      ch->what_fn(&c->in, i, desc[i], sizeof desc[i]);
+    if (first == n)
+      first = i;
+    else if (strcmp(desc[i], desc[first]) != 0)
+      same = 0;
   }
+  *lines = 1;
+  t[0] = '\0';
+  append(t, len, &at, ch->what, 200);
+  if (same && first < n && desc[first][0]) {
+    append(t, len, &at, ": ", 2);
+    append(t, len, &at, desc[first], sizeof desc[first]);
+  }
+  /* a line as wide as the plot (about 7.5 pixels a character) */
+  size_t width = (size_t)(c->in.plot_px > 300 ? c->in.plot_px : 300) * 2 / 15;
+  size_t line = 0; /* where the last line starts */
+  for (size_t i = first, k = 0; i < n; i++) {
+    if (!cal_chart_has_section(ch, c->in.views[i]))
+      continue;
+    if (!same) { /* a line each */
+      new_line(t, len, &at, lines);
+      append_profile(c, i, t, len, &at);
+      append(t, len, &at, ": ", 2);
+      append(t, len, &at, desc[i], sizeof desc[i]);
+      continue;
+    }
+    char who[80];
+    size_t wl = 0;
+    who[0] = '\0';
+    append_profile(c, i, who, sizeof who, &wl);
+    if (at - line + wl + 4 > width) {
+      if (*lines == 4) { /* the rest are in the key */
+        append(t, len, &at, " and others", 11);
+        break;
+      }
+      new_line(t, len, &at, lines);
+      line = at;
+      append(t, len, &at, k++ ? "vs " : "", 3);
+    } else {
+      append(t, len, &at, k++ ? " vs " : " - ", 4);
+    }
+    append(t, len, &at, who, sizeof who);
+  }
+  if (left_out) {
+    char l[120];
+    snprintf(l, sizeof l, "%zu %s left out: %s cannot be drawn (0, or "
+             "beyond 1e300)", left_out, left_out == 1 ? "figure" : "figures",
+             left_out == 1 ? "it" : "they");
+    new_line(t, len, &at, lines);
+    append(t, len, &at, l, sizeof l);
+  }
+  free(desc);
   return t;
 }
 
@@ -86,42 +161,107 @@ static int chart_wanted(const plot_ctx_t *c, const cal_chart_t *ch,
   return 0;
 }
 
+/* The key's width in characters: its longest series label (as gnuplot.c
+ * cuts them) or mark (a profile's name in them only with several). */
+static size_t key_chars(const plot_ctx_t *c, const cal_chart_t *ch,
+                        const cal_gp_set_t *set) {
+  size_t w = (size_t)ch->key_mark_chars;
+  if (c->in.n == 1 && w > 31)
+    w -= 31;
+  for (size_t i = 0; i < set->n; i++) {
+    const cal_gp_series_t *s = &set->s[i];
+    size_t len = strlen(s->key);
+    if (c->in.n > 1 || !s->key[0])
+      len += strlen(c->label[s->profile]) + 1;
+    if (len > CAL_GP_LABEL_MAX + 8)
+      len = CAL_GP_LABEL_MAX + 8;
+    if (ch->key_per_series > 1) /* its second entry: "... ideal" */
+      len += 6;
+    w = len > w ? len : w;
+  }
+  return w;
+}
+
+/* The image's size: the chart's, wider where its bars need room (each
+ * at least bar_px pixels) and where a wide key beside the plot would
+ * leave it under about 760 pixels, taller for more lines of title and a
+ * longer key (room beside or below the plot, not taken from it); the
+ * plot's width into c->in.plot_px. */
+static void chart_size(plot_ctx_t *c, const cal_chart_t *ch,
+                       const cal_gp_set_t *set, int title_lines,
+                       cal_gp_chart_t *gc) {
+  int w = ch->width ? ch->width : 1000, h = ch->height ? ch->height : 640;
+  /* about 7 pixels a character at the key's font, its line sample and
+   * box about 100 */
+  int key = ch->key_below ? 0 : 7 * (int)key_chars(c, ch, set) + 100;
+  if (w < 860 + key)
+    w = 860 + key;
+  if (ch->bar_px) {
+    double places = 0;
+    for (size_t i = 0; i < set->n; i++)
+      for (size_t r = 0; r < set->s[i].n; r++)
+        places = fmax(places, floor(set->s[i].rows[r].x + 0.5));
+    double want = 100 + key + places * (double)set->n * ch->bar_px;
+    w = want > w ? (want < 4000 ? (int)want : 4000) : w;
+  }
+  h += 18 * (title_lines - 1);
+  /* the key beside the plot in one column: a line per series and mark */
+  size_t entries = set->n * (size_t)(ch->key_per_series ? ch->key_per_series
+                                                        : 1) +
+                   (size_t)ch->key_marks * c->in.n;
+  size_t fits = (size_t)(ch->key_rows ? ch->key_rows : 28);
+  if (!ch->key_below && entries > fits)
+    h += (ch->key_px ? ch->key_px : 16) * (int)(entries - fits);
+  if (ch->key_below) /* a band of three columns, the peak and knee too */
+    h += 17 * (int)((set->n + 2 + 2) / 3);
+  gc->width = w;
+  gc->height = h < 3000 ? h : 3000;
+  c->in.plot_px = w - 100 - key;
+}
+
 /* NAME.dat and NAME.gp of one chart; *drawn when there was anything. */
-static int do_chart(const plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
+static int do_chart(plot_ctx_t *c, const cal_chart_t *ch, int *drawn,
                     char *err, size_t errlen) {
   cal_gp_set_t set = {0};
   cal_gp_chart_t gc = {
       .dir = c->o->dir, .name = ch->name, .format = c->o->format,
       .templates = c->tdir, .n = c->in.n, .paths = c->paths,
       .labels = c->in.labels, .cols = ch->cols, .ncols = ch->ncols,
-      .with_text = ch->with_text, .header = ch->header, .header_arg = &c->in,
-      .width = ch->width, .height = ch->height};
+      .with_text = ch->with_text, .header = ch->header, .header_arg = &c->in};
   char *title = NULL;
-  int rc = cal_chart_collect(ch, &c->in, &set);
+  size_t left_out = 0;
+  int rc = cal_chart_collect(ch, &c->in, &set, &left_out), lines = 1;
   if (rc < 0) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
+  if (ch->left_out)
+    left_out += ch->left_out(&c->in);
+  if (left_out && c->o->notes)
+    fprintf(c->o->notes, "note: %s chart: %zu %s left out: %s cannot be "
+                         "drawn (0, or beyond 1e300)\n", ch->name, left_out,
+            left_out == 1 ? "figure" : "figures",
+            left_out == 1 ? "it" : "they");
   if (!chart_wanted(c, ch, &set))
     goto out;
   if ((rc = cal_gp_write_dat(&gc, &set, err, errlen)) < 0)
     goto out;
-  char what[200];
-  if (ch->what_fn)
-    ch->what_fn(&c->in, what, sizeof what);
-  else
-    snprintf(what, sizeof what, "%s", ch->what);
-  if (!(title = make_title(c, what, ch))) {
+  /* the size first: the title is wrapped to the plot's width */
+  chart_size(c, ch, &set, 1, &gc);
+  if (!(title = make_title(c, ch, left_out, &lines))) {
     snprintf(err, errlen, "out of memory");
     rc = CAL_ENOMEM;
     goto out;
   }
   gc.title = title;
-  /* a long key (overlays) gets room below the chart, not from it */
-  if (set.n > 6) {
-    int h = ch->height ? ch->height : 640;
-    gc.height = h + 24 * (int)(set.n - 6) * (ch->header ? 2 : 1);
-  }
+  chart_size(c, ch, &set, lines, &gc);
+  /* where the plot ends on the canvas (its key beside it) and the share
+   * of the height the title takes: for templates that lay out panels */
+  char extra[128];
+  snprintf(extra, sizeof extra, "plot_right = %.4f\ntitle_frac = %.4f\n"
+           "canvas_h = %d\n", (double)(100 + c->in.plot_px) / gc.width,
+           (double)(18 * lines + 16) / gc.height, gc.height);
+  gc.extra = extra;
   if ((rc = cal_gp_write_script(&gc, &set, err, errlen)) < 0)
     goto out;
   *drawn = 1;

@@ -14,11 +14,16 @@
  *   scaling      GFLOPS vs threads against ideal; parallel efficiency
  *   bandwidth    GB/s vs working set per core, cache sizes (reported)
  *                and drops (measured) marked
- *   roofline     a roof per dtype with its ridge, kernels by family
+ *   roofline     a roof per dtype with its ridge (int8 in GOPS),
+ *                kernels by family
  *   attention    GFLOPS and fraction of GEMM per shape
- *   peak         measured compute peak as a share of the theoretical
- * One palette (gnuplot.c) for all: Okabe-Ito colours with dashes and
- * markers.
+ *   peak         measured compute peak as a share of the theoretical,
+ *                a bar per machine and thread count side by side
+ * One palette (gnuplot.c) for all: Okabe-Ito colours; the colour says
+ * what a series is, the marker what ran it on which machine, the dash
+ * the machine, and no two series of a chart share colour and marker
+ * (charts_style.c).  A figure a chart cannot place is left out and
+ * counted in a note and in the title.
  * A chart whose section no profile has is skipped with a note.  Profiles
  * and trees passed in are borrowed and never modified. */
 #ifndef CAL_PLOT_H

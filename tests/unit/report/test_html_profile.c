@@ -58,6 +58,9 @@ static const char machine_json[] =
     " {\"cores\": 8}, \"memory\": {\"total_bytes\": 17179869184},"
     " \"usable_cores\": 7.5},"
     " \"tool\": {\"version\": \"1.0\"}, \"gflops\": 123.456,"
+    " \"throughput\": 56.6, \"optimal_batch_size\": 32,"
+    " \"batch_source\": {\"mode\": \"train\", \"dtype\": \"bf16\","
+    "  \"preset\": \"tiny<m>\", \"seq\": 128},"
     " \"headline_status\": \"partial\"}";
 
 static void escape(void **state) {
@@ -96,6 +99,12 @@ static void machine_and_headline(void **state) {
                       "<td class=\"n\">123.5 GFLOPS</td>",
                       "<tr><th>memory</th><td class=\"n\">&mdash;",
                       "<tr><th>headline status</th><td>partial</td>");
+  /* a batch figure names what it measured: mode, dtype, model */
+  cal_assert_contains(s, "<td class=\"n\">56.6 examples/s<br><span "
+                         "class=\"what\">train, bf16, tiny&lt;m&gt;, seq "
+                         "128</span></td>",
+                      "<td class=\"n\">32<br><span class=\"what\">train, "
+                      "bf16");
   done(s, v, root);
 }
 

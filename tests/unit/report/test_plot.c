@@ -114,10 +114,11 @@ static void scripts_and_data(void **state) {
   char *gp = read_out(f, "batch_sweep.gp");
   assert_contains(gp, "datafile = 'batch_sweep.dat'\n");
   assert_contains(gp, "outfile = 'batch_sweep.png'\n");
-  assert_contains(gp, "title = \"Batch sweep: prefill (one layer), decode "
-                      "(one layer) - machine_a "
-                      "(2025-01-15) vs Bob\\047s \\042box\\042 "
-                      "(2025-01-16)\"\n");
+  /* what each measured differs: a line each */
+  assert_contains(gp, "title = \"Batch sweep\" . \"\\n\" . \"machine_a "
+                      "(2025-01-15): prefill, decode (one layer)\" . "
+                      "\"\\n\" . \"Bob\\047s \\042box\\042 (2025-01-16): "
+                      "decode (one layer)\"\n");
   assert_contains(gp, "nseries = 3\n");
   assert_contains(gp, "label[1] = \"machine_a prefill\"\n");
   assert_contains(gp, "label[3] = \"Bob\\047s \\042box\\042 decode\"\n");
@@ -146,18 +147,22 @@ static void scripts_and_data(void **state) {
   assert_contains(gp, "title = \"Memory bandwidth vs working set per core - "
                       "machine_a (2025-01-15)\"\n");
   assert_contains(gp, "ncaches = 3\n");
-  assert_contains(gp, "cache_bytes[2] = 2097152\n");
-  assert_contains(gp, "cache_label[2] = \"L2 2 MiB (machine_a)\"\n");
+  assert_contains(gp, "cache_bytes[2] = 2097152; cache_dt[2] = 11; "
+                      "cache_row[2] = 0\ncache_tag[2] = \"L2 2 MiB\"\n");
+  assert_contains(gp, "markkey[1] = \"machine_a cache sizes per core "
+                      "(reported)\"\n");
   free(gp);
   /* per core: the 2-thread staircase point of 16 KiB in all */
   expect_out(f, "bandwidth.dat",
              "# series 3: machine_a triad staircase\n8192 144 141.12 145.44\n");
   gp = read_out(f, "roofline.gp");
   assert_contains(gp, "nmemory = 2\n");
-  assert_contains(gp, "memory_gbps[2] = 12\nmemory_peak[2] = 260\n");
-  /* two profiles overlaid: the colour (linetype) is the profile's */
-  assert_contains(gp, "compute_gflops[1] = 130; compute_lt[1] = 1; "
-                      "compute_dram[1] = 12\n");
+  assert_contains(gp, "memory_gbps[2] = 12; memory_peak[2] = 260; "
+                      "memory_grey[2] = 2; memory_dt[2] = 1\n");
+  /* two profiles overlaid: the colour is the dtype's, the dash the
+   * profile's */
+  assert_contains(gp, "compute_gflops[1] = 130; compute_lt[1] = 2; "
+                      "compute_dt[1] = 1; compute_dram[1] = 12\n");
   free(gp);
   dat = read_out(f, "roofline.dat");
   /* one series per kernel family, dtype and threads: no labels */
@@ -432,8 +437,8 @@ static void reference_charts(void **state) {
   }
   /* the batch sweep names what was measured */
   expect_out(f, "batch_sweep.gp",
-             "Batch sweep: qwen2-0.5b, seq 128, prefill (one "
-             "layer), decode (one layer), fp32");
+             "Batch sweep: qwen2-0.5b, seq 128, fp32: prefill, decode (one "
+             "layer)");
   char *two[] = {"--format", "svg", "-o", f->plots, REFERENCE, evil};
   assert_int_equal(run_plot(two, 6), CAL_EXIT_OK);
   for (size_t i = 0; i < cal_ncharts; i++) {
@@ -449,8 +454,9 @@ static void reference_charts(void **state) {
   char *dat = read_out(f, "peak.dat");
   /* the error bar: the median's interval on the same scale (its stats
    * are those of the point it was copied from) */
+  /* four bars (two machines, two thread counts) in a kernel's place */
   assert_contains(dat, " 60 85.51409588 142.5234931 57.33247652 60.59700629 "
-                       "\"bf16 amx_bf16 amx\"\n");
+                       "0.18 \"bf16 amx_bf16 amx\"\n");
   free(dat);
   /* titles and keys are cut to fit: no 400-character name in them */
   char *gp = read_out(f, "gemm.gp");
@@ -496,7 +502,7 @@ static void chart_rows_from_views(void **state) {
   assert_int_equal(cal_profile_view_build(root, &v), 0);
   const cal_profile_view_t *views[1] = {v};
   const char *labels[1] = {"box"};
-  cal_chart_in_t in = {views, labels, 1};
+  cal_chart_in_t in = {.views = views, .labels = labels, .n = 1};
   const cal_chart_t *gemm = NULL, *roof = NULL;
   for (size_t i = 0; i < cal_ncharts; i++) {
     if (strcmp(cal_charts[i].name, "gemm") == 0)
@@ -509,7 +515,7 @@ static void chart_rows_from_views(void **state) {
   assert_true(cal_chart_has_section(gemm, v));
   assert_false(cal_chart_has_section(&cal_charts[0], v));
   cal_gp_set_t set = {0};
-  assert_int_equal(cal_chart_collect(gemm, &in, &set), 0);
+  assert_int_equal(cal_chart_collect(gemm, &in, &set, NULL), 0);
   assert_int_equal(set.n, 2);
   assert_string_equal(set.s[0].key, "fp32, 1 thread");
   assert_string_equal(set.s[1].key, "fp32, 2 threads");
@@ -517,7 +523,7 @@ static void chart_rows_from_views(void **state) {
   assert_double_equal(set.s[0].rows[0].v[3], 10, 0);
   assert_double_equal(set.s[0].rows[0].x, 64, 1e-9);
   cal_gp_set_free(&set);
-  assert_int_equal(cal_chart_collect(roof, &in, &set), 0);
+  assert_int_equal(cal_chart_collect(roof, &in, &set, NULL), 0);
   assert_int_equal(set.n, 1);
   assert_string_equal(set.s[0].key, "GEMM fp32, 2 threads");
   assert_string_equal(set.s[0].rows[0].text, "gemm_fp32");
