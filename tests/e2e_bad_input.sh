@@ -371,6 +371,6 @@ for i in range(100000):
 d["gemm"]["points"] = pts
 json.dump(d, open("gemm100k.json", "w"))
 EOF
-big 0 60 2000 "compare: 100,000 GEMM points against themselves" "$CAL" compare gemm100k.json gemm100k.json -o /dev/null
+big 0 60 8000 "compare: 100,000 GEMM points against themselves" "$CAL" compare gemm100k.json gemm100k.json -o /dev/null
 
 finish
