@@ -259,6 +259,8 @@ for f in table md json; do
 done
 row 0 "plan: hostile names" "$CAL" plan evil_names.json "$B" --examples 100
 clean out err && ok || bad "plan: raw control characters in the output"
+row 0 "plot: hostile names" "$CAL" plot --script-only -o "$(printf 'evil\033[31m')" evil_names.json
+clean out err && grep -q 'evil\\x1b\[31m/' err && ok || bad "plot: raw control characters in its notes"
 row 0 "export: hostile names" "$CAL" export --format bmf evil_names.json
 clean out && ok || bad "export: raw control characters in the output"
 for f in table json; do
