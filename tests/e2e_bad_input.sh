@@ -375,4 +375,29 @@ json.dump(d, open("gemm100k.json", "w"))
 EOF
 big 0 60 8000 "compare: 100,000 GEMM points against themselves" "$CAL" compare gemm100k.json gemm100k.json -o /dev/null
 
+# ---- --partial: a signal after the last section still ends with 128+N ----
+# the table is held on a full pipe after the profile is written; SIGTERM
+# arrives there, then the pipe is drained
+rm -f tbl.fifo late.json
+mkfifo tbl.fifo
+exec 7<>tbl.fifo
+head -c 65536 /dev/zero >&7
+CALIBRATE_LOCK="$TMP/lk.late" "$CAL" peak-flops --quick --partial --allow-busy -o late.json >tbl.fifo 2>err &
+pid=$!
+for _ in $(seq 1 600); do [ -s late.json ] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$pid"
+sleep 0.3
+head -c 65536 <&7 >/dev/null
+timeout 10 cat <&7 >/dev/null &
+wait "$pid"
+rc=$?
+exec 7<&-
+if [ "$rc" -eq 5 ]; then
+  echo "skip: --partial late signal: the machine was busy (exit 5)"
+else
+  [ "$rc" -eq 143 ] && ok || bad "--partial, SIGTERM after the last section: exit $rc, expected 143"
+  grep -q "after every section finished" err && ok || bad "--partial late signal: no line says so"
+fi
+
 finish

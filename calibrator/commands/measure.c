@@ -134,6 +134,8 @@ int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
 out:
   cal_ctx_close(&ctx);
   cal_opts_free(&o);
+  fflush(NULL); /* a table blocked on a full pipe is written before the
+                   last look at the signal, not at exit */
   return rc == CAL_EXIT_OK && cal_run_stop ? late_signal() : rc;
 }
 
