@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cal_err.h"
@@ -18,7 +20,10 @@
 
 #define NSLOTS 8
 static char tmp_paths[NSLOTS][PATH_MAX];
+/* what a slot holds: 0 nothing, else one of these */
+enum { SLOT_FILE = 1, SLOT_DIR = 2, SLOT_CHILD = 3 };
 static volatile sig_atomic_t tmp_used[NSLOTS];
+static volatile pid_t child_group[NSLOTS]; /* SLOT_CHILD: its process group */
 static int nregistered;
 
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -27,10 +32,59 @@ static const int soft_signals[] = {SIGXFSZ, SIGPIPE};
 #define NSOFT (sizeof soft_signals / sizeof soft_signals[0])
 static struct sigaction old_fatal[NFATAL], old_soft[NSOFT];
 
+/* The entries of the directory open at fd as getdents64 gives them. */
+struct cal_dirent64 {
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[];
+};
+
+/* Remove the plain files in dir, then dir: system calls only, so a
+ * signal handler may call it. */
+static void remove_dir_files(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    union {
+      char b[4096];
+      uint64_t align;
+    } buf;
+    int removed = 1;
+    /* entries removed while reading can hide others: read again */
+    for (int pass = 0; removed && pass < 8; pass++) {
+      long n;
+      removed = 0;
+      lseek(fd, 0, SEEK_SET);
+      while ((n = syscall(SYS_getdents64, fd, buf.b, sizeof buf.b)) > 0)
+        for (long at = 0; at < n;) {
+          const struct cal_dirent64 *e = (const void *)(buf.b + at);
+          at += e->reclen;
+          if (strcmp(e->name, ".") && strcmp(e->name, "..") &&
+              unlinkat(fd, e->name, 0) == 0)
+            removed = 1;
+        }
+    }
+    close(fd);
+  }
+  rmdir(dir);
+}
+
 static void on_fatal(int sig) {
-  for (int i = 0; i < NSLOTS; i++)
-    if (tmp_used[i])
-      unlink(tmp_paths[i]);
+  /* the children that write files first, then the files, then their
+   * directories */
+  static const int order[] = {SLOT_CHILD, SLOT_FILE, SLOT_DIR};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < NSLOTS; i++) {
+      if (tmp_used[i] != order[k])
+        continue;
+      if (order[k] == SLOT_CHILD)
+        kill(-child_group[i], SIGKILL);
+      else if (order[k] == SLOT_FILE)
+        unlink(tmp_paths[i]);
+      else
+        remove_dir_files(tmp_paths[i]);
+    }
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -64,19 +118,22 @@ static void restore_handlers(void) {
     sigaction(soft_signals[i], &old_soft[i], NULL);
 }
 
-/* Register path for removal on a fatal signal: the slot, or -1 when it
- * does not fit (too long, or too many at once: then only the normal paths
- * remove it). */
-static int register_tmp(const char *path) {
-  if (strlen(path) >= PATH_MAX)
+/* Register path (SLOT_FILE, SLOT_DIR: a directory and its files) for
+ * removal on a fatal signal, or a child's process group (SLOT_CHILD,
+ * path NULL) to be killed then: the slot, or -1 when it does not fit (too
+ * long, or too many at once: then only the normal paths clean up). */
+static int register_tmp(const char *path, int kind, pid_t group) {
+  if (path && strlen(path) >= PATH_MAX)
     return -1;
   for (int i = 0; i < NSLOTS; i++) {
     if (tmp_used[i])
       continue;
     if (nregistered++ == 0)
       install_handlers();
-    memcpy(tmp_paths[i], path, strlen(path) + 1);
-    tmp_used[i] = 1;
+    if (path)
+      memcpy(tmp_paths[i], path, strlen(path) + 1);
+    child_group[i] = group;
+    tmp_used[i] = kind;
     return i;
   }
   return -1;
@@ -209,13 +266,19 @@ static int open_through(cal_out_t *o, const char *target, char *err,
   return 0;
 }
 
-/* A temporary file beside target, to be renamed over it. */
+/* A temporary file beside target, to be renamed over it: a short name of
+ * its own (CAL_OUT_TMP_NAME), so a target name of any allowed length
+ * still has room for it. */
 static int open_tmp(cal_out_t *o, const char *target, int mode, char *err,
                     size_t errlen) {
-  size_t len = strlen(target) + 16;
-  if (!(o->target = strdup(target)) || !(o->tmp = malloc(len)))
+  char *dir = dir_of(target);
+  size_t len = dir ? strlen(dir) + sizeof CAL_OUT_TMP_NAME + 2 : 0;
+  if (!dir || !(o->target = strdup(target)) || !(o->tmp = malloc(len))) {
+    free(dir);
     return fail(o, CAL_ENOMEM, err, errlen, "out of memory");
-  snprintf(o->tmp, len, "%s.tmp.XXXXXX", target);
+  }
+  snprintf(o->tmp, len, "%s/%s", dir, CAL_OUT_TMP_NAME);
+  free(dir);
   sigset_t all, old;
   sigfillset(&all);
   /* no signal between creating the file and registering it */
@@ -223,7 +286,7 @@ static int open_tmp(cal_out_t *o, const char *target, int mode, char *err,
   int fd = mkostemp(o->tmp, O_CLOEXEC);
   int e = errno;
   if (fd >= 0)
-    o->slot = register_tmp(o->tmp);
+    o->slot = register_tmp(o->tmp, SLOT_FILE, 0);
   sigprocmask(SIG_SETMASK, &old, NULL);
   if (fd < 0) {
     free(o->tmp);
@@ -407,3 +470,42 @@ out:
   free(target);
   return rc;
 }
+
+int cal_out_tmpdir(const char *parent, const char *prefix, char **out,
+                   int *slot) {
+  size_t len = strlen(parent) + strlen(prefix) + 16;
+  char *d = malloc(len);
+  *out = NULL;
+  *slot = -1;
+  if (!d)
+    return CAL_ENOMEM;
+  snprintf(d, len, "%s/%s.XXXXXX", parent, prefix);
+  sigset_t all, old;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &old); /* made and registered as one step */
+  int ok = mkdtemp(d) != NULL, e = errno;
+  if (ok)
+    *slot = register_tmp(d, SLOT_DIR, 0);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  if (!ok) {
+    free(d);
+    errno = e;
+    return CAL_EIO;
+  }
+  *out = d;
+  return 0;
+}
+
+void cal_out_tmpdir_remove(char *dir, int slot) {
+  if (!dir)
+    return;
+  remove_dir_files(dir);
+  unregister_tmp(slot);
+  free(dir);
+}
+
+int cal_out_watch_child(pid_t group) {
+  return group > 0 ? register_tmp(NULL, SLOT_CHILD, group) : -1;
+}
+
+void cal_out_unwatch_child(int slot) { unregister_tmp(slot); }

@@ -4,8 +4,10 @@
  *   "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N
  *       written through to that open descriptor (never reopened);
  *   a regular file, or a name that does not exist yet
- *       replaced atomically: a temporary file PATH.tmp.XXXXXX in the same
- *       directory (created O_EXCL), written, fsync'ed, renamed over PATH;
+ *       replaced atomically: a temporary file DIR/.calibrate.tmp.XXXXXX
+ *       in the same directory (created O_EXCL; a short name, so a PATH
+ *       whose last part is as long as a name can be still has room for
+ *       it), written, fsync'ed, renamed over PATH;
  *       the temporary file is removed on every failure, also when a signal
  *       (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ends the process while it
  *       exists; SIGXFSZ and SIGPIPE make the write fail (EFBIG, EPIPE)
@@ -30,8 +32,11 @@
 #define CAL_OUT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define CAL_OUT_NOFOLLOW 1
+/* The name of the temporary files, beside their target. */
+#define CAL_OUT_TMP_NAME ".calibrate.tmp.XXXXXX"
 
 typedef struct cal_out {
   int fd;         /* -1 when nothing is open */
@@ -69,5 +74,23 @@ int cal_out_file(const char *path, const void *buf, size_t len, int flags,
  * opened for writing, a FIFO exists).  0, or CAL_EIO with the reason
  * alone in why ("directory D does not exist"). */
 int cal_out_check(const char *path, char *why, size_t whylen);
+
+/* A new private directory PARENT/PREFIX.XXXXXX (mkdtemp, mode 0700) for
+ * files a command writes and reads back (charts to inline): a fatal
+ * signal removes it and the files in it, as it removes the temporary
+ * files.  *out is malloc'd; *slot is for cal_out_tmpdir_remove.  0,
+ * CAL_ENOMEM or CAL_EIO (errno set). */
+int cal_out_tmpdir(const char *parent, const char *prefix, char **out,
+                   int *slot);
+/* Remove dir's plain files and dir, stop watching it and free dir
+ * (NULL: nothing). */
+void cal_out_tmpdir_remove(char *dir, int slot);
+
+/* A child process writing into those files (gnuplot), in its own process
+ * group: a fatal signal kills the group before the files are removed.
+ * Returns the slot for cal_out_unwatch_child (-1: not watched), called
+ * once the child is reaped. */
+int cal_out_watch_child(pid_t group);
+void cal_out_unwatch_child(int slot);
 
 #endif

@@ -225,4 +225,179 @@ row 4 "plot: gnuplot hangs" env CALIBRATE_GNUPLOT_TIMEOUT=1 CALIBRATE_GNUPLOT="$
 row 4 "report: gnuplot hangs" env CALIBRATE_GNUPLOT_TIMEOUT=1 CALIBRATE_GNUPLOT="$TMP/gp-hang.sh" "$CAL" report -o gp.html "$A"
 [ ! -e gp.html ] && ok || bad "report wrote gp.html with no chart"
 
+# ---- echoed input never acts on the terminal: escaped, one line ----
+# clean FILE...: no control byte but newline and tab, no C1 code and no
+# bidi or line control reached the files
+clean() {
+  "$PY" - "$@" <<'EOF'
+import re, sys
+bad = re.compile(rb'[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xd8\x9c|'
+                 rb'\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]')
+sys.exit(1 if any(bad.search(open(f, 'rb').read()) for f in sys.argv[1:]) else 0)
+EOF
+}
+# ESC, CR, LF and U+202E in a profile's schema, names and a point id
+"$PY" - "$A" <<'EOF' || bad "cannot make the hostile-string profiles"
+import json, sys
+d = json.load(open(sys.argv[1]))
+evil = "\x1b[31m\r\n\u202eevil"
+json.dump(dict(d, schema=evil), open("evil_schema.json", "w"))
+d["device_name"] = "box" + evil
+d["batch_sweep"]["modes"]["prefill"]["points"][0]["id"] = "id" + evil
+json.dump(d, open("evil_names.json", "w"))
+with open("evil.csv", "w") as f:
+    f.write("batch_size,throughput,machine\n")
+    for b in (1, 2, 4):
+        f.write(f'{b},{b * 10},m\x1b[31m\u202eevil\n{b},{b * 9},plain\n')
+EOF
+row 2 "export: hostile schema" "$CAL" export --format bmf evil_schema.json
+clean err && grep -q '\\x1b\[31m\\x0d\\x0a\\u202eevil' err && ok ||
+  bad "export: the schema was not escaped: $(cat err)"
+for f in table md json; do
+  row 0 "compare --format $f: hostile names" "$CAL" compare --format "$f" evil_names.json evil_names.json
+  clean out err && ok || bad "compare --format $f: raw control characters in the output"
+done
+row 0 "plan: hostile names" "$CAL" plan evil_names.json "$B" --examples 100
+clean out err && ok || bad "plan: raw control characters in the output"
+row 0 "plot: hostile names" "$CAL" plot --script-only -o "$(printf 'evil\033[31m')" evil_names.json
+clean out err && grep -q 'evil\\x1b\[31m/' err && ok || bad "plot: raw control characters in its notes"
+row 0 "export: hostile names" "$CAL" export --format bmf evil_names.json
+clean out && ok || bad "export: raw control characters in the output"
+for f in table json; do
+  row 0 "peak --format $f: hostile machine names" "$CAL" peak --format "$f" evil.csv
+  clean out err && ok || bad "peak --format $f: raw control characters in the output"
+done
+"$PY" -c "import json; assert json.load(open('out'))['curves'][0]['machine'] == 'm\x1b[31m\u202eevil'" &&
+  ok || bad "peak --format json: the machine name does not read back as it was"
+bidi=$(printf '\342\200\256')
+row 2 "a flag value with ESC, CR, LF" "$CAL" plan "$A" "$B" --examples "$(printf '\033[31m\r\n7')"
+clean err && ok || bad "plan --examples: raw control characters on stderr"
+row 2 "a --format with OSC and bidi" "$CAL" export --format "$(printf '\033]0;x\007')$bidi" "$A"
+clean err && ok || bad "export --format: raw control characters on stderr"
+row 2 "a file name with ESC and LF" "$CAL" export --format bmf "$(printf 'no\033[2J\nsuch')$bidi.json"
+clean err && ok || bad "a file name: raw control characters on stderr"
+mkdir "lk$bidi.d"
+row 2 "CALIBRATE_LOCK naming a directory with bidi" env CALIBRATE_LOCK="$TMP/lk$bidi.d" "$CAL" peak-flops --quick --no-wait -o x.json
+clean err && ok || bad "the lock's name: raw control characters on stderr"
+
+# ---- fleet profiles whose hosts are not objects: invalid, not memory ----
+for c in host_null host_string profile_string profile_number; do
+  "$PY" - "$SRC/tests/compat-data/fleet.json" "$c" <<'EOF' || bad "cannot make fleet $c"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = sys.argv[2]
+h = d["hosts"]
+if c == "host_null": h[0] = None
+elif c == "host_string": h[0] = "host"
+elif c == "profile_string": h[0]["profile"] = "profile.json"
+else: h[0]["profile"] = 7
+json.dump(d, open(f"fleet_{c}.json", "w"))
+EOF
+  row 2 "plan: fleet $c" "$CAL" plan "fleet_$c.json" --examples 100
+  grep -q "out of memory" err && bad "plan: fleet $c said out of memory" || ok
+done
+
+# ---- output names as long as a name can be: the temporary name fits ----
+for n in 245 255; do
+  long=$("$PY" -c "print('o' * $n)")
+  row 0 "export -o a $n-byte name" "$CAL" export --format bmf -o "$long" "$A"
+  [ -s "$long" ] && ok || bad "export -o a $n-byte name: not written"
+  row 0 "plan -o a $n-byte name" "$CAL" plan "$A" "$B" --examples 100 -o "$long"
+  rm -f "$long"
+done
+
+# ---- report ended by a signal: no chart directory, no gnuplot left ----
+# (started with the signals' default actions: a background job of sh
+# ignores SIGINT)
+printf '#!/bin/sh\necho $$ >"%s/gp.pid"\nexec sleep 60\n' "$TMP" >gp-hang-pid.sh
+chmod +x gp-hang-pid.sh
+mkdir rt
+for sig in INT TERM HUP; do
+  rm -f gp.pid
+  TMPDIR="$TMP/rt" CALIBRATE_GNUPLOT_TIMEOUT=30 CALIBRATE_GNUPLOT="$TMP/gp-hang-pid.sh" \
+    "$PY" -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$CAL" report -o sig.html "$A" >out 2>err &
+  pid=$!
+  for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s gp.pid ] && break; sleep 0.5; done
+  kill -"$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" -gt 128 ] && ok || bad "report SIG$sig: exit $rc"
+  [ -z "$(ls -A rt)" ] && ok || bad "report SIG$sig left $(ls -A rt)"
+  [ ! -e sig.html ] && ok || bad "report SIG$sig wrote sig.html"
+  sleep 0.2
+  gp=$(cat gp.pid 2>/dev/null)
+  [ -n "$gp" ] && ! grep -qv ') Z ' "/proc/$gp/stat" 2>/dev/null && ok ||
+    bad "report SIG$sig: gnuplot was not started or is still running"
+done
+
+# ---- big inputs: linear in time, bounded in memory ----
+# big CODE SECS MIB DESC CMD...: exit CODE within SECS seconds (far more
+# than the linear path needs: not a timing, a check that nothing is
+# quadratic), its resident memory at most MIB MiB
+big() {
+  _code=$1 _secs=$2 _mib=$3 _d=$4
+  shift 4
+  "$PY" - "$_code" "$_secs" "$_mib" "$@" <<'EOF' && ok && echo "ok: [$_code] $_d" || bad "$_d"
+import resource, subprocess, sys
+code, secs, mib = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+try:
+    with open("out", "wb") as o, open("err", "wb") as e:
+        rc = subprocess.run(sys.argv[4:], stdout=o, stderr=e, timeout=secs).returncode
+except subprocess.TimeoutExpired:
+    sys.exit(f"no end within {secs:.0f} s")
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+if rc != code:
+    sys.exit(f"exit {rc}, expected {code}: " + open("err").read()[-300:])
+if peak > mib:
+    sys.exit(f"{peak} MiB resident, expected at most {mib}")
+EOF
+  no_tmp "$_d"
+}
+"$PY" -c "
+print('batch_size,throughput')
+for i in range(200000): print(f'{i + 1},{5 + i % 7}')" >batches.csv
+big 0 60 600 "peak --format json: 200,000 batch sizes" "$CAL" peak --format json batches.csv -o batches.json
+"$PY" -c "import json; d = json.load(open('batches.json')); assert len(d['curves'][0]['points']) == 200000" &&
+  ok || bad "peak --format json: not the 200,000 points"
+"$PY" - "$A" <<'EOF' || bad "cannot make the profile of 100,000 GEMM points"
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+p0 = d["gemm"]["points"][0]
+pts = []
+for i in range(100000):
+    p = dict(p0, id=f"gemm/fp32/{256 + i}x256x256/t2", m=256 + i)
+    pts.append(p)
+d["gemm"]["points"] = pts
+json.dump(d, open("gemm100k.json", "w"))
+EOF
+big 0 60 8000 "compare: 100,000 GEMM points against themselves" "$CAL" compare gemm100k.json gemm100k.json -o /dev/null
+
+# ---- --partial: a signal after the last section still ends with 128+N ----
+# the table is held on a full pipe after the profile is written; SIGTERM
+# arrives there, then the pipe is drained
+rm -f tbl.fifo late.json
+mkfifo tbl.fifo
+exec 7<>tbl.fifo
+head -c 65536 /dev/zero >&7
+CALIBRATE_LOCK="$TMP/lk.late" "$CAL" peak-flops --quick --partial --allow-busy -o late.json >tbl.fifo 2>err &
+pid=$!
+for _ in $(seq 1 600); do [ -s late.json ] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$pid"
+sleep 0.3
+head -c 65536 <&7 >/dev/null
+timeout 10 cat <&7 >/dev/null &
+wait "$pid"
+rc=$?
+exec 7<&-
+if [ "$rc" -eq 5 ]; then
+  echo "skip: --partial late signal: the machine was busy (exit 5)"
+else
+  [ "$rc" -eq 143 ] && ok || bad "--partial, SIGTERM after the last section: exit $rc, expected 143"
+  grep -q "after every section finished" err && ok || bad "--partial late signal: no line says so"
+fi
+
 finish

@@ -94,7 +94,7 @@ expect_exit 0 "quick run" "$CAL" --quick --no-progress --allow-busy -o "$TMP/qui
 grep -q "GEMM" "$TMP/out" && ok || bad "the quick run printed no table"
 $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/quick.json" gemm scaling \
   && ok || bad "quick profile does not validate"
-ls "$TMP" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
+ls -A "$TMP" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
 $PY - "$TMP/quick.json" <<'PY' && ok || bad "top-level keys of the quick profile"
 import json, statistics, sys
 d = json.load(open(sys.argv[1]))

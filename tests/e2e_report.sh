@@ -120,7 +120,7 @@ expect_usage "no such directory" "$CAL" report "$REF" -o "$TMP/no/dir/x.html"
 grep -q "see 'calibrate report --help'" "$TMP/err" && ok ||
   bad "error without the help hint: $(cat "$TMP/err")"
 [ ! -e "$TMP/x.html" ] && ok || bad "a bad input left x.html"
-ls "$TMP" | grep -q '\.tmp\.' && bad "temporary files left: $(ls "$TMP")" || ok
+ls -A "$TMP" | grep -q '\.tmp\.' && bad "temporary files left: $(ls -A "$TMP")" || ok
 if expect_exit 0 "report --help" "$CAL" report --help; then
   grep -q '^Exit status' "$TMP/out" && ok || bad "--help does not list exit codes"
 fi

@@ -99,7 +99,7 @@ fi
 if run 0 peak "$SEED" --format json --target-effective-batch 32 -o "$WORK/o.json"; then
   [ -s "$WORK/out" ] && bad "-o also wrote to stdout"
   check_json "$WORK/o.json"
-  ls "$WORK"/o.json.tmp.* >/dev/null 2>&1 && bad "-o left a temporary file"
+  ls "$WORK"/.calibrate.tmp.* >/dev/null 2>&1 && bad "-o left a temporary file"
 fi
 
 # table

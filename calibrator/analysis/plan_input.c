@@ -361,6 +361,11 @@ static int add_fleet(cal_plan_inputs_t *in, const char *path,
     const cal_vfleet_host_t *h = &fv->hosts[i];
     char where[512];
     snprintf(where, sizeof where, "%s:hosts[%zu]", path, i);
+    if (h->malformed) {
+      snprintf(err, errlen, "%s: not a valid fleet profile: a host that is "
+               "no object, or its profile neither an object nor null", where);
+      return CAL_ESCHEMA;
+    }
     if (!h->profile)
       continue;
     char *text = json_dumps(h->profile, JSON_COMPACT);

@@ -15,6 +15,7 @@
 
 #include "build_info.h"
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cal_exit.h"
 #include "cal_out.h"
 #include "cal_term.h"
@@ -107,8 +108,9 @@ int cal_parse_size(const char *s, double *bytes) {
 /* The one error line: "calibrate[ CMD]: MSG", with the pointer to the
  * help when the user can fix it. */
 static int error_line(const char *cmd, int code, const char *fmt, va_list ap) {
-  char msg[4096];
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  char raw[4096], msg[4096 * 4];
+  vsnprintf(raw, sizeof raw, fmt, ap);
+  cal_esc(msg, sizeof msg, raw); /* echoed input never acts on the terminal */
   const char *sp = cmd ? " " : "", *name = cmd ? cmd : "";
   if (code == CAL_EXIT_USAGE)
     fprintf(stderr, "calibrate%s%s: %s (see 'calibrate%s%s --help')\n", sp,

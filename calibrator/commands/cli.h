@@ -22,7 +22,9 @@ int cal_parse_fraction(const char *s, double *out);
 int cal_parse_size(const char *s, double *bytes);
 
 /* Every error a command reports is one line on stderr printed by one of
- * these two.  A usage or input error (exit 2: a bad flag, a missing or
+ * these two; the message is escaped (cal_esc.h), so input it echoes (a
+ * profile's strings, a flag's value, a file name) neither acts on the
+ * terminal nor breaks the line.  A usage or input error (exit 2: a bad flag, a missing or
  * malformed input, an output that cannot be written) reads
  * "calibrate[ CMD]: MESSAGE (see 'calibrate[ CMD] --help')";
  * cal_usage prints it and returns CAL_EXIT_USAGE for

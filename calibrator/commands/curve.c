@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
+#include "cal_out.h"
 #include "cli.h"
 #include "cal_exit.h"
 #include "curve_csv.h"
@@ -180,37 +182,44 @@ static int write_atomic(const char *cmd, const char *path, const char *buf,
   return rc;
 }
 
-/* The JSON document as text with a final newline; NULL when out of
- * memory. */
-static char *json_text(const peak_args_t *a, const char *src,
-                       const cal_curve_set_t *set, cal_curve_result_t **res,
-                       const cal_curve_rec_t *recs, size_t *len) {
+/* The JSON document written as it is made, through the one writer:
+ * never the whole tree nor its whole text in memory. */
+typedef struct json_out {
+  cal_out_t o;
+  char err[512];
+} json_out_t;
+
+static int json_sink(void *ctx, const char *text, size_t len) {
+  json_out_t *j = ctx;
+  return cal_out_write(&j->o, text, len, j->err, sizeof j->err);
+}
+
+/* Write the document to a->output (stdout when none): an exit code. */
+static int write_json(const peak_args_t *a, const char *src,
+                      const cal_curve_set_t *set, cal_curve_result_t **res,
+                      const cal_curve_rec_t *recs) {
   const char **machines = calloc(set->n ? set->n : 1, sizeof *machines);
-  json_t *root = NULL;
-  char *text = NULL;
-  if (!machines)
-    goto out;
-  for (size_t i = 0; i < set->n; i++)
-    machines[i] = set->curves[i].machine;
-  root = cal_curve_doc_json(src, &a->opts, machines, res,
-                            a->target ? recs : NULL, set->n);
-  if (!root || !(text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10))))
-    goto out;
-  size_t n = strlen(text);
-  char *t = realloc(text, n + 2);
-  if (!t) {
-    free(text);
-    text = NULL;
-    goto out;
+  json_out_t *j = calloc(1, sizeof *j);
+  int rc = CAL_ENOMEM;
+  if (machines && j &&
+      (rc = cal_out_open(&j->o, a->output ? a->output : "-", 0, j->err,
+                         sizeof j->err)) == 0) {
+    for (size_t i = 0; i < set->n; i++)
+      machines[i] = set->curves[i].machine;
+    rc = cal_curve_doc_write(src, &a->opts, machines, res,
+                             a->target ? recs : NULL, set->n, json_sink, j);
+    if (rc == 0)
+      rc = cal_out_commit(&j->o, j->err, sizeof j->err);
+    else
+      cal_out_abort(&j->o);
   }
-  text = t;
-  text[n] = '\n';
-  text[n + 1] = '\0';
-  *len = n + 1;
-out:
+  int code = rc == 0             ? CAL_EXIT_OK
+             : rc == CAL_ENOMEM ? cal_fail(CMD, CAL_EXIT_INTERNAL,
+                                           "out of memory")
+                                : cal_usage(CMD, "%s", j->err);
   free(machines);
-  json_decref(root);
-  return text;
+  free(j);
+  return code;
 }
 
 /* The tables of every curve as text; NULL when out of memory. */
@@ -227,6 +236,11 @@ static char *table_text(const peak_args_t *a, const char *src,
   if (fclose(mem) != 0) {
     free(text);
     return NULL;
+  }
+  if (cal_esc_needed(text, *len, CAL_ESC_KEEP_LINES)) { /* machine names */
+    char *safe = cal_esc_text(text, *len, CAL_ESC_KEEP_LINES, len);
+    free(text);
+    text = safe;
   }
   return text;
 }
@@ -271,8 +285,11 @@ int cal_cmd_curve(int argc, char **argv) {
     if (a.target && cal_curve_recommend(res[i], a.target, &recs[i]) < 0)
       goto nomem;
   }
-  text = a.json ? json_text(&a, src, set, res, recs, &text_len)
-                : table_text(&a, src, set, res, recs, &text_len);
+  if (a.json) {
+    code = write_json(&a, src, set, res, recs);
+    goto out;
+  }
+  text = table_text(&a, src, set, res, recs, &text_len);
   if (!text)
     goto nomem;
   code = write_atomic(a.cmd, a.output ? a.output : "-", text, text_len) < 0

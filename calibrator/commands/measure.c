@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cal_exit.h"
 #include "cli.h"
 #include "plot.h"
@@ -38,9 +39,18 @@ static void draw_charts(const cal_opts_t *o, FILE *table, const json_t *root) {
   /* the profile is safe on disk; a missing gnuplot only costs the charts */
   char err[512];
   if (cal_plot_tree(root, o->out_path, o->plots_dir, "png", err, sizeof err) < 0)
-    fprintf(stderr, "calibrate: no charts: %s\n", err);
+    cal_esc_line(stderr, "calibrate: no charts: %s", err);
   else
-    fprintf(table, "Charts written to %s\n", o->plots_dir);
+    cal_esc_line(table, "Charts written to %s", o->plots_dir);
+}
+
+/* --partial: a signal caught after the measuring ended (the profile is
+ * whole) still ends the run with 128 + the signal. */
+static int late_signal(void) {
+  fprintf(stderr, "calibrate: interrupted by %s after every section "
+                  "finished: the profile is complete\n",
+          strsignal(cal_run_stop));
+  return 128 + cal_run_stop;
 }
 
 /* The exit code of a run whose profile is root, with its line on stderr:
@@ -58,6 +68,8 @@ static int exit_code(const cal_run_result_t *run, const json_t *root) {
             strsignal(q->interrupted));
     return 128 + q->interrupted;
   }
+  if (cal_run_stop)
+    return late_signal();
   if (cal_profile_withheld(root)) {
     fprintf(stderr, "calibrate: the machine was busy: %s; headline figures "
                     "withheld (--allow-busy keeps them)\n",
@@ -72,8 +84,10 @@ static int exit_code(const cal_run_result_t *run, const json_t *root) {
 static int report_run(const cal_run_result_t *run, const json_t *root,
                       FILE *table, const char *written_to) {
   cal_table_print(run, table);
-  if (written_to)
-    fprintf(table, "\nProfile written to %s\n", written_to);
+  if (written_to) {
+    fputc('\n', table);
+    cal_esc_line(table, "Profile written to %s", written_to);
+  }
   if (run->opt->plots_dir)
     draw_charts(run->opt, table, root);
   return exit_code(run, root);
@@ -120,7 +134,9 @@ int cal_measure_main(const cal_measure_cmd_t *mc, int argc, char **argv,
 out:
   cal_ctx_close(&ctx);
   cal_opts_free(&o);
-  return rc;
+  fflush(NULL); /* a table blocked on a full pipe is written before the
+                   last look at the signal, not at exit */
+  return rc == CAL_EXIT_OK && cal_run_stop ? late_signal() : rc;
 }
 
 int cal_measure_node(cal_opts_t *o, FILE *table, json_t **profile) {

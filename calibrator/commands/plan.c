@@ -11,6 +11,7 @@
 
 #include "subcommands.h"
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cli.h"
 #include "cal_exit.h"
 #include "compare.h"
@@ -364,9 +365,9 @@ static void warn_left_out(const cal_plan_machine_t *ms, size_t n) {
     usable += ms[i].throughput > 0 && isfinite(ms[i].throughput);
   for (size_t i = 0; usable && i < n; i++)
     if (!(ms[i].throughput > 0 && isfinite(ms[i].throughput)))
-      fprintf(stderr,
-              "calibrate plan: warning: %s (%s) has no measured throughput; "
-              "left out\n", ms[i].name, ms[i].path);
+      cal_esc_line(stderr,
+                   "calibrate plan: warning: %s (%s) has no measured "
+                   "throughput; left out", ms[i].name, ms[i].path);
 }
 
 /* The outputs of a plan, one a --format value. */
@@ -455,15 +456,15 @@ int cal_cmd_plan(int argc, char **argv) {
   }
   for (size_t i = 0; i < in.n; i++)
     if (in.ms[i].one_layer && !(a.o.params > 0))
-      fprintf(stderr, "calibrate plan: warning: %s (%s): %s\n", in.ms[i].name,
-              in.ms[i].path, in.ms[i].basis);
+      cal_esc_line(stderr, "calibrate plan: warning: %s (%s): %s",
+                   in.ms[i].name, in.ms[i].path, in.ms[i].basis);
   a.o.net = in.has_net ? &in.net : NULL;
   if (cal_plan_compute(&a.o, in.ms, in.n, &plan, err, sizeof err) < 0) {
     rc = cal_usage(CMD, "%s", err);
     goto out;
   }
   for (size_t i = 0; i < plan->nwarnings; i++)
-    fprintf(stderr, "calibrate plan: warning: %s\n", plan->warnings[i]);
+    cal_esc_line(stderr, "calibrate plan: warning: %s", plan->warnings[i]);
   rc = write_plan(plan, &a);
   if (rc == CAL_EXIT_OK && cal_plan_fits_nowhere(plan))
     rc = CAL_EXIT_NOFIT;

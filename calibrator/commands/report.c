@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cal_exit.h"
 #include "cli.h"
 #include "html.h"
@@ -108,7 +109,7 @@ int cal_cmd_report(int argc, char **argv) {
     goto out;
   }
   if (strcmp(out, "-") != 0)
-    fprintf(stderr, "wrote %s (%zu bytes)\n", out, len);
+    cal_esc_line(stderr, "wrote %s (%zu bytes)", out, len);
   rc = CAL_EXIT_OK;
 out:
   for (size_t i = 0; p && i < n; i++)

@@ -24,16 +24,23 @@
  * Returns a new reference (the caller owns it) or NULL when out of memory.
  * The lead's batch sweep can store the same object in its profile section. */
 json_t *cal_curve_json(const char *machine, const cal_curve_result_t *r,
-                            const cal_curve_rec_t *rec);
+                       const cal_curve_rec_t *rec);
+
+/* Where a document's text goes, a piece at a time: 0, or a negative
+ * CAL_E* code that stops the writing. */
+typedef int (*cal_text_sink_fn)(void *ctx, const char *text, size_t len);
 
 /* The whole document: {schema, source, tolerance_pct, optimize, curves[]}
  * with one cal_curve_json() per curve i (machines[i] may be NULL; recs
- * NULL when no recommendation was asked).  New reference, caller
- * json_decref()s it; NULL when out of memory. */
-json_t *cal_curve_doc_json(const char *source, const cal_curve_opts_t *opts,
-                           const char *const *machines,
-                           cal_curve_result_t *const *res,
-                           const cal_curve_rec_t *recs, size_t n);
+ * NULL when no recommendation was asked), as json_dumps(JSON_INDENT(2))
+ * writes it, then a newline, handed to sink in blocks.  Built one point
+ * at a time, so a curve of a million points never holds its whole tree.
+ * 0, CAL_ENOMEM, or the sink's code. */
+int cal_curve_doc_write(const char *source, const cal_curve_opts_t *opts,
+                        const char *const *machines,
+                        cal_curve_result_t *const *res,
+                        const cal_curve_rec_t *recs, size_t n,
+                        cal_text_sink_fn sink, void *ctx);
 
 /* One curve of a "calibrate-peak/1" document as its reader gives it:
  * the median at its optimal batch with that point's confidence

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cal_file.h"
 #include "cal_out.h"
 #include "curve.h"
@@ -439,7 +440,18 @@ int cal_json_write_atomic(const json_t *root, const char *path, char *err,
   }
   withnl[len] = '\n';
   withnl[len + 1] = '\0';
-  int rc = cal_write_atomic(path, withnl, len + 1, err, errlen);
+  len++;
+  /* jansson escapes control characters, not bidi overrides or C1 codes:
+   * their \u escapes read the same and cannot act on a terminal */
+  if (cal_esc_needed(withnl, len, CAL_ESC_KEEP_LINES)) {
+    char *safe = cal_esc_text(withnl, len, CAL_ESC_KEEP_LINES, &len);
+    free(withnl);
+    if (!(withnl = safe)) {
+      snprintf(err, errlen, "out of memory");
+      return CAL_ENOMEM;
+    }
+  }
+  int rc = cal_write_atomic(path, withnl, len, err, errlen);
   free(withnl);
   return rc;
 }

@@ -3,6 +3,7 @@
 #include "view_read.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,35 @@ static int add_point(const char *section, json_t *pt, void *arg) {
   return 0;
 }
 
+/* A point's node and its index in v->points, sorted by node. */
+struct cal_vnode_at {
+  uintptr_t node;
+  size_t i;
+};
+
+static int cmp_node(const void *a, const void *b) {
+  uintptr_t x = ((const struct cal_vnode_at *)a)->node;
+  uintptr_t y = ((const struct cal_vnode_at *)b)->node;
+  return (x > y) - (x < y);
+}
+
+/* The index in v->points of the point read from node x, -1 when none:
+ * through b->sorted, built on first use. */
+static long node_index(cal_vbuild_t *b, const json_t *x) {
+  size_t n = b->v->npoints;
+  if (!b->sorted && n) {
+    if (!(b->sorted = malloc(n * sizeof *b->sorted)))
+      return -1; /* then read where it is, as a point outside the list */
+    for (size_t i = 0; i < n; i++)
+      b->sorted[i] = (struct cal_vnode_at){(uintptr_t)b->nodes[i], i};
+    qsort(b->sorted, n, sizeof *b->sorted, cmp_node);
+  }
+  struct cal_vnode_at key = {(uintptr_t)x, 0};
+  const struct cal_vnode_at *hit =
+      n ? bsearch(&key, b->sorted, n, sizeof *b->sorted, cmp_node) : NULL;
+  return hit ? (long)hit->i : -1;
+}
+
 cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
                              const json_t *o, const char *k) {
   const json_t *arr = json_object_get(o, k), *x;
@@ -104,12 +134,13 @@ cal_vpoints_t cal_vpoints_of(cal_vbuild_t *b, const char *section,
     return r;
   json_array_foreach(arr, i, x) {
     const cal_vpoint_t *found = NULL;
-    /* points come in document order: search on from the last one found */
-    for (size_t j = 0; j < n && !found; j++)
-      if (b->nodes[(at + j) % n] == x) {
-        at = (at + j) % n;
-        found = &b->v->points[at++];
-      }
+    /* points come in document order: the one after the last found, else
+     * the sorted index */
+    long idx = at < n && b->nodes[at] == x ? (long)at : node_index(b, x);
+    if (idx >= 0) {
+      found = &b->v->points[idx];
+      at = (size_t)idx + 1;
+    }
     if (!found) { /* no id or no status: read here, not in the list */
       cal_vpoint_t *p = cal_varena_alloc(b->a, 1, sizeof *p);
       if (p)
@@ -154,7 +185,7 @@ static void read_machine(cal_varena_t *a, cal_vmachine_t *m,
                          const json_t *mj) {
   static const cal_velems_t caches =
       CAL_VELEMS(cal_vcache_t, cache_keys, CAL_VNO_KEY, NULL);
-  cal_vbuild_t b = {a, NULL, NULL};
+  cal_vbuild_t b = {a, NULL, NULL, NULL};
   m->has = json_is_object(mj);
   CAL_VREAD(m, machine_keys, mj);
   m->cpu.isa = cal_vstrings_of(a, json_object_get(mj, "cpu"), "isa");
@@ -237,7 +268,7 @@ int cal_profile_view_build_with(const json_t *root,
     return CAL_ENOMEM;
   v->arena = a;
   cal_profile_each_point(root, count_point, &n);
-  cal_vbuild_t b = {a, v, calloc(n ? n : 1, sizeof *b.nodes)};
+  cal_vbuild_t b = {a, v, calloc(n ? n : 1, sizeof *b.nodes), NULL};
   v->points = cal_varena_alloc(a, n, sizeof *v->points);
   if (b.nodes && !a->failed) {
     cal_profile_each_point(root, add_point, &b);
@@ -249,6 +280,7 @@ int cal_profile_view_build_with(const json_t *root,
     a->failed = 1;
   }
   free(b.nodes);
+  free(b.sorted);
   *out = cal_varena_finish(a, v);
   return *out ? 0 : CAL_ENOMEM;
 }

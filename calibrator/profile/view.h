@@ -490,6 +490,8 @@ typedef struct cal_vfleet_host {
   /* the node's embedded profile, a tree inside the fleet document; NULL
    * when absent or JSON null (the node wrote none) */
   const json_t *profile;
+  int malformed; /* the element is no object, or its profile is neither an
+                    object nor null: readers refuse the fleet profile */
 } cal_vfleet_host_t;
 
 /* links.pairs[]: one direction between two ranks. */

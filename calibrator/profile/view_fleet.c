@@ -40,7 +40,9 @@ static void read_host(cal_vbuild_t *b, void *dst, const json_t *o) {
   cal_vfleet_host_t *h = dst;
   const json_t *prof = json_object_get(o, "profile");
   h->ranks = cal_vnums_of(b->a, o, "ranks", &h->nranks);
-  h->profile = json_is_null(prof) ? NULL : prof;
+  h->profile = json_is_object(prof) ? prof : NULL;
+  h->malformed =
+      !json_is_object(o) || (prof && !h->profile && !json_is_null(prof));
   h->waiting = cal_vread_each(b, o, "waiting_ranks", &waits, &h->nwaiting);
 }
 static const cal_velems_t hosts =
@@ -85,7 +87,7 @@ int cal_fleet_view_build(const json_t *root, cal_fleet_view_t **out) {
   cal_varena_t *a = NULL;
   cal_fleet_view_t *v = cal_varena_first(sizeof *v, &a);
   const json_t *ar = json_object_get(root, "allreduce");
-  cal_vbuild_t b = {a, NULL, NULL};
+  cal_vbuild_t b = {a, NULL, NULL, NULL};
   *out = NULL;
   if (!v)
     return CAL_ENOMEM;

@@ -82,6 +82,7 @@ struct cal_vbuild {
   cal_varena_t *a;
   cal_profile_view_t *v;
   const json_t **nodes; /* nodes[i] is the tree of v->points[i] */
+  struct cal_vnode_at *sorted; /* nodes by address, made when needed */
 };
 typedef struct cal_vbuild cal_vbuild_t;
 

@@ -512,6 +512,7 @@ static int run_child(const char *dir, const char *prog, char *script,
   if (pid == 0)
     exec_child(fds[1], img, dir, prog, script);
   (void)setpgid(pid, pid); /* as the child does: whichever runs first */
+  int watch = cal_out_watch_child(pid); /* killed if a signal ends us */
   close(fds[1]);
   int child_errno = 0;
   ssize_t got;
@@ -519,8 +520,9 @@ static int run_child(const char *dir, const char *prog, char *script,
     got = read(fds[0], &child_errno, sizeof child_errno);
   while (got < 0 && errno == EINTR);
   close(fds[0]);
-  int status = 0;
-  if (wait_child(pid, &status) != 0) {
+  int status = 0, ended = wait_child(pid, &status);
+  cal_out_unwatch_child(watch);
+  if (ended != 0) {
     snprintf(err, errlen, "gnuplot did not finish %s/%s in %.0f s: killed "
                           "(CALIBRATE_GNUPLOT_TIMEOUT sets the limit)",
              dir, script, gp_time_limit());

@@ -4,7 +4,6 @@
 #include "html_internal.h"
 #include "html_profile.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include "cal_err.h"
 #include "cal_file.h"
+#include "cal_out.h"
 #include "charts.h"
 #include "compare.h"
 #include "gnuplot.h"
@@ -125,41 +125,19 @@ static void page_end(FILE *f) {
 
 /* ---- charts ---- */
 
-/* The temporary chart directory: mkdtemp under $TMPDIR or /tmp. */
-static char *chart_dir(char *err, size_t errlen) {
+/* The temporary chart directory under $TMPDIR or /tmp, removed with its
+ * files by cal_out_tmpdir_remove or by a signal that ends the process
+ * (cal_out.h). */
+static char *chart_dir(int *slot, char *err, size_t errlen) {
   const char *t = getenv("TMPDIR");
+  char *d = NULL;
   if (!t || !*t)
     t = "/tmp";
-  size_t len = strlen(t) + 32;
-  char *d = malloc(len);
-  if (!d) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  snprintf(d, len, "%s/calibrate-report.XXXXXX", t);
-  if (!mkdtemp(d)) {
-    snprintf(err, errlen, "cannot create a temporary directory in %s", t);
-    free(d);
-    return NULL;
-  }
+  int rc = cal_out_tmpdir(t, "calibrate-report", &d, slot);
+  if (rc < 0)
+    snprintf(err, errlen, rc == CAL_ENOMEM ? "out of memory"
+                          : "cannot create a temporary directory in %s", t);
   return d;
-}
-
-/* Remove the files calibrate wrote into dir (plain names) and dir. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-      if (e->d_name[0] == '.')
-        continue;
-      char p[4096];
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
 }
 
 /* dir/NAME.svg inlined: from its <svg element on, with the namespace
@@ -218,8 +196,8 @@ static int render(const page_in_t *in, const cal_comparison_t *reports,
                   size_t errlen) {
   const char *const *paths = in->paths;
   size_t n = in->n;
-  char *dir = chart_dir(err, errlen);
-  int rc = 0;
+  int rc = 0, slot;
+  char *dir = chart_dir(&slot, err, errlen);
   if (!dir)
     return CAL_EIO;
   /* machines by device_name, by file where two share it (plan's rule) */
@@ -285,8 +263,7 @@ out:
     snprintf(err, errlen, "gnuplot not found: install it with `apt-get "
                           "install gnuplot-nox` (the report's charts are "
                           "drawn by it)");
-  remove_dir(dir);
-  free(dir);
+  cal_out_tmpdir_remove(dir, slot);
   cal_machine_names_free(names, n);
   return rc;
 }

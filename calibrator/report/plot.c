@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "charts.h"
 #include "gnuplot.h"
 #include "machine_names.h"
@@ -152,7 +153,8 @@ static int chart_wanted(const plot_ctx_t *c, const cal_chart_t *ch,
   FILE *notes = c->o->notes;
   for (size_t p = 0; p < c->in.n && notes; p++)
     if (!cal_chart_has_section(ch, c->in.views[p]))
-      fprintf(notes, "note: %s has no %s section\n", c->label[p], ch->section);
+      cal_esc_line(notes, "note: %s has no %s section", c->label[p],
+                   ch->section); /* a profile's name, escaped */
   if (set->n || (ch->has_extra && ch->has_extra(&c->in)))
     return 1;
   if (notes)
@@ -309,8 +311,8 @@ int cal_plot_views(const cal_profile_view_t *const *views,
                          errlen)) < 0)
       goto out;
     if (o->notes)
-      fprintf(o->notes, "wrote %s/%s.%s\n", o->dir, cal_charts[i].name,
-              o->script_only ? "gp" : o->format);
+      cal_esc_line(o->notes, "wrote %s/%s.%s", o->dir, cal_charts[i].name,
+                   o->script_only ? "gp" : o->format);
   }
 out:
   cal_machine_names_free(c.label, n);

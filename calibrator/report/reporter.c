@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 
 const cal_reporter_t *cal_reporter_find(const cal_reporter_t *tab, size_t n,
                                         const char *format) {
@@ -46,6 +47,20 @@ int cal_reporter_render_mem(const cal_reporter_t *r, const void *in,
   if (fclose(f) != 0 && rc == 0) {
     snprintf(err, errlen, "out of memory");
     rc = CAL_ENOMEM;
+  }
+  if (rc == 0 && cal_esc_needed(*buf, *len, CAL_ESC_KEEP_LINES)) {
+    /* a profile's strings reach tables, markdown, pages: none of them
+     * may act on the terminal that shows the output */
+    size_t n = 0;
+    char *safe = cal_esc_text(*buf, *len, CAL_ESC_KEEP_LINES, &n);
+    if (!safe) {
+      snprintf(err, errlen, "out of memory");
+      rc = CAL_ENOMEM;
+    } else {
+      free(*buf);
+      *buf = safe;
+      *len = n;
+    }
   }
   if (rc < 0) {
     free(*buf);

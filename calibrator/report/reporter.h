@@ -53,7 +53,9 @@ const char *cal_reporter_list(const cal_reporter_t *tab, size_t n, char *buf,
                               size_t len);
 
 /* Render r into a malloc'd buffer *buf of *len bytes (open_memstream),
- * for outputs written whole and atomically.  Returns render's code (on
+ * for outputs written whole and atomically; control characters and bidi
+ * overrides in it (from a profile's strings) are escaped (cal_esc.h, lines
+ * and tabs kept: JSON and HTML read the same).  Returns render's code (on
  * failure *buf is NULL), or CAL_ENOMEM with err. */
 int cal_reporter_render_mem(const cal_reporter_t *r, const void *in,
                             char **buf, size_t *len, char *err,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "pipes.h"
 #include "cal_exit.h"
 #include "cal_isa.h"
@@ -89,8 +90,8 @@ static int lock_open(const char *path) {
   if (fd < 0 && (errno == EISDIR || errno == ELOOP || errno == ENXIO))
     why = "is not a regular file";
   else if (fd < 0) {
-    fprintf(stderr, "calibrate: cannot open the lock file %s: %s\n", path,
-            strerror(errno));
+    cal_esc_line(stderr, "calibrate: cannot open the lock file %s: %s", path,
+                 strerror(errno));
     return -1;
   }
   struct stat st;
@@ -103,8 +104,8 @@ static int lock_open(const char *path) {
   else if (!lock_content_ok(fd))
     why = "holds something other than a pid";
   if (why) {
-    fprintf(stderr, "calibrate: the lock file %s %s; refusing to use it "
-                    "(name a new file in CALIBRATE_LOCK)\n", path, why);
+    cal_esc_line(stderr, "calibrate: the lock file %s %s; refusing to use it "
+                         "(name a new file in CALIBRATE_LOCK)", path, why);
     if (fd >= 0)
       close(fd);
     return -2;
@@ -124,23 +125,27 @@ int cal_ctx_lock(cal_ctx_t *c, int no_wait) {
     pid[n > 0 ? n : 0] = '\0';
     pid[strcspn(pid, "\n")] = '\0';
     if (err != EWOULDBLOCK) {
-      fprintf(stderr, "calibrate: cannot lock %s: %s\n", path, strerror(err));
+      cal_esc_line(stderr, "calibrate: cannot lock %s: %s", path,
+                   strerror(err));
       close(fd);
       return CAL_EXIT_INTERNAL;
     }
     if (no_wait) {
-      fprintf(stderr, "calibrate: another calibrate run%s%s%s is measuring "
-                      "this machine (lock %s); --no-wait refuses to wait\n",
-              pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "", path);
+      cal_esc_line(stderr, "calibrate: another calibrate run%s%s%s is "
+                           "measuring this machine (lock %s); --no-wait "
+                           "refuses to wait",
+                   pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "", path);
       close(fd);
       return CAL_EXIT_BUSY;
     }
-    fprintf(stderr, "calibrate: another calibrate run%s%s%s is measuring this "
-                    "machine; waiting for it (--no-wait refuses instead)\n",
-            pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+    cal_esc_line(stderr, "calibrate: another calibrate run%s%s%s is measuring "
+                         "this machine; waiting for it (--no-wait refuses "
+                         "instead)", pid[0] ? " (pid " : "", pid,
+                 pid[0] ? ")" : "");
     while (flock(fd, LOCK_EX) != 0) {
       if (errno != EINTR) {
-        fprintf(stderr, "calibrate: cannot lock %s: %s\n", path, strerror(errno));
+        cal_esc_line(stderr, "calibrate: cannot lock %s: %s", path,
+                     strerror(errno));
         close(fd);
         return CAL_EXIT_INTERNAL;
       }

@@ -331,6 +331,10 @@ static int measure_all(cal_run_t *r) {
         return rc;
     }
   section_end(r);
+  if (cal_run_stop) { /* after the last section's check: nothing dropped */
+    r->res->quality.interrupted = (int)cal_run_stop;
+    r->res->quality.interrupted_section = -1;
+  }
   return 0;
 }
 

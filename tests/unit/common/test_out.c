@@ -222,6 +222,72 @@ static void inputs_must_be_regular(void **state) {
   free(fifo);
 }
 
+/* A name as long as a name can be: its temporary file still fits. */
+static void longest_name_written(void **state) {
+  (void)state;
+  char err[512], name[256];
+  for (size_t len = 240; len <= 255; len++) {
+    memset(name, 'n', len);
+    name[len] = '\0';
+    char *p = test_path(dir, name);
+    assert_int_equal(cal_out_file(p, "x", 1, 0, err, sizeof err), 0);
+    expect_text(p, "x");
+    unlink(p);
+    free(p);
+  }
+  assert_int_equal(count_tmp(), 0);
+}
+
+/* In a child: a temporary directory with a file in it, then SIGTERM. */
+static void tmpdir_and_die(const char *parent) {
+  char *d = NULL, err[256];
+  int slot;
+  if (cal_out_tmpdir(parent, "t", &d, &slot) != 0)
+    _exit(1);
+  char *f = test_path(d, "chart.svg");
+  if (cal_out_file(f, "<svg/>", 6, CAL_OUT_NOFOLLOW, err, sizeof err) != 0)
+    _exit(1);
+  raise(SIGTERM);
+  _exit(2);
+}
+
+/* Entries of dir: how many. */
+static int count_entries(const char *d) {
+  DIR *h = opendir(d);
+  struct dirent *e;
+  int n = 0;
+  assert_non_null(h);
+  while ((e = readdir(h)))
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(h);
+  return n;
+}
+
+static void tmpdir_removed(void **state) {
+  (void)state;
+  char *sub = test_path(dir, "tmpdirs"), *d = NULL, err[256];
+  int slot;
+  assert_int_equal(mkdir(sub, 0700), 0);
+  assert_int_equal(cal_out_tmpdir(sub, "t", &d, &slot), 0);
+  char *f = test_path(d, "a.svg");
+  assert_int_equal(cal_out_file(f, "x", 1, 0, err, sizeof err), 0);
+  assert_int_equal(count_entries(sub), 1);
+  cal_out_tmpdir_remove(d, slot); /* frees d */
+  assert_int_equal(count_entries(sub), 0);
+  free(f);
+  /* a signal removes it too, with its files */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    tmpdir_and_die(sub);
+  int status;
+  waitpid(pid, &status, 0);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGTERM);
+  assert_int_equal(count_entries(sub), 0);
+  free(sub);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(regular_replaced_atomically),
@@ -231,6 +297,8 @@ int main(void) {
       cmocka_unit_test(failed_write_leaves_nothing),
       cmocka_unit_test(signal_removes_temporary),
       cmocka_unit_test(inputs_must_be_regular),
+      cmocka_unit_test(longest_name_written),
+      cmocka_unit_test(tmpdir_removed),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -297,8 +297,54 @@ static void test_split_equals_plan(void **state) {
                    CAL_FAIL_INVAL);
 }
 
+/* A batch point of many samples (a hand-made or merged profile): loaded
+ * and analysed in n log n.  Not a timed test: the quadratic paths it
+ * guards took minutes, past the test's time limit. */
+static void test_many_samples(void **state) {
+  (void)state;
+  enum { N = 300001 };
+  cal_profile_t *p = NULL;
+  char why[256], err[256];
+  assert_int_equal(cal_profile_load(PROF_A, &p, why, sizeof why), 0);
+  json_t *pts = json_object_get(
+      json_object_get(
+          json_object_get(json_object_get(p->root, "batch_sweep"), "modes"),
+          "prefill"),
+      "points");
+  json_t *pt = json_array_get(pts, 0), *samples = json_array();
+  assert_non_null(pt);
+  for (size_t i = 0; i < N; i++) /* 100 one more time than 101 */
+    json_array_append_new(samples, json_real(100.0 + (double)(i % 2)));
+  json_object_set_new(pt, "samples_examples_per_s", samples);
+  json_object_set_new(pt, "examples_per_s", json_real(100.0));
+  json_object_set_new(pt, "stats", json_pack("{s:I, s:f, s:f, s:f, s:f}", "n",
+                                             (json_int_t)N, "median", 100.0,
+                                             "mean", 100.5, "min", 100.0,
+                                             "max", 101.0));
+  json_object_del(pt, "samples_ms");
+  char *text = json_dumps(p->root, JSON_COMPACT);
+  assert_non_null(text);
+  cal_machine_t *m = NULL;
+  assert_int_equal(cal_machine_parse(text, strlen(text), "many.json", &m, err,
+                                     sizeof err),
+                   CAL_SUCCESS);
+  cal_batchcurve_t *c = NULL;
+  assert_int_equal(cal_machine_curve(m, "prefill", &c), CAL_SUCCESS);
+  int64_t b;
+  double med, lo, hi;
+  assert_int_equal(cal_batchcurve_point(c, 0, &b, &med, &lo, &hi),
+                   CAL_SUCCESS);
+  assert_true(med == 100.0);
+  assert_true(lo == 100.0 && hi <= 101.0);
+  cal_batchcurve_free(c);
+  cal_machine_free(m);
+  free(text);
+  cal_profile_free(p);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(test_version), cmocka_unit_test(test_good_profile),
     cmocka_unit_test(test_missing_figures), cmocka_unit_test(test_bad_profile),
     cmocka_unit_test(test_curve_equals_peak),
-    cmocka_unit_test(test_split_equals_plan))
+    cmocka_unit_test(test_split_equals_plan),
+    cmocka_unit_test(test_many_samples))
