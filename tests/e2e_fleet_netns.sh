@@ -223,12 +223,16 @@ in_a sh -c 'f=/sys/class/net/vm0/statistics/tx_bytes; read t0 <$f
   done
   exit 1' watcher "$TMP/stop" >"$TMP/down_at" &
 watcher=$!
+# (each line of its standard error stamped with the time it arrived)
 timeout 90 "${MPI[@]}" "$CAL" fleet --quick --sections batch --batches 1 \
   --no-extend --mode prefill --samples 3 --preset tiny --allow-busy \
   --no-progress "${LINKS[@]}" --timeout 5 -o "$TMP/down.json" \
-  >"$TMP/out" 2>"$TMP/err"
-rc=$?
+  2>&1 >"$TMP/out" | while IFS= read -r l; do
+    printf '%s %s\n' "$EPOCHREALTIME" "$l"
+  done >"$TMP/err.t"
+rc=${PIPESTATUS[0]}
 end=$(date +%s.%N)
+cut -d' ' -f2- "$TMP/err.t" >"$TMP/err"
 touch "$TMP/stop"
 wait $watcher
 down_at=$(cat "$TMP/down_at")
@@ -239,6 +243,12 @@ else
   took=$(awk -v a="$down_at" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
   echo "link down: the job ended $took s later with exit $rc"
   [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && ok || bad "link down: exit $rc"
+  # rank 0 gives up within --timeout of the link going down; mpirun's
+  # own teardown of the job takes a few seconds more
+  said=$(awk -v a="$down_at" '/ calibrate fleet: rank 0 / { printf "%.1f", $1 - a; exit }' "$TMP/err.t")
+  echo "link down: rank 0 said so ${said:-never} s later"
+  awk -v t="${said:-99}" 'BEGIN { exit !(t <= 5 + 1) }' && ok ||
+    bad "link down: rank 0 spoke ${said:-never} s after the link went down (--timeout 5)"
   awk -v t="$took" 'BEGIN { exit !(t <= 5 + 10) }' && ok ||
     bad "link down: the job took $took s to end (--timeout 5)"
   n0=$(grep -c '^calibrate fleet: rank 0 ' "$TMP/err")
