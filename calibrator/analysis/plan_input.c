@@ -3,6 +3,7 @@
 #include "plan_input.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,6 +332,12 @@ static int read_net(cal_plan_inputs_t *in, const char *path,
                "must be positive, sizes ascending", path, i);
       return CAL_ESCHEMA;
     }
+  }
+  if (fv->ranks.has && !(fv->ranks.v >= 1 && fv->ranks.v <= INT_MAX &&
+                         fv->ranks.v == floor(fv->ranks.v))) {
+    snprintf(err, errlen, "%s: ranks must be a whole number from 1 to %d",
+             path, INT_MAX);
+    return CAL_ESCHEMA;
   }
   in->net.ranks = fv->ranks.has ? (int)fv->ranks.v : 0;
   in->net.hosts = (int)fv->nhosts;

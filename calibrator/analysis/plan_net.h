@@ -44,7 +44,7 @@ int cal_net_allreduce_s(const cal_net_curve_t *c, double bytes, double *t,
 typedef struct cal_plan_net {
   cal_net_curve_t curve;   /* all-reduce time per call by size */
   int ranks, hosts;        /* what the curve was measured over */
-  int intra_host;          /* one host: shared memory, not a network */
+  int intra_host;          /* one host: between its ranks, not hosts */
   const char *source;      /* the fleet profile's path */
 } cal_plan_net_t;
 

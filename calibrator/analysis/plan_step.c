@@ -203,7 +203,7 @@ int cal_plan_step(const cal_plan_opts_t *o, const cal_plan_t *p,
   int r = net->ranks > 1 ? net->ranks : 2;
   nw->busbw_gbps = nw->gradient_bytes / nw->allreduce_s / 1e9 * 2.0 * (r - 1) / r;
   nw->note = net->intra_host ? "the curve was measured between ranks of one "
-                               "host (shared memory), not over a network"
+                               "host (sharing its CPUs), not between hosts"
                              : NULL;
   nw->verdict = verdict_of(&nw->st);
   step_lines(nw);

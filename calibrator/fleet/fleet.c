@@ -18,26 +18,8 @@
 #include "cal_paths.h"
 #include "cli.h"
 #include "fleet_mpi.h"
+#include "fleet_transport.h"
 #include "profile.h"
-
-#define ID_LEN 320 /* hostname '\n' boot id */
-
-/* This host's identity: the hostname and the kernel's boot id (two
- * containers or VMs may share a name; a boot id tells them apart). */
-static void host_id(char *id, char *name, size_t nlen, char *boot, size_t blen) {
-  memset(id, 0, ID_LEN);
-  if (gethostname(name, nlen) != 0)
-    snprintf(name, nlen, "unknown");
-  name[nlen - 1] = '\0';
-  snprintf(boot, blen, "unknown");
-  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-  if (f) {
-    if (fgets(boot, (int)blen, f))
-      boot[strcspn(boot, "\n")] = '\0';
-    fclose(f);
-  }
-  snprintf(id, ID_LEN, "%s\n%s", name, boot);
-}
 
 /* CPU seconds this process has used (user and system). */
 static double cpu_s(void) {
@@ -123,7 +105,9 @@ typedef struct job {
   int me, n;
   hooks_t hk;
   cal_fleet_t f;
+  cal_fleet_rank_t *ranks; /* what every rank brought (fleet_start.c) */
   int *host_of;      /* each rank's host (index into f.hosts) */
+  int *node_of;      /* each rank's MPI node (MPI_COMM_TYPE_SHARED) */
   char path[4096];   /* rank 0: where the fleet profile goes */
   char *prof;        /* a measuring rank: its node's profile text, owned */
   size_t len;
@@ -146,10 +130,36 @@ static void *need(const job_t *j, size_t bytes) {
   return p;
 }
 
-/* Rank 0 checks the output before anyone measures: exit 2 on every rank
- * when it cannot be written. */
-static int check_output(job_t *j) {
-  int out_ok = 1;
+/* The lowest rank of this rank's MPI node (MPI_COMM_TYPE_SHARED: the
+ * ranks the MPI library places on one node), under the watchdog. */
+static int mpi_node(const job_t *j) {
+  MPI_Comm shm;
+  int node = j->me;
+  cal_fleet_watchdog(j->a->timeout_s, "finding the MPI nodes");
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                          MPI_INFO_NULL, &shm) == MPI_SUCCESS) {
+    MPI_Group g, w;
+    int zero = 0;
+    MPI_Comm_group(shm, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &w);
+    MPI_Group_translate_ranks(g, 1, &zero, w, &node);
+    MPI_Group_free(&g);
+    MPI_Group_free(&w);
+    MPI_Comm_free(&shm);
+  }
+  cal_fleet_watchdog(0, NULL);
+  return node;
+}
+
+/* Every rank's record on every rank (rank 0 checks the output before
+ * anyone measures), then the check of them all: exit 2 on every rank
+ * when the output cannot be written or the ranks disagree. */
+static int start(job_t *j) {
+  cal_fleet_rank_t self;
+  cal_fleet_rank_self(j->a, &self);
+  cal_fleet_mpi_info(&j->f.mpi);
+  self.mpi_node = mpi_node(j);
+  self.out_ok = 1;
   if (j->me == 0) {
     char why[512];
     if (j->a->out_path)
@@ -158,49 +168,45 @@ static int check_output(job_t *j) {
       default_path(j->path, sizeof j->path);
     if (cal_check_writable(j->path, why, sizeof why) < 0) {
       cal_usage("fleet", "cannot write %s: %s", j->path, why);
-      out_ok = 0;
+      self.out_ok = 0;
     }
   }
+  j->ranks = need(j, (size_t)j->n * sizeof *j->ranks);
   MPI_Request rq;
-  MPI_Ibcast(&out_ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
-  cal_fleet_wait(&rq, j->a->timeout_s, "the output check");
-  return out_ok ? CAL_EXIT_OK : CAL_EXIT_USAGE;
+  MPI_Iallgather(&self, (int)sizeof self, MPI_BYTE, j->ranks, (int)sizeof self,
+                 MPI_BYTE, MPI_COMM_WORLD, &rq);
+  cal_fleet_wait(&rq, j->a->timeout_s, "the start of the job");
+  return cal_fleet_ranks_check(j->ranks, j->n, j->me);
 }
 
-/* The hosts: ranks with the same hostname and boot id share a node, the
- * lowest of them measures it. */
+/* The hosts: ranks with the same identity (cal_fleet_same_host) share a
+ * node, the lowest of them measures it. */
 static void find_hosts(job_t *j) {
   cal_fleet_t *f = &j->f;
-  char id[ID_LEN], name[256], boot[64];
-  host_id(id, name, sizeof name, boot, sizeof boot);
-  char *ids = need(j, (size_t)j->n * ID_LEN);
   j->host_of = need(j, (size_t)j->n * sizeof *j->host_of);
+  j->node_of = need(j, (size_t)j->n * sizeof *j->node_of);
   f->hosts = need(j, (size_t)j->n * sizeof *f->hosts);
-  MPI_Request rq;
-  MPI_Iallgather(id, ID_LEN, MPI_CHAR, ids, ID_LEN, MPI_CHAR, MPI_COMM_WORLD,
-                 &rq);
-  cal_fleet_wait(&rq, j->a->timeout_s, "finding the hosts");
   f->nranks = j->n;
   for (int r = 0; r < j->n; r++) {
+    const cal_fleet_rank_t *R = &j->ranks[r];
     int h = 0;
     while (h < f->nhosts &&
-           memcmp(ids + (size_t)r * ID_LEN,
-                  ids + (size_t)f->hosts[h].measuring_rank * ID_LEN, ID_LEN) != 0)
+           !cal_fleet_same_host(R, &j->ranks[f->hosts[h].measuring_rank]))
       h++;
     cal_fleet_host_t *H = &f->hosts[h];
     if (h == f->nhosts) {
       f->nhosts++;
       H->measuring_rank = r;
       H->ranks = need(j, (size_t)j->n * sizeof *H->ranks);
-      const char *s = ids + (size_t)r * ID_LEN;
-      const char *nl = strchr(s, '\n');
-      snprintf(H->name, sizeof H->name, "%.*s", (int)(nl ? nl - s : 0), s);
-      snprintf(H->boot_id, sizeof H->boot_id, "%s", nl ? nl + 1 : "");
+      snprintf(H->name, sizeof H->name, "%s", R->name);
+      snprintf(H->hostname, sizeof H->hostname, "%s", R->hostname);
+      snprintf(H->boot_id, sizeof H->boot_id, "%s", R->boot_id);
+      H->id_override = R->id_override > 0;
     }
     H->ranks[H->nranks++] = r;
     j->host_of[r] = h;
+    j->node_of[r] = R->mpi_node;
   }
-  free(ids);
 }
 
 /* Test hooks before measuring: this rank dies without a word (the
@@ -353,7 +359,7 @@ static int measure_links(job_t *j, int rc) {
   int lrc = 0;
   if (j->n > 1) {
     if (ne > 1)
-      lrc = cal_fleet_p2p(&pl, endpoints, ne, j->host_of, f);
+      lrc = cal_fleet_p2p(&pl, endpoints, ne, j->host_of, j->node_of, f);
     cal_fleet_watchdog(0, NULL);
     if (j->hk.hang_links && j->hk.hang_rank == j->me) /* test hook */
       for (;;)
@@ -403,12 +409,12 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   j.me = me;
   j.n = n;
   read_hooks(&j.hk);
-  int rc = check_output(&j);
-  if (rc != CAL_EXIT_OK)
-    return rc;
-  find_hosts(&j);
-  hooks_before_measuring(&j);
-  rc = measure_nodes(&j);
+  int rc = start(&j);
+  if (rc == CAL_EXIT_OK) {
+    find_hosts(&j);
+    hooks_before_measuring(&j);
+    rc = measure_nodes(&j);
+  }
   if (!fatal_code(rc)) {
     gather_profiles(&j);
     int node_rc = rc;
@@ -419,6 +425,8 @@ static int run(const cal_fleet_args_t *a, int me, int n, double t_start) {
   }
   cal_fleet_free(&j.f);
   free(j.prof);
+  free(j.ranks);
+  free(j.node_of);
   free(j.host_of);
   free(j.meta);
   return rc;
@@ -434,6 +442,8 @@ int cal_fleet_main(const cal_fleet_args_t *a) {
   double t0 = MPI_Wtime();
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (n > 1)
+    cal_fleet_watch_launcher();
   int rc = run(a, me, n, t0);
   MPI_Finalize();
   return rc;

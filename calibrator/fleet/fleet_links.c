@@ -12,6 +12,7 @@
 
 #include "cal_err.h"
 #include "fleet_mpi.h"
+#include "fleet_transport.h"
 
 enum { TAG_ITERS = 11, TAG_PING = 12 };
 
@@ -28,8 +29,8 @@ void cal_fleet_wait(MPI_Request *rq, double timeout_s, const char *what) {
       MPI_Comm_rank(MPI_COMM_WORLD, &me);
       fprintf(stderr,
               "calibrate fleet: rank %d waited %.0f s for the other ranks "
-              "(%s): a rank died or hangs; ending the job (--timeout, "
-              "--node-timeout)\n",
+              "(%s): a rank died or hangs, or a link is down; ending the "
+              "job (--timeout, --node-timeout)\n",
               me, timeout_s, what);
       fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 4);
@@ -41,7 +42,7 @@ void cal_fleet_wait(MPI_Request *rq, double timeout_s, const char *what) {
   }
 }
 
-static char watch_msg[256];
+static char watch_msg[1024];
 static size_t watch_len;
 
 static void on_alarm(int sig) {
@@ -60,8 +61,8 @@ void cal_fleet_watchdog(double timeout_s, const char *what) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   int len = snprintf(watch_msg, sizeof watch_msg,
                      "calibrate fleet: rank %d spent over %.0f s on one step "
-                     "of %s: a rank died or hangs; ending the job "
-                     "(--timeout)\n", me, timeout_s, what);
+                     "of %s: a rank died or hangs, or the link is down; "
+                     "ending the job (--timeout)\n", me, timeout_s, what);
   watch_len = len < 0 ? 0 : (size_t)len < sizeof watch_msg ? (size_t)len
                                                            : sizeof watch_msg - 1;
   struct sigaction sa;
@@ -132,19 +133,61 @@ static void pingpong_b(char *buf, int bytes, int a) {
 }
 
 /* One size from a's side: warm-up, iterations from one timed op, the
- * samples (one-way microseconds) into t_us; returns the iterations. */
+ * samples (one-way microseconds) into t_us; returns the iterations and
+ * adds the bytes a sent to *sent. */
 static long measure_size_a(const cal_fleet_plan_t *pl, char *buf, int bytes,
-                           int b, double *t_us) {
+                           int b, double *t_us, double *sent) {
   pingpong_a(buf, bytes, b, 2); /* warm-up */
   long iters = iters_for(pingpong_a(buf, bytes, b, 1), pl->min_time_s);
   for (int s = 0; s < pl->samples; s++)
     t_us[s] = pingpong_a(buf, bytes, b, iters) / (2.0 * iters) * 1e6;
   ping_a(buf, bytes, b, 0);
+  *sent += (double)bytes * (3.0 + (double)pl->samples * (double)iters);
   return iters;
 }
 
+/* The pair a -> b on a: every size into res (iterations, then the
+ * samples), and what carried the bytes (the interfaces' counters around
+ * it) into *tr. */
+static void pair_a(const cal_fleet_plan_t *pl, char *buf, const uint64_t *sz,
+                   size_t ns, int b, int same_node, const cal_fleet_t *f,
+                   double *res, cal_fleet_transport_t *tr) {
+  int S = pl->samples;
+  cal_netdev_t before[CAL_NETDEV_MAX], after[CAL_NETDEV_MAX];
+  double sent = 0;
+  int nb = cal_netdev_read("/proc/net/dev", before, CAL_NETDEV_MAX);
+  for (size_t k = 0; k < ns; k++)
+    res[k * (1 + S)] = (double)measure_size_a(pl, buf, (int)sz[k], b,
+                                              &res[k * (1 + S) + 1], &sent);
+  int na = cal_netdev_read("/proc/net/dev", after, CAL_NETDEV_MAX);
+  cal_fleet_transport_judge(&f->mpi, same_node, before, nb, after, na, sent, tr);
+}
+
+/* The link's figures from a's results (every rank). */
+static int link_fill(cal_fleet_link_t *L, const uint64_t *sz, size_t ns,
+                     const double *res, int S) {
+  int rc = 0;
+  if (!(L->pts = calloc(ns, sizeof *L->pts)))
+    return CAL_ENOMEM;
+  L->npts = ns;
+  for (size_t k = 0; k < ns; k++) {
+    cal_fleet_point_t *p = &L->pts[k];
+    p->bytes = sz[k];
+    p->iters = (long)res[k * (1 + S)];
+    p->n = (size_t)S;
+    if (!(p->t_us = malloc((size_t)S * sizeof *p->t_us))) {
+      rc = CAL_ENOMEM;
+      continue;
+    }
+    memcpy(p->t_us, &res[k * (1 + S) + 1], (size_t)S * sizeof *p->t_us);
+    if (rc == 0)
+      rc = cal_fleet_point_summarize(p, 0);
+  }
+  return rc;
+}
+
 int cal_fleet_p2p(const cal_fleet_plan_t *pl, const int *endpoints, int n,
-                  const int *host_of, cal_fleet_t *f) {
+                  const int *host_of, const int *node_of, cal_fleet_t *f) {
   int me;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   uint64_t sz[32];
@@ -167,42 +210,29 @@ int cal_fleet_p2p(const cal_fleet_plan_t *pl, const int *endpoints, int n,
       if (i == j)
         continue;
       int a = endpoints[i], b = endpoints[j];
-      cal_fleet_watchdog(pl->timeout_s, "the point-to-point measurements");
+      cal_fleet_link_t *L = &f->links[f->nlinks++];
+      char what[600];
+      snprintf(what, sizeof what, "the point-to-point link %d -> %d (%s -> %s)",
+               a, b, f->hosts[host_of[a]].name, f->hosts[host_of[b]].name);
+      cal_fleet_watchdog(pl->timeout_s, what);
       if (me == a)
-        for (size_t k = 0; k < ns; k++)
-          res[k * (1 + S)] = (double)measure_size_a(
-              pl, buf, (int)sz[k], b, &res[k * (1 + S) + 1]);
+        pair_a(pl, buf, sz, ns, b, node_of[a] == node_of[b], f, res, &L->tr);
       else if (me == b)
         for (size_t k = 0; k < ns; k++)
           pingpong_b(buf, (int)sz[k], a);
       /* everyone learns a's figures; the ranks not in the pair sleep */
-      MPI_Request rq;
-      MPI_Ibcast(res, (int)per, MPI_DOUBLE, a, MPI_COMM_WORLD, &rq);
-      cal_fleet_wait(&rq, pl->timeout_s, "point-to-point measurements");
-      cal_fleet_link_t *L = &f->links[f->nlinks++];
+      MPI_Request rq[2];
+      MPI_Ibcast(res, (int)per, MPI_DOUBLE, a, MPI_COMM_WORLD, &rq[0]);
+      cal_fleet_wait(&rq[0], pl->timeout_s, what);
+      MPI_Ibcast(&L->tr, (int)sizeof L->tr, MPI_BYTE, a, MPI_COMM_WORLD, &rq[1]);
+      cal_fleet_wait(&rq[1], pl->timeout_s, what);
       L->from_rank = a;
       L->to_rank = b;
       L->from_host = host_of[a];
       L->to_host = host_of[b];
-      L->pts = calloc(ns, sizeof *L->pts);
-      if (!L->pts) {
-        rc = CAL_ENOMEM;
-        continue;
-      }
-      L->npts = ns;
-      for (size_t k = 0; k < ns; k++) {
-        cal_fleet_point_t *p = &L->pts[k];
-        p->bytes = sz[k];
-        p->iters = (long)res[k * (1 + S)];
-        p->n = (size_t)S;
-        if (!(p->t_us = malloc((size_t)S * sizeof *p->t_us))) {
-          rc = CAL_ENOMEM;
-          continue;
-        }
-        memcpy(p->t_us, &res[k * (1 + S) + 1], (size_t)S * sizeof *p->t_us);
-        if (rc == 0)
-          rc = cal_fleet_point_summarize(p, 0);
-      }
+      int lrc = link_fill(L, sz, ns, res, S);
+      if (rc == 0)
+        rc = lrc;
     }
   free(res);
   free(buf);

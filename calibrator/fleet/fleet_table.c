@@ -14,9 +14,22 @@ static void size_str(uint64_t b, char *s, size_t len) {
     snprintf(s, len, "%llu B", (unsigned long long)b);
 }
 
+/* What carried link L, under its rows. */
+static void transport_row(const cal_fleet_link_t *L, FILE *out) {
+  const cal_fleet_transport_t *t = &L->tr;
+  fprintf(out, "  %-14s transport: %s%s%s; %s\n", "",
+          *t->kind ? t->kind : "unknown", *t->iface ? " over " : "", t->iface,
+          L->from_host == L->to_host ? "the same host (its CPUs shared)"
+                                     : "different hosts");
+}
+
 void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
   fprintf(out, "\nFleet: %d rank%s on %d host%s\n", f->nranks,
           f->nranks == 1 ? "" : "s", f->nhosts, f->nhosts == 1 ? "" : "s");
+  if (*f->mpi.library)
+    fprintf(out, "MPI: %s (pml %s, btl %s)\n", f->mpi.library,
+            !f->mpi.cvars ? "unknown" : *f->mpi.pml ? f->mpi.pml : "any",
+            !f->mpi.cvars ? "unknown" : *f->mpi.btl ? f->mpi.btl : "any");
   fprintf(out, "  %-24s %-8s %-10s %12s %14s\n", "host", "ranks", "measured",
           "GEMM GFLOPS", "throughput/s");
   for (int h = 0; h < f->nhosts; h++) {
@@ -38,8 +51,7 @@ void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
                  "N >= 2).\n");
   if (f->nlinks) {
     fprintf(out, "\nPoint to point (ping-pong, one-way; %s):\n",
-            f->intra_host ? "one host: between its ranks, shared memory"
-                          : "between hosts");
+            f->intra_host ? "one host: between its ranks" : "between hosts");
     fprintf(out, "  %-14s %-12s %14s %14s %16s\n", "from -> to", "size",
                  "latency us", "spread (MAD)", "bandwidth GB/s");
     for (size_t l = 0; l < f->nlinks; l++) {
@@ -52,6 +64,7 @@ void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
         fprintf(out, "  %-14s %-12s %14.2f %14.2f %16.3f\n", k ? "" : pair, s,
                 p->time_us.median, p->time_us.mad, p->gbps.median);
       }
+      transport_row(L, out);
     }
   }
   if (f->nar) {

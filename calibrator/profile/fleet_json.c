@@ -82,12 +82,36 @@ static json_t *hosts_json(const cal_fleet_t *f, char *err, size_t errlen) {
       }
     }
     json_array_append_new(
-        a, json_pack("{s:s, s:s, s:o, s:i, s:o, s:i, s:o}", "host", H->name,
+        a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:i, s:o}", "host",
+                     H->name, "hostname", H->hostname, "id_source",
+                     H->id_override ? "CALIBRATE_HOST_ID" : "hostname and boot id",
                      "boot_id", H->boot_id, "ranks", ranks, "measuring_rank",
                      H->measuring_rank, "waiting_ranks", waits, "exit_code",
                      H->exit_code, "profile", prof));
   }
   return a;
+}
+
+/* s, or NULL (JSON null through "s?") when empty */
+#define NONEMPTY(s) (*(s) ? (s) : NULL)
+
+/* What carried one link (fleet_json.h: cal_fleet_transport_t). */
+static json_t *transport_json(const cal_fleet_transport_t *t) {
+  return json_pack("{s:s, s:s?, s:f, s:f, s:f, s:b, s:s}", "kind",
+                   *t->kind ? t->kind : "unknown", "interface",
+                   NONEMPTY(t->iface), "interface_sent_bytes", t->sent,
+                   "interface_received_bytes", t->received, "payload_bytes",
+                   t->payload, "mpi_same_node", t->mpi_same_node, "basis",
+                   t->basis);
+}
+
+/* The MPI library and its component selection. */
+static json_t *mpi_json(const cal_fleet_mpi_t *m) {
+  int c = m->cvars;
+  return json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?}", "library",
+                   NONEMPTY(m->library), "pml", c ? m->pml : NULL, "btl",
+                   c ? m->btl : NULL, "mtl", c ? m->mtl : NULL,
+                   "btl_tcp_if_include", c ? m->btl_tcp_if : NULL);
 }
 
 json_t *cal_fleet_json(const cal_fleet_t *f, char *err, size_t errlen) {
@@ -106,10 +130,12 @@ json_t *cal_fleet_json(const cal_fleet_t *f, char *err, size_t errlen) {
     for (size_t i = 0; pts && i < L->npts; i++)
       json_array_append_new(pts, point_json(&L->pts[i], 0));
     json_array_append_new(
-        links, json_pack("{s:i, s:i, s:s, s:s, s:o}", "from_rank", L->from_rank,
-                         "to_rank", L->to_rank, "from_host",
+        links, json_pack("{s:i, s:i, s:s, s:s, s:b, s:o, s:o}", "from_rank",
+                         L->from_rank, "to_rank", L->to_rank, "from_host",
                          f->hosts[L->from_host].name, "to_host",
-                         f->hosts[L->to_host].name, "points", pts));
+                         f->hosts[L->to_host].name, "same_host",
+                         L->from_host == L->to_host, "transport",
+                         transport_json(&L->tr), "points", pts));
   }
   json_t *ar = json_array();
   for (size_t i = 0; ar && i < f->nar; i++)
@@ -133,8 +159,9 @@ json_t *cal_fleet_json(const cal_fleet_t *f, char *err, size_t errlen) {
       "host_count", f->nhosts, "hosts", hosts,
       "links", "intra_host", f->intra_host, "note",
       f->nranks < 2  ? "one rank: no links to measure"
-      : f->intra_host ? "one host: the links are between its ranks (shared "
-                        "memory), not a network"
+      : f->intra_host ? "one host: the links are between its ranks, which "
+                        "share its CPUs; each pair's transport says what "
+                        "carried it"
                       : "one measuring rank per host; every ordered pair of "
                         "hosts",
       "convention",
@@ -149,6 +176,8 @@ json_t *cal_fleet_json(const cal_fleet_t *f, char *err, size_t errlen) {
       (json_int_t)f->ar_checked_values, "points", ar,
       "compare_plain", plain, "links_elapsed_s", f->elapsed_links_s,
       "elapsed_s", f->elapsed_s);
+  if (root)
+    json_object_set_new(root, "mpi", mpi_json(&f->mpi));
   if (!root)
     snprintf(err, errlen, "out of memory building the fleet profile");
   return root;

@@ -33,17 +33,46 @@ typedef struct cal_fleet_point {
   cal_summary_t busbw_gbps; /* all-reduce only */
 } cal_fleet_point_t;
 
+/* What carried one link's bytes, as found by fleet/fleet_transport.c:
+ * kind "tcp", "shared memory", "fabric" or "unknown" (never a guess from
+ * host names); the network interface whose byte counters moved by the
+ * bytes the ping-pong exchanged ("" when none did); basis says how. */
+typedef struct cal_fleet_transport {
+  char kind[16];
+  char iface[32];
+  double sent, received;   /* that interface's counters over the link's
+                              measurement on the sending rank, bytes */
+  double payload;          /* bytes the ping-pong sent each way */
+  int mpi_same_node;       /* MPI_COMM_TYPE_SHARED puts both ranks on one
+                              node (the MPI library's notion of a node) */
+  char basis[480];
+} cal_fleet_transport_t;
+
 /* One direction between two ranks. */
 typedef struct cal_fleet_link {
   int from_rank, to_rank;
-  int from_host, to_host;  /* indices into cal_fleet_t.hosts */
+  int from_host, to_host;  /* indices into cal_fleet_t.hosts; equal: the
+                              same host, sharing its CPUs */
   cal_fleet_point_t *pts;  /* owned */
   size_t npts;
+  cal_fleet_transport_t tr;
 } cal_fleet_link_t;
 
+/* The MPI library of the job (rank 0's view) and the components it was
+ * told to use (Open MPI's MCA selection read through MPI_T control
+ * variables: "" when not set, meaning every component it has). */
+typedef struct cal_fleet_mpi {
+  char library[160];       /* MPI_Get_library_version's first line */
+  int open_mpi;            /* the library is Open MPI */
+  int cvars;               /* the control variables could be read */
+  char pml[64], btl[160], mtl[64], btl_tcp_if[160];
+} cal_fleet_mpi_t;
+
 typedef struct cal_fleet_host {
-  char name[256];
+  char name[256];          /* CALIBRATE_HOST_ID where set, else hostname */
+  char hostname[256];
   char boot_id[64];
+  int id_override;         /* told apart by CALIBRATE_HOST_ID */
   int *ranks;              /* owned */
   int nranks;
   int measuring_rank;      /* the rank that calibrated the node */
@@ -68,6 +97,7 @@ typedef struct cal_fleet {
   int nranks, nhosts;
   cal_fleet_host_t *hosts; /* owned */
   int intra_host;          /* one host: links are between its ranks */
+  cal_fleet_mpi_t mpi;
   cal_fleet_link_t *links; /* owned */
   size_t nlinks;
   cal_fleet_point_t *ar;   /* all-reduce curve, owned */

@@ -482,6 +482,7 @@ typedef struct cal_vfleet_wait {
 /* hosts[]: one node and the profile it measured. */
 typedef struct cal_vfleet_host {
   const char *host, *boot_id;
+  const char *hostname, *id_source; /* absent in files written before them */
   cal_vnum_t *ranks; /* owned */
   size_t nranks;
   cal_vnum_t measuring_rank, exit_code;
@@ -498,6 +499,13 @@ typedef struct cal_vfleet_host {
 typedef struct cal_vfleet_link {
   cal_vnum_t from_rank, to_rank;
   const char *from_host, *to_host; /* host names */
+  int same_host; /* boolean (absent: -1, as cal_vbool_of) */
+  struct {       /* what carried it; absent in files written before it */
+    int has;
+    const char *kind, *interface, *basis;
+    cal_vnum_t interface_sent_bytes, interface_received_bytes, payload_bytes;
+    int mpi_same_node; /* boolean */
+  } transport;
   cal_vfleet_point_t *points; /* owned */
   size_t npoints;
 } cal_vfleet_link_t;
@@ -533,6 +541,10 @@ typedef struct cal_fleet_view {
   } allreduce;
   cal_vfleet_plain_t *plain; /* owned */
   size_t nplain;
+  struct { /* the MPI library and its component selection */
+    int has;
+    const char *library, *pml, *btl, *mtl, *btl_tcp_if_include;
+  } mpi;
   struct cal_varena *arena; /* private: what the view owns */
 } cal_fleet_view_t;
 

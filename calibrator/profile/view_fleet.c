@@ -24,7 +24,8 @@ static const cal_velems_t fpoints =
 
 #define CAL_VT cal_vfleet_host_t
 static const cal_vkey_t host_keys[] = {
-    CAL_VS(host) CAL_VS(boot_id) CAL_VN(measuring_rank) CAL_VN(exit_code)
+    CAL_VS(host) CAL_VS(boot_id) CAL_VS(hostname) CAL_VS(id_source)
+    CAL_VN(measuring_rank) CAL_VN(exit_code)
 };
 #undef CAL_VT
 #define CAL_VT cal_vfleet_wait_t
@@ -51,6 +52,12 @@ static const cal_velems_t hosts =
 #define CAL_VT cal_vfleet_link_t
 static const cal_vkey_t link_keys[] = {
     CAL_VN(from_rank) CAL_VN(to_rank) CAL_VS(from_host) CAL_VS(to_host)
+    CAL_VB(same_host) CAL_VHAS(transport)
+#define CAL_VIN transport
+    CAL_VSI(kind) CAL_VSI(interface) CAL_VSI(basis)
+    CAL_VNI(interface_sent_bytes) CAL_VNI(interface_received_bytes)
+    CAL_VNI(payload_bytes) CAL_VBI(mpi_same_node)
+#undef CAL_VIN
 };
 #undef CAL_VT
 #define CAL_VT cal_fleet_view_t
@@ -64,6 +71,11 @@ static const cal_vkey_t fleet_keys[] = {
 #define CAL_VIN allreduce
     CAL_VSI(op) CAL_VSI(dtype) CAL_VSI(placement) CAL_VSI(busbw_convention)
     CAL_VNI(ranks) CAL_VNI(checked_values) CAL_VBI(verified)
+#undef CAL_VIN
+    CAL_VHAS(mpi)
+#define CAL_VIN mpi
+    CAL_VSI(library) CAL_VSI(pml) CAL_VSI(btl) CAL_VSI(mtl)
+    CAL_VSI(btl_tcp_if_include)
 #undef CAL_VIN
 };
 #undef CAL_VT

@@ -340,17 +340,23 @@ static void fleet(void **state) {
   (void)state;
   json_t *r = json_loads(
       "{\"schema\": \"calibrate-fleet/1\", \"ranks\": 2, \"host_count\": 2,"
-      " \"hosts\": [{\"host\": \"a\", \"ranks\": [0], \"measuring_rank\": 0,"
+      " \"hosts\": [{\"host\": \"a\", \"hostname\": \"n1\","
+      "   \"id_source\": \"CALIBRATE_HOST_ID\", \"ranks\": [0], \"measuring_rank\": 0,"
       "   \"exit_code\": 0, \"profile\": {\"schema\": \"x\"},"
       "   \"waiting_ranks\": [{\"rank\": 1, \"wait_s\": 1.5, \"cpu_s\": 0.1}]},"
       "  {\"host\": \"b\", \"ranks\": [1], \"profile\": null}],"
       " \"links\": {\"intra_host\": false, \"pairs\": [{\"from_rank\": 0,"
       "   \"to_rank\": 1, \"from_host\": \"a\", \"to_host\": \"b\","
+      "   \"same_host\": false, \"transport\": {\"kind\": \"tcp\","
+      "   \"interface\": \"veth0\", \"payload_bytes\": 1e6,"
+      "   \"mpi_same_node\": false, \"basis\": \"why\"},"
       "   \"points\": [{\"bytes\": 8, \"time_us\": 2.5,"
       "   \"bandwidth_gbps\": 0.0032, \"samples_us\": [2.5, 2.6]}]}]},"
       " \"allreduce\": {\"verified\": true, \"points\": [{\"bytes\": 4,"
       "   \"time_us\": 3, \"algbw_gbps\": 1.5, \"busbw_gbps\": 1.5,"
-      "   \"busbw_stats\": {\"ci_low\": 1.4}}]}}",
+      "   \"busbw_stats\": {\"ci_low\": 1.4}}]},"
+      " \"mpi\": {\"library\": \"Open MPI v4.1.4\", \"btl\": \"tcp,self\","
+      "   \"pml\": \"\"}}",
       0, NULL);
   assert_non_null(r);
   cal_fleet_view_t *v = NULL;
@@ -372,6 +378,19 @@ static void fleet(void **state) {
   assert_int_equal(v->links.intra_host, 0);
   assert_int_equal(v->links.npairs, 1);
   assert_string_equal(v->links.pairs[0].to_host, "b");
+  assert_string_equal(v->hosts[0].hostname, "n1");
+  assert_string_equal(v->hosts[0].id_source, "CALIBRATE_HOST_ID");
+  assert_null(v->hosts[1].id_source); /* written before the key */
+  assert_int_equal(v->links.pairs[0].same_host, 0);
+  assert_true(v->links.pairs[0].transport.has);
+  assert_string_equal(v->links.pairs[0].transport.kind, "tcp");
+  assert_string_equal(v->links.pairs[0].transport.interface, "veth0");
+  assert_double_equal(v->links.pairs[0].transport.payload_bytes.v, 1e6, 0);
+  assert_int_equal(v->links.pairs[0].transport.mpi_same_node, 0);
+  assert_true(v->mpi.has);
+  assert_string_equal(v->mpi.btl, "tcp,self");
+  assert_string_equal(v->mpi.pml, "");
+  assert_null(v->mpi.mtl);
   assert_int_equal(v->links.pairs[0].npoints, 1);
   assert_int_equal(v->links.pairs[0].points[0].samples_us.n, 2);
   assert_true(v->allreduce.has_points);
