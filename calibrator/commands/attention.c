@@ -35,6 +35,10 @@ static int variant_opt(void *obj, const cal_opt_t *row, const char *val,
   return -1;
 }
 
+/* the parser takes only these; dtype_opt maps them */
+static const cal_opt_choice_t attn_dtypes[] = {
+    {"fp32", 0}, {"bf16", 0}, {"all", 0}, {NULL, 0}};
+
 static int dtype_opt(void *obj, const cal_opt_t *row, const char *val,
                      const char *cmd) {
   cal_attn_opts_t *a = &((cal_opts_t *)obj)->attn;
@@ -87,6 +91,8 @@ static const cal_opt_t shape_rows[] = {
              "(default: the best the CPU runs; bf16: amx where the CPU has\n"
              "AMX-BF16, else avx512_bf16)"},
     {.type = CAL_OPT_CALL, .name = "dtype", .arg = "T", .set = dtype_opt,
+     .choices = attn_dtypes,
+     .bad = "--dtype is fp32, bf16 or all, not '%s'",
      .help = "the fused kernels timed: fp32, bf16 or all (default)"},
     {.type = CAL_OPT_TEXT,
      .help = "\nRun options: -o FILE ('-': standard output), --quick, "

@@ -340,13 +340,14 @@ void cal_opt_help(const cal_opt_cmd_t *t, FILE *out) {
   put_text(t->tail, out);
 }
 
-/* Whether a row before r (in any part) has r's name and values. */
+/* Whether a row before r (in any part) has r's name: the parser takes
+ * the first row of a name, so its values are the ones to complete. */
 static int values_seen(const cal_opt_cmd_t *t, const cal_opt_t *r) {
   for (int p = 0; p < CAL_OPT_MAX_PARTS && t->parts[p].rows; p++)
     for (const cal_opt_t *q = t->parts[p].rows; q->type != CAL_OPT_END; q++) {
       if (q == r)
         return 0;
-      if (q->name && (q->choices || q->values) && strcmp(q->name, r->name) == 0)
+      if (q->name && strcmp(q->name, r->name) == 0)
         return 1;
     }
   return 0;
