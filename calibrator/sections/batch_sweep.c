@@ -29,8 +29,9 @@
 #define SWEEP_BOTH_PATHS_MAX 32
 /* the modes' shares of the section's time budget (those that run share
  * it in these proportions, in the order they run: prefill, decode, train,
- * inference) */
-static const double mode_share[CAL_BATCH_NMODES] = {0.3, 0.3, 0.4, 0.4,
+ * inference, dpo, grpo): the training step, the workload users tune and
+ * seconds a point through the whole model, gets the most */
+static const double mode_share[CAL_BATCH_NMODES] = {0.2, 0.2, 0.6, 0.4,
                                                     0.4, 0.4};
 /* a point (the model's step: seconds on a real preset) takes at most this
  * many samples, --quick fewer */
@@ -256,15 +257,16 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
 }
 
 /* Seconds the point at batch b should take, from the last measured one
- * (lb, its step and whole wall time): train, the whole cost scaled (its
- * setups and state grow with the batch); forward modes, the timed runs
- * scaled by the step (each path's warm-up and samples) and the rest
- * (setup, the weights' fill, verification) as it was. */
+ * (lb, its step and whole wall time): the timed runs scaled by the step
+ * (each path's warm-up and samples) and the rest (setup, the weights' or
+ * the training state's fill, verification) as it was.  A training
+ * point's step is the sum of its parts (layers, LM head, reference or
+ * generation), each timed as many runs.  The whole wall scaled, as it
+ * once was for train, counted the state's fill of gigabytes as growing
+ * with the batch and ended every training curve after batch 1 or 2. */
 static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
                         double wall) {
   double ratio = (double)b / (double)(lb ? lb : 1);
-  if (s->train)
-    return wall * ratio;
   int paths = s->decode && b <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
   int lpaths = s->decode && lb <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
   const cal_harness_cfg_t *h = &s->h;
