@@ -8,6 +8,7 @@
 #include "cal_err.h"
 #include "results.h"
 #include "run.h"
+#include "timer.h"
 
 /* Thread counts for the scaling curve: every count up to 16, then powers
  * of two and the full count. */
@@ -43,6 +44,66 @@ static const cal_kernel_t *headline_kernel(const cal_gemm_result_t *g,
   return b ? b->kernel : g ? NULL : cal_kernel_find(fallback);
 }
 
+/* A scaling point this far below the same kernel at the same size and
+ * threads in the GEMM section (the same code, measured seconds earlier in
+ * this process) was disturbed: the VM's speed moved while it ran, which
+ * neither the load on the cores nor the threads' CPU time shows. */
+#define SCALING_AGREE 0.85
+
+/* The GEMM section's best median of kernel k at n^3 on t threads (a
+ * sweep point or its confirmation), 0 when it measured none. */
+static double gemm_same(const cal_gemm_result_t *g, const cal_kernel_t *k,
+                        int64_t n, int t) {
+  double best = 0;
+  for (size_t i = 0; g && i < g->npoints; i++) {
+    const cal_gemm_point_t *gp = &g->points[i];
+    if (gp->pt.kernel == k && gp->n == n && gp->threads == t &&
+        gp->pt.status == CAL_POINT_OK && gp->pt.gflops_sum.median > best)
+      best = gp->pt.gflops_sum.median;
+  }
+  return best;
+}
+
+static int below(const cal_point_t *pt, double ref) {
+  return ref > 0 && pt->status == CAL_POINT_OK &&
+         pt->gflops_sum.median < SCALING_AGREE * ref;
+}
+
+/* Measure the point again once (within the run's re-measuring time) when
+ * it fell below the GEMM section's same point; still below, it is marked
+ * unstable (compare does not judge one run by it) with a warning. */
+static int check_against_gemm(cal_run_t *r, const cal_kernel_t *k,
+                              const cal_params_t *p, double ref,
+                              cal_point_t *pt) {
+  if (below(pt, ref) && r->ctx->remeasure_left_s > 0) {
+    double t0 = cal_now();
+    cal_point_t again;
+    int rc = cal_run_point(r, NULL, k, p, &again);
+    if (rc < 0)
+      return rc;
+    r->res->quality.remeasured++;
+    r->res->quality.remeasure_s += cal_now() - t0;
+    r->ctx->remeasure_left_s -= cal_now() - t0;
+    if (again.status == CAL_POINT_OK &&
+        again.gflops_sum.median > pt->gflops_sum.median) {
+      cal_point_free(pt);
+      *pt = again;
+    } else {
+      cal_point_free(&again);
+    }
+    pt->remeasured = 1;
+  }
+  if (below(pt, ref)) {
+    pt->m.unstable = 1;
+    cal_run_warn(r, "scaling %s at %d threads: %.1f GFLOPS, below %.0f%% "
+                    "of the same GEMM in the gemm section (%.1f): the "
+                    "machine's speed moved while it ran; marked unstable",
+                 k->name, p->threads, pt->gflops_sum.median,
+                 100.0 * SCALING_AGREE, ref);
+  }
+  return 0;
+}
+
 int cal_scaling_measure(cal_run_t *r) {
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   const int max = r->opt->threads;
@@ -68,6 +129,8 @@ int cal_scaling_measure(cal_run_t *r) {
                    (long long)s->n, t, t > 1 ? "s" : "");
       cal_scaling_point_t *sp = &s->points[s->npoints];
       int rc = cal_run_point(r, NULL, k, &p, &sp->pt);
+      if (rc == 0)
+        rc = check_against_gemm(r, k, &p, gemm_same(g, k, s->n, t), &sp->pt);
       if (rc < 0)
         return rc;
       s->npoints++;

@@ -3,10 +3,11 @@
  * reading the weights, so every weight matrix is streamed once per step:
  * each thread owns a block of output columns of every matrix and runs the
  * variant's GEMV (layer_gemv.h) over it, with what can be fused into that
- * block done there (the residuals, SiLU·up, writing q, k and v straight to
- * their places).  Per step: one parallel region, four barriers (after QKV,
- * after attention, after the output projection, after the MLP's first
- * half), no allocation.  A bf16 layer streams bf16 weights (half the
+ * block done there (SiLU·up, writing q, k and v straight to their
+ * places); the two projections back to the hidden size, whose columns are
+ * few, by blocks of rows instead, each thread's partial sums added with
+ * the residual after a barrier.  Per step: one parallel region, six
+ * barriers, no allocation.  A bf16 layer streams bf16 weights (half the
  * bytes) and rounds each product's input rows to bf16 first, each thread
  * in its own rows. */
 #include <math.h>
@@ -108,17 +109,40 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
     }
 }
 
-/* y = res + x·W over this thread's columns of the hidden size. */
-static void proj_cols(const cal_layer_t *L, const float *x, int64_t k,
+/* y = res + x·W, W k x d.  Its d columns are few (the hidden size), so
+ * a block of columns a thread would be a few cache lines of every row:
+ * streams too short for the prefetchers (batch-1 decode read 0.64 of the
+ * memory's rate that way).  Each thread takes a block of W's rows
+ * instead, one stretch of memory, into partial sums over all d columns
+ * in its rows of hteam (free between the products), and after a barrier
+ * sums the team's partials over its columns. */
+static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
                       const float *w, const uint16_t *w16, const float *res,
                       float *y, int t, int nt) {
-  const int64_t d = L->s.hidden;
+  const int64_t d = L->s.hidden, B = L->s.batch;
+  int64_t r0, r1;
+  columns(k, t, nt, &r0, &r1); /* rows, in blocks of 16 */
+  float *part = L->hteam + (size_t)t * (size_t)(B * d);
+  if (r0 < r1) {
+    x = input_rows(L, x, B * k, t);
+    if (L->s.bf16)
+      L->gemv16(x + r0, k, B, r1 - r0, w16 + r0 * d, d, d, NULL, 0, part, d);
+    else
+      L->gemv(x + r0, k, B, r1 - r0, w + r0 * d, d, d, NULL, 0, part, d);
+  } else {
+    for (int64_t i = 0; i < B * d; i++)
+      part[i] = 0.0f;
+  }
+#pragma omp barrier
   int64_t c0, c1;
   columns(d, t, nt, &c0, &c1);
-  if (c0 >= c1)
-    return;
-  x = input_rows(L, x, L->s.batch * k, t);
-  gemv_w(L, x, k, w, w16, c0, d, c1 - c0, res + c0, d, y + c0, d);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t c = c0; c < c1; c++) {
+      float sum = res[b * d + c];
+      for (int u = 0; u < nt; u++)
+        sum += L->hteam[((size_t)u * (size_t)B + (size_t)b) * (size_t)d + c];
+      y[b * d + c] = sum;
+    }
 }
 
 int cal_layer_run_team(cal_layer_t *L) {
@@ -142,7 +166,7 @@ int cal_layer_run_team(cal_layer_t *L) {
                   : cal_attn_fused_team(&as, L->q, L->kc, L->vc, L->o, L->variant);
     if (arc == 0) {
       /* x1 = x + o·Wo */
-      proj_cols(L, L->o, hq, L->wo, L->wo16, L->x, L->x1, t, nt);
+      proj_rows(L, L->o, hq, L->wo, L->wo16, L->x, L->x1, t, nt);
 #pragma omp barrier
       cal_layer_rmsnorm_rows(L->x1, L->g2, h, B, d);
       if (L->s.bf16)
@@ -150,7 +174,7 @@ int cal_layer_run_team(cal_layer_t *L) {
       gate_up_cols(L, h, t, nt);
 #pragma omp barrier
       /* out = x1 + a·Wd */
-      proj_cols(L, L->a, f, L->wd, L->wd16, L->x1, L->out, t, nt);
+      proj_rows(L, L->a, f, L->wd, L->wd16, L->x1, L->out, t, nt);
     } else if (t == 0) {
       rc = arc;
     }
