@@ -39,11 +39,11 @@ typedef struct bufs {
 static void fill(bufs_t *b, size_t o) {
   uint64_t s = 7;
   for (int i = 0; i < 7; i++) {
-    b->a[i] = (float *)aligned_alloc(64, 4 * (N + 64)) + o;
+    b->a[i] = (float *)aligned_alloc(64, (4 * (N + 64) + 63) / 64 * 64) + o;
     for (size_t j = 0; j < N; j++)
       b->a[i][j] = i == 2 ? frand(&s, 0.0f, 1e-2f) : frand(&s, -1.0f, 1.0f);
   }
-  b->p16 = (uint16_t *)aligned_alloc(64, 2 * (N + 64)) + o;
+  b->p16 = (uint16_t *)aligned_alloc(64, (2 * (N + 64) + 63) / 64 * 64) + o;
   b->a[3][5] = NAN; /* a NaN gradient: its master NaN, its copy NaN */
 }
 
