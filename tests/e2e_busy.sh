@@ -7,10 +7,8 @@
 # usage: e2e_busy.sh CALIBRATE SOURCE_DIR
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
-e2e_setup
+e2e_measure_setup
 PY=/usr/bin/python3
-SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
-export CALIBRATE_LOCK="$TMP/lock"
 # samples long enough (3 x 50 ms) that a competitor's share shows through
 # /proc/stat's 10 ms ticks; short budgets keep each run to seconds
 RUN=(--quick --no-progress --samples 3 --min-time 0.05 --budget-scale 0.1 --gemm-engine openblas)

@@ -11,12 +11,8 @@
 # covers: calibrator/report/table.c calibrator/report/table_gemm.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
-e2e_setup
-# functional checks (--allow-busy below): a lock of our own, so that the
-# test does not queue behind measuring runs of other tests or users
-export CALIBRATE_LOCK="$TMP/lock"
+e2e_measure_setup
 PY=/usr/bin/python3
-SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 
 # help and version, for the program and every command
 expect_exit 0 "--help" "$CAL" --help

@@ -4,6 +4,11 @@
 #   e2e_setup [DIR]   scratch directory $TMP: DIR emptied and kept (ctest
 #                     passes one under the build tree), else a fresh
 #                     temporary one removed on exit
+#   e2e_measure_setup [DIR]  e2e_setup, and for the tests that run
+#                     measuring commands: a lock of their own
+#                     (CALIBRATE_LOCK, so that they do not queue behind
+#                     measuring runs of other tests or users) and $SCHEMA,
+#                     the profile's JSON Schema under $SRC
 #   ok / bad MSG      count a check that passed / failed (MSG printed)
 #   check DESC CMD... run CMD; ok when it succeeds, else bad DESC
 #   expect_exit CODE DESC CMD...      stdout to $TMP/out, stderr to
@@ -31,6 +36,13 @@ e2e_setup() {
     TMP=$(mktemp -d "${TMPDIR:-/tmp}/calibrate-e2e.XXXXXX") || exit 99
     trap 'rm -rf "$TMP"' EXIT
   fi
+}
+
+e2e_measure_setup() {
+  e2e_setup "$@"
+  CALIBRATE_LOCK="$TMP/lock"
+  export CALIBRATE_LOCK
+  SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 }
 
 ok() { checks=$((checks + 1)); }

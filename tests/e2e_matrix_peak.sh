@@ -8,12 +8,8 @@
 # usage: e2e_matrix_peak.sh CALIBRATE TEST_MATRIX_PROFILE SOURCE_DIR SCRATCH
 CAL=$1 UNIT=$2 SRC=$3
 . "$SRC/tests/e2e_lib.sh"
-e2e_setup "$4"
-# functional checks (--allow-busy below): a lock of our own, so that the
-# test does not queue behind measuring runs of other tests or users
-export CALIBRATE_LOCK="$TMP/lock"
+e2e_measure_setup "$4"
 PY=python3
-SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 
 expect_exit 0 "peak-flops" "$CAL" peak-flops --quick --no-progress --allow-busy \
   --samples 3 --min-time 0.002 -o "$TMP/pk.json"

@@ -10,12 +10,8 @@
 # covers: calibrator/report/table_batch.c calibrator/sections/batch_rates.c
 CAL=$1 SRC=$2
 . "$SRC/tests/e2e_lib.sh"
-e2e_setup
-# functional checks (--allow-busy below): a lock of our own, so that the
-# test does not queue behind measuring runs of other tests or users
-export CALIBRATE_LOCK="$TMP/lock"
+e2e_measure_setup
 PY=/usr/bin/python3
-SCHEMA="$SRC/results/schema/calibrate-profile-1.schema.json"
 # --allow-busy: these check function, not speed; on a busy machine a
 # point others disturbed is kept and marked instead of dropped
 FAST=(--quick --no-progress --allow-busy --budget-scale 0.3 --preset tiny --sections batch)

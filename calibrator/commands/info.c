@@ -25,11 +25,6 @@ typedef struct info_args {
   const char *out;
 } info_args_t;
 
-static int output_opt(void *obj, const cal_opt_t *row, const char *val,
-                      const char *cmd) {
-  return *val ? -1 : cal_usage(cmd, "-o needs a file name");
-}
-
 #define OFF(field) offsetof(info_args_t, field)
 
 static const cal_opt_t info_rows[] = {
@@ -37,7 +32,7 @@ static const cal_opt_t info_rows[] = {
      .help = "print the same as JSON (the profile's machine and\n"
              "blas, and virtualization)"},
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
-     .off = OFF(out), .set = output_opt,
+     .off = OFF(out), .set = cal_opt_output_file,
      .help = "write there atomically instead of standard output\n"
              "('-': standard output)"},
     CAL_OPT_LAST("show this help"),

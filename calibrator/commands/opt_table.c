@@ -163,6 +163,12 @@ static int bad_as(const char *cmd, const cal_opt_t *row, const char *val,
   return cal_usage(cmd, "%s", msg);
 }
 
+int cal_opt_output_file(void *obj, const cal_opt_t *row, const char *val,
+                        const char *cmd) {
+  (void)obj, (void)row;
+  return *val ? -1 : cal_usage(cmd, "-o needs a file name");
+}
+
 int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val) {
   return bad_as(cmd, row, val, NULL);
 }

@@ -128,6 +128,11 @@ int cal_opt_takes_value(const cal_opt_t *row);
  * parser prints it); returns CAL_EXIT_USAGE. */
 int cal_opt_bad(const char *cmd, const cal_opt_t *row, const char *val);
 
+/* A setter for -o FILE (a STRING row): an empty name is refused with
+ * "-o needs a file name". */
+int cal_opt_output_file(void *obj, const cal_opt_t *row, const char *val,
+                        const char *cmd);
+
 /* The help: head, every printed part's rows, tail. */
 void cal_opt_help(const cal_opt_cmd_t *t, FILE *out);
 

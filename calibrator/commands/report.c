@@ -21,16 +21,11 @@ typedef struct report_args {
   cal_html_opts_t o;
 } report_args_t;
 
-static int output_opt(void *obj, const cal_opt_t *row, const char *val,
-                      const char *cmd) {
-  return *val ? -1 : cal_usage(cmd, "-o needs a file name");
-}
-
 #define OFF(field) offsetof(report_args_t, field)
 
 static const cal_opt_t report_rows[] = {
     {.type = CAL_OPT_STRING, .name = "output", .letter = 'o', .arg = "FILE",
-     .off = OFF(out), .set = output_opt,
+     .off = OFF(out), .set = cal_opt_output_file,
      .help = "write there atomically instead of standard\n"
              "output ('-': standard output)"},
     {.type = CAL_OPT_FRACTION, .name = "threshold", .arg = "T",

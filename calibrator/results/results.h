@@ -36,6 +36,20 @@ void cal_points_drop(void *result);
 /* Frees n points and the array holding them (NULL accepted). */
 void cal_points_free(cal_point_t *points, size_t n);
 
+/* Defines `void fn(void *result)`, the drop function of a result of type
+ * `type` whose `points` (npoints of them) each keep their measurement in
+ * `.pt`: frees those, the array and the result; accepts NULL. */
+#define CAL_PT_RESULT_DROP(fn, type)                                         \
+  void fn(void *result) {                                                    \
+    type *r_ = result;                                                       \
+    if (!r_)                                                                 \
+      return;                                                                \
+    for (size_t i_ = 0; i_ < r_->npoints; i_++)                              \
+      cal_point_free(&r_->points[i_].pt);                                    \
+    free(r_->points);                                                        \
+    free(r_);                                                                \
+  }
+
 /* ---- gemm: size sweeps per dtype and engine at one pinned thread and all
  * threads; each dtype's headline is its best verified engine's figure */
 

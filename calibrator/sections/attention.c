@@ -261,12 +261,4 @@ out:
   return rc;
 }
 
-void cal_attention_drop(void *result) {
-  cal_attention_result_t *res = result;
-  if (!res)
-    return;
-  for (size_t i = 0; i < res->npoints; i++)
-    cal_point_free(&res->points[i].pt);
-  free(res->points);
-  free(res);
-}
+CAL_PT_RESULT_DROP(cal_attention_drop, cal_attention_result_t)

@@ -118,12 +118,4 @@ int cal_gemm_measure(cal_run_t *r) {
   return 0;
 }
 
-void cal_gemm_drop(void *result) {
-  cal_gemm_result_t *g = result;
-  if (!g)
-    return;
-  for (size_t i = 0; i < g->npoints; i++)
-    cal_point_free(&g->points[i].pt);
-  free(g->points);
-  free(g);
-}
+CAL_PT_RESULT_DROP(cal_gemm_drop, cal_gemm_result_t)

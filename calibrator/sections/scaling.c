@@ -151,12 +151,4 @@ int cal_scaling_measure(cal_run_t *r) {
   return 0;
 }
 
-void cal_scaling_drop(void *result) {
-  cal_scaling_result_t *s = result;
-  if (!s)
-    return;
-  for (size_t i = 0; i < s->npoints; i++)
-    cal_point_free(&s->points[i].pt);
-  free(s->points);
-  free(s);
-}
+CAL_PT_RESULT_DROP(cal_scaling_drop, cal_scaling_result_t)

@@ -102,6 +102,29 @@ typedef struct cal_kernel {
   cal_engine_t (*engine_used)(const void *state);
 } cal_kernel_t;
 
+/* A kernel that is one kind of several sharing their functions (the
+ * compute peak's loops, the matrix engine's): defines the table entry
+ * `sym` of kind `kind`, its flops, supported and setup being the file's
+ * static kind_flops, kind_supported and kind_setup of that kind, and its
+ * mem_bytes, run, verify, teardown and variant_name the file's base##_mem,
+ * base##_run, base##_verify, base##_teardown and base##_variant_name. */
+#define CAL_KIND_KERNEL(sym, kname, fam, kdtype, kind, base)                 \
+  static double sym##_flops(const cal_params_t *p) {                         \
+    return kind_flops(kind, p);                                              \
+  }                                                                          \
+  static int sym##_supported(const cal_params_t *p, const char **why) {      \
+    return kind_supported(kind, p, why);                                     \
+  }                                                                          \
+  static int sym##_setup(const cal_params_t *p, void **st) {                 \
+    return kind_setup(kind, p, st);                                          \
+  }                                                                          \
+  const cal_kernel_t sym = {                                                 \
+      .name = kname, .family = fam, .dtype = kdtype, .flops = sym##_flops,   \
+      .mem_bytes = base##_mem, .supported = sym##_supported,                 \
+      .setup = sym##_setup, .run = base##_run, .verify = base##_verify,      \
+      .teardown = base##_teardown, .variant_name = base##_variant_name,      \
+  };
+
 /* The name of a kernel's engine ("builtin" for our own code). */
 const char *cal_kernel_engine(const cal_kernel_t *k);
 

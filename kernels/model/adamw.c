@@ -42,11 +42,7 @@ static void teardown(void *st) {
   adamw_st_t *s = st;
   if (!s)
     return;
-  for (int i = 0; i < 2; i++) {
-    cal_free(s->p[i]);
-    cal_free(s->m[i]);
-    cal_free(s->v[i]);
-  }
+  cal_adamw_sets_free(s->p, s->m, s->v);
   cal_free(s->g);
   cal_free(s->p16);
   cal_free(s);
@@ -60,12 +56,9 @@ static int setup_as(const cal_params_t *p, void **out, int bf16) {
   if (!s)
     return CAL_ENOMEM;
   s->n = (size_t)p->n, s->bf16 = bf16, s->vec = cal_train_vec();
-  int ok = 1;
-  for (int i = 0; i < 2 && ok; i++)
-    ok = (s->p[i] = cal_alloc(4 * s->n)) && (s->m[i] = cal_alloc(4 * s->n)) &&
-         (s->v[i] = cal_alloc(4 * s->n));
-  ok = ok && (s->g = cal_alloc(4 * s->n)) &&
-       (!bf16 || (s->p16 = cal_alloc(2 * s->n)));
+  int ok = cal_adamw_sets_alloc(s->p, s->m, s->v, s->n) == 0 &&
+           (s->g = cal_alloc(4 * s->n)) &&
+           (!bf16 || (s->p16 = cal_alloc(2 * s->n)));
   if (!ok) {
     teardown(s);
     return CAL_ENOMEM;

@@ -25,47 +25,27 @@
 
 #include "cal_bf16.h"
 
-typedef void (*cal_gemv_fn)(const float *x, int64_t ldx, int64_t batch,
-                            int64_t K, const float *w, int64_t ldw, int64_t n,
-                            const float *add, int64_t ladd, float *y,
-                            int64_t ldy);
-
-typedef void (*cal_gemv_bf16_fn)(const float *x, int64_t ldx, int64_t batch,
-                                 int64_t K, const uint16_t *w, int64_t ldw,
-                                 int64_t n, const float *add, int64_t ladd,
-                                 float *y, int64_t ldy);
+/* The fp32 and bf16 forms' signature. */
+typedef void cal_gemv_t(const float *x, int64_t ldx, int64_t batch, int64_t K,
+                        const float *w, int64_t ldw, int64_t n,
+                        const float *add, int64_t ladd, float *y, int64_t ldy);
+typedef void cal_gemv_bf16_t(const float *x, int64_t ldx, int64_t batch,
+                             int64_t K, const uint16_t *w, int64_t ldw,
+                             int64_t n, const float *add, int64_t ladd,
+                             float *y, int64_t ldy);
+typedef cal_gemv_t *cal_gemv_fn;
+typedef cal_gemv_bf16_t *cal_gemv_bf16_fn;
 
 /* The variant's function (cal_isa_variant_t, resolved, not AUTO); NULL when
  * this build has none for it. */
 cal_gemv_fn cal_gemv_for(int variant);
 cal_gemv_bf16_fn cal_gemv_bf16_for(int variant);
 
-/* One per variant; call only when cal_variant_supported() says so. */
-void cal_gemv_scalar(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                     const float *w, int64_t ldw, int64_t n, const float *add,
-                     int64_t ladd, float *y, int64_t ldy);
-void cal_gemv_avx2(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                   const float *w, int64_t ldw, int64_t n, const float *add,
-                   int64_t ladd, float *y, int64_t ldy);
-void cal_gemv_avx512(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                     const float *w, int64_t ldw, int64_t n, const float *add,
-                     int64_t ladd, float *y, int64_t ldy);
-
-void cal_gemv_bf16_scalar(const float *x, int64_t ldx, int64_t batch,
-                          int64_t K, const uint16_t *w, int64_t ldw, int64_t n,
-                          const float *add, int64_t ladd, float *y,
-                          int64_t ldy);
-void cal_gemv_bf16_avx2(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                        const uint16_t *w, int64_t ldw, int64_t n,
-                        const float *add, int64_t ladd, float *y, int64_t ldy);
-void cal_gemv_bf16_avx512(const float *x, int64_t ldx, int64_t batch,
-                          int64_t K, const uint16_t *w, int64_t ldw, int64_t n,
-                          const float *add, int64_t ladd, float *y,
-                          int64_t ldy);
-/* AVX512_BF16 (vdpbf16ps); cal_gemv_bf16_for(CAL_VARIANT_AVX512) where the
- * CPU has it. */
-void cal_gemv_bf16_dp(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                      const uint16_t *w, int64_t ldw, int64_t n,
-                      const float *add, int64_t ladd, float *y, int64_t ldy);
+/* One per variant; call only when cal_variant_supported() says so.
+ * cal_gemv_bf16_dp: AVX512_BF16 (vdpbf16ps), cal_gemv_bf16_for
+ * (CAL_VARIANT_AVX512) where the CPU has it. */
+cal_gemv_t cal_gemv_scalar, cal_gemv_avx2, cal_gemv_avx512;
+cal_gemv_bf16_t cal_gemv_bf16_scalar, cal_gemv_bf16_avx2, cal_gemv_bf16_avx512,
+    cal_gemv_bf16_dp;
 
 #endif

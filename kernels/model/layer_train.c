@@ -18,6 +18,7 @@
 #include "forward_kernels.h"
 #include "layer_train_internal.h"
 #include "lora.h"
+#include "train_vec.h"
 
 const cal_adamw_t cal_train_adamw_default = {1e-3, 0.9, 0.999, 1e-8, 0.01};
 
@@ -138,11 +139,7 @@ void cal_train_free(cal_train_t *T) {
   cal_lora_free(T->lora);
   for (int i = 0; i < 12; i++)
     cal_onednn_mm_free(T->mm[i]);
-  for (int i = 0; i < 2; i++) {
-    cal_free(T->p[i]);
-    cal_free(T->m[i]);
-    cal_free(T->v[i]);
-  }
+  cal_adamw_sets_free(T->p, T->m, T->v);
   if (!T->alias_x)
     cal_free(T->x);
   if (!T->alias_dy)
@@ -233,10 +230,9 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   const size_t f = (size_t)q.ffn, lq = (size_t)q.seq;
   rc = CAL_ENOMEM;
   /* LoRA: the base frozen, one set of masters and no moments */
-  for (int i = 0; i < (q.lora_rank > 0 ? 1 : 2); i++)
-    if (!(T->p[i] = falloc(np)) ||
-        (!q.lora_rank && (!(T->m[i] = falloc(np)) || !(T->v[i] = falloc(np)))))
-      goto fail;
+  if (q.lora_rank > 0 ? !(T->p[0] = falloc(np))
+                      : cal_adamw_sets_alloc(T->p, T->m, T->v, np) != 0)
+    goto fail;
   if (!(T->g = falloc(np)) || !(T->x = falloc(t * d)) ||
       !(T->dy = falloc(t * d)) || !(T->h1 = falloc(t * d)) ||
       !(T->r1 = falloc(t)) || !(T->qkv = falloc(t * (size_t)T->nqkv)) ||

@@ -64,13 +64,10 @@ double cal_lm_head_mem_bytes(int64_t t, int64_t d, int64_t v, int bf16) {
 void cal_lm_head_free(cal_lm_head_t *H) {
   if (!H)
     return;
-  for (int i = 0; i < 2; i++) {
-    cal_free(H->w[i]);
-    cal_free(H->m[i]);
-    cal_free(H->v[i]);
+  cal_adamw_sets_free(H->w, H->m, H->v);
+  for (int i = 0; i < 2; i++)
     for (int j = 0; j < 3; j++)
       cal_onednn_mm_free(H->mm[i][j]);
-  }
   cal_free(H->h);
   cal_free(H->dh);
   cal_free(H->logits);
@@ -138,10 +135,8 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
            cal_engine_name(bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_OPENBLAS),
            bf16 ? "" : " sgemm");
   size_t nw = (size_t)(vocab * d);
-  int ok = 1, rc = CAL_ENOMEM;
-  for (int i = 0; i < 2 && ok; i++)
-    ok = (H->w[i] = cal_alloc(4 * nw)) && (H->m[i] = cal_alloc(4 * nw)) &&
-         (H->v[i] = cal_alloc(4 * nw));
+  int rc = CAL_ENOMEM;
+  int ok = cal_adamw_sets_alloc(H->w, H->m, H->v, nw) == 0;
   ok = ok && (H->h = cal_alloc(4 * (size_t)(t * d))) &&
        (H->dh = cal_alloc(4 * (size_t)(t * d))) &&
        (H->logits = cal_alloc(4 * (size_t)(t * (H->keep && !fp16 ? vocab : H->chunk)))) &&

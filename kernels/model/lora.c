@@ -13,6 +13,7 @@
 #include "cal_mem.h"
 #include "layer_internal.h"
 #include "layer_train_internal.h"
+#include "train_vec.h"
 
 /* the projections' input and output widths (k, n), as the step's
  * products (cal_train_prod_dims), from the shape alone */
@@ -59,11 +60,7 @@ double cal_lora_train_flops(const cal_layer_shape_t *s) {
 void cal_lora_free(cal_lora_t *A) {
   if (!A)
     return;
-  for (int j = 0; j < 2; j++) {
-    cal_free(A->p[j]);
-    cal_free(A->m[j]);
-    cal_free(A->v[j]);
-  }
+  cal_adamw_sets_free(A->p, A->m, A->v);
   for (int i = 0; i < 4; i++)
     cal_free(A->u[i]);
   cal_free(A->g);
@@ -106,10 +103,8 @@ int cal_lora_create(cal_train_t *T, uint64_t seed) {
   }
   A->np = A->off[8];
   const size_t tr = (size_t)(T->t * R);
-  for (int j = 0; j < 2; j++)
-    if (!(A->p[j] = falloc(A->np)) || !(A->m[j] = falloc(A->np)) ||
-        !(A->v[j] = falloc(A->np)))
-      return CAL_ENOMEM;
+  if (cal_adamw_sets_alloc(A->p, A->m, A->v, A->np) != 0)
+    return CAL_ENOMEM;
   for (int i = 0; i < 4; i++)
     if (!(A->u[i] = falloc(tr)))
       return CAL_ENOMEM;

@@ -6,7 +6,9 @@
 #include <omp.h>
 
 #include "cal_bf16.h"
+#include "cal_err.h"
 #include "cal_isa.h"
+#include "cal_mem.h"
 
 cal_adamw_k_t cal_adamw_consts(double lr, double beta1, double beta2,
                                double eps, double weight_decay, int64_t step) {
@@ -23,6 +25,20 @@ cal_adamw_k_t cal_adamw_consts(double lr, double beta1, double beta2,
 
 double cal_adamw_bytes(int bf16_copy) {
   return 4.0 * 7.0 + (bf16_copy ? 2.0 : 0.0);
+}
+
+int cal_adamw_sets_alloc(float *p[2], float *m[2], float *v[2], size_t n) {
+  size_t bytes = 4 * (n ? n : 1);
+  for (int i = 0; i < 2; i++)
+    if (!(p[i] = cal_alloc(bytes)) || !(m[i] = cal_alloc(bytes)) ||
+        !(v[i] = cal_alloc(bytes)))
+      return CAL_ENOMEM;
+  return 0;
+}
+
+void cal_adamw_sets_free(float *p[2], float *m[2], float *v[2]) {
+  for (int i = 0; i < 2; i++)
+    cal_free_each(p[i], m[i], v[i]);
 }
 
 void cal_adamw_scalar(const cal_adamw_k_t *k, const float *p, const float *m,

@@ -77,6 +77,13 @@ void cal_adamw_pass(const cal_train_vec_t *vec, const cal_adamw_k_t *k,
  * v2 (and p16). */
 double cal_adamw_bytes(int bf16_copy);
 
+/* The two sets of an AdamW state of n floats each (masters p, moments m
+ * and v; a step reads one set and writes the other), 64-byte aligned:
+ * 0, or CAL_ENOMEM with what was allocated left to cal_adamw_sets_free. */
+int cal_adamw_sets_alloc(float *p[2], float *m[2], float *v[2], size_t n);
+/* Frees both sets (NULL entries accepted). */
+void cal_adamw_sets_free(float *p[2], float *m[2], float *v[2]);
+
 /* The portable loops (train_vec.c) and the AVX-512 ones (only where
  * cal_variant_supported(CAL_VARIANT_AVX512)). */
 void cal_adamw_scalar(const cal_adamw_k_t *k, const float *p, const float *m,

@@ -168,35 +168,14 @@ static double kind_flops(fma_kind_t kind, const cal_params_t *p) {
          sh->ops_per_lane;
 }
 
-static double f64_flops(const cal_params_t *p) { return kind_flops(FMA_F64, p); }
-static double f32_flops(const cal_params_t *p) { return kind_flops(FMA_F32, p); }
-static double bf16_flops(const cal_params_t *p) { return kind_flops(DP_BF16, p); }
-static double int8_flops(const cal_params_t *p) { return kind_flops(DP_INT8, p); }
-static double f16_flops(const cal_params_t *p) { return kind_flops(FMA_F16, p); }
-
 static double fma_mem(const cal_params_t *p) {
   return (double)sizeof(fma_state_t) + (double)nthreads(p) * OUT_STRIDE;
 }
 
-static int f64_supported(const cal_params_t *p, const char **why) {
+static int kind_supported(fma_kind_t kind, const cal_params_t *p,
+                          const char **why) {
   int v;
-  return pick(FMA_F64, p->variant, &v, why);
-}
-static int f32_supported(const cal_params_t *p, const char **why) {
-  int v;
-  return pick(FMA_F32, p->variant, &v, why);
-}
-static int bf16_supported(const cal_params_t *p, const char **why) {
-  int v;
-  return pick(DP_BF16, p->variant, &v, why);
-}
-static int int8_supported(const cal_params_t *p, const char **why) {
-  int v;
-  return pick(DP_INT8, p->variant, &v, why);
-}
-static int f16_supported(const cal_params_t *p, const char **why) {
-  int v;
-  return pick(FMA_F16, p->variant, &v, why);
+  return pick(kind, p->variant, &v, why);
 }
 
 static void fma_teardown(void *state) {
@@ -233,12 +212,6 @@ static int kind_setup(fma_kind_t kind, const cal_params_t *p, void **state) {
   *state = s;
   return 0;
 }
-
-static int f64_setup(const cal_params_t *p, void **st) { return kind_setup(FMA_F64, p, st); }
-static int f32_setup(const cal_params_t *p, void **st) { return kind_setup(FMA_F32, p, st); }
-static int bf16_setup(const cal_params_t *p, void **st) { return kind_setup(DP_BF16, p, st); }
-static int int8_setup(const cal_params_t *p, void **st) { return kind_setup(DP_INT8, p, st); }
-static int f16_setup(const cal_params_t *p, void **st) { return kind_setup(FMA_F16, p, st); }
 
 /* The portable reference: multiply then add, two roundings (both exact
  * here), no FMA instruction needed. */
@@ -380,18 +353,12 @@ uint64_t cal_clock_chain_scalar(int64_t iters, uint64_t x) {
 }
 #endif
 
-/* One table entry per kind: the <prefix>_* functions above. */
-#define FMA_KERNEL(sym, kname, kdtype, prefix)                               \
-  const cal_kernel_t sym = {                                                 \
-      .name = kname, .family = CAL_FAMILY_FMA, .dtype = kdtype,                       \
-      .flops = prefix##_flops, .mem_bytes = fma_mem,                         \
-      .supported = prefix##_supported, .setup = prefix##_setup,              \
-      .run = fma_run, .verify = fma_verify, .teardown = fma_teardown,        \
-      .variant_name = fma_variant_name,                                      \
-  };
+/* One table entry per kind (kernel.h). */
+#define FMA_KERNEL(sym, kname, kdtype, kind)                                 \
+  CAL_KIND_KERNEL(sym, kname, CAL_FAMILY_FMA, kdtype, kind, fma)
 
-FMA_KERNEL(cal_kernel_fma_f64, "fma_f64", CAL_DTYPE_FP64, f64)
-FMA_KERNEL(cal_kernel_fma_f32, "fma_f32", CAL_DTYPE_FP32, f32)
-FMA_KERNEL(cal_kernel_dp_bf16, "dp_bf16", CAL_DTYPE_BF16, bf16)
-FMA_KERNEL(cal_kernel_dp_int8, "dp_int8", CAL_DTYPE_INT8, int8)
-FMA_KERNEL(cal_kernel_fma_fp16, "fma_fp16", CAL_DTYPE_FP16, f16)
+FMA_KERNEL(cal_kernel_fma_f64, "fma_f64", CAL_DTYPE_FP64, FMA_F64)
+FMA_KERNEL(cal_kernel_fma_f32, "fma_f32", CAL_DTYPE_FP32, FMA_F32)
+FMA_KERNEL(cal_kernel_dp_bf16, "dp_bf16", CAL_DTYPE_BF16, DP_BF16)
+FMA_KERNEL(cal_kernel_dp_int8, "dp_int8", CAL_DTYPE_INT8, DP_INT8)
+FMA_KERNEL(cal_kernel_fma_fp16, "fma_fp16", CAL_DTYPE_FP16, FMA_F16)

@@ -337,21 +337,9 @@ void cal_amx_test_corrupt(void *state) {
   }
 }
 
-static double bf16_flops(const cal_params_t *p) { return kind_flops(AMX_BF16, p); }
-static double int8_flops(const cal_params_t *p) { return kind_flops(AMX_INT8, p); }
-static int bf16_supported(const cal_params_t *p, const char **why) { return kind_supported(AMX_BF16, p, why); }
-static int int8_supported(const cal_params_t *p, const char **why) { return kind_supported(AMX_INT8, p, why); }
-static int bf16_setup(const cal_params_t *p, void **st) { return kind_setup(AMX_BF16, p, st); }
-static int int8_setup(const cal_params_t *p, void **st) { return kind_setup(AMX_INT8, p, st); }
+/* One table entry per kind (kernel.h). */
+#define AMX_KERNEL(sym, kname, kdtype, kind)                                 \
+  CAL_KIND_KERNEL(sym, kname, CAL_FAMILY_MATRIX, kdtype, kind, amx)
 
-#define AMX_KERNEL(sym, kname, kdtype, prefix)                               \
-  const cal_kernel_t sym = {                                                 \
-      .name = kname, .family = CAL_FAMILY_MATRIX, .dtype = kdtype,                    \
-      .flops = prefix##_flops, .mem_bytes = amx_mem,                         \
-      .supported = prefix##_supported, .setup = prefix##_setup,              \
-      .run = amx_run, .verify = amx_verify, .teardown = amx_teardown,        \
-      .variant_name = amx_variant_name,                                      \
-  };
-
-AMX_KERNEL(cal_kernel_amx_bf16, "amx_bf16", CAL_DTYPE_BF16, bf16)
-AMX_KERNEL(cal_kernel_amx_int8, "amx_int8", CAL_DTYPE_INT8, int8)
+AMX_KERNEL(cal_kernel_amx_bf16, "amx_bf16", CAL_DTYPE_BF16, AMX_BF16)
+AMX_KERNEL(cal_kernel_amx_int8, "amx_int8", CAL_DTYPE_INT8, AMX_INT8)

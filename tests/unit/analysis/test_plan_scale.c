@@ -174,12 +174,7 @@ static void curve_taken_as_given(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(scaled_from_the_model),
-      cmocka_unit_test(one_layer_said),
-      cmocka_unit_test(one_layer_refused),
-      cmocka_unit_test(curve_taken_as_given),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(cmocka_unit_test(scaled_from_the_model),
+              cmocka_unit_test(one_layer_said),
+              cmocka_unit_test(one_layer_refused),
+              cmocka_unit_test(curve_taken_as_given))

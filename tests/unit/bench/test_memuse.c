@@ -130,12 +130,7 @@ static void swapped_point_is_no_headline(void **state) {
   cal_curve_result_free(m.curve);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parse_status),
-      cmocka_unit_test(peak_rises),
-      cmocka_unit_test(swapped_rule),
-      cmocka_unit_test(swapped_point_is_no_headline),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CAL_TEST_MAIN(cmocka_unit_test(parse_status),
+              cmocka_unit_test(peak_rises),
+              cmocka_unit_test(swapped_rule),
+              cmocka_unit_test(swapped_point_is_no_headline))

@@ -97,17 +97,22 @@ static void two_points(cal_point_t *a, cal_point_t *b) {
   }
 }
 
+/* b pooled into a under the default settings. */
+static void pool(cal_point_t *a, cal_point_t *b) {
+  cal_harness_cfg_t cfg;
+  cal_harness_defaults(&cfg, 1);
+  assert_int_equal(cal_point_merge(a, b, &cfg), 0);
+}
+
 /* Pooling two measurements sums their times and keeps a verdict. */
 static void merge(void **state) {
   (void)state;
-  cal_harness_cfg_t cfg;
-  cal_harness_defaults(&cfg, 1);
   cal_point_t a, b;
   two_points(&a, &b);
   a.cpu_s = 1.9, a.wall_s = 1.0;
   b.cpu_s = 1.0, b.wall_s = 1.0;
   strcpy(b.not_parallel, "slow");
-  assert_int_equal(cal_point_merge(&a, &b, &cfg), 0);
+  pool(&a, &b);
   assert_true(a.cpu_s > 2.89 && a.cpu_s < 2.91);
   assert_true(a.wall_s > 1.99 && a.wall_s < 2.01);
   /* the run's verdict on one measurement stays with the pooled point */
@@ -151,13 +156,11 @@ static void pipes_probe(void **state) {
 /* The pooled point keeps the worse probe of its measurements. */
 static void merge_pipes(void **state) {
   (void)state;
-  cal_harness_cfg_t cfg;
-  cal_harness_defaults(&cfg, 1);
   cal_point_t a, b;
   two_points(&a, &b);
   a.team_rate = 0.98;
   b.team_rate = 0.51;
-  assert_int_equal(cal_point_merge(&a, &b, &cfg), 0);
+  pool(&a, &b);
   assert_true(a.team_rate > 0.50 && a.team_rate < 0.52);
   cal_point_free(&a);
 }

@@ -231,14 +231,18 @@ static void find_and_take(void **state) {
   assert_int_equal(cal_opt_parse(&t, &c, 3, argv, &first), CAL_EXIT_USAGE);
 }
 
+/* What fn (cal_opt_values, cal_opt_help) prints of t. */
+static char *text_of(void (*fn)(const cal_opt_cmd_t *, FILE *),
+                     const cal_opt_cmd_t *t) {
+  cal_test_text_t text;
+  FILE *f = cal_test_text_open(&text);
+  fn(t, f);
+  return cal_test_text_close(f, &text);
+}
+
 static void help_from_rows(void **state) {
   (void)state;
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  assert_non_null(f);
-  cal_opt_help(&table, f);
-  fclose(f);
+  char *text = text_of(cal_opt_help, &table);
   assert_string_equal(text,
                       "Usage: demo\n\n"
                       "Options:\n"
@@ -311,15 +315,6 @@ static int take_silenced(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
 
 /* What a values callback lists (presets, sections). */
 static void two_values(FILE *out) { fputs("x y", out); }
-
-/* What fn (cal_opt_values, cal_opt_help) prints of t. */
-static char *text_of(void (*fn)(const cal_opt_cmd_t *, FILE *),
-                     const cal_opt_cmd_t *t) {
-  cal_test_text_t text;
-  FILE *f = cal_test_text_open(&text);
-  fn(t, f);
-  return cal_test_text_close(f, &text);
-}
 
 /* Shell completion's values come from the rows: choices of every type
  * that has them, a values list, each option once, letters too; a STRING

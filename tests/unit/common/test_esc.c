@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cal_esc.h"
+#include "test_util.h"
 
 static void expect_esc(const char *in, const char *want) {
   char out[256];
@@ -74,12 +75,10 @@ static void text_keeps_lines(void **state) {
 
 static void line_is_one_line(void **state) {
   (void)state;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  assert_non_null(f);
+  cal_test_text_t t;
+  FILE *f = cal_test_text_open(&t);
   cal_esc_line(f, "calibrate: %s: %d", "two\nlines\xe2\x80\xae", 7);
-  fclose(f);
+  char *buf = cal_test_text_close(f, &t);
   assert_string_equal(buf, "calibrate: two\\x0alines\\u202e: 7\n");
   free(buf);
 }

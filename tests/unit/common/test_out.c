@@ -164,17 +164,22 @@ static void write_half_and_die(const char *path) {
   _exit(2);
 }
 
+/* child(arg) in a child process: its wait status. */
+static int in_child(const char *arg, void (*child)(const char *)) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    child(arg);
+  int status;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
 /* path holds "old"; then child(path) runs in a child process: its wait
  * status. */
 static int old_file_in_child(const char *path, void (*child)(const char *)) {
   put(path, "old");
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0)
-    child(path);
-  int status;
-  waitpid(pid, &status, 0);
-  return status;
+  return in_child(path, child);
 }
 
 static void failed_write_leaves_nothing(void **state) {
@@ -276,12 +281,7 @@ static void tmpdir_removed(void **state) {
   assert_int_equal(count_entries(sub), 0);
   free(f);
   /* a signal removes it too, with its files */
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0)
-    tmpdir_and_die(sub);
-  int status;
-  waitpid(pid, &status, 0);
+  int status = in_child(sub, tmpdir_and_die);
   assert_true(WIFSIGNALED(status));
   assert_int_equal(WTERMSIG(status), SIGTERM);
   assert_int_equal(count_entries(sub), 0);

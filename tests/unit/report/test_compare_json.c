@@ -24,6 +24,7 @@
 #include "compare_render.h"
 #include "html.h"
 #include "identity.h"
+#include "reporter.h"
 #include "test_util.h"
 #include "verdict.h"
 #include "view.h"
@@ -121,6 +122,16 @@ static void assert_keys(const json_t *o, const char *want) {
   assert_string_equal(keys, want);
 }
 
+/* What renderer fn writes of c as `variant`, in memory (free it). */
+static char *rendered(cal_render_fn fn, const cal_comparison_t *c,
+                      int variant) {
+  char err[128];
+  cal_test_text_t t;
+  FILE *f = cal_test_text_open(&t);
+  assert_int_equal(fn(c, variant, f, err, sizeof err), 0);
+  return cal_test_text_close(f, &t);
+}
+
 static void json_tree(void **state) {
   (void)state;
   fixture_t fx;
@@ -167,11 +178,8 @@ static void json_tree(void **state) {
   assert_string_equal(json_string_value(json_object_get(d, "key")), "tool.version");
   json_decref(rep);
   /* the renderer: the tree and a newline */
-  char *buf = NULL, err[128];
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  assert_int_equal(cal_compare_render_json(&c, 0, f, err, sizeof err), 0);
-  fclose(f);
+  char *buf = rendered(cal_compare_render_json, &c, 0);
+  size_t len = strlen(buf);
   assert_true(len > 2 && buf[len - 1] == '\n' && buf[len - 2] == '}');
   free(buf);
   unmake(&fx);
@@ -214,12 +222,7 @@ static void text_and_markdown(void **state) {
   (void)state;
   fixture_t fx;
   cal_comparison_t *cp = make(&fx), c = *cp;
-  char *buf = NULL, err[128];
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  assert_int_equal(cal_compare_render_text(&c, CAL_REPORT_TABLE, f, err,
-                                           sizeof err), 0);
-  fclose(f);
+  char *buf = rendered(cal_compare_render_text, &c, CAL_REPORT_TABLE);
   assert_non_null(strstr(buf, "verdict: REGRESSION\n"));
   assert_non_null(strstr(buf, "different machine: machine.cpu.brand \"X\" vs \"Y\""));
   assert_non_null(strstr(buf, "environment changed: tool.version \"X\" -> \"Y\""));
@@ -229,11 +232,8 @@ static void text_and_markdown(void **state) {
                       "not compared (1): peak/x (status failed",
                       "  latency_ms                2 ->          3  ratio 1.500");
   free(buf);
-  f = open_memstream(&buf, &len);
   c.only_changed = 1;
-  assert_int_equal(cal_compare_render_text(&c, CAL_REPORT_MD, f, err,
-                                           sizeof err), 0);
-  fclose(f);
+  buf = rendered(cal_compare_render_text, &c, CAL_REPORT_MD);
   assert_non_null(strstr(buf, ":x: 1 regression\n"));
   assert_non_null(strstr(buf, "> Environment changed: `tool.version`"));
   assert_non_null(strstr(buf, "| **regressed** | `gemm/a` |"));

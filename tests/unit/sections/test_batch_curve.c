@@ -216,6 +216,23 @@ static void four_points(fixture_t *f, cal_batch_point_t *pts, int np1) {
   }
 }
 
+/* The mode's curve over its n points (analysed). */
+static const cal_curve_result_t *analyzed(fixture_t *f, cal_batch_point_t *pts,
+                                          size_t n) {
+  f->s.m->points = pts;
+  f->s.m->npoints = n;
+  assert_int_equal(cal_sweep_analyze(&f->s), 0);
+  assert_non_null(f->s.m->curve);
+  return f->s.m->curve;
+}
+
+/* The mode's curve and its first n points freed. */
+static void mode_free(fixture_t *f, cal_batch_point_t *pts, size_t n) {
+  cal_curve_result_free(f->s.m->curve);
+  for (size_t i = 0; i < n; i++)
+    point_free(&pts[i]);
+}
+
 /* A mode of batches 1, 2, 4, 8 (rising, then falling) and one skipped:
  * the curve's peak, the latency at batch 1, and the recommendation for
  * an effective batch of 32. */
@@ -229,19 +246,13 @@ static void mode_analysis(void **state) {
   four_points(&f, pts, 0);
   pts[4].batch = 16;
   pts[4].status = CAL_POINT_SKIPPED;
-  f.s.m->points = pts;
-  f.s.m->npoints = 5;
-  assert_int_equal(cal_sweep_analyze(&f.s), 0);
-  const cal_curve_result_t *c = f.s.m->curve;
-  assert_non_null(c);
+  const cal_curve_result_t *c = analyzed(&f, pts, 5);
   assert_int_equal(c->peak_batch_size, 4);
   assert_double_equal(c->peak_median, 300 / 1.001, 1e-6);
   assert_double_equal(f.s.m->latency_ms_batch_1, 10 * 1.001, 1e-9);
   assert_true(f.s.m->have_rec);
   assert_true(f.s.m->time_s >= 0);
-  cal_curve_result_free(f.s.m->curve);
-  for (size_t i = 0; i < 4; i++)
-    point_free(&pts[i]);
+  mode_free(&f, pts, 4);
 }
 
 /* A point whose threads did not run side by side (its own, or a train
@@ -277,19 +288,13 @@ static void not_headline_points(void **state) {
   f.s.train = 0;
   pts[3].mem.swapped = 1; /* batch 8 */
   assert_false(cal_sweep_point_headline(&pts[3]));
-  f.s.m->points = pts;
-  f.s.m->npoints = 4;
   f.s.m->latency_ms_batch_1 = NAN; /* as the sweep starts a mode */
-  assert_int_equal(cal_sweep_analyze(&f.s), 0);
-  const cal_curve_result_t *c = f.s.m->curve;
-  assert_non_null(c);
+  const cal_curve_result_t *c = analyzed(&f, pts, 4);
   assert_int_equal(c->peak_batch_size, 2);
   assert_int_equal(c->optimal_batch_size, 2);
   assert_int_equal(c->knee_batch_size, 2);
   assert_true(isnan(f.s.m->latency_ms_batch_1));
-  cal_curve_result_free(f.s.m->curve);
-  for (size_t i = 0; i < 4; i++)
-    point_free(&pts[i]);
+  mode_free(&f, pts, 4);
 }
 
 /* The training step's distinct layers: the model's depth where its stack
