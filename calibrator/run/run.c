@@ -217,6 +217,13 @@ static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
   return cal_parallel_action(bad, tries, r->ctx->remeasure_left_s);
 }
 
+void cal_run_remeasured(cal_run_t *r, double t0) {
+  double s = cal_now() - t0;
+  r->res->quality.remeasured++;
+  r->res->quality.remeasure_s += s;
+  r->ctx->remeasure_left_s -= s;
+}
+
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                   const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt) {
@@ -235,9 +242,7 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                       : "its threads did not run side by side");
     wait_quiet(r);
     rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, &again);
-    r->res->quality.remeasured++;
-    r->res->quality.remeasure_s += cal_now() - t0;
-    r->ctx->remeasure_left_s -= cal_now() - t0;
+    cal_run_remeasured(r, t0);
     cal_point_free(pt);
     *pt = again;
     pt->remeasured = 1;

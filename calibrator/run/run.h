@@ -53,6 +53,10 @@ void cal_run_notev(cal_run_t *r, char ***notes, size_t *n, int show,
                    const char *label, const char *fmt, va_list ap)
     __attribute__((format(printf, 6, 0)));
 
+/* A point measured again from t0 (cal_now()) until now: counted in
+ * quality and taken from the run's re-measuring time. */
+void cal_run_remeasured(cal_run_t *r, double t0);
+
 /* Add a warning to the quality notes (and stderr when verbose). */
 void cal_run_warn(cal_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -81,9 +81,7 @@ static int check_against_gemm(cal_run_t *r, const cal_kernel_t *k,
     int rc = cal_run_point(r, NULL, k, p, &again);
     if (rc < 0)
       return rc;
-    r->res->quality.remeasured++;
-    r->res->quality.remeasure_s += cal_now() - t0;
-    r->ctx->remeasure_left_s -= cal_now() - t0;
+    cal_run_remeasured(r, t0);
     if (again.status == CAL_POINT_OK &&
         again.gflops_sum.median > pt->gflops_sum.median) {
       cal_point_free(pt);
