@@ -88,8 +88,9 @@ assert "no efficiency: the bandwidth section did not run" in m["bandwidth_note"]
 ok = [p for p in m["points"] if p["status"] == "ok"]
 wb = 2 if bs["dtype"] == "bf16" else 4
 for p in ok:
-    # the model's step: every layer's weights and KV cache, the head's weights
-    kv = p["batch_size"] * mod["kv_heads"] * (mod["seq"] + 1) * mod["head_dim"] * 2 * 4
+    # the model's step: every layer's weights and KV cache (bf16: a bf16
+    # cache), the head's weights
+    kv = p["batch_size"] * mod["kv_heads"] * (mod["seq"] + 1) * mod["head_dim"] * 2 * wb
     head = m["vocab"] * mod["hidden"] * wb + 4 * mod["hidden"]
     want = m["layers"] * (mod["weights_bytes"] + kv) + head
     assert abs(p["read_bytes_per_step"] - want) <= 1e-9 * want, (p["read_bytes_per_step"], want)

@@ -122,13 +122,15 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
            "bandwidth_efficiency = read_gbps / memory_read_gbps; "
            "read_bytes_per_step = the model's step: per layer (%lld) every "
            "weight once (%s) and the K and V cache rows attention reads "
-           "(batch x kv_heads x (seq + 1) x head_dim x 2, 4 bytes each), plus "
+           "(batch x kv_heads x (seq + 1) x head_dim x 2, %s), plus "
            "the LM head's weights (hidden x vocab) and final norm gain; "
            "activations not counted%s%s",
            (long long)res->layers,
            res->dtype == CAL_DTYPE_BF16
                ? "2 bytes each, the norm gains 4"
                : "4 bytes each",
+           res->dtype == CAL_DTYPE_BF16 ? "a bf16 cache, 2 bytes each"
+                                        : "4 bytes each",
            known ? "" : "; no efficiency: ", known ? "" : res->mem_read_why);
   return json_object_set_new(jm, "memory_read_gbps",
                              known ? json_real(res->mem_read_gbps) : json_null()) |

@@ -67,9 +67,10 @@ void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l) {
   /* bf16: h16, ao16, a16 */
   l->act16 = s->bf16 ? t * (d + (double)s->heads * l->hd + f) : 0.0;
   l->kv_f = 2.0 * s->batch * s->kv_heads * l->lk * l->hd;
-  /* bf16 prefill: q, kc, vc rounded for the bf16 attention */
-  if (s->bf16 && !s->decode)
-    l->act16 += t * (double)s->heads * l->hd + l->kv_f;
+  l->kv_b = s->bf16 && s->decode ? 2.0 : 4.0; /* bf16 decode: a bf16 cache */
+  /* bf16: q rounded for the bf16 attention; prefill: kc, vc too */
+  if (s->bf16)
+    l->act16 += t * (double)s->heads * l->hd + (s->decode ? 0.0 : l->kv_f);
   /* reference for sequence 0: x1, h, qkv, ao, gu, a, out in doubles, and
    * q/k/v/o in floats for the attention reference (counted as doubles) */
   double lq = (double)l->lq, lk = (double)l->lk;
@@ -115,7 +116,7 @@ double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
   /* the setup's fp32 staging of the largest weight matrix (bf16) */
   double d = (double)s->hidden, f = (double)s->ffn;
   double stage = s->bf16 ? 4.0 * (d * 2 * f > d * l.nqkv ? d * 2 * f : d * l.nqkv) : 0.0;
-  return cal_layer_weight_bytes(s) + 4.0 * (l.act_f + l.kv_f) + 2.0 * l.act16 +
+  return cal_layer_weight_bytes(s) + 4.0 * l.act_f + l.kv_b * l.kv_f + 2.0 * l.act16 +
          8.0 * l.ref_d + l.ws_bytes + team + stage;
 }
 
@@ -126,7 +127,7 @@ double cal_layer_tokens(const cal_layer_shape_t *s) {
 double cal_layer_read_bytes(const cal_layer_shape_t *s) {
   cal_layer_layout_t l;
   cal_layer_layout(s, &l);
-  return cal_layer_weight_bytes(s) + 4.0 * l.kv_f;
+  return cal_layer_weight_bytes(s) + l.kv_b * l.kv_f;
 }
 
 static int uses_team(const cal_layer_shape_t *s) {
@@ -142,14 +143,17 @@ void cal_layer_free(cal_layer_t *L) {
     return;
   for (int i = 0; L->eng && i < CAL_LAYER_NMM; i++)
     L->eng->mm_free(L->mm[i]);
+  /* a bf16 decode layer's cache is its own; bf16 prefill's copies are
+   * scratch, shared like the activations */
+  uint16_t *kc16 = L->cache16 ? L->kc16 : NULL, *vc16 = L->cache16 ? L->vc16 : NULL;
   void *own[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->kc, L->vc,
-                 L->wqkv16, L->wo16, L->wgu16, L->wd16};
+                 L->wqkv16, L->wo16, L->wgu16, L->wd16, kc16, vc16};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     cal_free(own[i]);
   if (!L->borrowed) {
     void *act[] = {L->x, L->h, L->out, L->x1, L->qkv, L->q, L->o, L->ao,
                    L->gu, L->a, L->hteam, L->xteam, L->h16, L->ao16, L->a16,
-                   L->q16, L->kc16, L->vc16, L->ws};
+                   L->q16, kc16 ? NULL : L->kc16, vc16 ? NULL : L->vc16, L->ws};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
       cal_free(act[i]);
   }
@@ -271,11 +275,22 @@ static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
   size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
   for (int64_t b = 0; b < s->batch; b++) {
     cal_rng_t rb;
+    size_t at = (size_t)b * cache_seq;
     cal_rng_seed(&rb, seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
     cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
                  1.0f, &rb);
-    cal_fill_f32(L->kc + (size_t)b * cache_seq, cache_seq, -2.0f, 2.0f, &rb);
-    cal_fill_f32(L->vc + (size_t)b * cache_seq, cache_seq, -1.0f, 1.0f, &rb);
+    if (!L->cache16) {
+      cal_fill_f32(L->kc + at, cache_seq, -2.0f, 2.0f, &rb);
+      cal_fill_f32(L->vc + at, cache_seq, -1.0f, 1.0f, &rb);
+      continue;
+    }
+    /* the same draws, rounded into the bf16 cache */
+    cal_fill_f32(tmp, cache_seq, -2.0f, 2.0f, &rb);
+    for (size_t i = 0; i < cache_seq; i++)
+      L->kc16[at + i] = cal_f32_to_bf16(tmp[i]);
+    cal_fill_f32(tmp, cache_seq, -1.0f, 1.0f, &rb);
+    for (size_t i = 0; i < cache_seq; i++)
+      L->vc16[at + i] = cal_f32_to_bf16(tmp[i]);
   }
 }
 
@@ -295,13 +310,23 @@ static int alloc_own(cal_layer_t *L, const size_t nw[CAL_LAYER_NMM],
     if (!(*w[i] = cal_alloc((size_t)es * nw[i])))
       return CAL_ENOMEM;
   size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
+  size_t seq_cache = kvn / (size_t)s->batch; /* a sequence's, staged */
+  if (big < seq_cache)
+    big = seq_cache;
   if (s->bf16 && !(*tmp = cal_alloc(4 * big)))
     return CAL_ENOMEM;
   L->g1 = cal_alloc(4 * (size_t)s->hidden);
   L->g2 = cal_alloc(4 * (size_t)s->hidden);
-  L->kc = cal_alloc(4 * kvn);
-  L->vc = cal_alloc(4 * kvn);
-  return L->g1 && L->g2 && L->kc && L->vc ? 0 : CAL_ENOMEM;
+  if (L->cache16) {
+    L->kc16 = cal_alloc(2 * kvn);
+    L->vc16 = cal_alloc(2 * kvn);
+  } else {
+    L->kc = cal_alloc(4 * kvn);
+    L->vc = cal_alloc(4 * kvn);
+  }
+  return L->g1 && L->g2 && (L->kc || L->kc16) && (L->vc || L->vc16)
+             ? 0
+             : CAL_ENOMEM;
 }
 
 /* The activations and the attention's workspace: share's (a model's
@@ -313,7 +338,11 @@ static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
     L->x1 = share->x1; L->qkv = share->qkv; L->q = share->q;
     L->o = share->o; L->ao = share->ao; L->gu = share->gu; L->a = share->a;
     L->h16 = share->h16; L->ao16 = share->ao16; L->a16 = share->a16;
-    L->q16 = share->q16; L->kc16 = share->kc16; L->vc16 = share->vc16;
+    L->q16 = share->q16;
+    if (!L->cache16) { /* bf16 prefill's scratch copies */
+      L->kc16 = share->kc16;
+      L->vc16 = share->vc16;
+    }
     L->ws = share->ws;
     return 0;
   }
@@ -332,8 +361,9 @@ static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
                   !(L->a16 = cal_alloc(2 * t * f))))
     return CAL_ENOMEM;
   size_t kvn = (size_t)(s->batch * s->kv_heads * L->l.lk * L->l.hd);
-  if (s->bf16 && !s->decode && (!(L->q16 = cal_alloc(2 * t * hq)) ||
-                                !(L->kc16 = cal_alloc(2 * kvn)) ||
+  if (s->bf16 && !(L->q16 = cal_alloc(2 * t * hq)))
+    return CAL_ENOMEM;
+  if (s->bf16 && !s->decode && (!(L->kc16 = cal_alloc(2 * kvn)) ||
                                 !(L->vc16 = cal_alloc(2 * kvn))))
     return CAL_ENOMEM;
   if (L->l.ws_bytes > 0 && !(L->ws = cal_alloc((size_t)L->l.ws_bytes)))
@@ -356,9 +386,10 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
   if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
     goto fail;
   const char *no16;
-  if (!bf16 || p->decode ||
-      cal_attn_bf16_resolve(p->variant, &L->attn16, &no16) < 0)
-    L->attn16 = -1; /* fp32 attention */
+  L->cache16 = bf16 && p->decode;
+  if (!bf16 || cal_attn_bf16_resolve(p->variant, &L->attn16, &no16) < 0)
+    /* prefill: fp32 attention; decode (a bf16 cache): the portable one */
+    L->attn16 = L->cache16 ? CAL_ATTN_BF16_SCALAR : -1;
   cal_layer_layout(&L->s, &L->l);
   L->seed = p->seed;
   L->pos = L->s.seq;
@@ -447,15 +478,23 @@ int cal_layer_run(cal_layer_t *L) {
     for (int64_t h = 0; h < H; h++)
       memcpy(L->q + ((b * H + h) * lq + i) * hd, row + h * hd, 4 * (size_t)hd);
     for (int64_t g = 0; g < G; g++) {
-      memcpy(L->kc + ((b * G + g) * lk + pos) * hd, row + (H + g) * hd,
-             4 * (size_t)hd);
-      memcpy(L->vc + ((b * G + g) * lk + pos) * hd, row + (H + G + g) * hd,
-             4 * (size_t)hd);
+      size_t at = (size_t)(((b * G + g) * lk + pos) * hd);
+      if (L->cache16) { /* bf16 decode: rounded into the bf16 cache */
+        for (int64_t e = 0; e < hd; e++) {
+          L->kc16[at + e] = cal_f32_to_bf16(row[(H + g) * hd + e]);
+          L->vc16[at + e] = cal_f32_to_bf16(row[(H + G + g) * hd + e]);
+        }
+        continue;
+      }
+      memcpy(L->kc + at, row + (H + g) * hd, 4 * (size_t)hd);
+      memcpy(L->vc + at, row + (H + G + g) * hd, 4 * (size_t)hd);
     }
   }
   cal_attn_shape_t as = {s->batch, H, G, lq, lk, hd, 1};
-  if (s->decode && L->pos + 1 < lk) { /* a growing cache, not yet full */
-    rc = cal_layer_attend_grown(L);
+  if (s->decode) { /* full or growing cache, fp32 or bf16 */
+    if (L->cache16)
+      cal_f32_to_bf16_n(L->q, L->q16, s->batch * H * hd);
+    rc = cal_layer_attend_decode(L);
   } else if (L->attn16 >= 0) { /* bf16 prefill: attention in bf16 */
     cal_f32_to_bf16_n(L->q, L->q16, s->batch * H * lq * hd);
     cal_f32_to_bf16_n(L->kc, L->kc16, s->batch * G * lk * hd);

@@ -9,7 +9,8 @@
  * the residual after a barrier.  Per step: one parallel region, six
  * barriers, no allocation.  A bf16 layer streams bf16 weights (half the
  * bytes) and rounds each product's input rows to bf16 first, each thread
- * in its own rows. */
+ * in its own rows; its KV cache is bf16 too (the new token's k and v
+ * rounded into it), attended in bf16. */
 #include <math.h>
 #include <omp.h>
 
@@ -77,11 +78,38 @@ static int64_t qkv_dest(const cal_layer_t *L, int64_t c, float **y,
   return hq + (kv * G + g + 1) * hd;
 }
 
+/* A bf16 decode layer: q, k, v = h·Wqkv over columns [c0, c1) into the
+ * rows of qkv, then rounded to bf16 into q16 and the new token's slot of
+ * the bf16 cache. */
+static void qkv_cols16(const cal_layer_t *L, const float *h, int64_t c0,
+                       int64_t c1) {
+  const int64_t d = L->s.hidden, nqkv = L->l.nqkv, hd = L->l.hd;
+  const int64_t hq = L->s.heads * hd, G = L->s.kv_heads, lk = L->l.lk;
+  gemv_w(L, h, d, NULL, L->wqkv16, c0, nqkv, c1 - c0, NULL, 0, L->qkv + c0,
+         nqkv);
+  for (int64_t b = 0; b < L->s.batch; b++)
+    for (int64_t c = c0; c < c1; c++) {
+      uint16_t v = cal_f32_to_bf16(L->qkv[b * nqkv + c]);
+      if (c < hq) {
+        L->q16[b * hq + c] = v;
+        continue;
+      }
+      int64_t kv = (c - hq) / (G * hd), g = (c - hq) % (G * hd) / hd;
+      (kv ? L->vc16 : L->kc16)[((b * G + g) * lk + L->pos) * hd +
+                               (c - hq) % hd] = v;
+    }
+}
+
 /* q, k, v = h·Wqkv over this thread's columns, written in place. */
 static void qkv_cols(const cal_layer_t *L, const float *h, int t, int nt) {
   const int64_t d = L->s.hidden, nqkv = L->l.nqkv;
   int64_t c0, c1;
   columns(nqkv, t, nt, &c0, &c1);
+  if (L->cache16) {
+    if (c0 < c1)
+      qkv_cols16(L, h, c0, c1);
+    return;
+  }
   while (c0 < c1) {
     float *y;
     int64_t ldy, end = qkv_dest(L, c0, &y, &ldy);
@@ -148,8 +176,6 @@ static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
 int cal_layer_run_team(cal_layer_t *L) {
   const int64_t d = L->s.hidden, f = L->s.ffn, B = L->s.batch;
   const int64_t hq = L->s.heads * L->l.hd;
-  const cal_attn_shape_t as = {B, L->s.heads, L->s.kv_heads, 1, L->l.lk,
-                               L->l.hd, 1};
   int rc = 0;
 #pragma omp parallel num_threads(L->nthreads)
   {
@@ -161,9 +187,7 @@ int cal_layer_run_team(cal_layer_t *L) {
     qkv_cols(L, h, t, nt);
 #pragma omp barrier
     /* the same answer on every thread, so all or none reach its barrier */
-    int arc = L->pos + 1 < L->l.lk /* a growing cache, not yet full */
-                  ? cal_layer_attend_grown(L)
-                  : cal_attn_fused_team(&as, L->q, L->kc, L->vc, L->o, L->variant);
+    int arc = cal_layer_attend_decode(L);
     if (arc == 0) {
       /* x1 = x + o·Wo */
       proj_rows(L, L->o, hq, L->wo, L->wo16, L->x, L->x1, t, nt);

@@ -1,4 +1,7 @@
-/* Decode against a growing KV cache (layer.h, cal_layer_shape_t.grow): a
+/* Decode attention, over the full KV cache or a growing one, in fp32 or
+ * (a bf16 decode layer) in bf16 over its bf16 cache.
+ *
+ * A growing KV cache (layer.h, cal_layer_shape_t.grow): a
  * generate loop's step t writes its token's key and value at slot seq + t
  * of a cache laid out for seq + grow slots and attends over the seq + t +
  * 1 slots up to it.  The attention kernels read a cache as contiguous
@@ -18,6 +21,18 @@
 void cal_layer_set_pos(cal_layer_t *L, int64_t pos) {
   if (L->s.decode && pos >= L->s.seq && pos < L->l.lk)
     L->pos = pos;
+}
+
+/* Attention of shape s shared by the calling team, its queries and
+ * outputs from element qo of q (q16) and o, its keys and values from
+ * element kv of the cache: fp32, or bf16 over the bf16 cache. */
+static int attend_team(const cal_layer_t *L, const cal_attn_shape_t *s,
+                       size_t qo, size_t kv) {
+  if (L->cache16)
+    return cal_attn_fused_bf16_team(s, L->q16 + qo, L->kc16 + kv,
+                                    L->vc16 + kv, L->o + qo, L->attn16);
+  return cal_attn_fused_team(s, L->q + qo, L->kc + kv, L->vc + kv, L->o + qo,
+                             L->variant);
 }
 
 /* The query heads of one kv head each item takes: all of them, or fewer
@@ -54,21 +69,29 @@ static int attend_items(const cal_layer_t *L) {
     const size_t kv = (size_t)(bg * lk * hd);
     int r = 0;
 #pragma omp parallel num_threads(1)
-    r = cal_attn_fused_team(&one, L->q + qo, L->kc + kv, L->vc + kv,
-                            L->o + qo, L->variant);
+    r = attend_team(L, &one, qo, kv);
     if (r < 0)
       rc = r; /* checked above: not seen */
   }
   return rc;
 }
 
-int cal_layer_attend_grown(const cal_layer_t *L) {
-  if (omp_in_parallel())
+/* Full cache or growing; on the calling team. */
+static int attend(const cal_layer_t *L) {
+  const cal_attn_shape_t as = {L->s.batch, L->s.heads, L->s.kv_heads, 1,
+                               L->l.lk, L->l.hd, 1};
+  if (L->pos + 1 < L->l.lk) /* a growing cache, not yet full */
     return attend_items(L);
+  return attend_team(L, &as, 0, 0);
+}
+
+int cal_layer_attend_decode(const cal_layer_t *L) {
+  if (omp_in_parallel())
+    return attend(L);
   int rc = 0;
 #pragma omp parallel
   {
-    int r = attend_items(L);
+    int r = attend(L);
     if (r < 0 && omp_get_thread_num() == 0)
       rc = r;
   }

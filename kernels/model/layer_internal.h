@@ -16,10 +16,11 @@
 /* Every buffer of a layer, in elements: weights w_f (4 bytes each in fp32,
  * 2 in bf16, but the two norm gains, norm_f, always fp32), fp32
  * activations act_f, the bf16 copies of the products' inputs act16 (bf16
- * layers only), the fp32 KV cache kv_f, the reference's doubles ref_d. */
+ * layers only), the KV cache kv_f (kv_b bytes each: 2 in a bf16 decode
+ * layer, whose cache is bf16, else 4), the reference's doubles ref_d. */
 typedef struct cal_layer_layout {
   int64_t hd, nqkv, lq, lk, tokens;
-  double w_f, norm_f, act_f, act16, kv_f, ref_d, ws_bytes;
+  double w_f, norm_f, act_f, act16, kv_f, kv_b, ref_d, ws_bytes;
 } cal_layer_layout_t;
 
 void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l);
@@ -33,7 +34,11 @@ void cal_layer_layout(const cal_layer_shape_t *s, cal_layer_layout_t *l);
  * A bf16 layer (s.bf16) holds its four weight matrices in bf16 only
  * (w*16; the fp32 pointers are NULL) and rounds each product's input rows
  * to bf16 (h, ao and a: into h16, ao16, a16 on the BLAS path, in the
- * team's own rows on the team path); everything else is fp32. */
+ * team's own rows on the team path); everything else is fp32, but for a
+ * bf16 decode layer's KV cache (cache16): kc16, vc16 [batch][kv_heads]
+ * [lk][hd] are its own cache (kc, vc NULL), the new token's k and v
+ * rounded into it, and q rounded into q16 for the attention (variant
+ * attn16), which reads them in place. */
 enum { CAL_LAYER_QKV, CAL_LAYER_O, CAL_LAYER_GU, CAL_LAYER_DOWN, CAL_LAYER_NMM };
 
 typedef struct cal_layer {
@@ -57,8 +62,10 @@ typedef struct cal_layer {
   float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
   uint16_t *h16, *ao16, *a16;
   /* bf16 prefill: attention in bf16 (attn16: its variant, -1: fp32) on
-   * q, kc, vc rounded into q16, kc16, vc16 */
-  int attn16;
+   * q, kc, vc rounded into q16, kc16, vc16; bf16 decode (cache16 = 1):
+   * attention in bf16 always (the portable variant where the CPU has no
+   * bf16 dot product) on q16 and the bf16 cache */
+  int attn16, cache16;
   uint16_t *q16, *kc16, *vc16;
   float *hteam;       /* team path: per thread, the normalised rows
                          [nthreads][batch][hidden] */
@@ -90,11 +97,12 @@ int cal_layer_run_team(cal_layer_t *L);
  * a double-precision composition.  0, CAL_EVERIFY or CAL_ENOMEM. */
 int cal_layer_verify(void *state);
 
-/* Decode attention over a growing cache filled up to L->pos (of l.lk
- * slots; layer_grow.c).  Called by every thread of the layer's team, or
- * outside a parallel region (it opens its own).  0 or CAL_EINVAL, the
- * same on every thread. */
-int cal_layer_attend_grown(const cal_layer_t *L);
+/* Decode attention (layer_grow.c): over the full cache, or over a
+ * growing one filled up to L->pos (of l.lk slots), in fp32 or, for a
+ * bf16 decode layer, in bf16 on q16 and the bf16 cache.  Called by every
+ * thread of the layer's team, or outside a parallel region (it opens its
+ * own).  0, CAL_EINVAL or CAL_EUNSUPP, the same on every thread. */
+int cal_layer_attend_decode(const cal_layer_t *L);
 
 /* y = RMSNorm(x)·g for `rows` rows of d, on the calling thread. */
 void cal_layer_rmsnorm_rows(const float *x, const float *g, float *y,

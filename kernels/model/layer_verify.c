@@ -24,6 +24,23 @@ static void dgemm_w(const cal_layer_t *L, double *a, const float *b,
               y, (blasint)n);
 }
 
+/* Sequence sb's KV cache as the run left it, in fp32 (a bf16 cache
+ * widened, exactly). */
+static void cache_rows(const cal_layer_t *L, int64_t sb, float *kc,
+                       float *vc) {
+  const size_t n = (size_t)(L->s.kv_heads * L->l.lk * L->l.hd);
+  const size_t at = (size_t)sb * n;
+  if (!L->cache16) {
+    memcpy(kc, L->kc + at, 4 * n);
+    memcpy(vc, L->vc + at, 4 * n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    kc[i] = cal_bf16_to_f32(L->kc16[at + i]);
+    vc[i] = cal_bf16_to_f32(L->vc16[at + i]);
+  }
+}
+
 static void rmsnorm_d(const double *x, const float *g, double *y, int64_t rows,
                       int64_t d) {
   for (int64_t r = 0; r < rows; r++) {
@@ -72,7 +89,6 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   if (!x1 || !h || !qkv || !ao || !gu || !a || !out || !wd || !q || !o || !kc || !vc)
     goto out;
   const float *xs = L->x + sb * lq * d, *outs = L->out + sb * lq * d;
-  const float *kcs = L->kc + sb * G * lk * hd, *vcs = L->vc + sb * G * lk * hd;
   /* x of the sequence as double, RMSNorm, QKV */
   for (int64_t i = 0; i < lq * d; i++)
     x1[i] = xs[i];
@@ -80,8 +96,7 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   dgemm_w(L, h, L->wqkv, L->wqkv16, qkv, lq, nqkv, d, wd);
   /* the sequence's cache: past entries from the run's cache (the run
    * only overwrites the new token's slot), new ones from qkv */
-  memcpy(kc, kcs, 4 * (size_t)(G * lk * hd));
-  memcpy(vc, vcs, 4 * (size_t)(G * lk * hd));
+  cache_rows(L, sb, kc, vc);
   for (int64_t i = 0; i < lq; i++) {
     int64_t pos = s->decode ? L->pos : i;
     for (int64_t hh = 0; hh < H; hh++)

@@ -29,7 +29,7 @@ double cal_model_mem_bytes(const cal_layer_shape_t *s, int64_t layers,
                            int64_t vocab) {
   cal_layer_layout_t l;
   cal_layer_layout(s, &l);
-  double own = cal_layer_weight_bytes(s) + 4.0 * l.kv_f;
+  double own = cal_layer_weight_bytes(s) + l.kv_b * l.kv_f;
   return cal_layer_mem_bytes(s) + (double)(layers - 1) * own +
          cal_lm_logits_mem_bytes(s->batch, s->hidden, vocab, s->bf16) +
          4.0 * (double)l.tokens * (double)s->hidden;

@@ -244,6 +244,77 @@ static void layer_team_verifies_bf16(void **state) {
   team_verifies("layer_decode_bf16");
 }
 
+/* The attention a bf16 decode layer ran (L->o) against the fp64 reference
+ * on the same bf16 inputs (its q16 and bf16 cache, widened exactly; a
+ * growing cache's slots up to the position), with the bf16 bound. */
+static int decode_attention_check(const cal_layer_t *L) {
+  const int64_t B = L->s.batch, H = L->s.heads, G = L->s.kv_heads;
+  const int64_t hd = L->l.hd, lk = L->l.lk, nk = L->pos + 1;
+  const size_t nq = (size_t)(B * H * hd), nkv = (size_t)(B * G * nk * hd);
+  float *q = malloc(4 * nq), *k = malloc(4 * nkv), *v = malloc(4 * nkv);
+  assert_true(q && k && v);
+  for (size_t i = 0; i < nq; i++)
+    q[i] = cal_bf16_to_f32(L->q16[i]);
+  for (int64_t bg = 0; bg < B * G; bg++)
+    for (int64_t i = 0; i < nk * hd; i++) {
+      k[bg * nk * hd + i] = cal_bf16_to_f32(L->kc16[bg * lk * hd + i]);
+      v[bg * nk * hd + i] = cal_bf16_to_f32(L->vc16[bg * lk * hd + i]);
+    }
+  const cal_attn_shape_t as = {B, H, G, 1, nk, hd, 1};
+  int rc = cal_attn_verify_output_bf16(&as, q, k, v, L->o, 31, 16);
+  free(q), free(k), free(v);
+  return rc;
+}
+
+/* A bf16 decode layer keeps its KV cache in bf16 and attends over it in
+ * bf16 with the variant the CPU runs: the portable one (scalar), then
+ * vdpbf16ps (avx512, skipped where the CPU lacks AVX512_BF16), on both
+ * matrix paths, over the full cache and a growing one.  The step verifies
+ * against the layer's double reference, the attention against the fp64
+ * attention reference within the bf16 bound; an output of the attention
+ * moved past the bound, or a cache entry changed after the run, fails. */
+static void bf16_cache_attention(void **state) {
+  (void)state;
+  static const int64_t batches[] = {1, 3, CAL_LAYER_GEMV_MAX_BATCH + 1};
+  const int variants[] = {CAL_VARIANT_SCALAR, CAL_VARIANT_AVX512};
+  const int want16[] = {CAL_ATTN_BF16_SCALAR, CAL_ATTN_BF16_AVX512};
+  for (int vi = 0; vi < 2; vi++) {
+    int a16;
+    const char *why;
+    if (!cal_variant_supported(variants[vi]) ||
+        cal_attn_bf16_resolve(variants[vi], &a16, &why) < 0)
+      cal_test_skip("bf16 decode attention on vdpbf16ps not run: %s",
+                    cal_variant_supported(variants[vi])
+                        ? why : "the CPU lacks AVX-512");
+    for (int grow = 0; grow < 2; grow++)
+      for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
+        cal_params_t p = decode_params(bi & 1, batches[bi], variants[vi]);
+        p.gen = grow ? 3 : 0;
+        cal_layer_t *L = NULL;
+        assert_int_equal(cal_layer_create(&p, 1, NULL, &L), 0);
+        assert_true(L->cache16 && L->kc == NULL && L->vc == NULL);
+        assert_int_equal(L->attn16, want16[vi]);
+        if (grow) /* slots up to seq + 1 of seq + 3 */
+          cal_layer_set_pos(L, p.seq + 1);
+        assert_int_equal(cal_layer_run(L), 0);
+        if (cal_layer_verify(L) != 0 || decode_attention_check(L) != 0)
+          fail_msg("%s, batch %lld, %s cache: wrong answer",
+                   cal_variant_name(variants[vi]), (long long)p.batch,
+                   grow ? "growing" : "full");
+        /* one output of the last row (a row the check always takes) */
+        float *o = L->o + (p.batch * p.heads - 1) * L->l.hd + 1;
+        *o += 1.0f;
+        assert_int_equal(decode_attention_check(L), CAL_EVERIFY);
+        *o -= 1.0f;
+        /* a past key of the last sequence: the run read another */
+        uint16_t *kc = L->kc16 + (p.batch - 1) * p.kv_heads * L->l.lk * L->l.hd;
+        kc[0] = cal_f32_to_bf16(cal_bf16_to_f32(kc[0]) + 8.0f);
+        assert_int_equal(cal_layer_verify(L), CAL_EVERIFY);
+        cal_layer_free(L);
+      }
+  }
+}
+
 /* A wrong answer fails: an output element of the first or the last
  * sequence moved by ten times the tolerance, or the last sequence's input
  * changed after the run, on both paths. */
@@ -287,11 +358,15 @@ static void read_bytes_by_hand(void **state) {
   assert_double_equal(cal_layer_read_bytes(&s), 123392.0 + 7168.0, 0);
   s.decode = 0; /* prefill: the 13 keys of each sequence */
   assert_double_equal(cal_layer_read_bytes(&s), 123392.0 + 6656.0, 0);
-  /* bf16: the four matrices at 2 bytes (30720 weights), the gains and the
-   * KV cache still fp32 */
+  /* bf16 prefill: the four matrices at 2 bytes (30720 weights), the gains
+   * and the KV cache still fp32 */
   s.bf16 = 1;
   assert_double_equal(cal_layer_weight_bytes(&s), 2 * 30720.0 + 512.0, 0);
   assert_double_equal(cal_layer_read_bytes(&s), 2 * 30720.0 + 512.0 + 6656.0, 0);
+  /* bf16 decode: the KV cache is bf16 too, 2 bytes an element */
+  s.decode = 1;
+  assert_double_equal(cal_layer_read_bytes(&s), 2 * 30720.0 + 512.0 + 3584.0, 0);
+  s.decode = 0;
   s.bf16 = 0;
   /* qwen2-0.5b decode, batch 1: 14,911,232 weights and 129 keys */
   const cal_layer_preset_t *q = cal_layer_preset_find("qwen2-0.5b");
@@ -397,6 +472,7 @@ CAL_TEST_MAIN(
     cmocka_unit_test(attention_team_matches_fused),
     cmocka_unit_test(layer_team_verifies),
     cmocka_unit_test(layer_team_verifies_bf16),
+    cmocka_unit_test(bf16_cache_attention),
     cmocka_unit_test(layer_verify_catches_wrong_answers),
     cmocka_unit_test(read_bytes_by_hand),
     cmocka_unit_test(memory_read_reference),
