@@ -123,6 +123,21 @@ static void gemv_every_variant(void **state) {
       for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
         gemv_case(NULL, cal_gemv_bf16_avx512, Bs[bi], 17, ns[ni], (int)(ni & 1), &r);
   }
+  /* the dot-product form's bands of 64 weight rows (an odd last one, one
+   * row past a band), tiles of 8 batch rows and batches past the 64 whose
+   * x a band holds, whole and partial blocks of 32 columns */
+  if (cal_variant_supported(CAL_VARIANT_AVX512) &&
+      (cal_isa_features() & CAL_ISA_AVX512BF16)) {
+    static const int64_t dB[] = {1, 8, 9, 65}, dK[] = {63, 64, 65, 129};
+    static const int64_t dn[] = {31, 32, 64, 100};
+    cal_rng_t r;
+    cal_rng_seed(&r, 13);
+    for (size_t bi = 0; bi < 4; bi++)
+      for (size_t ki = 0; ki < 4; ki++)
+        for (size_t ni = 0; ni < 4; ni++)
+          gemv_case(NULL, cal_gemv_bf16_dp, dB[bi], dK[ki], dn[ni],
+                    (int)((ki + ni) & 1), &r);
+  }
 #endif
   assert_true(ran & (1 << CAL_VARIANT_SCALAR));
   assert_null(cal_gemv_for(CAL_VARIANT_COUNT));
