@@ -1,38 +1,31 @@
-/* The layer's small-batch GEMV (layer_gemv.h) for bf16 weights on the
- * bf16 dot-product instruction (AVX512_BF16 vdpbf16ps: two products a
- * lane, summed into fp32), compiled with -mavx512f -mavx512bw
+/* The layer's small-batch GEMV (layer_gemv.h) over packed bf16 weights
+ * on the bf16 dot-product instruction (AVX512_BF16 vdpbf16ps: two
+ * products a lane, summed into fp32), compiled with -mavx512f -mavx512bw
  * -mavx512bf16; run only when the CPU has them.
  *
  * x is rounded to bf16 (the layer hands rows already rounded, so this is
- * exact for them); sums in fp32 over k in pairs, in order.  The weights
- * are read once per call, in bands of kc rows (kc row streams); within a
- * band, block by block of 32 columns, each pair of the block's rows is
- * loaded once and interleaved into k pairs (vpunpck{l,h}wd, within
- * 128-bit lanes), then applied to a register tile of up to eight batch
- * rows x 32 columns that stays in registers over the band: per pair of
- * weight rows two loads, two interleaves, and per batch row one broadcast
- * of x's pair and two dot products.  y is read and written once per band
- * and batch row.  A band of 8 rows keeps a few batch rows bound by the
- * memory (eight streams); from 4 batch rows bands of 16 halve y's loads
- * and stores, which with the arithmetic of a larger batch are what grows
- * the step.  The block PF blocks ahead in the weights' order is
- * prefetched before each block is summed, so that the memory keeps
- * streaming while a larger batch's arithmetic runs.  The tile keeps its
- * sums in the interleave's column order (the first 16 floats columns 0-3,
- * 8-11, 16-19, 24-27, the next 16 the others) and puts them back in order
- * on the call's last band.  Columns past n are masked; rows past K read
- * as zero. */
+ * exact for them); sums in fp32 over k in pairs, in order.  Each block of
+ * 32 columns of the packed matrix is one stream of pairs of rows, 128
+ * bytes a pair already in the dot product's order, so a pair is two loads
+ * and no interleave.  A register tile of up to eight batch rows x 32
+ * columns keeps its sums in registers over a chunk of PCH pairs (512
+ * rows): per pair two loads, and per batch row one broadcast of x's pair
+ * and two dot products; y is read and written once per chunk.  (Summing
+ * row-major weights eight rows at a time instead, y's loads and stores
+ * for every eight rows and the interleaves made a step at batch 8 cost
+ * 1.8 times one at batch 1: the arithmetic no longer hid under the
+ * weights' stream.)  A few batch rows tile two or four blocks at once:
+ * more streams for the memory, more independent sums.  Each stream is
+ * prefetched PFB bytes ahead.  Partial blocks at either end of the
+ * columns sum into edge rows, copied out at the end. */
 #include <immintrin.h>
 #include <stdint.h>
 
 #include "cal_bf16.h"
 #include "layer_gemv.h"
 
-#define KC_MAX 16 /* weight rows of a band: 8 below 4 batch rows, else 16 */
-#define NP (KC_MAX / 2)
-#define TB 8     /* batch rows of a register tile */
-#define XB 64    /* batch rows whose x pairs a band holds */
-#define PF 8     /* column blocks ahead prefetched */
+#define TB 8        /* batch rows of a register tile */
+#define XB 64       /* batch rows a pass over the weights takes */
 
 /* The bf16 pair (x[k], x[k+1]) of a row as one 32-bit lane value (the
  * low half the first); k + 1 past K reads as zero. */
@@ -42,165 +35,149 @@ static inline uint32_t x_pair(const float *x, int64_t k, int64_t K) {
   return lo | hi << 16;
 }
 
-/* The interleave's column order: natural -> pair order (fwd) and back. */
-static const int32_t fwd_ix[2][16] = {
-    {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27},
-    {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31}};
-static const int32_t inv_ix[2][16] = {
-    {0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23},
-    {8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31}};
+#define PCH 256     /* pairs of rows per chunk */
+#define PFB 1024    /* bytes ahead prefetched in a block's stream */
 
-/* One register tile's work in a band: rows b of a group, 32 columns. */
-typedef struct tile {
-  const uint32_t *xp;      /* the group's x pairs, [pair][XB] */
-  const uint16_t *w;       /* the block's first weight row */
-  int64_t ldw;
-  int np, odd;             /* pairs of rows; odd: the last has one row */
-  __mmask32 mw;            /* the block's columns */
-  float *io;               /* sums between bands, pair order */
+typedef struct ptile {
+  const uint32_t *xp;    /* the group's x pairs of the chunk, [pair][TB] */
+  const uint32_t *w;     /* the first block's first pair of the chunk */
+  int64_t bstride;       /* uint32 from one block's stream to the next */
+  int np;                /* pairs in the chunk */
+  int first;             /* the chunk is the first: sums start at zero */
+  float *io;             /* the sums, natural order */
   int64_t ldio;
-  float *y;                /* the output, natural order */
-  int64_t ldy;
-  const float *add;        /* first band: the addend (or NULL) */
-  int64_t ladd;
-  int first, last;         /* the band is the call's first, last */
-} tile_t;
+} ptile_t;
 
 static inline __attribute__((always_inline)) void
-tile_run(const int nb, const tile_t *t) {
-  const __m512i f0 = _mm512_loadu_si512(fwd_ix[0]);
-  const __m512i f1 = _mm512_loadu_si512(fwd_ix[1]);
-  const __mmask16 m0 = (__mmask16)t->mw, m1 = (__mmask16)(t->mw >> 16);
-  __m512 a[TB][2];
+ptile_run(const int nb, const int nbk, const ptile_t *t) {
+  __m512 a[TB][8];
 #pragma GCC unroll 8
-  for (int b = 0; b < nb; b++) {
-    if (!t->first) {
-      a[b][0] = _mm512_loadu_ps(t->io + b * t->ldio);
-      a[b][1] = _mm512_loadu_ps(t->io + b * t->ldio + 16);
-    } else if (t->add) {
-      const __m512 n0 = _mm512_maskz_loadu_ps(m0, t->add + b * t->ladd);
-      const __m512 n1 = _mm512_maskz_loadu_ps(m1, t->add + b * t->ladd + 16);
-      a[b][0] = _mm512_permutex2var_ps(n0, f0, n1);
-      a[b][1] = _mm512_permutex2var_ps(n0, f1, n1);
-    } else {
-      a[b][0] = a[b][1] = _mm512_setzero_ps();
-    }
-  }
+  for (int b = 0; b < nb; b++)
 #pragma GCC unroll 8
+    for (int q = 0; q < 2 * nbk; q++)
+      a[b][q] = t->first ? _mm512_setzero_ps()
+                         : _mm512_loadu_ps(t->io + b * t->ldio + 16 * q);
   for (int p = 0; p < t->np; p++) {
-    const uint16_t *w0 = t->w + 2 * p * t->ldw;
-    const __m512i r0 = _mm512_maskz_loadu_epi16(t->mw, w0);
-    const __m512i r1 = p + 1 < t->np || !t->odd
-                           ? _mm512_maskz_loadu_epi16(t->mw, w0 + t->ldw)
-                           : _mm512_setzero_si512();
-    const __m512bh lo = (__m512bh)_mm512_unpacklo_epi16(r0, r1);
-    const __m512bh hi = (__m512bh)_mm512_unpackhi_epi16(r0, r1);
-    const uint32_t *xp = t->xp + p * XB;
+    __m512bh w[8];
+#pragma GCC unroll 4
+    for (int k = 0; k < nbk; k++) {
+      const uint32_t *wk = t->w + k * t->bstride + p * 32;
+      _mm_prefetch((const char *)wk + PFB, _MM_HINT_T0);
+      _mm_prefetch((const char *)wk + PFB + 64, _MM_HINT_T0);
+      w[2 * k] = (__m512bh)_mm512_loadu_si512(wk);
+      w[2 * k + 1] = (__m512bh)_mm512_loadu_si512(wk + 16);
+    }
+    const uint32_t *xq = t->xp + p * TB;
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++) {
-      const __m512bh xv = (__m512bh)_mm512_set1_epi32((int)xp[b]);
-      a[b][0] = _mm512_dpbf16_ps(a[b][0], lo, xv);
-      a[b][1] = _mm512_dpbf16_ps(a[b][1], hi, xv);
-    }
-  }
-  if (!t->last) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32((int)xq[b]);
 #pragma GCC unroll 8
-    for (int b = 0; b < nb; b++) {
-      _mm512_storeu_ps(t->io + b * t->ldio, a[b][0]);
-      _mm512_storeu_ps(t->io + b * t->ldio + 16, a[b][1]);
+      for (int q = 0; q < 2 * nbk; q++)
+        a[b][q] = _mm512_dpbf16_ps(a[b][q], w[q], xv);
     }
-    return;
   }
-  const __m512i i0 = _mm512_loadu_si512(inv_ix[0]);
-  const __m512i i1 = _mm512_loadu_si512(inv_ix[1]);
 #pragma GCC unroll 8
-  for (int b = 0; b < nb; b++) {
-    float *yb = t->y + b * t->ldy;
-    _mm512_mask_storeu_ps(yb, m0, _mm512_permutex2var_ps(a[b][0], i0, a[b][1]));
-    _mm512_mask_storeu_ps(yb + 16, m1,
-                          _mm512_permutex2var_ps(a[b][0], i1, a[b][1]));
+  for (int b = 0; b < nb; b++)
+#pragma GCC unroll 8
+    for (int q = 0; q < 2 * nbk; q++)
+      _mm512_storeu_ps(t->io + b * t->ldio + 16 * q, a[b][q]);
+}
+
+/* The tile for nb rows over nbk blocks (4: nb <= 2, 2: nb <= 4, else
+ * 1; partial blocks 1 whatever nb). */
+static void ptile(int nb, int nbk, const ptile_t *t) {
+  switch (nbk * 16 + nb) {
+  case 4 * 16 + 1: ptile_run(1, 4, t); break;
+  case 4 * 16 + 2: ptile_run(2, 4, t); break;
+  case 2 * 16 + 3: ptile_run(3, 2, t); break;
+  case 2 * 16 + 4: ptile_run(4, 2, t); break;
+  case 16 + 1: ptile_run(1, 1, t); break;
+  case 16 + 2: ptile_run(2, 1, t); break;
+  case 16 + 3: ptile_run(3, 1, t); break;
+  case 16 + 4: ptile_run(4, 1, t); break;
+  case 16 + 5: ptile_run(5, 1, t); break;
+  case 16 + 6: ptile_run(6, 1, t); break;
+  case 16 + 7: ptile_run(7, 1, t); break;
+  default: ptile_run(TB, 1, t); break;
   }
 }
 
-/* A group of nb <= TB rows: the tile specialised for its size. */
-static void tile_group(int nb, const tile_t *t) {
-  switch (nb) {
-  case 1: tile_run(1, t); break;
-  case 2: tile_run(2, t); break;
-  case 3: tile_run(3, t); break;
-  case 4: tile_run(4, t); break;
-  case 5: tile_run(5, t); break;
-  case 6: tile_run(6, t); break;
-  case 7: tile_run(7, t); break;
-  default: tile_run(TB, t); break;
-  }
+/* Block jb's columns in [c0, c0 + n): lanes [*lo, *hi); 1 when all 32. */
+static inline int block_lanes(int64_t jb, int64_t c0, int64_t n, int *lo,
+                              int *hi) {
+  const int64_t s = c0 - 32 * jb, e = c0 + n - 32 * jb;
+  *lo = (int)(s > 0 ? s : 0);
+  *hi = (int)(e < 32 ? e : 32);
+  return *lo == 0 && *hi == 32;
 }
 
-/* Prefetch `rows` rows of a block of 32 columns (one line each). */
-static inline void prefetch_block(const uint16_t *w, int64_t ldw, int64_t rows) {
-  for (int64_t r = 0; r < rows; r++)
-    _mm_prefetch((const char *)(w + r * ldw), _MM_HINT_T0);
-}
-
-/* The band of rows k0 .. k0 + kn - 1 for batch rows b0 .. b0 + nbx - 1
- * (x pairs in xp), every block of 32 of the n columns. */
-static void band(const uint32_t *xp, int64_t nbx, const uint16_t *w,
-                 int64_t ldw, int64_t K, int64_t kc, int64_t k0, int64_t n,
-                 float *y, int64_t ldy, const float *add, int64_t ladd,
-                 float *part) {
-  const int64_t kn = K - k0 < kc ? K - k0 : kc, nblk = (n + 31) / 32;
-  tile_t t = {.ldw = ldw, .np = (int)((kn + 1) / 2), .odd = (int)(kn & 1),
-              .ladd = ladd, .ldy = ldy, .first = k0 == 0,
-              .last = k0 + kc >= K};
-  for (int64_t jb = 0; jb < nblk; jb++) {
-    const int64_t j = jb * 32, cols = n - j < 32 ? n - j : 32;
-    t.mw = (__mmask32)(cols == 32 ? 0xffffffffu : (1u << cols) - 1u);
-    t.w = w + k0 * ldw + j;
-    /* the block PF ahead: this band's, else the next band's */
-    const int64_t ahead = jb + PF, next_k = k0 + kc;
-    if (ahead < nblk)
-      prefetch_block(w + k0 * ldw + ahead * 32, ldw, kn);
-    else if (next_k < K && ahead - nblk < nblk)
-      prefetch_block(w + next_k * ldw + (ahead - nblk) * 32, ldw,
-                     K - next_k < kc ? K - next_k : kc);
-    for (int64_t g = 0; g < nbx; g += TB) {
-      const int nb = (int)(nbx - g < TB ? nbx - g : TB);
-      t.xp = xp + g;
-      t.y = y + g * ldy + j;
-      t.add = add ? add + g * ladd + j : NULL;
-      /* a whole block keeps its sums between bands in y itself */
-      t.io = cols == 32 ? t.y : part + g * 32;
-      t.ldio = cols == 32 ? ldy : 32;
-      tile_group(nb, &t);
+/* One chunk for a group of nb rows: every block of [c0, c0 + n). */
+static void pchunk(int nb, ptile_t *t, const uint32_t *wc, int64_t Kp,
+                   int64_t c0, int64_t n, float *y, int64_t ldy,
+                   float (*edge)[XB * 32], int last) {
+  const int64_t jb0 = c0 / 32, jb1 = (c0 + n + 31) / 32;
+  const int nbk = nb <= 2 ? 4 : nb <= 4 ? 2 : 1;
+  int lo, hi;
+  for (int64_t jb = jb0; jb < jb1;) {
+    t->w = wc + jb * Kp * 32;
+    if (!block_lanes(jb, c0, n, &lo, &hi)) {
+      float *e = edge[jb == jb0 ? 0 : 1];
+      t->io = e;
+      t->ldio = 32;
+      ptile(nb, 1, t);
+      for (int b = 0; last && b < nb; b++)
+        for (int l = lo; l < hi; l++)
+          y[b * ldy + 32 * jb + l - c0] = e[b * 32 + l];
+      jb++;
+      continue;
     }
+    int64_t run = 1;
+    while (run < nbk && jb + run < jb1 && block_lanes(jb + run, c0, n, &lo, &hi))
+      run++;
+    t->ldio = ldy;
+    if (run == nbk) {
+      t->io = y + 32 * jb - c0;
+      ptile(nb, nbk, t);
+    } else {
+      for (int64_t r = 0; r < run; r++) {
+        t->w = wc + (jb + r) * Kp * 32;
+        t->io = y + 32 * (jb + r) - c0;
+        ptile(nb, 1, t);
+      }
+    }
+    jb += run;
   }
 }
 
-void cal_gemv_bf16_dp(const float *x, int64_t ldx, int64_t batch, int64_t K,
-                      const uint16_t *w, int64_t ldw, int64_t n,
-                      const float *add, int64_t ladd, float *y, int64_t ldy) {
+void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
+                          const uint32_t *wp, int64_t K, int64_t k0,
+                          int64_t kn, int64_t c0, int64_t n, float *y,
+                          int64_t ldy) {
   if (batch < 1 || n < 1)
     return;
-  if (K < 1) { /* no products: the addend */
+  const int64_t Kp = (K + 1) / 2, np = (kn + 1) / 2;
+  _Alignas(64) uint32_t xp[PCH * TB];
+  _Alignas(64) float edge[2][XB * 32]; /* partial blocks' sums */
+  if (kn < 1) {
     for (int64_t b = 0; b < batch; b++)
       for (int64_t j = 0; j < n; j++)
-        y[b * ldy + j] = add ? add[b * ladd + j] : 0.0f;
+        y[b * ldy + j] = 0.0f;
     return;
   }
-  _Alignas(64) uint32_t xp[NP * XB];
-  /* a few rows are bound by the memory: eight row streams; more rows by
-   * the arithmetic: y's loads and stores halved */
-  const int64_t kc = batch < 4 ? 8 : KC_MAX;
-  _Alignas(64) float part[XB * 32]; /* the partial block's sums */
   for (int64_t b0 = 0; b0 < batch; b0 += XB) {
     const int64_t nbx = batch - b0 < XB ? batch - b0 : XB;
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-      const int64_t kn = K - k0 < kc ? K - k0 : kc;
-      for (int64_t p = 0; 2 * p < kn; p++)
-        for (int64_t b = 0; b < nbx; b++)
-          xp[p * XB + b] = x_pair(x + (b0 + b) * ldx, k0 + 2 * p, K);
-      band(xp, nbx, w, ldw, K, kc, k0, n, y + b0 * ldy, ldy,
-           add ? add + b0 * ladd : NULL, ladd, part);
+    for (int64_t p0 = 0; p0 < np; p0 += PCH) {
+      ptile_t t = {.xp = xp, .bstride = Kp * 32, .first = p0 == 0,
+                   .np = (int)(np - p0 < PCH ? np - p0 : PCH)};
+      for (int64_t g = 0; g < nbx; g += TB) {
+        const int nb = (int)(nbx - g < TB ? nbx - g : TB);
+        for (int p = 0; p < t.np; p++)
+          for (int b = 0; b < nb; b++)
+            xp[p * TB + b] = x_pair(x + (b0 + g + b) * ldx, 2 * (p0 + p), kn);
+        float(*eg)[XB * 32] = (float(*)[XB * 32])(&edge[0][g * 32]);
+        pchunk(nb, &t, wp + (k0 / 2 + p0) * 32, Kp, c0, n,
+               y + (b0 + g) * ldy, ldy, eg, p0 + PCH >= np);
+      }
     }
   }
 }

@@ -147,7 +147,8 @@ void cal_layer_free(cal_layer_t *L) {
    * scratch, shared like the activations */
   uint16_t *kc16 = L->cache16 ? L->kc16 : NULL, *vc16 = L->cache16 ? L->vc16 : NULL;
   void *own[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->kc, L->vc,
-                 L->wqkv16, L->wo16, L->wgu16, L->wd16, kc16, vc16};
+                 L->wqkv16, L->wo16, L->wgu16, L->wd16, kc16, vc16,
+                 L->wp[0], L->wp[1], L->wp[2], L->wp[3]};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     cal_free(own[i]);
   if (!L->borrowed) {
@@ -408,6 +409,8 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
       (rc = team_setup(L, p->path, share)) < 0)
     goto fail;
   fill_inputs(L, p->seed, tmp, nw);
+  if ((rc = cal_layer_pack_weights(L, tmp)) < 0)
+    goto fail;
   cal_free(tmp);
   tmp = NULL;
   memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */

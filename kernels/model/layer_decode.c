@@ -10,24 +10,68 @@
  * barriers, no allocation.  A bf16 layer streams bf16 weights (half the
  * bytes) and rounds each product's input rows to bf16 first, each thread
  * in its own rows; its KV cache is bf16 too (the new token's k and v
- * rounded into it), attended in bf16. */
+ * rounded into it), attended in bf16; on a CPU with AVX512_BF16 its
+ * weights are packed for the dot-product instruction (layer_gemv.h). */
 #include <math.h>
 #include <omp.h>
 
 #include "attention.h"
 #include "cal_err.h"
+#include "cal_mem.h"
 #include "layer_internal.h"
 
-/* y = add + x·W[:, c0 .. c0+n) for one of the four weight matrices (w in
- * fp32, w16 in bf16: the layer has one of them). */
-static void gemv_w(const cal_layer_t *L, const float *x, int64_t K,
-                   const float *w, const uint16_t *w16, int64_t c0,
-                   int64_t ldw, int64_t n, const float *add, int64_t ladd,
-                   float *y, int64_t ldy) {
+/* Rows and row stride of weight matrix i. */
+static void matrix_dims(const cal_layer_t *L, int i, int64_t *K, int64_t *ldw) {
+  const int64_t d = L->s.hidden, f = L->s.ffn, hq = L->s.heads * L->l.hd;
+  const int64_t dims[CAL_LAYER_NMM][2] = {
+      {d, L->l.nqkv}, {hq, d}, {d, 2 * f}, {f, d}};
+  *K = dims[i][0];
+  *ldw = dims[i][1];
+}
+
+/* y = x·W_i[k0 .. k0+kn, c0 .. c0+n) for every sequence (x: the rows
+ * from column k0) on the calling thread: packed bf16, bf16 or fp32, the
+ * form the layer holds. */
+static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
+                    int64_t k0, int64_t kn, int64_t c0, int64_t n, float *y,
+                    int64_t ldy) {
+  const float *const w[CAL_LAYER_NMM] = {L->wqkv, L->wo, L->wgu, L->wd};
+  const uint16_t *const w16[CAL_LAYER_NMM] = {L->wqkv16, L->wo16, L->wgu16,
+                                              L->wd16};
+  int64_t K, ldw;
+  matrix_dims(L, i, &K, &ldw);
+#ifdef CAL_HAVE_X86_SIMD
+  if (L->wp[i]) {
+    cal_gemv_bf16_packed(x, ldx, L->s.batch, L->wp[i], K, k0, kn, c0, n, y,
+                         ldy);
+    return;
+  }
+#endif
   if (L->s.bf16)
-    L->gemv16(x, K, L->s.batch, K, w16 + c0, ldw, n, add, ladd, y, ldy);
+    L->gemv16(x, ldx, L->s.batch, kn, w16[i] + k0 * ldw + c0, ldw, n, NULL,
+              0, y, ldy);
   else
-    L->gemv(x, K, L->s.batch, K, w + c0, ldw, n, add, ladd, y, ldy);
+    L->gemv(x, ldx, L->s.batch, kn, w[i] + k0 * ldw + c0, ldw, n, NULL, 0, y,
+            ldy);
+}
+
+int cal_layer_pack_weights(cal_layer_t *L, float *tmp) {
+  if (!L->team || !L->s.bf16 || !cal_gemv_packed_ok(L->variant))
+    return 0;
+  uint16_t **w16[CAL_LAYER_NMM] = {&L->wqkv16, &L->wo16, &L->wgu16,
+                                   &L->wd16};
+  for (int i = 0; i < CAL_LAYER_NMM; i++) {
+    int64_t K, n;
+    matrix_dims(L, i, &K, &n);
+    if (!(L->wp[i] = cal_alloc(4 * cal_gemv_packed_words(K, n))))
+      return CAL_ENOMEM;
+    for (int64_t e = 0; e < K * n; e++)
+      tmp[e] = cal_bf16_to_f32((*w16[i])[e]);
+    cal_gemv_pack_bf16(tmp, n, K, n, L->wp[i]);
+    cal_free(*w16[i]);
+    *w16[i] = NULL;
+  }
+  return 0;
 }
 
 /* Rows of x rounded to bf16 in place (bf16 layers; n values). */
@@ -85,8 +129,7 @@ static void qkv_cols16(const cal_layer_t *L, const float *h, int64_t c0,
                        int64_t c1) {
   const int64_t d = L->s.hidden, nqkv = L->l.nqkv, hd = L->l.hd;
   const int64_t hq = L->s.heads * hd, G = L->s.kv_heads, lk = L->l.lk;
-  gemv_w(L, h, d, NULL, L->wqkv16, c0, nqkv, c1 - c0, NULL, 0, L->qkv + c0,
-         nqkv);
+  product(L, CAL_LAYER_QKV, h, d, 0, d, c0, c1 - c0, L->qkv + c0, nqkv);
   for (int64_t b = 0; b < L->s.batch; b++)
     for (int64_t c = c0; c < c1; c++) {
       uint16_t v = cal_f32_to_bf16(L->qkv[b * nqkv + c]);
@@ -115,7 +158,7 @@ static void qkv_cols(const cal_layer_t *L, const float *h, int t, int nt) {
     int64_t ldy, end = qkv_dest(L, c0, &y, &ldy);
     if (end > c1)
       end = c1;
-    gemv_w(L, h, d, L->wqkv, L->wqkv16, c0, nqkv, end - c0, NULL, 0, y, ldy);
+    product(L, CAL_LAYER_QKV, h, d, 0, d, c0, end - c0, y, ldy);
     c0 = end;
   }
 }
@@ -128,8 +171,8 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
   if (j0 >= j1)
     return;
   float *gate = L->gu + j0, *up = L->gu + f + j0;
-  gemv_w(L, h, d, L->wgu, L->wgu16, j0, 2 * f, j1 - j0, NULL, 0, gate, 2 * f);
-  gemv_w(L, h, d, L->wgu, L->wgu16, f + j0, 2 * f, j1 - j0, NULL, 0, up, 2 * f);
+  product(L, CAL_LAYER_GU, h, d, 0, d, j0, j1 - j0, gate, 2 * f);
+  product(L, CAL_LAYER_GU, h, d, 0, d, f + j0, j1 - j0, up, 2 * f);
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < j1 - j0; j++) {
       float g = gate[b * 2 * f + j];
@@ -145,18 +188,14 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
  * in its rows of hteam (free between the products), and after a barrier
  * sums the team's partials over its columns. */
 static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
-                      const float *w, const uint16_t *w16, const float *res,
-                      float *y, int t, int nt) {
+                      int mi, const float *res, float *y, int t, int nt) {
   const int64_t d = L->s.hidden, B = L->s.batch;
   int64_t r0, r1;
   columns(k, t, nt, &r0, &r1); /* rows, in blocks of 16 */
   float *part = L->hteam + (size_t)t * (size_t)(B * d);
   if (r0 < r1) {
     x = input_rows(L, x, B * k, t);
-    if (L->s.bf16)
-      L->gemv16(x + r0, k, B, r1 - r0, w16 + r0 * d, d, d, NULL, 0, part, d);
-    else
-      L->gemv(x + r0, k, B, r1 - r0, w + r0 * d, d, d, NULL, 0, part, d);
+    product(L, mi, x + r0, k, r0, r1 - r0, 0, d, part, d);
   } else {
     for (int64_t i = 0; i < B * d; i++)
       part[i] = 0.0f;
@@ -190,7 +229,7 @@ int cal_layer_run_team(cal_layer_t *L) {
     int arc = cal_layer_attend_decode(L);
     if (arc == 0) {
       /* x1 = x + o·Wo */
-      proj_rows(L, L->o, hq, L->wo, L->wo16, L->x, L->x1, t, nt);
+      proj_rows(L, L->o, hq, CAL_LAYER_O, L->x, L->x1, t, nt);
 #pragma omp barrier
       cal_layer_rmsnorm_rows(L->x1, L->g2, h, B, d);
       if (L->s.bf16)
@@ -198,7 +237,7 @@ int cal_layer_run_team(cal_layer_t *L) {
       gate_up_cols(L, h, t, nt);
 #pragma omp barrier
       /* out = x1 + a·Wd */
-      proj_rows(L, L->a, f, L->wd, L->wd16, L->x1, L->out, t, nt);
+      proj_rows(L, L->a, f, CAL_LAYER_DOWN, L->x1, L->out, t, nt);
     } else if (t == 0) {
       rc = arc;
     }

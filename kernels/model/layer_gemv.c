@@ -80,11 +80,50 @@ cal_gemv_bf16_fn cal_gemv_bf16_for(int variant) {
   case CAL_VARIANT_SCALAR: return cal_gemv_bf16_scalar;
 #ifdef CAL_HAVE_X86_SIMD
   case CAL_VARIANT_AVX2: return cal_gemv_bf16_avx2;
-  case CAL_VARIANT_AVX512:
-    /* the dot-product instruction where the CPU has it */
-    return cal_isa_features() & CAL_ISA_AVX512BF16 ? cal_gemv_bf16_dp
-                                                   : cal_gemv_bf16_avx512;
+  case CAL_VARIANT_AVX512: return cal_gemv_bf16_avx512;
 #endif
   default: return NULL;
   }
+}
+
+int cal_gemv_packed_ok(int variant) {
+#ifdef CAL_HAVE_X86_SIMD
+  return variant == CAL_VARIANT_AVX512 &&
+         cal_variant_supported(CAL_VARIANT_AVX512) &&
+         (cal_isa_features() & CAL_ISA_AVX512BF16);
+#else
+  (void)variant;
+  return 0;
+#endif
+}
+
+size_t cal_gemv_packed_words(int64_t K, int64_t n) {
+  return (size_t)((n + 31) / 32) * (size_t)((K + 1) / 2) * 32;
+}
+
+void cal_gemv_pack_pair(const float *r0, const float *r1, int64_t K,
+                        int64_t n, int64_t k, uint32_t *wp) {
+  const int64_t Kp = (K + 1) / 2, nblk = (n + 31) / 32;
+  for (int64_t jb = 0; jb < nblk; jb++) {
+    uint32_t *o = wp + (jb * Kp + k / 2) * 32;
+    for (int64_t l = 0; l < 32; l++) {
+      const int64_t j = 32 * jb + l;
+      uint32_t lo = j < n ? cal_f32_to_bf16(r0[j]) : 0;
+      uint32_t hi = j < n && r1 ? cal_f32_to_bf16(r1[j]) : 0;
+      o[l] = lo | hi << 16;
+    }
+  }
+}
+
+void cal_gemv_pack_bf16(const float *w, int64_t ldw, int64_t K, int64_t n,
+                        uint32_t *wp) {
+  for (int64_t k = 0; k < K; k += 2)
+    cal_gemv_pack_pair(w + k * ldw, k + 1 < K ? w + (k + 1) * ldw : NULL, K,
+                       n, k, wp);
+}
+
+uint16_t cal_gemv_packed_at(const uint32_t *wp, int64_t K, int64_t k,
+                            int64_t j) {
+  const uint32_t v = wp[((j / 32) * ((K + 1) / 2) + k / 2) * 32 + j % 32];
+  return (uint16_t)(k % 2 ? v >> 16 : v & 0xffffu);
 }

@@ -15,12 +15,13 @@
  * The bf16 form takes bf16 weights (the layer in bf16) and sums in fp32
  * as above: half the bytes to read.  x must hold bf16 values (the layer
  * rounds its rows first, so that both paths compute the same products as
- * a bf16 GEMM): the AVX-512 variant on a CPU with AVX512_BF16 multiplies
- * bf16 pairs on the dot-product instruction (x rounded to bf16, exact for
- * such rows), the others widen each weight to fp32 for an FMA. */
+ * a bf16 GEMM); each weight is widened to fp32 for an FMA.  Where the
+ * CPU has AVX512_BF16 the layer packs its weights for the dot-product
+ * instruction instead (below). */
 #ifndef CAL_LAYER_GEMV_H
 #define CAL_LAYER_GEMV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cal_bf16.h"
@@ -41,11 +42,43 @@ typedef cal_gemv_bf16_t *cal_gemv_bf16_fn;
 cal_gemv_fn cal_gemv_for(int variant);
 cal_gemv_bf16_fn cal_gemv_bf16_for(int variant);
 
-/* One per variant; call only when cal_variant_supported() says so.
- * cal_gemv_bf16_dp: AVX512_BF16 (vdpbf16ps), cal_gemv_bf16_for
- * (CAL_VARIANT_AVX512) where the CPU has it. */
+/* One per variant; call only when cal_variant_supported() says so. */
 cal_gemv_t cal_gemv_scalar, cal_gemv_avx2, cal_gemv_avx512;
-cal_gemv_bf16_t cal_gemv_bf16_scalar, cal_gemv_bf16_avx2, cal_gemv_bf16_avx512,
-    cal_gemv_bf16_dp;
+cal_gemv_bf16_t cal_gemv_bf16_scalar, cal_gemv_bf16_avx2, cal_gemv_bf16_avx512;
+
+/* ---- packed bf16 weights (AVX512_BF16)
+ *
+ * A K x n bf16 matrix packed for the dot-product instruction: per block
+ * of 32 columns one stream of (K + 1) / 2 pairs of rows, each pair 32
+ * uint32 (column j of rows 2p and 2p + 1, the first in the low half),
+ * zero past K and n.  A thread's block of columns is a few long streams
+ * and a pair is one load, so a register tile of batch rows keeps its sums
+ * over hundreds of rows: the arithmetic of a batch of 8 stays under the
+ * weights' stream. */
+/* 1 where the variant (resolved) runs the packed form: AVX-512 on a CPU
+ * with AVX512_BF16, in a build that has it. */
+int cal_gemv_packed_ok(int variant);
+size_t cal_gemv_packed_words(int64_t K, int64_t n);
+/* Pack K x n fp32 weights (ldw apart), each rounded to bf16, into wp
+ * (cal_gemv_packed_words(K, n) uint32). */
+void cal_gemv_pack_bf16(const float *w, int64_t ldw, int64_t K, int64_t n,
+                        uint32_t *wp);
+/* Rows k and k + 1 (k even) of a K x n matrix, r0 and r1 (NULL: zero,
+ * for k + 1 == K), rounded to bf16 into their pair of every block of
+ * wp. */
+void cal_gemv_pack_pair(const float *r0, const float *r1, int64_t K,
+                        int64_t n, int64_t k, uint32_t *wp);
+/* Element (k, j) of a packed K x n matrix, as bf16. */
+uint16_t cal_gemv_packed_at(const uint32_t *wp, int64_t K, int64_t k,
+                            int64_t j);
+/* y[b·ldy + j] = Σ_{i < kn} x[b·ldx + i] · W[k0 + i][c0 + j] for b <
+ * batch, j < n: rows k0 .. k0 + kn - 1 (k0 even) and columns c0 .. c0 +
+ * n - 1 of the packed K-row matrix wp; x holds bf16 values, sums in fp32
+ * over k in pairs, in order.  Only where cal_gemv_packed_ok();
+ * single-threaded, no allocation. */
+void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
+                          const uint32_t *wp, int64_t K, int64_t k0,
+                          int64_t kn, int64_t c0, int64_t n, float *y,
+                          int64_t ldy);
 
 #endif

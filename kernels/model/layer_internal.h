@@ -59,6 +59,9 @@ typedef struct cal_layer {
   int64_t pos;        /* decode: the new token's cache slot (layer.h) */
   float *wqkv, *wo, *wgu, *wd, *g1, *g2;
   uint16_t *wqkv16, *wo16, *wgu16, *wd16;
+  /* a bf16 layer on the team path where the CPU has AVX512_BF16: the four
+   * matrices packed (cal_gemv_bf16_packed; w*16 then NULL) */
+  uint32_t *wp[CAL_LAYER_NMM];
   float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
   uint16_t *h16, *ao16, *a16;
   /* bf16 prefill: attention in bf16 (attn16: its variant, -1: fp32) on
@@ -87,6 +90,13 @@ void cal_layer_free(cal_layer_t *L);
 /* One forward pass from x into out (and the new token's K and V into the
  * cache in decode).  0, or an engine's or the attention's error. */
 int cal_layer_run(cal_layer_t *L);
+
+/* A bf16 layer on the team path where the CPU has AVX512_BF16
+ * (layer_decode.c): each weight matrix packed for the dot-product
+ * instruction (layer_gemv.h, wp), staged through tmp (fp32, as large as
+ * the largest matrix), its row-major copy freed; other layers as they
+ * are.  0 or CAL_ENOMEM. */
+int cal_layer_pack_weights(cal_layer_t *L, float *tmp);
 
 /* One decode step on a single OpenMP team (layer_decode.c): matrix-vector
  * products over each thread's columns, attention shared by the team, four

@@ -9,16 +9,23 @@
 #include "cal_mem.h"
 #include "layer_internal.h"
 
-/* y[m×n] = a[m×k]·b[k×n] in double, with b converted from the layer's
- * weights (b in fp32 or b16 in bf16: one of them is NULL).  A bf16 layer
- * rounds a to bf16 first, as the run rounds its products' inputs. */
-static void dgemm_w(const cal_layer_t *L, double *a, const float *b,
-                    const uint16_t *b16, double *y, int64_t m, int64_t n,
-                    int64_t k, double *bd) {
-  for (int64_t i = 0; i < k * n; i++)
-    bd[i] = b ? (double)b[i] : (double)cal_bf16_to_f32(b16[i]);
-  for (int64_t i = 0; L->s.bf16 && i < m * k; i++)
-    a[i] = cal_bf16_round((float)a[i]);
+/* y[m×n] = a[m×k]·W_i in double (W_i: weight matrix i, k×n, converted
+ * into bd from the form the layer holds: fp32, bf16 or packed bf16).  A
+ * bf16 layer rounds a to bf16 first, as the run rounds its products'
+ * inputs. */
+static void dgemm_w(const cal_layer_t *L, int i, double *a, double *y,
+                    int64_t m, int64_t n, int64_t k, double *bd) {
+  const float *const w[CAL_LAYER_NMM] = {L->wqkv, L->wo, L->wgu, L->wd};
+  const uint16_t *const w16[CAL_LAYER_NMM] = {L->wqkv16, L->wo16, L->wgu16,
+                                              L->wd16};
+  for (int64_t r = 0; r < k; r++)
+    for (int64_t j = 0; j < n; j++)
+      bd[r * n + j] = w[i]     ? (double)w[i][r * n + j]
+                      : w16[i] ? (double)cal_bf16_to_f32(w16[i][r * n + j])
+                               : (double)cal_bf16_to_f32(
+                                     cal_gemv_packed_at(L->wp[i], k, r, j));
+  for (int64_t e = 0; L->s.bf16 && e < m * k; e++)
+    a[e] = cal_bf16_round((float)a[e]);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m,
               (blasint)n, (blasint)k, 1.0, a, (blasint)k, bd, (blasint)n, 0.0,
               y, (blasint)n);
@@ -93,7 +100,7 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
   for (int64_t i = 0; i < lq * d; i++)
     x1[i] = xs[i];
   rmsnorm_d(x1, L->g1, h, lq, d);
-  dgemm_w(L, h, L->wqkv, L->wqkv16, qkv, lq, nqkv, d, wd);
+  dgemm_w(L, CAL_LAYER_QKV, h, qkv, lq, nqkv, d, wd);
   /* the sequence's cache: past entries from the run's cache (the run
    * only overwrites the new token's slot), new ones from qkv */
   cache_rows(L, sb, kc, vc);
@@ -129,17 +136,17 @@ static int verify_sequence(const cal_layer_t *L, int64_t sb) {
     for (int64_t hh = 0; hh < H; hh++)
       for (int64_t e = 0; e < hd; e++)
         ao[i * hq + hh * hd + e] = o[(hh * lq + i) * hd + e];
-  dgemm_w(L, ao, L->wo, L->wo16, out, lq, d, hq, wd);
+  dgemm_w(L, CAL_LAYER_O, ao, out, lq, d, hq, wd);
   for (int64_t i = 0; i < lq * d; i++)
     x1[i] = (double)xs[i] + out[i]; /* residual */
   rmsnorm_d(x1, L->g2, h, lq, d);
-  dgemm_w(L, h, L->wgu, L->wgu16, gu, lq, 2 * f, d, wd);
+  dgemm_w(L, CAL_LAYER_GU, h, gu, lq, 2 * f, d, wd);
   for (int64_t i = 0; i < lq; i++)
     for (int64_t j = 0; j < f; j++) {
       double g = gu[i * 2 * f + j], u = gu[i * 2 * f + f + j];
       a[i * f + j] = g / (1.0 + exp(-g)) * u;
     }
-  dgemm_w(L, a, L->wd, L->wd16, out, lq, d, f, wd);
+  dgemm_w(L, CAL_LAYER_DOWN, a, out, lq, d, f, wd);
   rc = 0;
   for (int64_t i = 0; i < lq && rc == 0; i++) {
     double ss = 0, es = 0;

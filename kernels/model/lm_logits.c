@@ -18,12 +18,14 @@ double cal_lm_logits_weight_bytes(int64_t d, int64_t v, int bf16) {
   return (bf16 ? 2.0 : 4.0) * (double)d * (double)v + 4.0 * (double)d;
 }
 
-/* W, the fp32 staging of a bf16 W (a chunk), h and h16, the logits, the
- * verification's doubles (a row of logits and W's column sums) */
+/* W, the fp32 staging of a bf16 W (a chunk, or two rows where it is
+ * packed), h and h16, the logits, the verification's doubles (a row of
+ * logits and W's column sums) */
 double cal_lm_logits_mem_bytes(int64_t rows, int64_t d, int64_t v, int bf16) {
   double R = (double)rows, D = (double)d, V = (double)v;
+  double stage = 4.0 * (65536.0 > 2.0 * V ? 65536.0 : 2.0 * V);
   return cal_lm_logits_weight_bytes(d, v, bf16) + 6.0 * R * D + 4.0 * R * V +
-         (bf16 ? 4.0 * 65536.0 : 0.0) + 8.0 * (V + D);
+         (bf16 ? stage : 0.0) + 8.0 * (V + D);
 }
 
 void cal_lm_logits_free(cal_lm_logits_t *H) {
@@ -31,9 +33,24 @@ void cal_lm_logits_free(cal_lm_logits_t *H) {
     return;
   if (H->eng)
     H->eng->mm_free(H->mm);
-  void *bufs[] = {H->g, H->w, H->w16, H->h, H->h16, H->logits, H};
+  void *bufs[] = {H->g, H->w, H->w16, H->wp, H->h, H->h16, H->logits, H};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     cal_free(bufs[i]);
+}
+
+/* A packed W (wp): the draws two rows at a time, in the same order. */
+static int fill_packed(cal_lm_logits_t *H, float a, cal_rng_t *r) {
+  const int64_t d = H->d, v = H->vocab;
+  float *tmp = cal_alloc(8 * (size_t)v);
+  if (!tmp)
+    return CAL_ENOMEM;
+  for (int64_t k = 0; k < d; k += 2) {
+    int two = k + 1 < d;
+    cal_fill_f32(tmp, (size_t)((1 + two) * v), -a, a, r);
+    cal_gemv_pack_pair(tmp, two ? tmp + v : NULL, d, v, k, H->wp);
+  }
+  cal_free(tmp);
+  return 0;
 }
 
 /* W uniform with variance 1/hidden (a bf16 W: the same draws rounded,
@@ -48,6 +65,8 @@ static int fill(cal_lm_logits_t *H, uint64_t seed) {
     cal_fill_f32(H->w, n, -a, a, &r);
     return 0;
   }
+  if (H->wp)
+    return fill_packed(H, a, &r);
   float *tmp = cal_alloc(4 * chunk);
   if (!tmp)
     return CAL_ENOMEM;
@@ -100,19 +119,35 @@ int cal_lm_logits_create(int64_t rows, int64_t d, int64_t vocab, int bf16,
   H->g = cal_alloc(4 * (size_t)d);
   H->h = cal_alloc(4 * rd);
   H->logits = cal_alloc(4 * (size_t)rows * (size_t)vocab);
+  /* the team on vdpbf16ps: W packed for it (layer_gemv.h) */
+  int pack = bf16 && team && cal_gemv_packed_ok(variant);
   if (bf16) {
-    H->w16 = cal_alloc(2 * n);
+    if (pack)
+      H->wp = cal_alloc(4 * cal_gemv_packed_words(d, vocab));
+    else
+      H->w16 = cal_alloc(2 * n);
     H->h16 = cal_alloc(2 * rd);
   } else {
     H->w = cal_alloc(4 * n);
   }
-  if (!H->g || !H->h || !H->logits || (bf16 ? !H->w16 || !H->h16 : !H->w) ||
+  if (!H->g || !H->h || !H->logits ||
+      (bf16 ? !(H->w16 || H->wp) || !H->h16 : !H->w) ||
       (rc = fill(H, seed)) < 0 || (rc = path_setup(H, engine)) < 0) {
     cal_lm_logits_free(H);
     return rc;
   }
   *out = H;
   return 0;
+}
+
+/* Columns c0 .. c1 of the logits from the packed W. */
+static void packed_product(cal_lm_logits_t *H, int64_t c0, int64_t c1) {
+#ifdef CAL_HAVE_X86_SIMD
+  cal_gemv_bf16_packed(H->h, H->d, H->rows, H->wp, H->d, 0, H->d, c0,
+                       c1 - c0, H->logits + c0, H->vocab);
+#else
+  (void)H, (void)c0, (void)c1; /* never packed without it */
+#endif
 }
 
 /* The team's product: each thread its block of columns (cache-line
@@ -125,7 +160,9 @@ static void team_product(cal_lm_logits_t *H) {
     per = (per + 15) / 16 * 16;
     int64_t c0 = t * per < H->vocab ? t * per : H->vocab;
     int64_t c1 = c0 + per < H->vocab ? c0 + per : H->vocab;
-    if (c1 > c0 && H->bf16)
+    if (c1 > c0 && H->wp)
+      packed_product(H, c0, c1);
+    else if (c1 > c0 && H->bf16)
       H->gemv16(H->h, H->d, H->rows, H->d, H->w16 + c0, H->vocab, c1 - c0,
                 NULL, 0, H->logits + c0, H->vocab);
     else if (c1 > c0)
@@ -171,7 +208,10 @@ static int verify_row(const cal_lm_logits_t *H, const float *x, int64_t r,
   memset(acc, 0, 8 * (size_t)v);
   for (int64_t k = 0; k < d; k++) {
     double hk = h[k];
-    if (H->bf16)
+    if (H->wp)
+      for (int64_t j = 0; j < v; j++)
+        acc[j] += hk * cal_bf16_to_f32(cal_gemv_packed_at(H->wp, d, k, j));
+    else if (H->bf16)
       for (int64_t j = 0; j < v; j++)
         acc[j] += hk * cal_bf16_to_f32(H->w16[k * v + j]);
     else

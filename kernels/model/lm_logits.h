@@ -25,6 +25,8 @@ typedef struct cal_lm_logits {
   float *g, *w, *h, *logits;   /* gain [d], W [d][vocab] (fp32), h [rows][d],
                                   logits [rows][vocab] */
   uint16_t *w16, *h16;         /* bf16: W, and h for the engine's product */
+  uint32_t *wp;                /* bf16 on the team where the CPU has
+                                  AVX512_BF16: W packed (w16 NULL) */
   cal_gemv_fn gemv;
   cal_gemv_bf16_fn gemv16;
   const cal_engine_row_t *eng;

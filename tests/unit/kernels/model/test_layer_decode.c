@@ -114,34 +114,77 @@ static void gemv_every_variant(void **state) {
                       (int)((bi + ni) & 1), &r);
     ran |= 1 << v;
   }
-#ifdef __x86_64__
-  /* AVX-512 with the bf16 dot product picks it: the widening form too */
-  if (cal_variant_supported(CAL_VARIANT_AVX512)) {
-    cal_rng_t r;
-    cal_rng_seed(&r, 11);
-    for (size_t bi = 0; bi < sizeof Bs / sizeof *Bs; bi++)
-      for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
-        gemv_case(NULL, cal_gemv_bf16_avx512, Bs[bi], 17, ns[ni], (int)(ni & 1), &r);
-  }
-  /* the dot-product form's bands of 64 weight rows (an odd last one, one
-   * row past a band), tiles of 8 batch rows and batches past the 64 whose
-   * x a band holds, whole and partial blocks of 32 columns */
-  if (cal_variant_supported(CAL_VARIANT_AVX512) &&
-      (cal_isa_features() & CAL_ISA_AVX512BF16)) {
-    static const int64_t dB[] = {1, 8, 9, 65}, dK[] = {63, 64, 65, 129};
-    static const int64_t dn[] = {31, 32, 64, 100};
-    cal_rng_t r;
-    cal_rng_seed(&r, 13);
-    for (size_t bi = 0; bi < 4; bi++)
-      for (size_t ki = 0; ki < 4; ki++)
-        for (size_t ni = 0; ni < 4; ni++)
-          gemv_case(NULL, cal_gemv_bf16_dp, dB[bi], dK[ki], dn[ni],
-                    (int)((ki + ni) & 1), &r);
-  }
-#endif
   assert_true(ran & (1 << CAL_VARIANT_SCALAR));
   assert_null(cal_gemv_for(CAL_VARIANT_COUNT));
   assert_null(cal_gemv_bf16_for(CAL_VARIANT_COUNT));
+}
+
+/* The packed form against a double product over the same bf16 weights:
+ * rows k0 .. k0 + kn and columns c0 .. c0 + n of a K x N matrix (ragged
+ * blocks at both ends, odd K, chunks of 512 rows, batches past a tile
+ * of 8), columns past n untouched, and the element accessor. */
+static void packed_case(int64_t B, int64_t K, int64_t N, int64_t k0,
+                        int64_t kn, int64_t c0, int64_t n, cal_rng_t *r) {
+  const int64_t ldx = kn + 3, ldy = n + 5;
+  float *w = malloc(sizeof(float) * (size_t)(K * N));
+  float *x = malloc(sizeof(float) * (size_t)(B * ldx));
+  float *y = malloc(sizeof(float) * (size_t)(B * ldy));
+  uint32_t *wp = malloc(4 * cal_gemv_packed_words(K, N));
+  assert_true(w && x && y && wp);
+  cal_fill_f32(w, (size_t)(K * N), -0.5f, 0.5f, r);
+  cal_fill_f32(x, (size_t)(B * ldx), -0.5f, 0.5f, r);
+  for (int64_t i = 0; i < K * N; i++)
+    w[i] = cal_bf16_round(w[i]);
+  for (int64_t i = 0; i < B * ldx; i++)
+    x[i] = cal_bf16_round(x[i]);
+  for (int64_t i = 0; i < B * ldy; i++)
+    y[i] = GUARD;
+  cal_gemv_pack_bf16(w, N, K, N, wp);
+  for (int64_t k = 0; k < K; k += 7)
+    for (int64_t j = 0; j < N; j += 5)
+      assert_int_equal(cal_gemv_packed_at(wp, K, k, j), cal_f32_to_bf16(w[k * N + j]));
+  cal_gemv_bf16_packed(x, ldx, B, wp, K, k0, kn, c0, n, y, ldy);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < ldy; j++) {
+      double got = y[b * ldy + j], want = 0.0, mag = 0.0;
+      if (j >= n) {
+        if (got != GUARD)
+          fail_msg("packed B %lld K %lld: column %lld written", (long long)B,
+                   (long long)K, (long long)j);
+        continue;
+      }
+      for (int64_t i = 0; i < kn; i++) {
+        double t = (double)x[b * ldx + i] * w[(k0 + i) * N + c0 + j];
+        want += t;
+        mag += fabs(t);
+      }
+      if (!(fabs(got - want) <= (double)(kn + 2) * 0x1p-23 * mag))
+        fail_msg("packed B %lld K %lld k0 %lld kn %lld c0 %lld n %lld "
+                 "[%lld][%lld]: %.9g, expected %.9g", (long long)B,
+                 (long long)K, (long long)k0, (long long)kn, (long long)c0,
+                 (long long)n, (long long)b, (long long)j, got, want);
+    }
+  free(w), free(x), free(y), free(wp);
+}
+
+static void gemv_packed(void **state) {
+  (void)state;
+  if (!cal_gemv_packed_ok(CAL_VARIANT_AVX512))
+    cal_test_skip("packed bf16 GEMV not run: the CPU lacks AVX512_BF16");
+  static const int64_t Bs[] = {1, 2, 3, 5, 8, 9, 16};
+  /* {K, N, k0, kn, c0, n} */
+  static const int64_t cases[][6] = {
+      {37, 60, 0, 37, 0, 60},    {37, 60, 16, 21, 0, 60},
+      {64, 200, 0, 64, 16, 144}, {64, 200, 32, 32, 7, 30},
+      {1100, 96, 0, 1100, 0, 96}, {1100, 96, 16, 1077, 32, 64},
+      {9, 33, 0, 9, 1, 31},      {4, 300, 2, 2, 40, 250}};
+  cal_rng_t r;
+  cal_rng_seed(&r, 19);
+  for (size_t bi = 0; bi < sizeof Bs / sizeof *Bs; bi++)
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+      const int64_t *c = cases[ci];
+      packed_case(Bs[bi], c[0], c[1], c[2], c[3], c[4], c[5], &r);
+    }
 }
 
 /* The team-shared decode attention gives bit for bit what the fused kernel
@@ -309,6 +352,9 @@ static void bf16_cache_attention(void **state) {
         assert_int_equal(cal_layer_create(&p, 1, NULL, &L), 0);
         assert_true(L->cache16 && L->kc == NULL && L->vc == NULL);
         assert_int_equal(L->attn16, want16[vi]);
+        /* vdpbf16ps on the team path: the weights packed for it */
+        assert_int_equal(L->wp[0] != NULL, vi == 1 && L->team);
+        assert_int_equal(L->wqkv16 == NULL, vi == 1 && L->team);
         if (grow) /* slots up to seq + 1 of seq + 3 */
           cal_layer_set_pos(L, p.seq + 1);
         assert_int_equal(cal_layer_run(L), 0);
@@ -484,6 +530,7 @@ static void decode_bandwidth_json(void **state) {
 
 CAL_TEST_MAIN(
     cmocka_unit_test(gemv_every_variant),
+    cmocka_unit_test(gemv_packed),
     cmocka_unit_test(attention_team_matches_fused),
     cmocka_unit_test(layer_team_verifies),
     cmocka_unit_test(layer_team_verifies_bf16),

@@ -14,8 +14,10 @@
 #include "kernel.h"
 #include "layer.h"
 #include "layer_internal.h"
+#include "cal_isa.h"
 #include "lm_logits.h"
 #include "model.h"
+#include "test_util.h"
 
 static cal_params_t small(int64_t batch, int64_t layers, int64_t depth) {
   cal_params_t p = {0};
@@ -132,6 +134,37 @@ static void head_alone(void **state) {
   }
   assert_int_equal(cal_lm_logits_create(0, 40, 77, 0, 0, 0,
                                         CAL_ENGINE_BUILTIN, 9, NULL), CAL_EINVAL);
+}
+
+/* A bf16 head on the team where the CPU has AVX512_BF16 holds W packed:
+ * the same draws as the portable head's row-major W (an odd hidden size:
+ * a last pair of one row), the same logits within fp32 summation, its
+ * verification passing and failing on a wrong logit. */
+static void head_packed(void **state) {
+  (void)state;
+  if (!cal_gemv_packed_ok(CAL_VARIANT_AVX512))
+    cal_test_skip("packed bf16 head not run: the CPU lacks AVX512_BF16");
+  float x[3 * 41];
+  for (int i = 0; i < 123; i++)
+    x[i] = (float)sin(0.37 * i);
+  cal_lm_logits_t *H = NULL, *R = NULL;
+  assert_int_equal(cal_lm_logits_create(3, 41, 300, 1, 1, CAL_VARIANT_AVX512,
+                                        CAL_ENGINE_BUILTIN, 9, &H), 0);
+  assert_int_equal(cal_lm_logits_create(3, 41, 300, 1, 1, CAL_VARIANT_SCALAR,
+                                        CAL_ENGINE_BUILTIN, 9, &R), 0);
+  assert_true(H->wp && !H->w16 && R->w16 && !R->wp);
+  for (int64_t k = 0; k < 41; k++)
+    for (int64_t j = 0; j < 300; j++)
+      assert_int_equal(cal_gemv_packed_at(H->wp, 41, k, j), R->w16[k * 300 + j]);
+  assert_int_equal(cal_lm_logits_run(H, x, 41), 0);
+  assert_int_equal(cal_lm_logits_run(R, x, 41), 0);
+  assert_int_equal(cal_lm_logits_verify(H, x, 41), 0);
+  for (int i = 0; i < 3 * 300; i++)
+    assert_true(fabs(H->logits[i] - R->logits[i]) <= 1e-5 * (1.0 + fabs(R->logits[i])));
+  H->logits[2 * 300 + 299] += 1.0f;
+  assert_int_equal(cal_lm_logits_verify(H, x, 41), CAL_EVERIFY);
+  cal_lm_logits_free(H);
+  cal_lm_logits_free(R);
 }
 
 static void figures(void **state) {
@@ -262,6 +295,7 @@ int main(void) {
       cmocka_unit_test(tiny_preset),
       cmocka_unit_test(wrong_weights_fail),
       cmocka_unit_test(head_alone),
+      cmocka_unit_test(head_packed),
       cmocka_unit_test(figures),
       cmocka_unit_test(distinct_layers),
       cmocka_unit_test(inference_step),
