@@ -13,12 +13,20 @@
 
 #include "attention_vec_scalar.h"
 
+/* Eight partial sums (a chain of D dependent additions kept decode's
+ * portable attention at a tenth of the vector variant's speed), added
+ * pairwise at the end. */
 static inline float scalar_bf_dot(const uint16_t *q, const uint16_t *k,
                                   int64_t D) {
-  float acc = 0.0f;
-  for (int64_t d = 0; d < D; d++)
-    acc += cal_bf16_to_f32(q[d]) * cal_bf16_to_f32(k[d]);
-  return acc;
+  float acc[8] = {0.0f};
+  int64_t d = 0;
+  for (; d + 8 <= D; d += 8)
+    for (int l = 0; l < 8; l++)
+      acc[l] += cal_bf16_to_f32(q[d + l]) * cal_bf16_to_f32(k[d + l]);
+  for (; d < D; d++)
+    acc[d % 8] += cal_bf16_to_f32(q[d]) * cal_bf16_to_f32(k[d]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+         ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
 static inline void scalar_bf_axpy(float *acc, float p, const uint16_t *v,

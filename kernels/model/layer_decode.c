@@ -12,13 +12,14 @@
  * in its own rows; its KV cache is bf16 too (the new token's k and v
  * rounded into it), attended in bf16; on a CPU with AVX512_BF16 its
  * weights are packed for the dot-product instruction (layer_gemv.h). */
-#include <math.h>
 #include <omp.h>
 
 #include "attention.h"
 #include "cal_err.h"
 #include "cal_mem.h"
+#include "cal_isa.h"
 #include "layer_internal.h"
+#include "train_vec.h"
 
 /* Rows and row stride of weight matrix i. */
 static void matrix_dims(const cal_layer_t *L, int i, int64_t *K, int64_t *ldw) {
@@ -163,21 +164,25 @@ static void qkv_cols(const cal_layer_t *L, const float *h, int t, int nt) {
   }
 }
 
-/* a = SiLU(h·Wg) ⊙ (h·Wu) over this thread's columns of the MLP. */
+/* a = SiLU(h·Wg) ⊙ (h·Wu) over this thread's n columns of the MLP: the
+ * gate's and the up's columns side by side in the thread's stretch of
+ * each row of gu, then the training step's SwiGLU of a row (vector e^x
+ * where the layer's variant is AVX-512). */
 static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
   const int64_t d = L->s.hidden, f = L->s.ffn, B = L->s.batch;
   int64_t j0, j1;
   columns(f, t, nt, &j0, &j1);
   if (j0 >= j1)
     return;
-  float *gate = L->gu + j0, *up = L->gu + f + j0;
-  product(L, CAL_LAYER_GU, h, d, 0, d, j0, j1 - j0, gate, 2 * f);
-  product(L, CAL_LAYER_GU, h, d, 0, d, f + j0, j1 - j0, up, 2 * f);
+  const int64_t n = j1 - j0;
+  float *gu = L->gu + 2 * j0; /* [gate n | up n] in each row */
+  product(L, CAL_LAYER_GU, h, d, 0, d, j0, n, gu, 2 * f);
+  product(L, CAL_LAYER_GU, h, d, 0, d, f + j0, n, gu + n, 2 * f);
+  const cal_train_vec_t *vec = cal_train_vec_for(L->variant);
+  if (!vec)
+    vec = cal_train_vec_for(CAL_VARIANT_SCALAR);
   for (int64_t b = 0; b < B; b++)
-    for (int64_t j = 0; j < j1 - j0; j++) {
-      float g = gate[b * 2 * f + j];
-      L->a[b * f + j0 + j] = g / (1.0f + expf(-g)) * up[b * 2 * f + j];
-    }
+    vec->swiglu(gu + b * 2 * f, n, L->a + b * f + j0);
 }
 
 /* y = res + x·W, W k x d.  Its d columns are few (the hidden size), so
