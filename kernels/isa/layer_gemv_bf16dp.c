@@ -3,8 +3,9 @@
  * products a lane, summed into fp32), compiled with -mavx512f -mavx512bw
  * -mavx512bf16; run only when the CPU has them.
  *
- * x is rounded to bf16 (the layer hands rows already rounded, so this is
- * exact for them); sums in fp32 over k in pairs, in order.  Each block of
+ * x is rounded to bf16 (vcvtne2ps2bf16, denormals to zero; the layer
+ * hands rows of bf16 values, for which this is exact, and need not round
+ * them itself); sums in fp32 over k in pairs, in order.  Each block of
  * 32 columns of the packed matrix is one stream of pairs of rows, 128
  * bytes a pair already in the dot product's order, so a pair is two loads
  * and no interleave.  A register tile of up to eight batch rows x 32
@@ -21,25 +22,33 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-#include "cal_bf16.h"
 #include "layer_gemv.h"
 
 #define TB 8        /* batch rows of a register tile */
 #define XB 64       /* batch rows a pass over the weights takes */
 
-/* The bf16 pair (x[k], x[k+1]) of a row as one 32-bit lane value (the
- * low half the first); k + 1 past K reads as zero. */
-static inline uint32_t x_pair(const float *x, int64_t k, int64_t K) {
-  uint32_t lo = cal_f32_to_bf16(x[k]);
-  uint32_t hi = k + 1 < K ? cal_f32_to_bf16(x[k + 1]) : 0;
-  return lo | hi << 16;
+/* x[0 .. n) of a row rounded to bf16 (round to nearest even) into
+ * xp[0 .. (n + 1) / 2) as pairs (x[2p], x[2p+1]) in one 32-bit lane
+ * value, the low half the first; past n zero. */
+static void x_pairs(const float *x, int64_t n, uint32_t *xp) {
+  for (int64_t i = 0; i < n; i += 32) {
+    const int64_t m = n - i < 32 ? n - i : 32;
+    const __mmask16 k0 = (__mmask16)(m >= 16 ? 0xffffu : (1u << m) - 1u);
+    const __mmask16 k1 = (__mmask16)(m <= 16   ? 0u
+                                     : m >= 32 ? 0xffffu
+                                               : (1u << (m - 16)) - 1u);
+    const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(k1, x + i + 16),
+                                           _mm512_maskz_loadu_ps(k0, x + i));
+    _mm512_mask_storeu_epi32(xp + i / 2, (__mmask16)((1u << ((m + 1) / 2)) - 1u),
+                             (__m512i)b);
+  }
 }
 
 #define PCH 256     /* pairs of rows per chunk */
 #define PFB 1024    /* bytes ahead prefetched in a block's stream */
 
 typedef struct ptile {
-  const uint32_t *xp;    /* the group's x pairs of the chunk, [pair][TB] */
+  const uint32_t *xp;    /* the group's x pairs of the chunk, [row][PCH] */
   const uint32_t *w;     /* the first block's first pair of the chunk */
   int64_t bstride;       /* uint32 from one block's stream to the next */
   int np;                /* pairs in the chunk */
@@ -67,10 +76,10 @@ ptile_run(const int nb, const int nbk, const ptile_t *t) {
       w[2 * k] = (__m512bh)_mm512_loadu_si512(wk);
       w[2 * k + 1] = (__m512bh)_mm512_loadu_si512(wk + 16);
     }
-    const uint32_t *xq = t->xp + p * TB;
+    const uint32_t *xq = t->xp + p;
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++) {
-      const __m512bh xv = (__m512bh)_mm512_set1_epi32((int)xq[b]);
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32((int)xq[b * PCH]);
 #pragma GCC unroll 8
       for (int q = 0; q < 2 * nbk; q++)
         a[b][q] = _mm512_dpbf16_ps(a[b][q], w[q], xv);
@@ -156,7 +165,7 @@ void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
   if (batch < 1 || n < 1)
     return;
   const int64_t Kp = (K + 1) / 2, np = (kn + 1) / 2;
-  _Alignas(64) uint32_t xp[PCH * TB];
+  _Alignas(64) uint32_t xp[TB * PCH];
   _Alignas(64) float edge[2][XB * 32]; /* partial blocks' sums */
   if (kn < 1) {
     for (int64_t b = 0; b < batch; b++)
@@ -171,9 +180,9 @@ void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
                    .np = (int)(np - p0 < PCH ? np - p0 : PCH)};
       for (int64_t g = 0; g < nbx; g += TB) {
         const int nb = (int)(nbx - g < TB ? nbx - g : TB);
-        for (int p = 0; p < t.np; p++)
-          for (int b = 0; b < nb; b++)
-            xp[p * TB + b] = x_pair(x + (b0 + g + b) * ldx, 2 * (p0 + p), kn);
+        const int64_t rows = kn - 2 * p0 < 2 * PCH ? kn - 2 * p0 : 2 * PCH;
+        for (int b = 0; b < nb; b++)
+          x_pairs(x + (b0 + g + b) * ldx + 2 * p0, rows, xp + b * PCH);
         float(*eg)[XB * 32] = (float(*)[XB * 32])(&edge[0][g * 32]);
         pchunk(nb, &t, wp + (k0 / 2 + p0) * 32, Kp, c0, n,
                y + (b0 + g) * ldy, ldy, eg, p0 + PCH >= np);

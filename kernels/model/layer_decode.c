@@ -8,10 +8,11 @@
  * few, by blocks of rows instead, each thread's partial sums added with
  * the residual after a barrier.  Per step: one parallel region, six
  * barriers, no allocation.  A bf16 layer streams bf16 weights (half the
- * bytes) and rounds each product's input rows to bf16 first, each thread
- * in its own rows; its KV cache is bf16 too (the new token's k and v
- * rounded into it), attended in bf16; on a CPU with AVX512_BF16 its
- * weights are packed for the dot-product instruction (layer_gemv.h). */
+ * bytes), packed for the dot-product instruction on a CPU with
+ * AVX512_BF16 (layer_gemv.h; that product rounds its input rows to bf16
+ * itself; the others' rows are rounded first, each thread in its own);
+ * its KV cache is bf16 too (the new token's k and v rounded into it),
+ * attended in bf16. */
 #include <omp.h>
 
 #include "attention.h"
@@ -81,11 +82,12 @@ static void round_bf16(float *x, int64_t n) {
     x[i] = cal_bf16_round(x[i]);
 }
 
-/* The input rows of a product for this thread: x itself (fp32), or the
- * thread's own copy rounded to bf16. */
+/* The input rows of a product for this thread: x itself (fp32, or bf16
+ * over packed weights, whose product rounds them), or the thread's own
+ * copy rounded to bf16. */
 static const float *input_rows(const cal_layer_t *L, const float *x,
                                int64_t n, int t) {
-  if (!L->s.bf16)
+  if (!L->s.bf16 || L->wp[0]) /* packed: the product rounds its input */
     return x;
   const int64_t hq = L->s.heads * L->l.hd, f = L->s.ffn;
   float *own = L->xteam + (size_t)t * (size_t)(L->s.batch * (hq > f ? hq : f));
@@ -226,7 +228,7 @@ int cal_layer_run_team(cal_layer_t *L) {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     float *h = L->hteam + (size_t)t * (size_t)(B * d);
     cal_layer_rmsnorm_rows(L->x, L->g1, h, B, d); /* per thread, own buffer */
-    if (L->s.bf16)
+    if (L->s.bf16 && !L->wp[0])
       round_bf16(h, B * d);
     qkv_cols(L, h, t, nt);
 #pragma omp barrier
@@ -237,7 +239,7 @@ int cal_layer_run_team(cal_layer_t *L) {
       proj_rows(L, L->o, hq, CAL_LAYER_O, L->x, L->x1, t, nt);
 #pragma omp barrier
       cal_layer_rmsnorm_rows(L->x1, L->g2, h, B, d);
-      if (L->s.bf16)
+      if (L->s.bf16 && !L->wp[0])
         round_bf16(h, B * d);
       gate_up_cols(L, h, t, nt);
 #pragma omp barrier

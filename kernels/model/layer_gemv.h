@@ -73,8 +73,9 @@ uint16_t cal_gemv_packed_at(const uint32_t *wp, int64_t K, int64_t k,
                             int64_t j);
 /* y[b·ldy + j] = Σ_{i < kn} x[b·ldx + i] · W[k0 + i][c0 + j] for b <
  * batch, j < n: rows k0 .. k0 + kn - 1 (k0 even) and columns c0 .. c0 +
- * n - 1 of the packed K-row matrix wp; x holds bf16 values, sums in fp32
- * over k in pairs, in order.  Only where cal_gemv_packed_ok();
+ * n - 1 of the packed K-row matrix wp; x rounded to bf16 on the way in
+ * (to nearest even, denormals to zero: exact for bf16 values, so callers
+ * need not round it), sums in fp32 over k in pairs, in order.  Only where cal_gemv_packed_ok();
  * single-threaded, no allocation. */
 void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
                           const uint32_t *wp, int64_t K, int64_t k0,
