@@ -41,7 +41,8 @@ static inline float FN(exp1)(float x) {
  * S becomes P, m and l are updated, alpha gets the factor the running
  * accumulators must be scaled by.  The rows' factors e^(m_old - m_new)
  * are taken together, VW rows to a vector e^x: one e^x per row was a
- * whole vector's work for one value, a fifth of the e^x of a tile of 64 keys. */
+ * whole vector's work for one value, a fifth of the e^x of a tile of 64
+ * keys. */
 static inline void FN(softmax_tile)(float *S, int rows, int kt, float *m,
                                     float *l, float *alpha) {
   float d[CAL_SOFTMAX_MAX_ROWS + VW], sums[CAL_SOFTMAX_MAX_ROWS];
