@@ -1,7 +1,10 @@
 /* The run's readable table. */
 #include "table.h"
 
+#include <stdlib.h>
+
 #include "build_info.h"
+#include "cal_esc.h"
 #include "results.h"
 
 const char *cal_table_unstable_mark(const cal_point_t *pt) {
@@ -24,7 +27,7 @@ void cal_points_print(const cal_run_result_t *r, const void *result, FILE *out) 
   }
 }
 
-void cal_table_print(const cal_run_result_t *r, FILE *out) {
+static void table_write(const cal_run_result_t *r, FILE *out) {
   const cal_hwinfo_t *hw = r->hw;
   fprintf(out, "\ncalibrate %s  %s, %d usable core%s, %s %s (%s kernels)\n",
           cal_version, hw->brand, hw->usable_cores,
@@ -51,4 +54,25 @@ void cal_table_print(const cal_run_result_t *r, FILE *out) {
     fprintf(out, "  %s\n", q->throttle_note);
   for (size_t i = 0; i < q->nwarnings; i++)
     fprintf(out, "  warning: %s\n", q->warnings[i]);
+}
+
+/* The table is laid out first and printed escaped (cal_esc.h, lines
+ * kept): the CPU's brand, the libraries' names and the reasons and
+ * warnings it shows come from outside, and none may act on the terminal
+ * that shows them. */
+void cal_table_print(const cal_run_result_t *r, FILE *out) {
+  char *buf = NULL, *safe = NULL;
+  size_t len = 0, n = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (f) {
+    table_write(r, f);
+    if (fclose(f) == 0 && buf)
+      safe = cal_esc_text(buf, len, CAL_ESC_KEEP_LINES, &n);
+  }
+  if (safe)
+    fwrite(safe, 1, n, out);
+  else
+    fputs("\n(no table: out of memory laying it out)\n", out);
+  free(safe);
+  free(buf);
 }
