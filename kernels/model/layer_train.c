@@ -110,7 +110,8 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
       cal_train_prod_dims(&T, i, &k, &n);
       io += 2.0 * t * (double)k + t * (double)n;
     }
-    run += 2.0 * ((np - 2 * d) + io);
+    run += 2.0 * ((np - 2 * d) + io) +
+           cal_train_attn16_bytes(&T, omp_get_max_threads());
   }
   return run + ref_bytes(s, &T);
 }
@@ -130,13 +131,14 @@ double cal_train_buffer_bytes(const cal_train_t *T) {
     cal_train_prod_dims(T, i, &k, &nn);
     b16 += (double)(k * nn) + 2.0 * t * (double)k + t * (double)nn;
   }
-  return 4.0 * n + 2.0 * b16;
+  return 4.0 * n + 2.0 * b16 + cal_train_attn16_bytes(T, T->nthr);
 }
 
 void cal_train_free(cal_train_t *T) {
   if (!T)
     return;
   cal_lora_free(T->lora);
+  cal_train_attn16_free(T->attn16, T->nthr);
   for (int i = 0; i < 12; i++)
     cal_onednn_mm_free(T->mm[i]);
   cal_adamw_sets_free(T->p, T->m, T->v);
@@ -284,6 +286,7 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   memset(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
   memset(T->g, 0xff, 4 * np);
   if ((rc = engine_setup(T, engine)) < 0 ||
+      (q.bf16 && (rc = cal_train_attn16_create(T)) < 0) ||
       (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))
     goto fail;
   if (q.bf16)

@@ -97,6 +97,9 @@ typedef struct cal_train {
    * transpose, the output gradient */
   uint16_t *w16[4], *in16[4], *in16t[4], *dout16[4];
   cal_onednn_mm_t *mm[12]; /* bf16 on oneDNN: forward, data, weight */
+  /* bf16: attention's bf16 copies of Q, K, V and dO and its products per
+   * thread (train_attention.c) */
+  struct cal_train_attn16 *attn16;
   cal_sbgemm_fn sbgemm;
   cal_engine_t engine;
   char impl[160];

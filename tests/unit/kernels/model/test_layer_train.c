@@ -14,11 +14,13 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "cal_bf16.h"
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"
+#include "layer_train_internal.h"
 #include "lm_head.h"
 #include "test_util.h"
 
@@ -98,6 +100,50 @@ static void attention_blocks(void **state) {
   assert_int_equal(cal_train_step(T), 0);
   check_all(T, bf16 ? 3e-2 : 1e-4);
   assert_int_equal(cal_train_verify(T), 0);
+  cal_train_free(T);
+}
+
+/* The bf16 step's attention runs on bf16 copies of Q, K, V and dO with
+ * its probabilities and score gradients rounded, as the reference rounds
+ * them: at two blocks and a ragged part (GQA 2) every tensor lands far
+ * inside the bound; a wrong product (the key copy the backward's
+ * recomputed scores read, one head's keys 1/8 off) fails the check. */
+static void bf16_attention(void **state) {
+  (void)state;
+  const char *why = NULL;
+  if (cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+    cal_test_skip("bf16 not run: %s", why);
+  cal_layer_shape_t s = {64, 4, 2, 96, 2 * CAL_TRAIN_QB + 7, 2, 0, 1, 0, 0};
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 5, CAL_ENGINE_ONEDNN, &T), 0);
+  size_t n = 0;
+  assert_non_null(cal_train_attn16_copy(T, 1, &n));
+  assert_null(cal_train_attn16_copy(T, 4, &n));
+  assert_int_equal(cal_train_forward(T), 0);
+  assert_int_equal(cal_train_backward(T), 0);
+  double *P = malloc(8 * T->np);
+  cal_train_ref_t R;
+  assert_non_null(P);
+  assert_int_equal(cal_train_ref_alloc(T, &R), 0);
+  params_d(T, cal_train_params_after(T), P);
+  assert_int_equal(cal_train_check(T, P, &R, 1), 0);
+  const int att[3] = {CAL_TRAIN_DQKV, CAL_TRAIN_DAO, CAL_TRAIN_DH1};
+  for (int i = 0; i < 3; i++) {
+    double e = cal_train_rel_err(T->dact[att[i]], R.dact[att[i]],
+                                 T->dact_n[att[i]]);
+    print_message("activation gradient %d: %.2e\n", att[i], e);
+    assert_true(e < cal_train_tolerance(T) / 3);
+  }
+  /* a wrong key block: the backward's scores no longer match the saved
+   * log-sum-exp */
+  assert_int_equal(cal_train_forward(T), 0);
+  uint16_t *k16 = cal_train_attn16_copy(T, 1, &n);
+  for (size_t i = 0; i < n / (size_t)(s.batch * s.kv_heads); i++)
+    k16[i] = cal_f32_to_bf16(cal_bf16_to_f32(k16[i]) * 1.125f);
+  assert_int_equal(cal_train_backward(T), 0);
+  assert_int_equal(cal_train_check(T, P, &R, 1), CAL_EVERIFY);
+  cal_train_ref_free(&R);
+  free(P);
   cal_train_free(T);
 }
 
@@ -458,7 +504,7 @@ static void memory_measured(void **state) {
 CAL_TEST_MAIN(
     cmocka_unit_test(memory_measured), cmocka_unit_test(fp32_gradients),
     cmocka_unit_test(attention_blocks),
-    cal_unit_test_bf16(attention_blocks),
+    cal_unit_test_bf16(attention_blocks), cmocka_unit_test(bf16_attention),
     cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
     cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
     cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
