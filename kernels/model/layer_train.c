@@ -88,7 +88,11 @@ double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers) {
   T.s = *s;
   layout(&T);
   double one = cal_train_mem_bytes(s), ref = ref_bytes(s, &T);
-  return (double)(layers > 1 ? layers : 1) * (one - ref) + ref;
+  /* a bf16 stack's layers share the attention's per-thread scratch */
+  const int nthr = omp_get_max_threads();
+  double shared = cal_train_attn16_bytes(&T, nthr) - cal_train_attn16_bytes(&T, 0);
+  int n = layers > 1 ? layers : 1;
+  return (double)n * (one - ref) + ref - (double)(n - 1) * shared;
 }
 
 double cal_train_mem_bytes(const cal_layer_shape_t *s) {
@@ -214,8 +218,11 @@ static int engine_setup(cal_train_t *T, cal_engine_t engine) {
   return onednn_setup(T);
 }
 
-int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
-                     cal_engine_t engine, cal_train_t **out) {
+/* a step; a bf16 step's attention scratch shared with share's (NULL:
+ * its own) */
+static int create_layer(const cal_layer_shape_t *s, uint64_t seed,
+                        cal_engine_t engine, const cal_train_t *share,
+                        cal_train_t **out) {
   *out = NULL;
   cal_layer_shape_t q = *s;
   q.decode = 0;
@@ -286,7 +293,7 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   memset(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
   memset(T->g, 0xff, 4 * np);
   if ((rc = engine_setup(T, engine)) < 0 ||
-      (q.bf16 && (rc = cal_train_attn16_create(T)) < 0) ||
+      (q.bf16 && (rc = cal_train_attn16_create(T, share)) < 0) ||
       (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))
     goto fail;
   if (q.bf16)
@@ -300,6 +307,11 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
 fail:
   cal_train_free(T);
   return rc;
+}
+
+int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
+                     cal_engine_t engine, cal_train_t **out) {
+  return create_layer(s, seed, engine, NULL, out);
 }
 
 const float *cal_train_params_before(const cal_train_t *T) {
@@ -339,7 +351,8 @@ int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
   for (int l = 0; l < layers && rc == 0; l++) {
     /* each layer its own weights (layer l > 0 reads layer l - 1's output
      * instead of its own input rows) */
-    rc = cal_train_create(s, seed + 0x9e37ULL * (uint64_t)l, engine, &S->T[l]);
+    rc = create_layer(s, seed + 0x9e37ULL * (uint64_t)l, engine,
+                      l > 0 ? S->T[0] : NULL, &S->T[l]);
     S->n = l + (rc == 0);
   }
   if (rc < 0) {

@@ -24,8 +24,11 @@ void cal_train_round_weights(const float *w, uint16_t *w16, uint16_t *w16t,
 int cal_train_attention_fwd(cal_train_t *T);
 int cal_train_attention_bwd(cal_train_t *T);
 /* A bf16 step's attention buffers and products (T->attn16), after the
- * engine's setup; the free takes the team size they were made for. */
-int cal_train_attn16_create(cal_train_t *T);
+ * engine's setup; its threads' scratch and products those of share where
+ * share (a layer of the same shape and team, run one layer at a time, as
+ * a stack's) has them.  The free takes the team size they were made
+ * for. */
+int cal_train_attn16_create(cal_train_t *T, const cal_train_t *share);
 void cal_train_attn16_free(struct cal_train_attn16 *A, int nthr);
 /* Bytes of a bf16 step's attention buffers for nthr threads (0 in fp32);
  * T laid out. */

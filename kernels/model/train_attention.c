@@ -169,6 +169,7 @@ struct cal_train_attn16 {
   uint16_t *k16, *v16;  /* [B][G][lqp][hd] */
   thr_t *thr;           /* [nthr] */
   void *scr;
+  int borrowed;         /* thr belongs to the stack's first layer */
 };
 
 static int64_t padded(int64_t lq) { return (lq + QB - 1) / QB * QB; }
@@ -196,11 +197,13 @@ double cal_train_attn16_bytes(const cal_train_t *T, int nthr) {
 void cal_train_attn16_free(struct cal_train_attn16 *A, int nthr) {
   if (!A)
     return;
-  for (int t = 0; A->thr && t < nthr; t++)
+  for (int t = 0; !A->borrowed && A->thr && t < nthr; t++)
     for (int i = 0; i < NMM; i++)
       cal_onednn_mm_free(A->thr[t].mm[i]);
-  cal_free(A->thr);
-  cal_free(A->scr);
+  if (!A->borrowed) {
+    cal_free(A->thr);
+    cal_free(A->scr);
+  }
   cal_free(A->q16);
   cal_free(A->do16);
   cal_free(A->k16);
@@ -251,7 +254,7 @@ static int thr_products(cal_train_t *T, thr_t *w) {
   return 0;
 }
 
-int cal_train_attn16_create(cal_train_t *T) {
+int cal_train_attn16_create(cal_train_t *T, const cal_train_t *share) {
   const int64_t lqp = padded(T->s.seq), hd = T->hd;
   const size_t nh = (size_t)(T->s.batch * lqp * hd);
   const size_t blk = thr_bytes(lqp, hd);
@@ -264,8 +267,14 @@ int cal_train_attn16_create(cal_train_t *T) {
   if (!(A->q16 = cal_zalloc(2 * nh * (size_t)T->s.heads)) ||
       !(A->do16 = cal_zalloc(2 * nh * (size_t)T->s.heads)) ||
       !(A->k16 = cal_zalloc(2 * nh * (size_t)T->s.kv_heads)) ||
-      !(A->v16 = cal_zalloc(2 * nh * (size_t)T->s.kv_heads)) ||
-      !(A->thr = cal_zalloc(sizeof *A->thr * (size_t)T->nthr)) ||
+      !(A->v16 = cal_zalloc(2 * nh * (size_t)T->s.kv_heads)))
+    return CAL_ENOMEM;
+  if (share && share->attn16 && share->nthr == T->nthr) {
+    A->thr = share->attn16->thr;
+    A->borrowed = 1;
+    return 0;
+  }
+  if (!(A->thr = cal_zalloc(sizeof *A->thr * (size_t)T->nthr)) ||
       !(A->scr = cal_zalloc(blk * (size_t)T->nthr)))
     return CAL_ENOMEM;
   for (int t = 0; t < T->nthr; t++)

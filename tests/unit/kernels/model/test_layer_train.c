@@ -103,6 +103,12 @@ static void attention_blocks(void **state) {
   cal_train_free(T);
 }
 
+static int has_bf16(void) {
+  const char *why = NULL;
+  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
+         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
+}
+
 /* The bf16 step's attention runs on bf16 copies of Q, K, V and dO with
  * its probabilities and score gradients rounded, as the reference rounds
  * them: at two blocks and a ragged part (GQA 2) every tensor lands far
@@ -145,6 +151,62 @@ static void bf16_attention(void **state) {
   cal_train_ref_free(&R);
   free(P);
   cal_train_free(T);
+}
+
+/* cblas_sbgemm written out (row-major): the OpenBLAS engine's products
+ * where the BLAS has no bf16 GEMM */
+static void naive_sbgemm(enum CBLAS_ORDER o, enum CBLAS_TRANSPOSE ta,
+                         enum CBLAS_TRANSPOSE tb, blasint m, blasint n,
+                         blasint k, float alpha, const uint16_t *a,
+                         blasint lda, const uint16_t *b, blasint ldb,
+                         float beta, float *c, blasint ldc) {
+  assert_int_equal(o, CblasRowMajor);
+  for (blasint i = 0; i < m; i++)
+    for (blasint j = 0; j < n; j++) {
+      float acc = 0.0f;
+      for (blasint l = 0; l < k; l++)
+        acc += cal_bf16_to_f32(ta == CblasTrans ? a[l * lda + i] : a[i * lda + l]) *
+               cal_bf16_to_f32(tb == CblasTrans ? b[j * ldb + l] : b[l * ldb + j]);
+      c[i * ldc + j] = alpha * acc + (beta != 0.0f ? beta * c[i * ldc + j] : 0.0f);
+    }
+}
+
+/* The attention's products as an sbgemm engine calls them (transposes,
+ * leading dimensions, accumulation): the same step, the same bound. */
+static void bf16_attention_sbgemm(void **state) {
+  (void)state;
+  if (!has_bf16())
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  cal_layer_shape_t s = {64, 4, 2, 96, 2 * CAL_TRAIN_QB + 7, 1, 0, 1, 0, 0};
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 5, CAL_ENGINE_ONEDNN, &T), 0);
+  T->sbgemm = naive_sbgemm; /* the projections stay on oneDNN */
+  assert_int_equal(cal_train_step(T), 0);
+  check_all(T, 3e-2);
+  assert_int_equal(cal_train_verify(T), 0);
+  cal_train_free(T);
+}
+
+/* A bf16 stack (its layers share the attention's per-thread scratch and
+ * products, run one layer at a time): every layer against the double
+ * composition from its own inputs, two steps; the memory it counts less
+ * than three single layers'. */
+static void bf16_stack(void **state) {
+  (void)state;
+  if (!has_bf16())
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  cal_layer_shape_t s = {64, 4, 2, 96, CAL_TRAIN_QB + 5, 2, 0, 1, 0, 0};
+  cal_train_stack_t *S = NULL;
+  assert_int_equal(cal_train_stack_create(&s, 3, 4, CAL_ENGINE_ONEDNN, &S), 0);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(cal_train_stack_step(S), 0);
+    assert_int_equal(cal_train_stack_verify(S), 0);
+    for (int l = 0; l < 3; l++)
+      check_all(S->T[l], 3e-2);
+  }
+  cal_train_stack_free(S);
+  assert_true(cal_train_stack_mem_bytes(&s, 3) <
+              3 * cal_train_stack_mem_bytes(&s, 1));
 }
 
 /* The composition's gradients against central differences of its loss,
@@ -244,12 +306,6 @@ static void verify_rejects(void **state) {
       dq[i * T->nqkv + T->s.heads * T->hd + e] *= 1.1f;
   assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
   cal_train_free(T);
-}
-
-static int has_bf16(void) {
-  const char *why = NULL;
-  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
-         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
 }
 
 static void bf16_gradients(void **state) {
@@ -508,4 +564,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
     cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
     cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
-    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack))
+    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack),
+    cmocka_unit_test(bf16_stack), cmocka_unit_test(bf16_attention_sbgemm))
