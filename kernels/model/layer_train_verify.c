@@ -289,7 +289,11 @@ int cal_train_verify_adamw(const cal_adamw_t *h, int64_t step,
  * tensor by several per cent).  bf16 3e-2: the reference rounds the same
  * operands to bf16, but where the run's fp32 value and the double fall on
  * two sides of a rounding boundary an operand differs by one bf16 step
- * (2^-8 of it), and the gradients pass such steps on. */
+ * (2^-8 of it), and the gradients pass such steps on.  The bound holds
+ * the attention too: its Q, K, V, dO, probabilities and score gradients
+ * are rounded here as the step rounds them (its backward's row sums
+ * differ: dO·O in the step, Σ P·dP here, equal but for those roundings);
+ * at two blocks and a ragged part its tensors land near 2e-3. */
 double cal_train_tolerance(const cal_train_t *T) {
   return T->s.bf16 ? 3e-2 : 1e-3;
 }
