@@ -200,15 +200,9 @@ void cal_train_attn16_free(struct cal_train_attn16 *A, int nthr) {
   for (int t = 0; !A->borrowed && A->thr && t < nthr; t++)
     for (int i = 0; i < NMM; i++)
       cal_onednn_mm_free(A->thr[t].mm[i]);
-  if (!A->borrowed) {
-    cal_free(A->thr);
-    cal_free(A->scr);
-  }
-  cal_free(A->q16);
-  cal_free(A->do16);
-  cal_free(A->k16);
-  cal_free(A->v16);
-  cal_free(A);
+  if (!A->borrowed)
+    cal_free_each(A->thr, A->scr);
+  cal_free_each(A->q16, A->do16, A->k16, A->v16, A);
 }
 
 uint16_t *cal_train_attn16_copy(cal_train_t *T, int which, size_t *n) {
@@ -356,28 +350,43 @@ static void softmax_rows(thr_t *w, int64_t i0, int64_t n, int64_t nc,
   zero_rows(w->p16, n, nc);
 }
 
+/* a block of query rows: (sequence b, head h, block ib), its rows
+ * i0..i0+n-1, the nc key blocks it attends, its operands' copies */
+typedef struct {
+  int64_t b, h, i0, n, nc;
+  const uint16_t *q, *dout, *k, *v;
+} blk_t;
+
+static blk_t block_of(const cal_train_t *T, int64_t b, int64_t h, int64_t ib) {
+  const struct cal_train_attn16 *A = T->attn16;
+  const int64_t H = T->s.heads, G = T->s.kv_heads, lq = T->s.seq;
+  const int64_t hd = T->hd, lqp = A->lqp, g = h / (H / G), i0 = ib * QB;
+  blk_t k = {b, h, i0, lq - i0 < QB ? lq - i0 : QB, ib + 1, NULL, NULL,
+             NULL, NULL};
+  k.q = A->q16 + ((b * H + h) * lqp + i0) * hd;
+  k.dout = A->do16 + ((b * H + h) * lqp + i0) * hd;
+  k.k = A->k16 + (b * G + g) * lqp * hd;
+  k.v = A->v16 + (b * G + g) * lqp * hd;
+  return k;
+}
+
 /* forward of (sequence b, head h, query block ib) */
 static int fwd_block(cal_train_t *T, thr_t *w, int64_t b, int64_t h,
                      int64_t ib) {
-  const struct cal_train_attn16 *A = T->attn16;
-  const int64_t H = T->s.heads, G = T->s.kv_heads, lq = T->s.seq;
-  const int64_t hd = T->hd, lqp = A->lqp, g = h / (H / G);
-  const int64_t i0 = ib * QB, n = lq - i0 < QB ? lq - i0 : QB, nc = ib + 1;
-  const uint16_t *q = A->q16 + ((b * H + h) * lqp + i0) * hd;
-  const uint16_t *k = A->k16 + (b * G + g) * lqp * hd;
-  const uint16_t *v = A->v16 + (b * G + g) * lqp * hd;
+  const blk_t k = block_of(T, b, h, ib);
+  const int64_t hd = T->hd, lq = T->s.seq;
   int rc = 0;
-  for (int64_t c = 0; c < nc && rc == 0; c++)
-    rc = amm(T, w, MM_ABT, q, k + c * QB * hd, w->s + c * QB * QB);
+  for (int64_t c = 0; c < k.nc && rc == 0; c++)
+    rc = amm(T, w, MM_ABT, k.q, k.k + c * QB * hd, w->s + c * QB * QB);
   if (rc < 0)
     return rc;
-  softmax_rows(w, i0, n, nc, 1.0f / sqrtf((float)hd),
-               T->lse + (b * H + h) * lq + i0);
+  softmax_rows(w, k.i0, k.n, k.nc, 1.0f / sqrtf((float)hd),
+               T->lse + (b * T->s.heads + h) * lq + k.i0);
   memset(w->acc, 0, 4 * (size_t)(QB * hd));
-  for (int64_t c = 0; c < nc && rc == 0; c++)
-    rc = amm(T, w, MM_AB, w->p16 + c * QB * QB, v + c * QB * hd, w->acc);
-  for (int64_t r = 0; r < n; r++)
-    memcpy(T->ao + (b * lq + i0 + r) * T->hq + h * hd, w->acc + r * hd,
+  for (int64_t c = 0; c < k.nc && rc == 0; c++)
+    rc = amm(T, w, MM_AB, w->p16 + c * QB * QB, k.v + c * QB * hd, w->acc);
+  for (int64_t r = 0; r < k.n; r++)
+    memcpy(T->ao + (b * lq + k.i0 + r) * T->hq + h * hd, w->acc + r * hd,
            4 * (size_t)hd);
   return rc;
 }
@@ -412,30 +421,24 @@ static void grad_rows(const cal_train_t *T, thr_t *w, int64_t b, int64_t h,
  * share of the group's dK and dV */
 static int bwd_block(cal_train_t *T, thr_t *w, int64_t b, int64_t h,
                      int64_t ib) {
-  const struct cal_train_attn16 *A = T->attn16;
-  const int64_t H = T->s.heads, G = T->s.kv_heads, lq = T->s.seq;
-  const int64_t hd = T->hd, lqp = A->lqp, g = h / (H / G);
-  const int64_t i0 = ib * QB, n = lq - i0 < QB ? lq - i0 : QB, nc = ib + 1;
-  const uint16_t *q = A->q16 + ((b * H + h) * lqp + i0) * hd;
-  const uint16_t *dout = A->do16 + ((b * H + h) * lqp + i0) * hd;
-  const uint16_t *k = A->k16 + (b * G + g) * lqp * hd;
-  const uint16_t *v = A->v16 + (b * G + g) * lqp * hd;
+  const blk_t k = block_of(T, b, h, ib);
+  const int64_t hd = T->hd;
   int rc = 0;
-  for (int64_t c = 0; c < nc && rc == 0; c++)
-    if ((rc = amm(T, w, MM_ABT, q, k + c * QB * hd, w->s + c * QB * QB)) == 0)
-      rc = amm(T, w, MM_ABT, dout, v + c * QB * hd, w->dp + c * QB * QB);
+  for (int64_t c = 0; c < k.nc && rc == 0; c++)
+    if ((rc = amm(T, w, MM_ABT, k.q, k.k + c * QB * hd, w->s + c * QB * QB)) == 0)
+      rc = amm(T, w, MM_ABT, k.dout, k.v + c * QB * hd, w->dp + c * QB * QB);
   if (rc < 0)
     return rc;
-  grad_rows(T, w, b, h, i0, n, nc);
+  grad_rows(T, w, b, h, k.i0, k.n, k.nc);
   memset(w->acc, 0, 4 * (size_t)(QB * hd));
-  for (int64_t c = 0; c < nc && rc == 0; c++)
-    if ((rc = amm(T, w, MM_AB, w->ds16 + c * QB * QB, k + c * QB * hd,
+  for (int64_t c = 0; c < k.nc && rc == 0; c++)
+    if ((rc = amm(T, w, MM_AB, w->ds16 + c * QB * QB, k.k + c * QB * hd,
                   w->acc)) == 0 &&
-        (rc = amm(T, w, MM_ATB, w->p16 + c * QB * QB, dout,
+        (rc = amm(T, w, MM_ATB, w->p16 + c * QB * QB, k.dout,
                   w->dv + c * QB * hd)) == 0)
-      rc = amm(T, w, MM_ATB, w->ds16 + c * QB * QB, q, w->dk + c * QB * hd);
-  float *dq = T->dact[CAL_TRAIN_DQKV] + (b * lq + i0) * T->nqkv + h * hd;
-  for (int64_t r = 0; r < n; r++)
+      rc = amm(T, w, MM_ATB, w->ds16 + c * QB * QB, k.q, w->dk + c * QB * hd);
+  float *dq = T->dact[CAL_TRAIN_DQKV] + (b * T->s.seq + k.i0) * T->nqkv + h * hd;
+  for (int64_t r = 0; r < k.n; r++)
     memcpy(dq + r * T->nqkv, w->acc + r * hd, 4 * (size_t)hd);
   return rc;
 }

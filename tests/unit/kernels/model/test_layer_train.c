@@ -44,12 +44,19 @@ static void params_d(const cal_train_t *T, const float *p, double *P) {
 
 /* Every parameter and activation gradient of a step within tol of the
  * double composition (RMS of the errors over the RMS of the reference). */
-static void check_all(const cal_train_t *T, double tol) {
+/* the parameters p in double (freed by the caller) and R allocated */
+static double *ref_for(const cal_train_t *T, const float *p,
+                       cal_train_ref_t *R) {
   double *P = malloc(8 * T->np);
-  cal_train_ref_t R;
   assert_non_null(P);
-  assert_int_equal(cal_train_ref_alloc(T, &R), 0);
-  params_d(T, cal_train_params_before(T), P);
+  assert_int_equal(cal_train_ref_alloc(T, R), 0);
+  params_d(T, p, P);
+  return P;
+}
+
+static void check_all(const cal_train_t *T, double tol) {
+  cal_train_ref_t R;
+  double *P = ref_for(T, cal_train_params_before(T), &R);
   assert_int_equal(cal_train_reference(T, P, &R, 0), 0);
   assert_true(cal_train_rel_err(T->y, R.y, (size_t)(T->t * T->s.hidden)) < tol);
   /* a stack's lower layers take their dy after their forward: no loss */
@@ -127,11 +134,8 @@ static void bf16_attention(void **state) {
   assert_null(cal_train_attn16_copy(T, 4, &n));
   assert_int_equal(cal_train_forward(T), 0);
   assert_int_equal(cal_train_backward(T), 0);
-  double *P = malloc(8 * T->np);
   cal_train_ref_t R;
-  assert_non_null(P);
-  assert_int_equal(cal_train_ref_alloc(T, &R), 0);
-  params_d(T, cal_train_params_after(T), P);
+  double *P = ref_for(T, cal_train_params_after(T), &R);
   assert_int_equal(cal_train_check(T, P, &R, 1), 0);
   const int att[3] = {CAL_TRAIN_DQKV, CAL_TRAIN_DAO, CAL_TRAIN_DH1};
   for (int i = 0; i < 3; i++) {
