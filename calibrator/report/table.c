@@ -1,8 +1,6 @@
 /* The run's readable table. */
 #include "table.h"
 
-#include <stdlib.h>
-
 #include "build_info.h"
 #include "cal_esc.h"
 #include "results.h"
@@ -56,23 +54,12 @@ static void table_write(const cal_run_result_t *r, FILE *out) {
     fprintf(out, "  warning: %s\n", q->warnings[i]);
 }
 
+static void table_layout(const void *r, FILE *f) { table_write(r, f); }
+
 /* The table is laid out first and printed escaped (cal_esc.h, lines
  * kept): the CPU's brand, the libraries' names and the reasons and
  * warnings it shows come from outside, and none may act on the terminal
  * that shows them. */
 void cal_table_print(const cal_run_result_t *r, FILE *out) {
-  char *buf = NULL, *safe = NULL;
-  size_t len = 0, n = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (f) {
-    table_write(r, f);
-    if (fclose(f) == 0 && buf)
-      safe = cal_esc_text(buf, len, CAL_ESC_KEEP_LINES, &n);
-  }
-  if (safe)
-    fwrite(safe, 1, n, out);
-  else
-    fputs("\n(no table: out of memory laying it out)\n", out);
-  free(safe);
-  free(buf);
+  cal_esc_layout(out, table_layout, r);
 }
