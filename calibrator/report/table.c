@@ -46,6 +46,12 @@ static void table_write(const cal_run_result_t *r, FILE *out) {
             q->contaminated, q->contaminated == 1 ? "" : "s",
             r->opt->allow_busy && q->contaminated ? " (kept: --allow-busy)" : "",
             q->remeasured, q->remeasure_s);
+  if (q->rtt_points > 0)
+    fprintf(out, "  threads' cache-line round trip %.0f-%.0f ns over %d "
+                 "point%s (team_rtt_ns: tens of ns on one L3, hundreds "
+                 "across dies)\n",
+            q->rtt_min_ns, q->rtt_max_ns, q->rtt_points,
+            q->rtt_points == 1 ? "" : "s");
   for (size_t i = 0; i < q->nsanity; i++)
     fprintf(out, "  check: %s\n", q->sanity[i]);
   if (q->throttled)
