@@ -3,7 +3,8 @@
 # on a quiet machine, one fresh process each, and print per run what tells
 # a 2-thread point that ran at 1-thread speed from one that did not: the
 # scaling points at all threads (id, GFLOPS, CPU time over wall time, the
-# pipes probe after it (team_rate), the CPU of each thread, the reason when
+# pipes probe after it (team_rate), the threads' round trip (team_rtt_ns:
+# how far apart the hypervisor placed them), the CPU of each thread, the reason when
 # its threads did not run side by side), the all-thread FMA loop over the one-thread one, the headline, and
 # the spread of each scaling point and of each headline (the top-level one
 # and every dtype's GEMM best, per core and all threads) over the runs.
@@ -36,7 +37,10 @@ for i in range(1, n + 1):
         if k.startswith("peak/fma_f64/avx512/t") and not k.endswith("/t1"):
             fn = v
     ratio = f"{fn / f1:.2f}" if f1 and fn else "-"
-    print(f"run {i}: headline gflops {d.get('gflops')}, fma_f64 all/one {ratio}")
+    rtt = d.get("quality", {}).get("team_rtt_ns")
+    rtt = f"{rtt['min']:.0f}-{rtt['max']:.0f} ns" if rtt else "-"
+    print(f"run {i}: headline gflops {d.get('gflops')}, fma_f64 all/one {ratio},"
+          f" threads' round trip {rtt}")
     series.setdefault("headline gflops", []).append(d.get("gflops"))
     for dt, b in sorted(d.get("gemm_best", {}).items()):
         unit = b.get("metric", "gflops")
@@ -47,7 +51,8 @@ for i in range(1, n + 1):
         if p.get("threads", 1) < 2 or "/best/" in p["id"]:
             continue
         print(f"  {p['id']}: {p.get('gflops')} cpu/wall {p.get('cpu_time_ratio')}"
-              f" team_rate {p.get('team_rate')} cpus {p.get('threads_cpus')}"
+              f" team_rate {p.get('team_rate')} rtt {p.get('team_rtt_ns')}"
+              f" cpus {p.get('threads_cpus')}"
               f" {p.get('threads_not_parallel', '')}")
         series.setdefault(p["id"], []).append(p.get("gflops"))
 for k, v in series.items():
