@@ -216,6 +216,8 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   if (threads && p->threads > 1) {
     double r = cal_pipes_probe(p->threads, CAL_PIPES_PROBE_S, 2);
     pt->team_rate = r > 0 ? r : 0;
+    r = cal_team_rtt_probe(p->threads, CAL_TEAM_RTT_ROUNDS, 2);
+    pt->team_rtt_ns = r > 0 ? r : 0;
   }
   if (cfg->load) {
     cal_load_read(cfg->load, &after);
@@ -291,6 +293,8 @@ int cal_point_merge(cal_point_t *acc, cal_point_t *more,
   if (more->team_rate > 0 &&
       (acc->team_rate <= 0 || more->team_rate < acc->team_rate))
     acc->team_rate = more->team_rate; /* the worse of the two */
+  if (more->team_rtt_ns > acc->team_rtt_ns)
+    acc->team_rtt_ns = more->team_rtt_ns; /* the worse of the two */
   if (more->ncpus > 0) {
     acc->ncpus = more->ncpus;
     memcpy(acc->cpus, more->cpus, sizeof acc->cpus);

@@ -1,6 +1,7 @@
 #include "pipes.h"
 
 #include <omp.h>
+#include <stdatomic.h>
 
 #include "timer.h"
 
@@ -68,4 +69,73 @@ double cal_pipes_probe(int n, double seconds, int tries) {
       one = b;
   }
   return team > 0 ? one / team : -1;
+}
+
+/* The line the two threads of a round trip hand back and forth, alone in
+ * its cache line. */
+static _Alignas(64) atomic_long baton;
+
+/* A round trip's timing stops after this long (a thread that shares its
+ * CPU with another waits for it to be scheduled at every hand-over). */
+#define RTT_MAX_S 0.05
+
+/* Up to `rounds` round trips of the baton between thread 0 and thread j
+ * of the team: thread 0 hands out odd values, thread j answers with the
+ * next even one; -1 ends it early (RTT_MAX_S).  The mean round trip in
+ * seconds, on thread 0. */
+static double trips(int j, long rounds) {
+  const int me = omp_get_thread_num();
+  double t = 0;
+#pragma omp master
+  atomic_store(&baton, 0);
+#pragma omp barrier
+  if (me == 0) {
+    const double t0 = cal_now();
+    long i = 0;
+    for (; i < rounds; i++) {
+      atomic_store_explicit(&baton, 2 * i + 1, memory_order_release);
+      while (atomic_load_explicit(&baton, memory_order_acquire) != 2 * i + 2)
+        ;
+      if (i % 64 == 63 && cal_now() - t0 > RTT_MAX_S) {
+        i++;
+        break;
+      }
+    }
+    t = (cal_now() - t0) / (double)i;
+    atomic_store_explicit(&baton, -1, memory_order_release);
+  } else if (me == j) {
+    for (long i = 0;; i++) {
+      long b;
+      while ((b = atomic_load_explicit(&baton, memory_order_acquire)) !=
+                 2 * i + 1 &&
+             b != -1)
+        ;
+      if (b == -1)
+        break;
+      atomic_store_explicit(&baton, 2 * i + 2, memory_order_release);
+    }
+  }
+#pragma omp barrier
+  return t;
+}
+
+double cal_team_rtt_probe(int n, long rounds, int tries) {
+  if (n < 2 || rounds < 1)
+    return -1;
+  double worst = 0;
+#pragma omp parallel num_threads(n)
+  {
+    for (int j = 1; j < omp_get_num_threads(); j++) {
+      double best = 0;
+      for (int i = 0; i < (tries < 1 ? 1 : tries); i++) {
+        double t = trips(j, rounds);
+        if (i == 0 || t < best)
+          best = t;
+      }
+#pragma omp master
+      if (best > worst)
+        worst = best;
+    }
+  }
+  return worst > 0 ? worst * 1e9 : -1;
 }

@@ -22,4 +22,16 @@ double cal_pipes_probe(int n, double seconds, int tries);
 /* The share of a team's rate below which its threads shared pipes. */
 #define CAL_PIPES_MIN 0.8
 
+/* How far apart a team's threads are: the round trip of a cache line
+ * handed from thread 0 to each other thread and back, `rounds` times,
+ * best of `tries` per pair, the slowest pair, in ns (-1 when n < 2).
+ * Two vCPUs on the cores of one L3 hand a line back and forth in tens of
+ * ns; on two dies or sockets, several times that, and a product whose
+ * threads share packed blocks (OpenBLAS's) runs slower for it, which
+ * the pipes probe does not see. */
+double cal_team_rtt_probe(int n, long rounds, int tries);
+
+/* Round trips of a point's probe (a few ms at the slowest seen). */
+#define CAL_TEAM_RTT_ROUNDS 4000
+
 #endif

@@ -122,3 +122,22 @@ void cal_esc_line(FILE *f, const char *fmt, ...) {
   cal_esc(safe, sizeof safe, msg);
   fprintf(f, "%s\n", safe);
 }
+
+int cal_esc_layout(FILE *out, void (*write)(const void *arg, FILE *f),
+                   const void *arg) {
+  char *buf = NULL, *safe = NULL;
+  size_t len = 0, n = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (f) {
+    write(arg, f);
+    if (fclose(f) == 0 && buf)
+      safe = cal_esc_text(buf, len, CAL_ESC_KEEP_LINES, &n);
+  }
+  if (safe)
+    fwrite(safe, 1, n, out);
+  else
+    fputs("(out of memory laying out the text)\n", out);
+  free(safe);
+  free(buf);
+  return safe ? 0 : -1;
+}

@@ -32,6 +32,12 @@ char *cal_esc_text(const char *buf, size_t n, int flags, size_t *outlen);
 /* Whether escaping the n bytes at buf would change them. */
 int cal_esc_needed(const char *buf, size_t n, int flags);
 
+/* Lay text out with write(arg, f) and print it to out escaped, its lines
+ * kept (a table whose cells come from outside).  0; out of memory, one
+ * line saying so instead of the text and -1. */
+int cal_esc_layout(FILE *out, void (*write)(const void *arg, FILE *f),
+                   const void *arg);
+
 /* Print a formatted line to f with everything escaped (newlines too, so
  * it stays one line), then "\n". */
 void cal_esc_line(FILE *f, const char *fmt, ...)

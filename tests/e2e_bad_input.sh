@@ -259,6 +259,10 @@ for f in table md json; do
 done
 row 0 "plan: hostile names" "$CAL" plan evil_names.json "$B" --examples 100
 clean out err && ok || bad "plan: raw control characters in the output"
+# a profile's strings are one line each: the name's newline does not
+# start a row of its own
+grep -q '^box\\x1b\[31m\\x0d\\x0a\\u202eevil  *[0-9]' out && ok ||
+  bad "plan: the hostile name is not one row: $(cat out)"
 row 0 "plot: hostile names" "$CAL" plot --script-only -o "$(printf 'evil\033[31m')" evil_names.json
 clean out err && grep -q 'evil\\x1b\[31m/' err && ok || bad "plot: raw control characters in its notes"
 row 0 "export: hostile names" "$CAL" export --format bmf evil_names.json

@@ -13,6 +13,7 @@
 
 #include "build_info.h"
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cal_exit.h"
 #include "cal_out.h"
 #include "cal_paths.h"
@@ -255,8 +256,8 @@ static int nodes_code(job_t *j) {
     if (fatal_code(rc)) {
       /* a usage error was said on one line by the run itself */
       if (j->me == 0 && rc != CAL_EXIT_USAGE)
-        fprintf(stderr, "calibrate fleet: host %s (rank %d) could not be "
-                        "calibrated (its run exited %d): no fleet profile\n",
+        cal_esc_line(stderr, "calibrate fleet: host %s (rank %d) could not be "
+                             "calibrated (its run exited %d): no fleet profile",
                 j->f.hosts[h].name, r, j->f.hosts[h].exit_code);
       break;
     }
@@ -390,8 +391,10 @@ static int write_fleet(job_t *j, int node_rc) {
     } else {
       FILE *t = strcmp(j->path, "-") == 0 ? stderr : stdout;
       cal_fleet_table(&j->f, t);
-      if (strcmp(j->path, "-") != 0)
-        fprintf(t, "\nFleet profile written to %s\n", j->path);
+      if (strcmp(j->path, "-") != 0) {
+        fputc('\n', t);
+        cal_esc_line(t, "Fleet profile written to %s", j->path);
+      }
       fflush(t);
     }
     json_decref(root);

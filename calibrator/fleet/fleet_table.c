@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "cal_esc.h"
 #include "fleet_mpi.h"
 
 static void size_str(uint64_t b, char *s, size_t len) {
@@ -23,7 +24,8 @@ static void transport_row(const cal_fleet_link_t *L, FILE *out) {
                                      : "different hosts");
 }
 
-void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
+static void fleet_table(const void *arg, FILE *out) {
+  const cal_fleet_t *f = arg;
   fprintf(out, "\nFleet: %d rank%s on %d host%s\n", f->nranks,
           f->nranks == 1 ? "" : "s", f->nhosts, f->nhosts == 1 ? "" : "s");
   if (*f->mpi.library)
@@ -93,4 +95,10 @@ void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
                                                      : p->ours / p->plain)
                          : 0.0);
   }
+}
+
+/* Printed escaped, lines kept: host names and the MPI library's strings
+ * come from the hosts. */
+void cal_fleet_table(const cal_fleet_t *f, FILE *out) {
+  cal_esc_layout(out, fleet_table, f);
 }

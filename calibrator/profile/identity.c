@@ -17,10 +17,18 @@ const char *const cal_identity_keys[CAL_NIDENTITY_KEYS] = {
     "tool.version", "tool.compiler", "tool.cflags", "blas.library",
     "blas.version", "blas.coretype", "blas.parallel", "gemm.onednn.version",
     "gemm.onednn.max_isa", "gemm.onednn.threading",
+    /* where the hypervisor placed the threads (the least round trip a
+     * run saw between them) */
+    "quality.team_rtt_ns.min",
 };
 
 /* The index of the memory total, compared with a tolerance. */
 #define MEMORY_KEY 8
+/* The index of the threads' round trip: the same placement within this
+ * factor (the probe reads 50-65 ns on one L3, 300 ns and more across
+ * dies) */
+#define RTT_KEY 19
+#define RTT_SAME 2.5
 
 int cal_identity_is_environment(size_t i) { return i >= CAL_NMACHINE_KEYS; }
 
@@ -40,8 +48,11 @@ const json_t *cal_profile_identity(const json_t *root, size_t i) {
 int cal_identity_same(size_t i, const json_t *a, const json_t *b) {
   if (json_equal((json_t *)a, (json_t *)b))
     return 1;
-  if (i != MEMORY_KEY || !json_is_number(a) || !json_is_number(b))
+  if ((i != MEMORY_KEY && i != RTT_KEY) || !json_is_number(a) ||
+      !json_is_number(b))
     return 0;
   double x = json_number_value(a), y = json_number_value(b);
+  if (i == RTT_KEY)
+    return x > 0 && y > 0 && fmax(x, y) <= RTT_SAME * fmin(x, y);
   return x > 0 && y > 0 && fabs(x - y) <= fmax(x, y) / 8;
 }

@@ -3,7 +3,8 @@
  * the usable cores and the memory; profiles of different machines cannot
  * be compared, since a difference of speed between them would not mean a
  * change of code.  The environment: the tool's version and build, the
- * BLAS and oneDNN (versions, kernels chosen, threading); a difference
+ * BLAS and oneDNN (versions, kernels chosen, threading), where the
+ * hypervisor placed the threads (their cache-line round trip); a difference
  * there is the kind of change compare exists to judge, so it is listed
  * beside the verdict, never refused. */
 #ifndef CAL_IDENTITY_H
@@ -15,7 +16,7 @@
 /* The identity keys, as dotted paths ("machine.cpu.brand"): the machine's
  * first (indices below CAL_NMACHINE_KEYS), then the environment's. */
 #define CAL_NMACHINE_KEYS 9
-#define CAL_NIDENTITY_KEYS 19
+#define CAL_NIDENTITY_KEYS 20
 extern const char *const cal_identity_keys[CAL_NIDENTITY_KEYS];
 
 /* 1 when identity key i is of the environment, 0 of the machine. */
@@ -27,7 +28,8 @@ const json_t *cal_profile_identity(const json_t *root, size_t i);
 
 /* 1 when two values of identity key i name the same thing: equal JSON,
  * and for the memory totals within an eighth of each other (the kernel's
- * share of memory moves with its version and boot options). */
+ * share of memory moves with its version and boot options), for the
+ * threads' round trips within a factor of 2.5. */
 int cal_identity_same(size_t i, const json_t *a, const json_t *b);
 
 #endif

@@ -74,6 +74,8 @@ void cal_point_threads_json(const cal_point_t *pt, json_t *o) {
     json_object_set_new(o, "threads_cpus", cpus);
   if (pt->team_rate > 0)
     json_object_set_new(o, "team_rate", json_real(pt->team_rate));
+  if (pt->team_rtt_ns > 0)
+    json_object_set_new(o, "team_rtt_ns", json_real(pt->team_rtt_ns));
   if (pt->not_parallel[0])
     json_object_set_new(o, "threads_not_parallel",
                         json_string(pt->not_parallel));

@@ -354,6 +354,29 @@ static json_t *parse_text(const char *path, const char *buf, size_t len,
   return root;
 }
 
+/* Every string value of x made one line that acts on no terminal
+ * (cal_esc.h: newlines, tabs and other controls as escapes), so that
+ * what a reader prints from a profile, a table's cell or a verdict's
+ * line, stays in its place.  0, or CAL_ENOMEM. */
+static int one_line_strings(json_t *x) {
+  const char *key;
+  json_t *v;
+  size_t i;
+  if (json_is_object(x)) {
+    json_object_foreach(x, key, v) if (one_line_strings(v) < 0) return CAL_ENOMEM;
+  } else if (json_is_array(x)) {
+    json_array_foreach(x, i, v) if (one_line_strings(v) < 0) return CAL_ENOMEM;
+  } else if (json_is_string(x) &&
+             cal_esc_needed(json_string_value(x), json_string_length(x), 0)) {
+    size_t n = 0;
+    char *e = cal_esc_text(json_string_value(x), json_string_length(x), 0, &n);
+    int rc = e && json_string_setn(x, e, n) == 0 ? 0 : CAL_ENOMEM;
+    free(e);
+    return rc;
+  }
+  return 0;
+}
+
 int cal_profile_parse(const char *buf, size_t len, const char *path,
                       cal_profile_t **out, char *err, size_t errlen) {
   char *copy = NULL, why[256];
@@ -369,7 +392,8 @@ int cal_profile_parse(const char *buf, size_t len, const char *path,
   rc = CAL_ENOMEM;
   p = calloc(1, sizeof *p);
   copy = strdup(path);
-  if (!p || !copy || cal_profile_view_build(root, &p->view) < 0) {
+  if (!p || !copy || one_line_strings(root) < 0 ||
+      cal_profile_view_build(root, &p->view) < 0) {
     snprintf(err, errlen, "out of memory reading %s", path);
     goto out;
   }

@@ -254,6 +254,11 @@ static int watch_json(const cal_run_result_t *r, json_t *o) {
   rc |= json_object_set_new(o, "remeasured_points", json_integer(q->remeasured));
   rc |= json_object_set_new(o, "remeasure_s", json_real(q->remeasure_s));
   rc |= json_object_set_new(o, "watch_s", json_real(q->watch_s));
+  if (q->rtt_points > 0)
+    rc |= json_object_set_new(
+        o, "team_rtt_ns",
+        json_pack("{s:f, s:f, s:i}", "min", q->rtt_min_ns, "max",
+                  q->rtt_max_ns, "points", q->rtt_points));
   rc |= json_object_set_new(o, "allow_busy", json_boolean(r->opt->allow_busy));
   rc |= json_object_set_new(
       o, "clock",

@@ -52,8 +52,8 @@ void cal_compare_each_diff(FILE *f, const cal_comparison_t *cmp,
   for (size_t i = 0; i < n; i++) {
     const cal_compare_diff_t *e =
         environment ? &cmp->env_diffs[i] : &cmp->diffs[i];
-    char *x = json_dumps(e->base, JSON_ENCODE_ANY);
-    char *y = json_dumps(e->newv, JSON_ENCODE_ANY);
+    char *x = json_dumps(e->base, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+    char *y = json_dumps(e->newv, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
     fn(f, e->key, x ? x : "?", y ? y : "?");
     free(x);
     free(y);

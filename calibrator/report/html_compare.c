@@ -97,8 +97,8 @@ static void diff_list(FILE *f, const cal_compare_diff_t *d, size_t n,
   fprintf(f, "<p class=\"%s\">", cls);
   ESC(f, title);
   for (size_t i = 0; i < n; i++) {
-    char *x = json_dumps(d[i].base, JSON_ENCODE_ANY);
-    char *y = json_dumps(d[i].newv, JSON_ENCODE_ANY);
+    char *x = json_dumps(d[i].base, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+    char *y = json_dumps(d[i].newv, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
     fputs(i ? "; " : " ", f);
     ESC(f, d[i].key);
     fputs(" ", f);

@@ -2,6 +2,7 @@
 #include "table.h"
 
 #include "build_info.h"
+#include "cal_esc.h"
 #include "results.h"
 
 const char *cal_table_unstable_mark(const cal_point_t *pt) {
@@ -24,7 +25,7 @@ void cal_points_print(const cal_run_result_t *r, const void *result, FILE *out) 
   }
 }
 
-void cal_table_print(const cal_run_result_t *r, FILE *out) {
+static void table_write(const cal_run_result_t *r, FILE *out) {
   const cal_hwinfo_t *hw = r->hw;
   fprintf(out, "\ncalibrate %s  %s, %d usable core%s, %s %s (%s kernels)\n",
           cal_version, hw->brand, hw->usable_cores,
@@ -45,10 +46,26 @@ void cal_table_print(const cal_run_result_t *r, FILE *out) {
             q->contaminated, q->contaminated == 1 ? "" : "s",
             r->opt->allow_busy && q->contaminated ? " (kept: --allow-busy)" : "",
             q->remeasured, q->remeasure_s);
+  if (q->rtt_points > 0)
+    fprintf(out, "  threads' cache-line round trip %.0f-%.0f ns over %d "
+                 "point%s (team_rtt_ns: tens of ns on one L3, hundreds "
+                 "across dies)\n",
+            q->rtt_min_ns, q->rtt_max_ns, q->rtt_points,
+            q->rtt_points == 1 ? "" : "s");
   for (size_t i = 0; i < q->nsanity; i++)
     fprintf(out, "  check: %s\n", q->sanity[i]);
   if (q->throttled)
     fprintf(out, "  %s\n", q->throttle_note);
   for (size_t i = 0; i < q->nwarnings; i++)
     fprintf(out, "  warning: %s\n", q->warnings[i]);
+}
+
+static void table_layout(const void *r, FILE *f) { table_write(r, f); }
+
+/* The table is laid out first and printed escaped (cal_esc.h, lines
+ * kept): the CPU's brand, the libraries' names and the reasons and
+ * warnings it shows come from outside, and none may act on the terminal
+ * that shows them. */
+void cal_table_print(const cal_run_result_t *r, FILE *out) {
+  cal_esc_layout(out, table_layout, r);
 }

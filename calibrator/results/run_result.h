@@ -52,6 +52,10 @@ typedef struct cal_quality {
                                (kept as figures with --allow-busy) */
   int remeasured;           /* points measured again after a wait */
   double remeasure_s;       /* time spent doing it */
+  /* the threads' round trip over the run's undisturbed multi-thread
+   * points (team_rtt_ns): least, most, and how many were probed */
+  double rtt_min_ns, rtt_max_ns;
+  int rtt_points;
   double watch_s;           /* time the watch itself took (the load window
                                before the run, the clock readings) */
   cal_load_share_t before;  /* the machine just before the first section */

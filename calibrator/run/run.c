@@ -217,6 +217,18 @@ static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
   return cal_parallel_action(bad, tries, r->ctx->remeasure_left_s);
 }
 
+/* The run's span of the threads' round trip, over undisturbed points. */
+static void note_rtt(cal_run_t *r, const cal_point_t *pt) {
+  cal_quality_t *q = &r->res->quality;
+  if (pt->status != CAL_POINT_OK || !(pt->team_rtt_ns > 0) || disturbed(r, pt))
+    return;
+  if (q->rtt_points == 0 || pt->team_rtt_ns < q->rtt_min_ns)
+    q->rtt_min_ns = pt->team_rtt_ns;
+  if (q->rtt_points == 0 || pt->team_rtt_ns > q->rtt_max_ns)
+    q->rtt_max_ns = pt->team_rtt_ns;
+  q->rtt_points++;
+}
+
 void cal_run_remeasured(cal_run_t *r, double t0) {
   double s = cal_now() - t0;
   r->res->quality.remeasured++;
@@ -255,6 +267,8 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                  pt->params.threads, pt->not_parallel,
                  pt->remeasured ? " (measured twice)" : "");
   pt->throttled = r->ctx->throttled;
+  if (rc == 0)
+    note_rtt(r, pt);
   if (rc == CAL_EVERIFY) {
     r->res->quality.failed++;
     cal_progress_done(r);

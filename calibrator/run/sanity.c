@@ -63,7 +63,18 @@ static void gemm_checks(cal_run_t *r, const cal_gemm_result_t *g) {
   }
 }
 
+/* Threads whose round trip grew this much within one run were moved
+ * apart (another die or socket) while it ran. */
+#define CAL_RTT_APART 2.5
+
 void cal_sanity_check(cal_run_t *r) {
+  const cal_quality_t *q = &r->res->quality;
+  if (q->rtt_points > 1 && q->rtt_max_ns > CAL_RTT_APART * q->rtt_min_ns)
+    finding(r, "the threads' cache-line round trip went from %.0f to %.0f ns "
+               "between points: the hypervisor moved them apart during the "
+               "run, and a product whose threads share data (OpenBLAS's) "
+               "runs slower while they are (each point's team_rtt_ns)",
+            q->rtt_min_ns, q->rtt_max_ns);
   const cal_gemm_result_t *g = cal_results_get(r->res, CAL_SEC_ID_GEMM);
   const cal_roofline_result_t *rf = cal_results_get(r->res, CAL_SEC_ID_ROOFLINE);
   if (g)

@@ -95,15 +95,23 @@ static int measure_size(cal_run_t *r, cal_gemm_result_t *g,
   return 0;
 }
 
-/* The best size so far is judged on the lower end of the median's CI, so
- * that one lucky point with a wide spread does not win.  1 when gp is the
- * new best. */
+/* The best size so far is judged on its median less a robust spread
+ * (1.4826 x the MAD, a standard deviation for normal samples), so that one
+ * lucky point with a wide spread does not win, and one slow sample among
+ * seven does not lose a size its place either: the CI's lower end, the
+ * slowest sample at seven, did that and moved the headline between two
+ * sizes 6% apart from run to run.  1 when gp is the new best. */
+double cal_gemm_rank(const cal_summary_t *x) {
+  return x->median - 1.4826 * x->mad;
+}
+
 static int consider_best(cal_gemm_sweep_t *s, const cal_gemm_point_t *gp,
                          double *best_low) {
   const cal_summary_t *sum = &gp->pt.gflops_sum;
-  if (!CAL_POINT_HEADLINE(&gp->pt) || !(sum->ci_low > *best_low))
+  double low = cal_gemm_rank(sum);
+  if (!CAL_POINT_HEADLINE(&gp->pt) || !(low > *best_low))
     return 0;
-  *best_low = sum->ci_low;
+  *best_low = low;
   s->best_gflops = sum->median;
   s->best_n = gp->n;
   snprintf(s->best_id, sizeof s->best_id, "%s", gp->id);

@@ -27,7 +27,7 @@ typedef struct cal_gemm_walk {
   size_t next;              /* the next size's index in the ladder */
   int64_t last_n;           /* last size measured, 0: none */
   double last_s, best_s;    /* run time of the last and the best size */
-  double best_low;          /* the best size's CI lower end */
+  double best_low;          /* the best size's median less its robust spread */
   size_t best;              /* the best size's index in g->points */
   int have_best, flat, last_trend;
   int more;                 /* 1: stopped only by the time budget */
@@ -39,6 +39,10 @@ typedef struct cal_gemm_walk {
  * 2%: with the CI's confidence it gains less than that), 0 when the CIs
  * are too wide to tell. */
 int cal_gemm_trend(const cal_summary_t *best, const cal_summary_t *x);
+
+/* What a size is ranked on for a sweep's best: its median less 1.4826 x
+ * its MAD, robust to a lucky or a slow sample alike. */
+double cal_gemm_rank(const cal_summary_t *x);
 
 /* Go on with sweep s for at most budget_s seconds from now (the first
  * size of a sweep is measured whatever the budget), then confirm the best

@@ -32,12 +32,20 @@ static inline float FN(exp1)(float x) {
   return out[0];
 }
 
-/* Online-softmax update of `rows` rows of a score tile S[rows][kt] (kt a
- * multiple of VW; masked entries are -inf): S becomes P, m and l are
- * updated, alpha gets the factor the running accumulators must be scaled
- * by. */
+#ifndef CAL_SOFTMAX_MAX_ROWS
+#define CAL_SOFTMAX_MAX_ROWS 16 /* rows of a score tile, at most */
+#endif
+
+/* Online-softmax update of `rows` (<= CAL_SOFTMAX_MAX_ROWS) rows of a
+ * score tile S[rows][kt] (kt a multiple of VW; masked entries are -inf):
+ * S becomes P, m and l are updated, alpha gets the factor the running
+ * accumulators must be scaled by.  The rows' factors e^(m_old - m_new)
+ * are taken together, VW rows to a vector e^x: one e^x per row was a
+ * whole vector's work for one value, a fifth of the e^x of a tile of 64
+ * keys. */
 static inline void FN(softmax_tile)(float *S, int rows, int kt, float *m,
                                     float *l, float *alpha) {
+  float d[CAL_SOFTMAX_MAX_ROWS + VW], sums[CAL_SOFTMAX_MAX_ROWS];
   for (int r = 0; r < rows; r++) {
     float *sr = S + r * kt;
     vec_t mv = V_LOAD(sr);
@@ -53,8 +61,18 @@ static inline void FN(softmax_tile)(float *S, int rows, int kt, float *m,
       V_STORE(sr + c, p);
       sum = V_ADD(sum, p);
     }
-    alpha[r] = FN(exp1)(m[r] - base);
-    l[r] = l[r] * alpha[r] + V_HSUM(sum);
+    d[r] = m[r] - base;
+    sums[r] = V_HSUM(sum);
     m[r] = mnew;
+  }
+  for (int r = rows; r < rows + VW; r++)
+    d[r] = 0.0f;
+  for (int r = 0; r < rows; r += VW) {
+    float e[VW];
+    V_STORE(e, FN(vexp)(V_LOAD(d + r)));
+    for (int i = 0; i < VW && r + i < rows; i++) {
+      alpha[r + i] = e[i];
+      l[r + i] = l[r + i] * e[i] + sums[r + i];
+    }
   }
 }

@@ -88,7 +88,11 @@ double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers) {
   T.s = *s;
   layout(&T);
   double one = cal_train_mem_bytes(s), ref = ref_bytes(s, &T);
-  return (double)(layers > 1 ? layers : 1) * (one - ref) + ref;
+  /* a bf16 stack's layers share the attention's per-thread scratch */
+  const int nthr = omp_get_max_threads();
+  double shared = cal_train_attn16_bytes(&T, nthr) - cal_train_attn16_bytes(&T, 0);
+  int n = layers > 1 ? layers : 1;
+  return (double)n * (one - ref) + ref - (double)(n - 1) * shared;
 }
 
 double cal_train_mem_bytes(const cal_layer_shape_t *s) {
@@ -110,7 +114,8 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
       cal_train_prod_dims(&T, i, &k, &n);
       io += 2.0 * t * (double)k + t * (double)n;
     }
-    run += 2.0 * ((np - 2 * d) + io);
+    run += 2.0 * ((np - 2 * d) + io) +
+           cal_train_attn16_bytes(&T, omp_get_max_threads());
   }
   return run + ref_bytes(s, &T);
 }
@@ -130,13 +135,14 @@ double cal_train_buffer_bytes(const cal_train_t *T) {
     cal_train_prod_dims(T, i, &k, &nn);
     b16 += (double)(k * nn) + 2.0 * t * (double)k + t * (double)nn;
   }
-  return 4.0 * n + 2.0 * b16;
+  return 4.0 * n + 2.0 * b16 + cal_train_attn16_bytes(T, T->nthr);
 }
 
 void cal_train_free(cal_train_t *T) {
   if (!T)
     return;
   cal_lora_free(T->lora);
+  cal_train_attn16_free(T->attn16, T->nthr);
   for (int i = 0; i < 12; i++)
     cal_onednn_mm_free(T->mm[i]);
   cal_adamw_sets_free(T->p, T->m, T->v);
@@ -212,8 +218,11 @@ static int engine_setup(cal_train_t *T, cal_engine_t engine) {
   return onednn_setup(T);
 }
 
-int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
-                     cal_engine_t engine, cal_train_t **out) {
+/* a step; a bf16 step's attention scratch shared with share's (NULL:
+ * its own) */
+static int create_layer(const cal_layer_shape_t *s, uint64_t seed,
+                        cal_engine_t engine, const cal_train_t *share,
+                        cal_train_t **out) {
   *out = NULL;
   cal_layer_shape_t q = *s;
   q.decode = 0;
@@ -284,6 +293,7 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   memset(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
   memset(T->g, 0xff, 4 * np);
   if ((rc = engine_setup(T, engine)) < 0 ||
+      (q.bf16 && (rc = cal_train_attn16_create(T, share)) < 0) ||
       (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))
     goto fail;
   if (q.bf16)
@@ -297,6 +307,11 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
 fail:
   cal_train_free(T);
   return rc;
+}
+
+int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
+                     cal_engine_t engine, cal_train_t **out) {
+  return create_layer(s, seed, engine, NULL, out);
 }
 
 const float *cal_train_params_before(const cal_train_t *T) {
@@ -336,7 +351,8 @@ int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
   for (int l = 0; l < layers && rc == 0; l++) {
     /* each layer its own weights (layer l > 0 reads layer l - 1's output
      * instead of its own input rows) */
-    rc = cal_train_create(s, seed + 0x9e37ULL * (uint64_t)l, engine, &S->T[l]);
+    rc = create_layer(s, seed + 0x9e37ULL * (uint64_t)l, engine,
+                      l > 0 ? S->T[0] : NULL, &S->T[l]);
     S->n = l + (rc == 0);
   }
   if (rc < 0) {

@@ -13,8 +13,13 @@
  *             bf16 copies, transposed where the product needs it); the
  *             attention backward recomputes each probability from the
  *             saved log-sum-exp, as flash-attention does, a block of
- *             query rows at a time as sgemm products; RMSNorm and
+ *             query rows at a time (train_attention.c); RMSNorm and
  *             SwiGLU backward elementwise; the gains' gradients too
+ *   attention fp32: sgemm products; bf16 (forward and backward): Q, K, V
+ *             and dO rounded to bf16, the probabilities and the scores'
+ *             gradients rounded before their products, every product on
+ *             the step's bf16 engine, scores, softmax, its log-sum-exp
+ *             and the accumulations in fp32 (as autocast runs it)
  *   AdamW     every parameter (the four matrices and both gains), fp32
  *             master weights and moments; a bf16 step rounds the new
  *             masters to bf16 for the next step's products
@@ -38,8 +43,9 @@
 #include "kernel.h"
 #include "layer.h"
 
-/* Attention's query rows per block (its products are sgemm calls over
- * a block's scores against the keys up to the block's last row). */
+/* Attention's query rows per block (fp32: its products are sgemm calls
+ * over a block's scores against the keys up to the block's last row;
+ * bf16: products of square blocks of this many queries and keys). */
 #ifndef CAL_TRAIN_QB
 #define CAL_TRAIN_QB 64
 #endif
@@ -97,6 +103,9 @@ typedef struct cal_train {
    * transpose, the output gradient */
   uint16_t *w16[4], *in16[4], *in16t[4], *dout16[4];
   cal_onednn_mm_t *mm[12]; /* bf16 on oneDNN: forward, data, weight */
+  /* bf16: attention's bf16 copies of Q, K, V and dO and its products per
+   * thread (train_attention.c) */
+  struct cal_train_attn16 *attn16;
   cal_sbgemm_fn sbgemm;
   cal_engine_t engine;
   char impl[160];

@@ -3,7 +3,6 @@
  * they share with the setup in layer_train.c. */
 #include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "cal_bf16.h"
@@ -104,126 +103,6 @@ static void rmsnorm_bwd(const float *x, const float *g, const float *rinv,
     for (int64_t r = 0; r < rows; r++)
       s += dy[r * d + i] * x[r * d + i] * rinv[r];
     dg[i] = s;
-  }
-}
-
-/* Attention works on blocks of CAL_TRAIN_QB query rows: a block's scores
- * against the keys up to its last row (the causal part) are one matrix,
- * so the products are sgemm calls (one thread each: OpenBLAS runs a call
- * made inside a parallel region on the calling thread) and only the
- * softmax is elementwise.  A thread's scratch holds two such blocks. */
-static void attn_sgemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
-                       int64_t m, int64_t n, int64_t k, float alpha,
-                       const float *a, int64_t lda, const float *b,
-                       int64_t ldb, float beta, float *c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k,
-              alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
-}
-
-static float *attn_scratch(const cal_train_t *T) {
-  return T->scratch +
-         (size_t)omp_get_thread_num() * 2 * CAL_TRAIN_QB * (size_t)T->s.seq;
-}
-
-/* Causal attention of every (sequence, head) over qkv's token rows into
- * ao; each query row's log-sum-exp into lse [b][h][i]. */
-static void attention_fwd(cal_train_t *T) {
-  const int64_t B = T->s.batch, H = T->s.heads, G = T->s.kv_heads;
-  const int64_t lq = T->s.seq, hd = T->hd, nqkv = T->nqkv, hq = T->hq;
-  const float scale = 1.0f / sqrtf((float)hd);
-#pragma omp parallel num_threads(T->nthr)
-  {
-    float *p = attn_scratch(T);
-#pragma omp for schedule(dynamic, 1) collapse(3)
-    for (int64_t b = 0; b < B; b++)
-      for (int64_t h = 0; h < H; h++)
-        for (int64_t i0 = 0; i0 < lq; i0 += CAL_TRAIN_QB) {
-          const int64_t g = h / (H / G);
-          const int64_t n = lq - i0 < CAL_TRAIN_QB ? lq - i0 : CAL_TRAIN_QB;
-          const int64_t kn = i0 + n; /* keys 0..kn-1 */
-          const float *base = T->qkv + b * lq * nqkv;
-          const float *q = base + i0 * nqkv + h * hd;
-          const float *k = base + (H + g) * hd, *v = base + (H + G + g) * hd;
-          attn_sgemm(CblasNoTrans, CblasTrans, n, kn, hd, scale, q, nqkv, k,
-                     nqkv, 0.0f, p, kn);
-          for (int64_t r = 0; r < n; r++) {
-            const int64_t i = i0 + r;
-            float *pr = p + r * kn, mx = -INFINITY, sum = 0.0f;
-            for (int64_t j = 0; j <= i; j++)
-              mx = pr[j] > mx ? pr[j] : mx;
-            for (int64_t j = 0; j <= i; j++)
-              sum += (pr[j] = expf(pr[j] - mx));
-            const float inv = 1.0f / sum;
-            for (int64_t j = 0; j <= i; j++)
-              pr[j] *= inv;
-            for (int64_t j = i + 1; j < kn; j++)
-              pr[j] = 0.0f;
-            T->lse[(b * H + h) * lq + i] = mx + logf(sum);
-          }
-          attn_sgemm(CblasNoTrans, CblasNoTrans, n, hd, kn, 1.0f, p, kn, v,
-                     nqkv, 0.0f, T->ao + (b * lq + i0) * hq + h * hd, hq);
-        }
-  }
-}
-
-/* Attention backward from dao into dqkv, the probabilities recomputed
- * from the saved log-sum-exp: per (sequence, kv group), its heads one
- * after the other (they share the group's dK and dV), a block of query
- * rows at a time:
- *   P = exp(scale·Q·Kᵀ - lse), dV += Pᵀ·dO, dP = dO·Vᵀ,
- *   dS = P ⊙ (dP - rowsum(dO ⊙ O))·scale, dQ = dS·K, dK += dSᵀ·Q */
-static void attention_bwd(cal_train_t *T) {
-  const int64_t B = T->s.batch, H = T->s.heads, G = T->s.kv_heads;
-  const int64_t lq = T->s.seq, hd = T->hd, nqkv = T->nqkv, hq = T->hq;
-  const float scale = 1.0f / sqrtf((float)hd);
-  const float *dao = T->dact[CAL_TRAIN_DAO];
-  float *dqkv = T->dact[CAL_TRAIN_DQKV];
-#pragma omp parallel num_threads(T->nthr)
-  {
-    float *p = attn_scratch(T), *dp = p + CAL_TRAIN_QB * lq;
-#pragma omp for schedule(dynamic, 1) collapse(2)
-    for (int64_t b = 0; b < B; b++)
-      for (int64_t g = 0; g < G; g++) {
-        const float *base = T->qkv + b * lq * nqkv;
-        const float *k = base + (H + g) * hd, *v = base + (H + G + g) * hd;
-        float *dbase = dqkv + b * lq * nqkv;
-        float *dk = dbase + (H + g) * hd, *dv = dbase + (H + G + g) * hd;
-        for (int64_t j = 0; j < lq; j++) {
-          memset(dk + j * nqkv, 0, 4 * (size_t)hd);
-          memset(dv + j * nqkv, 0, 4 * (size_t)hd);
-        }
-        for (int64_t h = g * (H / G); h < (g + 1) * (H / G); h++)
-          for (int64_t i0 = 0; i0 < lq; i0 += CAL_TRAIN_QB) {
-            const int64_t n = lq - i0 < CAL_TRAIN_QB ? lq - i0 : CAL_TRAIN_QB;
-            const int64_t kn = i0 + n;
-            const float *q = base + i0 * nqkv + h * hd;
-            const float *o = T->ao + (b * lq + i0) * hq + h * hd;
-            const float *dout = dao + (b * lq + i0) * hq + h * hd;
-            const float *lse = T->lse + (b * H + h) * lq + i0;
-            attn_sgemm(CblasNoTrans, CblasTrans, n, kn, hd, scale, q, nqkv, k,
-                       nqkv, 0.0f, p, kn);
-            attn_sgemm(CblasNoTrans, CblasTrans, n, kn, hd, 1.0f, dout, hq, v,
-                       nqkv, 0.0f, dp, kn);
-            for (int64_t r = 0; r < n; r++) {
-              const int64_t i = i0 + r;
-              float *pr = p + r * kn, *dpr = dp + r * kn, D = 0.0f;
-              for (int64_t e = 0; e < hd; e++)
-                D += dout[r * hq + e] * o[r * hq + e];
-              for (int64_t j = 0; j <= i; j++) {
-                pr[j] = expf(pr[j] - lse[r]);
-                dpr[j] = pr[j] * (dpr[j] - D) * scale;
-              }
-              for (int64_t j = i + 1; j < kn; j++)
-                pr[j] = dpr[j] = 0.0f;
-            }
-            attn_sgemm(CblasTrans, CblasNoTrans, kn, hd, n, 1.0f, p, kn, dout,
-                       hq, 1.0f, dv, nqkv);
-            attn_sgemm(CblasNoTrans, CblasNoTrans, n, hd, kn, 1.0f, dp, kn, k,
-                       nqkv, 0.0f, dbase + i0 * nqkv + h * hd, nqkv);
-            attn_sgemm(CblasTrans, CblasNoTrans, kn, hd, n, 1.0f, dp, kn, q,
-                       nqkv, 1.0f, dk, nqkv);
-          }
-      }
   }
 }
 
@@ -341,8 +220,7 @@ int cal_train_forward(cal_train_t *T) {
   rmsnorm_fwd(T->x, g1, T->h1, T->r1, t, d);
   if ((rc = fwd_i(T, 0)) < 0)
     return rc;
-  attention_fwd(T);
-  if ((rc = fwd_i(T, 1)) < 0)
+  if ((rc = cal_train_attention_fwd(T)) < 0 || (rc = fwd_i(T, 1)) < 0)
     return rc;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < t * d; i++)
@@ -387,8 +265,7 @@ int cal_train_backward(cal_train_t *T) {
               T->g + T->off[CAL_TRAIN_G2], t, d);
   if ((rc = bwd_i(T, 1)) < 0)
     return rc;
-  attention_bwd(T);
-  if ((rc = bwd_i(T, 0)) < 0)
+  if ((rc = cal_train_attention_bwd(T)) < 0 || (rc = bwd_i(T, 0)) < 0)
     return rc;
   float *dx = T->dact[CAL_TRAIN_DX];
   memcpy(dx, dx1, 4 * (size_t)(t * d));

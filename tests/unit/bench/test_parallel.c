@@ -1,6 +1,7 @@
 /* Threads really used: the judgement of a multi-thread point from
  * synthetic CPU and wall times and thread CPUs, and what the run does with
  * it (measure again once while re-measuring time lasts, else mark). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +154,19 @@ static void pipes_probe(void **state) {
   assert_true(r > 0.0 && r < 4.0);
 }
 
+/* The round-trip probe: none for one thread; for two (and three: each
+ * pair in turn) a finite time above a nanosecond, whatever the machine
+ * and its load (a busy one stretches it, it never hangs). */
+static void rtt_probe(void **state) {
+  (void)state;
+  assert_true(cal_team_rtt_probe(1, 100, 1) < 0);
+  assert_true(cal_team_rtt_probe(2, 0, 1) < 0);
+  double ns = cal_team_rtt_probe(2, 200, 2);
+  assert_true(ns > 1.0 && isfinite(ns));
+  ns = cal_team_rtt_probe(3, 50, 1);
+  assert_true(ns > 1.0 && isfinite(ns));
+}
+
 /* The pooled point keeps the worse probe of its measurements. */
 static void merge_pipes(void **state) {
   (void)state;
@@ -160,8 +174,11 @@ static void merge_pipes(void **state) {
   two_points(&a, &b);
   a.team_rate = 0.98;
   b.team_rate = 0.51;
+  a.team_rtt_ns = 60.0;
+  b.team_rtt_ns = 330.0;
   pool(&a, &b);
   assert_true(a.team_rate > 0.50 && a.team_rate < 0.52);
+  assert_true(a.team_rtt_ns > 329.0 && a.team_rtt_ns < 331.0);
   cal_point_free(&a);
 }
 
@@ -184,4 +201,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(team_cpus),
     cmocka_unit_test(judge_pipes),
     cmocka_unit_test(pipes_probe),
+    cmocka_unit_test(rtt_probe),
     cmocka_unit_test(merge_pipes))

@@ -83,6 +83,24 @@ static void line_is_one_line(void **state) {
   free(buf);
 }
 
+static void hostile_cell(const void *arg, FILE *f) {
+  fprintf(f, "host\t%s\nnext\n", (const char *)arg);
+}
+
+/* A laid-out text keeps its lines and tabs; what its cells bring is
+ * escaped. */
+static void layout_escaped(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(cal_esc_layout(f, hostile_cell, "n\x1b[2J\xe2\x80\xae"), 0);
+  assert_int_equal(fclose(f), 0);
+  assert_string_equal(buf, "host\tn\\x1b[2J\\u202e\nnext\n");
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(controls_escaped),
@@ -90,6 +108,7 @@ int main(void) {
       cmocka_unit_test(cut_short_whole_escapes),
       cmocka_unit_test(text_keeps_lines),
       cmocka_unit_test(line_is_one_line),
+      cmocka_unit_test(layout_escaped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,6 +338,16 @@ static void machine_diff(void **state) {
   assert_false(cal_identity_same(8, m1, m3));
   assert_false(cal_identity_same(7, m1, m2)); /* exact elsewhere */
   assert_true(cal_identity_is_environment(9) && !cal_identity_is_environment(8));
+  /* the threads' round trip: one placement within a factor of 2.5 (one
+   * L3 read 50-65 ns, two dies 300 ns and more), listed as environment */
+  json_t *r1 = json_real(54.0), *r2 = json_real(63.5), *r3 = json_real(330.0);
+  assert_string_equal(cal_identity_keys[19], "quality.team_rtt_ns.min");
+  assert_true(cal_identity_is_environment(19));
+  assert_true(cal_identity_same(19, r1, r2));
+  assert_false(cal_identity_same(19, r1, r3));
+  json_decref(r1);
+  json_decref(r2);
+  json_decref(r3);
   json_decref(m1);
   json_decref(m2);
   json_decref(m3);

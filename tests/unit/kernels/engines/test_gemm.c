@@ -431,6 +431,26 @@ static void trend_rule(void **state) {
   assert_int_equal(cal_gemm_trend(&best, &x), 0);
 }
 
+/* Sizes are ranked on the median less a robust spread: one slow sample
+ * among seven (a 2-thread point's samples from one run) does not hand the
+ * best to a size 6% slower, and a wide spread still ranks below a tight
+ * one with the same median. */
+static void rank_rule(void **state) {
+  (void)state;
+  const double n512[7] = {225, 225, 223, 225, 227, 213, 171};
+  const double n1024[7] = {214, 211, 214, 215, 210, 211, 211};
+  cal_summary_t a, b;
+  assert_int_equal(cal_summarize(n512, 7, 0.95, &a), 0);
+  assert_int_equal(cal_summarize(n1024, 7, 0.95, &b), 0);
+  assert_true(a.ci_low < b.ci_low); /* the old rule picked 1024 */
+  assert_true(cal_gemm_rank(&a) > cal_gemm_rank(&b));
+  const double wide[7] = {150, 175, 190, 200, 210, 225, 250};
+  const double tight[7] = {198, 199, 200, 200, 200, 201, 202};
+  assert_int_equal(cal_summarize(wide, 7, 0.95, &a), 0);
+  assert_int_equal(cal_summarize(tight, 7, 0.95, &b), 0);
+  assert_true(cal_gemm_rank(&a) < cal_gemm_rank(&b));
+}
+
 /* The engines' state: refused shapes leave *out as it was; a made state
  * has its data and zeroes after it; C starts poisoned.  And the zeroed
  * allocation and the list free it uses. */
@@ -473,4 +493,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(harness_records_impl), cmocka_unit_test(onednn_mm_flags),
     cal_unit_test_bf16(onednn_mm_flags), cmocka_unit_test(plan_by_engine),
     cmocka_unit_test(headline_pick), cmocka_unit_test(trend_rule),
+      cmocka_unit_test(rank_rule),
     cmocka_unit_test(best_map_json))

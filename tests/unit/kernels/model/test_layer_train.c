@@ -14,11 +14,13 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "cal_bf16.h"
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"
+#include "layer_train_internal.h"
 #include "lm_head.h"
 #include "test_util.h"
 
@@ -42,12 +44,19 @@ static void params_d(const cal_train_t *T, const float *p, double *P) {
 
 /* Every parameter and activation gradient of a step within tol of the
  * double composition (RMS of the errors over the RMS of the reference). */
-static void check_all(const cal_train_t *T, double tol) {
+/* the parameters p in double (freed by the caller) and R allocated */
+static double *ref_for(const cal_train_t *T, const float *p,
+                       cal_train_ref_t *R) {
   double *P = malloc(8 * T->np);
-  cal_train_ref_t R;
   assert_non_null(P);
-  assert_int_equal(cal_train_ref_alloc(T, &R), 0);
-  params_d(T, cal_train_params_before(T), P);
+  assert_int_equal(cal_train_ref_alloc(T, R), 0);
+  params_d(T, p, P);
+  return P;
+}
+
+static void check_all(const cal_train_t *T, double tol) {
+  cal_train_ref_t R;
+  double *P = ref_for(T, cal_train_params_before(T), &R);
   assert_int_equal(cal_train_reference(T, P, &R, 0), 0);
   assert_true(cal_train_rel_err(T->y, R.y, (size_t)(T->t * T->s.hidden)) < tol);
   /* a stack's lower layers take their dy after their forward: no loss */
@@ -99,6 +108,109 @@ static void attention_blocks(void **state) {
   check_all(T, bf16 ? 3e-2 : 1e-4);
   assert_int_equal(cal_train_verify(T), 0);
   cal_train_free(T);
+}
+
+static int has_bf16(void) {
+  const char *why = NULL;
+  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
+         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
+}
+
+/* The bf16 step's attention runs on bf16 copies of Q, K, V and dO with
+ * its probabilities and score gradients rounded, as the reference rounds
+ * them: at two blocks and a ragged part (GQA 2) every tensor lands far
+ * inside the bound; a wrong product (the key copy the backward's
+ * recomputed scores read, one head's keys 1/8 off) fails the check. */
+static void bf16_attention(void **state) {
+  (void)state;
+  const char *why = NULL;
+  if (cal_onednn_supported(CAL_GEMM_BF16, &why) < 0)
+    cal_test_skip("bf16 not run: %s", why);
+  cal_layer_shape_t s = {64, 4, 2, 96, 2 * CAL_TRAIN_QB + 7, 2, 0, 1, 0, 0};
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 5, CAL_ENGINE_ONEDNN, &T), 0);
+  size_t n = 0;
+  assert_non_null(cal_train_attn16_copy(T, 1, &n));
+  assert_null(cal_train_attn16_copy(T, 4, &n));
+  assert_int_equal(cal_train_forward(T), 0);
+  assert_int_equal(cal_train_backward(T), 0);
+  cal_train_ref_t R;
+  double *P = ref_for(T, cal_train_params_after(T), &R);
+  assert_int_equal(cal_train_check(T, P, &R, 1), 0);
+  const int att[3] = {CAL_TRAIN_DQKV, CAL_TRAIN_DAO, CAL_TRAIN_DH1};
+  for (int i = 0; i < 3; i++) {
+    double e = cal_train_rel_err(T->dact[att[i]], R.dact[att[i]],
+                                 T->dact_n[att[i]]);
+    print_message("activation gradient %d: %.2e\n", att[i], e);
+    assert_true(e < cal_train_tolerance(T) / 3);
+  }
+  /* a wrong key block: the backward's scores no longer match the saved
+   * log-sum-exp */
+  assert_int_equal(cal_train_forward(T), 0);
+  uint16_t *k16 = cal_train_attn16_copy(T, 1, &n);
+  for (size_t i = 0; i < n / (size_t)(s.batch * s.kv_heads); i++)
+    k16[i] = cal_f32_to_bf16(cal_bf16_to_f32(k16[i]) * 1.125f);
+  assert_int_equal(cal_train_backward(T), 0);
+  assert_int_equal(cal_train_check(T, P, &R, 1), CAL_EVERIFY);
+  cal_train_ref_free(&R);
+  free(P);
+  cal_train_free(T);
+}
+
+/* cblas_sbgemm written out (row-major): the OpenBLAS engine's products
+ * where the BLAS has no bf16 GEMM */
+static void naive_sbgemm(enum CBLAS_ORDER o, enum CBLAS_TRANSPOSE ta,
+                         enum CBLAS_TRANSPOSE tb, blasint m, blasint n,
+                         blasint k, float alpha, const uint16_t *a,
+                         blasint lda, const uint16_t *b, blasint ldb,
+                         float beta, float *c, blasint ldc) {
+  assert_int_equal(o, CblasRowMajor);
+  for (blasint i = 0; i < m; i++)
+    for (blasint j = 0; j < n; j++) {
+      float acc = 0.0f;
+      for (blasint l = 0; l < k; l++)
+        acc += cal_bf16_to_f32(ta == CblasTrans ? a[l * lda + i] : a[i * lda + l]) *
+               cal_bf16_to_f32(tb == CblasTrans ? b[j * ldb + l] : b[l * ldb + j]);
+      c[i * ldc + j] = alpha * acc + (beta != 0.0f ? beta * c[i * ldc + j] : 0.0f);
+    }
+}
+
+/* The attention's products as an sbgemm engine calls them (transposes,
+ * leading dimensions, accumulation): the same step, the same bound. */
+static void bf16_attention_sbgemm(void **state) {
+  (void)state;
+  if (!has_bf16())
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  cal_layer_shape_t s = {64, 4, 2, 96, 2 * CAL_TRAIN_QB + 7, 1, 0, 1, 0, 0};
+  cal_train_t *T = NULL;
+  assert_int_equal(cal_train_create(&s, 5, CAL_ENGINE_ONEDNN, &T), 0);
+  T->sbgemm = naive_sbgemm; /* the projections stay on oneDNN */
+  assert_int_equal(cal_train_step(T), 0);
+  check_all(T, 3e-2);
+  assert_int_equal(cal_train_verify(T), 0);
+  cal_train_free(T);
+}
+
+/* A bf16 stack (its layers share the attention's per-thread scratch and
+ * products, run one layer at a time): every layer against the double
+ * composition from its own inputs, two steps; the memory it counts less
+ * than three single layers'. */
+static void bf16_stack(void **state) {
+  (void)state;
+  if (!has_bf16())
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  cal_layer_shape_t s = {64, 4, 2, 96, CAL_TRAIN_QB + 5, 2, 0, 1, 0, 0};
+  cal_train_stack_t *S = NULL;
+  assert_int_equal(cal_train_stack_create(&s, 3, 4, CAL_ENGINE_ONEDNN, &S), 0);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(cal_train_stack_step(S), 0);
+    assert_int_equal(cal_train_stack_verify(S), 0);
+    for (int l = 0; l < 3; l++)
+      check_all(S->T[l], 3e-2);
+  }
+  cal_train_stack_free(S);
+  assert_true(cal_train_stack_mem_bytes(&s, 3) <
+              3 * cal_train_stack_mem_bytes(&s, 1));
 }
 
 /* The composition's gradients against central differences of its loss,
@@ -198,12 +310,6 @@ static void verify_rejects(void **state) {
       dq[i * T->nqkv + T->s.heads * T->hd + e] *= 1.1f;
   assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
   cal_train_free(T);
-}
-
-static int has_bf16(void) {
-  const char *why = NULL;
-  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
-         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
 }
 
 static void bf16_gradients(void **state) {
@@ -458,8 +564,9 @@ static void memory_measured(void **state) {
 CAL_TEST_MAIN(
     cmocka_unit_test(memory_measured), cmocka_unit_test(fp32_gradients),
     cmocka_unit_test(attention_blocks),
-    cal_unit_test_bf16(attention_blocks),
+    cal_unit_test_bf16(attention_blocks), cmocka_unit_test(bf16_attention),
     cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
     cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
     cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
-    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack))
+    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack),
+    cmocka_unit_test(bf16_stack), cmocka_unit_test(bf16_attention_sbgemm))
