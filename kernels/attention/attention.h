@@ -113,8 +113,9 @@ int cal_attn_fused_team(const cal_attn_shape_t *s, const float *q,
  * the online softmax and O in fp32.  Both products run on bf16 dot
  * products with fp32 accumulation: vdpbf16ps (AVX512_BF16) or TDPBF16PS
  * tiles (AMX-BF16), Q·Kᵀ on the inputs as given and P·V on the step's
- * probabilities rounded to bf16 (decode, nq <= 4: P·V in fp32 on V
- * widened exactly, as one query row has no pairs of rows to feed them).
+ * probabilities rounded to bf16 (decode, nq <= 4: the query heads of a
+ * kv head together, both products on vdpbf16ps, P·V on pairs of keys;
+ * the portable variant's P·V in fp32 on V widened exactly).
  * Its own variants, chosen like the fp32 ones: */
 typedef enum {
   CAL_ATTN_BF16_SCALAR = 0, /* portable: the AMX algorithm, tiles emulated */

@@ -16,6 +16,13 @@
  *   BF_AXPY(acc, p, v, D) acc[d] += p·v[d] for d < D (acc padded to a
  *                         multiple of 32 floats, v read in place)
  *   BF_CVT32(dst, src)    32 floats of src rounded to bf16 into dst
+ * optionally, for the direct path's step (else: the rescale and BF_AXPY
+ * per key and row),
+ *   BF_PV_STEP(acc, ld, S, rows, alpha, jn, v, nv, D)
+ *                         acc[r] = alpha[r]·acc[r] + Σ_{j < jn} S[r][j]·v[j]
+ *                         for r < rows (acc: BF_ROWS rows ld floats apart,
+ *                         zero past rows; S rows BF_KS apart, zero past jn;
+ *                         v rows D apart, nv of them readable)
  * and, for the tile loop (BF_TILES defined), TILE_BEGIN() TILE_END() around
  * a thread's tile work and TILE_QK TILE_PV with the arguments of
  * cal_attn_tile_qk_emu / cal_attn_tile_pv_emu (attention_bf16_internal.h).
@@ -94,7 +101,7 @@ static void FN(bf_direct_group)(const cal_attn_shape_t *s, const uint16_t *q,
   const float scale = 1.0f / sqrtf((float)D);
 
   memset(qs, 0, sizeof(uint16_t) * (size_t)rows * BF_DP_MAX);
-  memset(acc, 0, sizeof(float) * (size_t)rows * BF_DP_MAX);
+  memset(acc, 0, sizeof(float) * (size_t)(BF_ROWS * Dp)); /* rows Dp apart */
   for (int r = 0; r < rows; r++) {
     int64_t g = (r0 + r) / s->nq, i = (r0 + r) % s->nq;
     memcpy(qs + r * BF_DP_MAX,
@@ -113,15 +120,19 @@ static void FN(bf_direct_group)(const cal_attn_shape_t *s, const uint16_t *q,
             BF_DOT(qs + r * BF_DP_MAX, kh + (t0 + j) * D, D) * scale;
     FN(bf_mask)(S, rows, BF_KS, t0, end);
     FN(softmax_tile)(S, rows, BF_KS, m, l, alpha);
-    FN(bf_rescale)(acc, NULL, rows, BF_DP_MAX, Dp, alpha);
+#ifdef BF_PV_STEP
+    BF_PV_STEP(acc, Dp, S, rows, alpha, jn, vh + t0 * D, s->nk - t0, D);
+#else
+    FN(bf_rescale)(acc, NULL, rows, Dp, Dp, alpha);
     for (int j = 0; j < jn; j++)
       for (int r = 0; r < rows; r++)
-        BF_AXPY(acc + r * BF_DP_MAX, S[r * BF_KS + j], vh + (t0 + j) * D, D);
+        BF_AXPY(acc + r * Dp, S[r * BF_KS + j], vh + (t0 + j) * D, D);
+#endif
   }
   for (int r = 0; r < rows; r++) {
     int64_t g = (r0 + r) / s->nq, i = (r0 + r) % s->nq;
     FN(bf_out_row)(o + ((b * s->heads + hk * G + g) * s->nq + i) * D,
-                   acc + r * BF_DP_MAX, D, l[r]);
+                   acc + r * Dp, D, l[r]);
   }
 }
 

@@ -11,7 +11,9 @@
  *         V (the two keys' rows interleaved) shared by the 8 rows, a
  *         broadcast of each row's pair of bf16 probabilities.
  * K and V are packed once per (batch, kv head) and re-used by every block
- * of queries (attention_bf16_internal.h has the layout).  Also the tile
+ * of queries (attention_bf16_internal.h has the layout).  Decode (the
+ * direct path) reads K in place and packs each step's V the same way for
+ * the same P·V, the query heads of a kv head its rows.  Also the tile
  * algorithm with the tile product emulated (tests: the AMX variant's code
  * with this vector softmax). */
 #include "attention_bf16_avx512.h"
@@ -23,6 +25,12 @@
 #define TILE_PV cal_attn_tile_pv_emu
 #define SFX _avx512bf16
 
+/* decode's P·V on vdpbf16ps too (below) */
+static void dp_pv_step(float *acc, int64_t ld, const float *S, int rows,
+                       const float *alpha, int jn, const uint16_t *vh,
+                       int64_t nv, int64_t D);
+#define BF_PV_STEP dp_pv_step
+
 #include "attention_bf16_impl.h"
 
 #define QB8 8   /* query rows of the register block */
@@ -31,8 +39,33 @@
 #define KS2 (2 * BF_KS) /* keys a block takes at once: two packed steps */
 #define PMAX (BF_DP_MAX / 2)
 
-/* One step's packing: K [Dp/2][32 keys] pairs along d, V [16][Dp] pairs of
- * keys 2jj, 2jj + 1. */
+/* V of step st packed [16][Dp]: pairs of keys 2jj, 2jj + 1 (zero past nk
+ * or D), two rows interleaved 32 columns at a time. */
+static void dp_pack_v(const uint16_t *vh, int64_t nk, int64_t D, int64_t st,
+                      uint32_t *vp) {
+  static const uint16_t order[32] = {
+      0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  const __m512i lo = _mm512_loadu_si512(order);
+  const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+  const int64_t Dp = cal_attn_bf16_dp(D), j0 = st * BF_KS;
+  for (int64_t jj = 0; jj < BF_KS / 2; jj++) {
+    const int64_t k0 = j0 + 2 * jj, k1 = k0 + 1;
+    for (int64_t d = 0; d < Dp; d += 32) {
+      const int64_t n = D - d < 32 ? D - d : 32;
+      const __mmask32 m = (__mmask32)(n == 32 ? 0xffffffffu : (1u << n) - 1u);
+      const __m512i r0 = k0 < nk ? _mm512_maskz_loadu_epi16(m, vh + k0 * D + d)
+                                 : _mm512_setzero_si512();
+      const __m512i r1 = k1 < nk ? _mm512_maskz_loadu_epi16(m, vh + k1 * D + d)
+                                 : _mm512_setzero_si512();
+      _mm512_storeu_si512(vp + jj * Dp + d, _mm512_permutex2var_epi16(r0, lo, r1));
+      _mm512_storeu_si512(vp + jj * Dp + d + 16,
+                          _mm512_permutex2var_epi16(r0, hi, r1));
+    }
+  }
+}
+
+/* One step's packing: K [Dp/2][32 keys] pairs along d, V as dp_pack_v. */
 static void dp_pack(const uint16_t *kh, const uint16_t *vh, int64_t nk,
                     int64_t D, int64_t st, uint32_t *kp, uint32_t *vp) {
   const int64_t Dp = cal_attn_bf16_dp(D), j0 = st * BF_KS;
@@ -40,10 +73,7 @@ static void dp_pack(const uint16_t *kh, const uint16_t *vh, int64_t nk,
     for (int64_t n = 0; n < BF_KS; n++)
       kp[p * BF_KS + n] =
           bf_pair_avx512bf16(kh, nk, D, j0 + n, 2 * p, j0 + n, 2 * p + 1);
-  for (int64_t jj = 0; jj < BF_KS / 2; jj++)
-    for (int64_t d = 0; d < Dp; d++)
-      vp[jj * Dp + d] = bf_pair_avx512bf16(vh, nk, D, j0 + 2 * jj, d,
-                                           j0 + 2 * jj + 1, d);
+  dp_pack_v(vh, nk, D, st, vp);
 }
 
 /* S[8][32] (rows KS2 apart) = scale · Q[8] · Kᵀ over np pairs of d. */
@@ -101,6 +131,29 @@ static inline void dp_pv(float *acc, const uint32_t *p32, const uint32_t *vp,
       _mm512_storeu_ps(acc + r * Dp + dv + 16, a[r][1]);
     }
   }
+}
+
+/* Decode's P·V of one step (BF_PV_STEP): the step's V packed as a
+ * prefill step's, then the prefill's register-blocked product on the
+ * probabilities rounded to bf16 (as prefill rounds them), eight rows at
+ * a time, rows past `rows` with zero probabilities. */
+static void dp_pv_step(float *acc, int64_t ld, const float *S, int rows,
+                       const float *alpha, int jn, const uint16_t *vh,
+                       int64_t nv, int64_t D) {
+  _Alignas(64) uint32_t vp[BF_KS / 2 * BF_DP_MAX];
+  _Alignas(64) uint32_t p32[QBLK * KS2 / 2];
+  float al[QBLK];
+  const int nr = (rows + QB8 - 1) / QB8 * QB8;
+  dp_pack_v(vh, nv, D, 0, vp);
+  for (int r = 0; r < nr; r++) {
+    if (r < rows)
+      avx512_bf_cvt32((uint16_t *)(p32 + r * KS2 / 2), S + r * BF_KS);
+    else
+      memset(p32 + r * KS2 / 2, 0, sizeof(uint16_t) * BF_KS);
+    al[r] = r < rows ? alpha[r] : 1.0f;
+  }
+  for (int rb = 0; rb < nr; rb += QB8)
+    dp_pv(acc + rb * ld, p32 + rb * KS2 / 2, vp, ld, al + rb, (jn + 1) / 2);
 }
 
 /* One block of up to 16 query rows from i0 of head (b, h). */
