@@ -123,7 +123,7 @@ static inline int block_lanes(int64_t jb, int64_t c0, int64_t n, int *lo,
 /* One chunk for a group of nb rows: every block of [c0, c0 + n). */
 static void pchunk(int nb, ptile_t *t, const uint32_t *wc, int64_t Kp,
                    int64_t c0, int64_t n, float *y, int64_t ldy,
-                   float (*edge)[XB * 32], int last) {
+                   float *const edge[2], int last) {
   const int64_t jb0 = c0 / 32, jb1 = (c0 + n + 31) / 32;
   const int nbk = nb <= 2 ? 4 : nb <= 4 ? 2 : 1;
   int lo, hi;
@@ -183,7 +183,7 @@ void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
         const int64_t rows = kn - 2 * p0 < 2 * PCH ? kn - 2 * p0 : 2 * PCH;
         for (int b = 0; b < nb; b++)
           x_pairs(x + (b0 + g + b) * ldx + 2 * p0, rows, xp + b * PCH);
-        float(*eg)[XB * 32] = (float(*)[XB * 32])(&edge[0][g * 32]);
+        float *const eg[2] = {edge[0] + g * 32, edge[1] + g * 32};
         pchunk(nb, &t, wp + (k0 / 2 + p0) * 32, Kp, c0, n,
                y + (b0 + g) * ldy, ldy, eg, p0 + PCH >= np);
       }
