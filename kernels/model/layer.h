@@ -25,8 +25,9 @@ typedef struct cal_layer_shape {
   int64_t hidden, heads, kv_heads, ffn, seq, batch;
   int decode;
   int bf16;  /* 1: weights and the products' inputs in bf16 (fp32
-                accumulation; norms, softmax, residuals and the KV cache
-                stay fp32) */
+                accumulation; norms, softmax and residuals stay fp32, the
+                KV cache too in prefill; decode keeps it in bf16 and
+                attends in bf16) */
   /* decode: above 1, a generate loop's growing cache: seq + grow slots,
    * the new token written at the layer's position (seq at setup, moved
    * along by cal_layer_set_pos) and attention over the slots up to it;
@@ -66,9 +67,10 @@ double cal_layer_tokens(const cal_layer_shape_t *s);
 /* Bytes a forward pass must read from memory at the least, the figure a
  * decode step's bandwidth efficiency divides by its time: every weight of
  * the layer once (the projections, the MLP and both norm gains, 4 bytes
- * each) plus the K and V cache rows attention reads for every sequence of
- * the batch (batch × kv_heads × keys × head_dim × 2 × 4 bytes; keys =
- * seq + 1 in decode, the past tokens and the new one; seq in prefill).
+ * each; bf16: the projections and the MLP 2) plus the K and V cache rows
+ * attention reads for every sequence of the batch (batch × kv_heads ×
+ * keys × head_dim × 2 × 4 bytes, 2 in bf16 decode; keys = seq + 1 in
+ * decode, the past tokens and the new one; seq in prefill).
  * Activations are not counted. */
 double cal_layer_read_bytes(const cal_layer_shape_t *s);
 
