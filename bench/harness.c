@@ -202,6 +202,11 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   cal_load_snap_t before, after;
   if (cfg->load)
     cal_load_read(cfg->load, &before);
+  /* the threads' placement on both sides of the measurement: the
+   * hypervisor can move them within seconds */
+  double rtt0 = threads && p->threads > 1
+                    ? cal_team_rtt_probe(p->threads, CAL_TEAM_RTT_ROUNDS, 2)
+                    : 0;
   double cpu0 = cpu_now(), wall0 = cal_now();
   rc = cal_measure(cfg, kernel_run, pair, &pt->m);
   if (rc < 0)
@@ -217,7 +222,7 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     double r = cal_pipes_probe(p->threads, CAL_PIPES_PROBE_S, 2);
     pt->team_rate = r > 0 ? r : 0;
     r = cal_team_rtt_probe(p->threads, CAL_TEAM_RTT_ROUNDS, 2);
-    pt->team_rtt_ns = r > 0 ? r : 0;
+    pt->team_rtt_ns = r > rtt0 ? r : rtt0 > 0 ? rtt0 : 0; /* the farther */
   }
   if (cfg->load) {
     cal_load_read(cfg->load, &after);

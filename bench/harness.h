@@ -112,9 +112,9 @@ typedef struct cal_point {
    * (cal_pipes_probe): about 1 when each thread had a core's arithmetic
    * to itself, about 1/threads when they shared one; 0 not probed */
   double team_rate;
-  /* the threads' cache-line round trip right after it (cal_team_rtt_probe,
-   * ns; the slowest pair): how far apart the hypervisor placed them; 0
-   * not probed */
+  /* the threads' cache-line round trip just before and right after it,
+   * the longer (cal_team_rtt_probe, ns; the slowest pair): how far apart
+   * the hypervisor placed them; 0 not probed */
   double team_rtt_ns;
   int throttled;        /* measured after the clock fell (run.h) */
 } cal_point_t;

@@ -34,4 +34,8 @@ double cal_team_rtt_probe(int n, long rounds, int tries);
 /* Round trips of a point's probe (a few ms at the slowest seen). */
 #define CAL_TEAM_RTT_ROUNDS 4000
 
+/* A team whose round trip is this many times the least a run has seen
+ * was placed apart (another die or socket) when it was probed. */
+#define CAL_TEAM_RTT_APART 2.5
+
 #endif

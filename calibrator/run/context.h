@@ -29,6 +29,9 @@ typedef struct cal_ctx {
    * points' threads (bench/pipes.h): at least CAL_PIPES_MIN once the
    * threads have been seen to compute side by side; 0 unknown */
   double team_best;
+  /* the least round trip between the threads any undisturbed point of
+   * the run has seen (team_rtt_ns; 0 none yet) */
+  double rtt_least_ns;
   int locked, lock_fd;      /* the machine-wide lock (cal_ctx_lock) */
 } cal_ctx_t;
 

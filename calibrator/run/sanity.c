@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cal_vec.h"
+#include "pipes.h"
 #include "results.h"
 #include "run.h"
 
@@ -63,13 +64,9 @@ static void gemm_checks(cal_run_t *r, const cal_gemm_result_t *g) {
   }
 }
 
-/* Threads whose round trip grew this much within one run were moved
- * apart (another die or socket) while it ran. */
-#define CAL_RTT_APART 2.5
-
 void cal_sanity_check(cal_run_t *r) {
   const cal_quality_t *q = &r->res->quality;
-  if (q->rtt_points > 1 && q->rtt_max_ns > CAL_RTT_APART * q->rtt_min_ns)
+  if (q->rtt_points > 1 && q->rtt_max_ns > CAL_TEAM_RTT_APART * q->rtt_min_ns)
     finding(r, "the threads' cache-line round trip went from %.0f to %.0f ns "
                "between points: the hypervisor moved them apart during the "
                "run, and a product whose threads share data (OpenBLAS's) "
