@@ -112,10 +112,12 @@ for threads, key, who in ((t, "gflops", "all_threads"), (1, "gflops_per_core", "
     first = byid[best["confirms"]]
     pooled = statistics.median(first["samples_gflops"] + best["samples_gflops"])
     assert abs(d[key] - pooled) < 1e-6 * pooled and abs(best["pooled_gflops"] - pooled) < 1e-6 * pooled
-    # the confirmed size is the one whose median CI starts highest
+    # the confirmed size is the one whose median less 1.4826 x its MAD is
+    # highest (among those whose threads ran side by side)
     sizes = [p for p in pts if p["threads"] == threads and p["kernel"] == kernel
-             and not p.get("confirms") and "role_of" not in p]
-    lead = max(sizes, key=lambda p: p["stats"]["ci_low"])
+             and not p.get("confirms") and "role_of" not in p
+             and not p.get("threads_not_parallel")]
+    lead = max(sizes, key=lambda p: p["stats"]["median"] - 1.4826 * p["stats"]["mad"])
     assert best["n"] == lead["n"] and abs(sw["best_gflops_in_sweep"] - lead["gflops"]) < 1e-6
 assert all(p["pinned"] for p in pts), "threads were not pinned"
 assert all(len(p["samples_gflops"]) >= 7 for p in pts)

@@ -32,6 +32,7 @@ typedef struct cal_ctx {
   /* the least round trip between the threads any undisturbed point of
    * the run has seen (team_rtt_ns; 0 none yet) */
   double rtt_least_ns;
+  int rtt_stayed_apart;     /* a point measured again was apart again */
   int locked, lock_fd;      /* the machine-wide lock (cal_ctx_lock) */
 } cal_ctx_t;
 

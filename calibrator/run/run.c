@@ -220,17 +220,22 @@ static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
 
 /* Whether the threads of an undisturbed point were placed apart when it
  * was measured: their round trip past CAL_TEAM_RTT_APART x the least the
- * run has seen (which it updates).  The hypervisor moves a guest's vCPUs between one L3 and
- * two dies from one second to the next, and a product whose threads share
- * blocks runs a quarter slower apart; measured again, a point is measured
- * as the run's other points were. */
+ * run has seen (which it updates).  The hypervisor moves a guest's vCPUs
+ * between one L3 and two dies from one second to the next, and a product
+ * whose threads share blocks runs a quarter slower apart; measured again,
+ * a point is measured as the run's other points were.  When a point
+ * measured again was apart again, the threads stay apart for a while:
+ * no point is measured again for it until one finds them close. */
 static int placed_apart(cal_run_t *r, const cal_point_t *pt) {
   if (pt->status != CAL_POINT_OK || !(pt->team_rtt_ns > 0) || disturbed(r, pt))
     return 0;
   double *least = &r->ctx->rtt_least_ns;
   if (*least <= 0 || pt->team_rtt_ns < *least)
     *least = pt->team_rtt_ns;
-  return pt->team_rtt_ns > CAL_TEAM_RTT_APART * *least;
+  int apart = pt->team_rtt_ns > CAL_TEAM_RTT_APART * *least;
+  if (!apart)
+    r->ctx->rtt_stayed_apart = 0;
+  return apart && !r->ctx->rtt_stayed_apart;
 }
 
 /* The run's span of the threads' round trip, over undisturbed points. */
@@ -276,8 +281,11 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
     cal_point_free(pt);
     *pt = again;
     pt->remeasured = 1;
-    if (rc == 0)
-      (void)placed_apart(r, pt); /* its round trip joins the run's least */
+    /* its round trip joins the run's least; apart again, they stay so */
+    if (rc == 0 && apart && placed_apart(r, pt))
+      r->ctx->rtt_stayed_apart = 1;
+    else if (rc == 0)
+      (void)placed_apart(r, pt);
   }
   if (rc == 0 && disturbed(r, pt))
     contaminate(r, pt);
