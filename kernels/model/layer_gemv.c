@@ -122,8 +122,3 @@ void cal_gemv_pack_bf16(const float *w, int64_t ldw, int64_t K, int64_t n,
                        n, k, wp);
 }
 
-uint16_t cal_gemv_packed_at(const uint32_t *wp, int64_t K, int64_t k,
-                            int64_t j) {
-  const uint32_t v = wp[((j / 32) * ((K + 1) / 2) + k / 2) * 32 + j % 32];
-  return (uint16_t)(k % 2 ? v >> 16 : v & 0xffffu);
-}

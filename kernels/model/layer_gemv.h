@@ -68,9 +68,14 @@ void cal_gemv_pack_bf16(const float *w, int64_t ldw, int64_t K, int64_t n,
  * wp. */
 void cal_gemv_pack_pair(const float *r0, const float *r1, int64_t K,
                         int64_t n, int64_t k, uint32_t *wp);
-/* Element (k, j) of a packed K x n matrix, as bf16. */
-uint16_t cal_gemv_packed_at(const uint32_t *wp, int64_t K, int64_t k,
-                            int64_t j);
+/* Element (k, j) of a packed K x n matrix, as bf16 (inline: the
+ * references read whole matrices through it, the LM head's 136 M
+ * elements for each token they check). */
+static inline uint16_t cal_gemv_packed_at(const uint32_t *wp, int64_t K,
+                                          int64_t k, int64_t j) {
+  const uint32_t v = wp[((j / 32) * ((K + 1) / 2) + k / 2) * 32 + j % 32];
+  return (uint16_t)(k % 2 ? v >> 16 : v & 0xffffu);
+}
 /* y[b·ldy + j] = Σ_{i < kn} x[b·ldx + i] · W[k0 + i][c0 + j] for b <
  * batch, j < n: rows k0 .. k0 + kn - 1 (k0 even) and columns c0 .. c0 +
  * n - 1 of the packed K-row matrix wp; x rounded to bf16 on the way in
