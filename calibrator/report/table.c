@@ -25,7 +25,8 @@ void cal_points_print(const cal_run_result_t *r, const void *result, FILE *out) 
   }
 }
 
-static void table_write(const cal_run_result_t *r, FILE *out) {
+static void table_write(const void *arg, FILE *out) {
+  const cal_run_result_t *r = arg;
   const cal_hwinfo_t *hw = r->hw;
   fprintf(out, "\ncalibrate %s  %s, %d usable core%s, %s %s (%s kernels)\n",
           cal_version, hw->brand, hw->usable_cores,
@@ -60,12 +61,10 @@ static void table_write(const cal_run_result_t *r, FILE *out) {
     fprintf(out, "  warning: %s\n", q->warnings[i]);
 }
 
-static void table_layout(const void *r, FILE *f) { table_write(r, f); }
-
 /* The table is laid out first and printed escaped (cal_esc.h, lines
  * kept): the CPU's brand, the libraries' names and the reasons and
  * warnings it shows come from outside, and none may act on the terminal
  * that shows them. */
 void cal_table_print(const cal_run_result_t *r, FILE *out) {
-  cal_esc_layout(out, table_layout, r);
+  cal_esc_layout(out, table_write, r);
 }

@@ -218,6 +218,14 @@ static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
   return cal_parallel_action(bad, tries, r->ctx->remeasure_left_s);
 }
 
+/* A point's threads' round trip where it counts for the run (a measured
+ * point others did not disturb), else 0. */
+static double rtt_of(const cal_run_t *r, const cal_point_t *pt) {
+  return pt->status == CAL_POINT_OK && pt->team_rtt_ns > 0 && !disturbed(r, pt)
+             ? pt->team_rtt_ns
+             : 0;
+}
+
 /* Whether the threads of an undisturbed point were placed apart when it
  * was measured: their round trip past CAL_TEAM_RTT_APART x the least the
  * run has seen (which it updates).  The hypervisor moves a guest's vCPUs
@@ -227,12 +235,13 @@ static cal_par_action_t judge_threads(const cal_run_t *r, cal_point_t *pt,
  * measured again was apart again, the threads stay apart for a while:
  * no point is measured again for it until one finds them close. */
 static int placed_apart(cal_run_t *r, const cal_point_t *pt) {
-  if (pt->status != CAL_POINT_OK || !(pt->team_rtt_ns > 0) || disturbed(r, pt))
+  const double rtt = rtt_of(r, pt);
+  if (rtt <= 0)
     return 0;
   double *least = &r->ctx->rtt_least_ns;
-  if (*least <= 0 || pt->team_rtt_ns < *least)
-    *least = pt->team_rtt_ns;
-  int apart = pt->team_rtt_ns > CAL_TEAM_RTT_APART * *least;
+  if (*least <= 0 || rtt < *least)
+    *least = rtt;
+  int apart = rtt > CAL_TEAM_RTT_APART * *least;
   if (!apart)
     r->ctx->rtt_stayed_apart = 0;
   return apart && !r->ctx->rtt_stayed_apart;
@@ -241,12 +250,13 @@ static int placed_apart(cal_run_t *r, const cal_point_t *pt) {
 /* The run's span of the threads' round trip, over undisturbed points. */
 static void note_rtt(cal_run_t *r, const cal_point_t *pt) {
   cal_quality_t *q = &r->res->quality;
-  if (pt->status != CAL_POINT_OK || !(pt->team_rtt_ns > 0) || disturbed(r, pt))
+  const double rtt = rtt_of(r, pt);
+  if (rtt <= 0)
     return;
-  if (q->rtt_points == 0 || pt->team_rtt_ns < q->rtt_min_ns)
-    q->rtt_min_ns = pt->team_rtt_ns;
-  if (q->rtt_points == 0 || pt->team_rtt_ns > q->rtt_max_ns)
-    q->rtt_max_ns = pt->team_rtt_ns;
+  if (q->rtt_points == 0 || rtt < q->rtt_min_ns)
+    q->rtt_min_ns = rtt;
+  if (q->rtt_points == 0 || rtt > q->rtt_max_ns)
+    q->rtt_max_ns = rtt;
   q->rtt_points++;
 }
 
@@ -282,10 +292,8 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
     *pt = again;
     pt->remeasured = 1;
     /* its round trip joins the run's least; apart again, they stay so */
-    if (rc == 0 && apart && placed_apart(r, pt))
+    if (rc == 0 && placed_apart(r, pt) && apart)
       r->ctx->rtt_stayed_apart = 1;
-    else if (rc == 0)
-      (void)placed_apart(r, pt);
   }
   if (rc == 0 && disturbed(r, pt))
     contaminate(r, pt);
