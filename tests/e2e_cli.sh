@@ -113,6 +113,12 @@ for threads, key, who in ((t, "gflops", "all_threads"), (1, "gflops_per_core", "
     kernel = d["gemm_best"]["fp32"][who]["kernel"]
     sw = [s for s in d["gemm"]["sweeps"] if s["kernel"] == kernel and s["threads"] == threads][0]
     best = byid[sw["best_id"]]
+    if not best.get("confirms"):
+        # its confirmation ran with its threads on one core (the host's
+        # doing) and says so: never a best, the size stays the sweep's
+        conf = [p for p in d["gemm"]["points"] if p.get("confirms") == best["id"]]
+        assert conf and all(p.get("threads_not_parallel") for p in conf), best["id"]
+        continue
     # the confirmation's id is its role, its size a field
     assert best["id"] == "gemm/fp32/%s/confirm/t%d" % (best["engine"], threads), best["id"]
     first = byid[best["confirms"]]
