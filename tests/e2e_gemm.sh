@@ -74,6 +74,15 @@ for dt, entry in g["dtypes"].items():
         # the headline is the best of the verified engines, and names it
         figs = {e: v["best_%s_%s" % (m, which)] for e, v in entry["engines"].items()
                 if v["status"] == "measured"}
+        for e, v in figs.items():
+            if v is None:
+                # an engine with no figure here: every one of its points at
+                # this thread count ran with its threads on one core
+                mine = [p for p in pts if p["dtype"] == dt and p["engine"] == e
+                        and p["status"] == "ok" and p["threads"] == t]
+                assert which == "all_threads" and mine, (dt, e, which)
+                assert all(p.get("threads_not_parallel") for p in mine), (dt, e, mine)
+        figs = {e: v for e, v in figs.items() if v is not None}
         assert head == max(figs.values()), (dt, which, head, figs)
         assert figs[who["engine"]] == head and entry["engines"][who["engine"]][key] == who
     assert entry.get("best_all_threads") is None or top["engine"] == entry["best_all_threads"]["engine"]
