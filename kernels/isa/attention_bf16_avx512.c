@@ -101,36 +101,41 @@ static inline void dp_qk(const uint32_t *q32, const uint32_t *kp, int64_t np,
   }
 }
 
-/* acc[8][Dp] = alpha·acc + P[8][2·npr keys] · V (p32: each row's KS2 / 2
- * pairs of bf16 probabilities, npr of them used; V's steps consecutive),
- * 32 columns of d at a time. */
-static inline void dp_pv(float *acc, const uint32_t *p32, const uint32_t *vp,
-                         int64_t Dp, const float *alpha, int npr) {
-  for (int64_t dv = 0; dv < Dp; dv += 32) {
-    __m512 a[QB8][2];
-#pragma GCC unroll 8
-    for (int r = 0; r < QB8; r++) {
-      __m512 al = _mm512_set1_ps(alpha[r]);
-      a[r][0] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * Dp + dv), al);
-      a[r][1] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * Dp + dv + 16), al);
-    }
-    for (int jj = 0; jj < npr; jj++) {
-      __m512bh v0 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv);
-      __m512bh v1 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv + 16);
+/* acc[8·nrb][Dp] = alpha·acc + P[8·nrb][2·npr keys] · V (p32: each row's
+ * KS2 / 2 pairs of bf16 probabilities, npr of them used; V's steps
+ * consecutive; acc rows ld floats apart), 32 columns of d at a time, the
+ * register blocks inside so that they read each column chunk of V while
+ * it is in L1 (a step's packed K and V fill it). */
+static inline void dp_pv(float *acc, int64_t ld, const uint32_t *p32,
+                         const uint32_t *vp, int64_t Dp, const float *alpha,
+                         int npr, int nrb) {
+  for (int64_t dv = 0; dv < Dp; dv += 32)
+    for (int rb = 0; rb < nrb; rb++) {
+      float *ac = acc + rb * QB8 * ld + dv;
+      const uint32_t *pr = p32 + rb * QB8 * KS2 / 2;
+      __m512 a[QB8][2];
 #pragma GCC unroll 8
       for (int r = 0; r < QB8; r++) {
-        __m512bh pb =
-            (__m512bh)_mm512_set1_epi32((int)p32[r * KS2 / 2 + jj]);
-        a[r][0] = _mm512_dpbf16_ps(a[r][0], pb, v0);
-        a[r][1] = _mm512_dpbf16_ps(a[r][1], pb, v1);
+        __m512 al = _mm512_set1_ps(alpha[rb * QB8 + r]);
+        a[r][0] = _mm512_mul_ps(_mm512_loadu_ps(ac + r * ld), al);
+        a[r][1] = _mm512_mul_ps(_mm512_loadu_ps(ac + r * ld + 16), al);
+      }
+      for (int jj = 0; jj < npr; jj++) {
+        __m512bh v0 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv);
+        __m512bh v1 = (__m512bh)_mm512_loadu_si512(vp + jj * Dp + dv + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < QB8; r++) {
+          __m512bh pb = (__m512bh)_mm512_set1_epi32((int)pr[r * KS2 / 2 + jj]);
+          a[r][0] = _mm512_dpbf16_ps(a[r][0], pb, v0);
+          a[r][1] = _mm512_dpbf16_ps(a[r][1], pb, v1);
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < QB8; r++) {
+        _mm512_storeu_ps(ac + r * ld, a[r][0]);
+        _mm512_storeu_ps(ac + r * ld + 16, a[r][1]);
       }
     }
-#pragma GCC unroll 8
-    for (int r = 0; r < QB8; r++) {
-      _mm512_storeu_ps(acc + r * Dp + dv, a[r][0]);
-      _mm512_storeu_ps(acc + r * Dp + dv + 16, a[r][1]);
-    }
-  }
 }
 
 /* Decode's P·V of one step (BF_PV_STEP): the step's V packed as a
@@ -152,8 +157,7 @@ static void dp_pv_step(float *acc, int64_t ld, const float *S, int rows,
       memset(p32 + r * KS2 / 2, 0, sizeof(uint16_t) * BF_KS);
     al[r] = r < rows ? alpha[r] : 1.0f;
   }
-  for (int rb = 0; rb < nr; rb += QB8)
-    dp_pv(acc + rb * ld, p32 + rb * KS2 / 2, vp, ld, al + rb, (jn + 1) / 2);
+  dp_pv(acc, ld, p32, vp, ld, al, (jn + 1) / 2, nr / QB8);
 }
 
 /* One block of up to 16 query rows from i0 of head (b, h). */
@@ -168,7 +172,7 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
   int64_t end[QBLK];
   const int64_t D = s->head_dim, Dp = cal_attn_bf16_dp(D);
   const uint16_t *qh = q + ((b * s->heads + h) * s->nq + i0) * D;
-  const float scale = 1.0f / sqrtf((float)D);
+  const float scale = bf_scale_avx512bf16(D);
 
   memset(q32, 0, sizeof q32);
   for (int r = 0; r < rows; r++)
@@ -193,9 +197,7 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
       for (int hf = 0; hf < halves; hf++)
         avx512_bf_cvt32((uint16_t *)(p32 + r * KS2 / 2 + hf * BF_KS / 2),
                         S + r * KS2 + hf * BF_KS);
-    for (int rb = 0; rb < nrb; rb++)
-      dp_pv(acc + rb * QB8 * Dp, p32 + rb * QB8 * KS2 / 2, vp + off, Dp,
-            alpha + rb * QB8, halves * BF_KS / 2);
+    dp_pv(acc, Dp, p32, vp + off, Dp, alpha, halves * BF_KS / 2, nrb);
   }
   for (int r = 0; r < rows; r++)
     bf_out_row_avx512bf16(o + ((b * s->heads + h) * s->nq + i0 + r) * D,
