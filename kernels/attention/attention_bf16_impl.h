@@ -6,8 +6,10 @@
  *
  * Q, K, V are bf16; scores, the online softmax and the accumulators fp32
  * (the algorithm of attention_fused_impl.h); the probabilities P of a step
- * are rounded to bf16 for the P·V product.  Scores are scaled by 1/√D in
- * fp32 after the product, so Q is used exactly as given.
+ * are rounded to bf16 for the P·V product.  Scores are scaled by
+ * log2(e)/√D in fp32 after the product, so Q is used exactly as given, and
+ * the softmax runs in base 2 (2^x is cheaper than e^x; the probabilities
+ * are the same).
  *
  * The including file defines, besides the vocabulary and SFX:
  *   BF_DOT(q, k, D)       Σ_d q[d]·k[d] in fp32 (q: a row padded with zeros
@@ -44,7 +46,16 @@
 #define BF_ROWS 16                      /* rows of a direct group, a tile */
 #define BF_KS CAL_ATTN_BF16_KS
 
+/* the softmax in base 2: the scores are scaled by log2(e)/√D (bf_scale) */
+#define CAL_SOFTMAX_BASE2 1
 #include "attention_softmax_impl.h"
+#undef CAL_SOFTMAX_BASE2
+
+/* What the scores are multiplied by after the product: 1/√D, and log2 e
+ * for the base-2 softmax (the probabilities are the same). */
+static inline float FN(bf_scale)(int64_t D) {
+  return 1.4426950408889634f / sqrtf((float)D);
+}
 
 /* keys query i may attend: 0 .. end - 1 */
 static inline int64_t FN(bf_keys_end)(const cal_attn_shape_t *s, int64_t i) {
@@ -98,7 +109,7 @@ static void FN(bf_direct_group)(const cal_attn_shape_t *s, const uint16_t *q,
   const int64_t Dp = cal_attn_bf16_dp(D);
   const uint16_t *kh = k + (b * s->kv_heads + hk) * s->nk * D;
   const uint16_t *vh = v + (b * s->kv_heads + hk) * s->nk * D;
-  const float scale = 1.0f / sqrtf((float)D);
+  const float scale = FN(bf_scale)(D);
 
   memset(qs, 0, sizeof(uint16_t) * (size_t)rows * BF_DP_MAX);
   memset(acc, 0, sizeof(float) * (size_t)(BF_ROWS * Dp)); /* rows Dp apart */
@@ -259,7 +270,7 @@ static void FN(bf_tile_block)(const cal_attn_shape_t *s, const uint16_t *q,
   const int64_t D = s->head_dim, Dp = cal_attn_bf16_dp(D);
   const int nch = (int)(Dp / 32), ne = (int)(Dp / 16);
   const uint16_t *qh = q + ((b * s->heads + h) * s->nq + i0) * D;
-  const float scale = 1.0f / sqrtf((float)D);
+  const float scale = FN(bf_scale)(D);
 
   memset(qp, 0, sizeof(uint16_t) * (size_t)(nch * 16 * 32));
   for (int r = 0; r < rows; r++)
