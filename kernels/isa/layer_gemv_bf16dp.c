@@ -9,7 +9,7 @@
  * 32 columns of the packed matrix is one stream of pairs of rows, 128
  * bytes a pair already in the dot product's order, so a pair is two loads
  * and no interleave.  A register tile of up to eight batch rows x 32
- * columns keeps its sums in registers over a chunk of PCH pairs (512
+ * columns keeps its sums in registers over a chunk of PCH pairs (5120
  * rows): per pair two loads, and per batch row one broadcast of x's pair
  * and two dot products; y is read and written once per chunk.  (Summing
  * row-major weights eight rows at a time instead, y's loads and stores
@@ -17,7 +17,7 @@
  * 1.8 times one at batch 1: the arithmetic no longer hid under the
  * weights' stream.)  A few batch rows tile two or four blocks at once:
  * more streams for the memory, more independent sums.  Each stream is
- * prefetched PFB bytes ahead.  Partial blocks at either end of the
+ * prefetched PFB bytes ahead into L1 and PFB2 into L2.  Partial blocks at either end of the
  * columns sum into edge rows, copied out at the end. */
 #include <immintrin.h>
 #include <stdint.h>
@@ -44,8 +44,18 @@ static void x_pairs(const float *x, int64_t n, uint32_t *xp) {
   }
 }
 
-#define PCH 256     /* pairs of rows per chunk */
-#define PFB 1024    /* bytes ahead prefetched in a block's stream */
+/* A chunk is a whole column block's stream up to 5120 rows of K (all of
+ * qwen2-0.5b's matrices), so that a thread's columns are one run of memory
+ * from end to end; longer K restarts every 320 KiB of a stream.  With
+ * chunks of 512 rows the streams restarted every 32 KiB, each start a wait
+ * on memory the prefetch had not reached: a step of 8 batch rows took 1.5
+ * times one row's, 1.0-1.15 times with whole streams and the far prefetch
+ * below (a same-process test over the qwen2-0.5b decode's 988 MB of
+ * weights, 2 threads).  x's pairs of a chunk, 80 KiB for 8 rows, are on
+ * the stack. */
+#define PCH 2560    /* pairs of rows per chunk */
+#define PFB 1024    /* bytes ahead prefetched into L1 in a block's stream */
+#define PFB2 8192   /* and into L2: memory's latency at a tile's pace */
 
 typedef struct ptile {
   const uint32_t *xp;    /* the group's x pairs of the chunk, [row][PCH] */
@@ -73,6 +83,8 @@ ptile_run(const int nb, const int nbk, const ptile_t *t) {
       const uint32_t *wk = t->w + k * t->bstride + p * 32;
       _mm_prefetch((const char *)wk + PFB, _MM_HINT_T0);
       _mm_prefetch((const char *)wk + PFB + 64, _MM_HINT_T0);
+      _mm_prefetch((const char *)wk + PFB2, _MM_HINT_T1);
+      _mm_prefetch((const char *)wk + PFB2 + 64, _MM_HINT_T1);
       w[2 * k] = (__m512bh)_mm512_loadu_si512(wk);
       w[2 * k + 1] = (__m512bh)_mm512_loadu_si512(wk + 16);
     }

@@ -187,7 +187,24 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
     vec->swiglu(gu + b * 2 * f, n, L->a + b * f + j0);
 }
 
-/* y = res + x·W, W k x d.  Its d columns are few (the hidden size), so
+/* y = res + x·W over this thread's columns, W packed: a block of columns
+ * is one stretch of the packed matrix (every row of its 32 columns), so
+ * the row split below would cut each block's stream into a piece a
+ * thread, every piece a start the prefetch has not reached. */
+static void proj_cols(const cal_layer_t *L, const float *x, int64_t k,
+                      int mi, const float *res, float *y, int t, int nt) {
+  const int64_t d = L->s.hidden, B = L->s.batch;
+  int64_t c0, c1;
+  columns(d, t, nt, &c0, &c1);
+  if (c0 >= c1)
+    return;
+  product(L, mi, x, k, 0, k, c0, c1 - c0, y + c0, d);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t c = c0; c < c1; c++)
+      y[b * d + c] += res[b * d + c];
+}
+
+/* y = res + x·W, W k x d (not packed).  Its d columns are few (the hidden size), so
  * a block of columns a thread would be a few cache lines of every row:
  * streams too short for the prefetchers (batch-1 decode read 0.64 of the
  * memory's rate that way).  Each thread takes a block of W's rows
@@ -198,6 +215,10 @@ static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
                       int mi, const float *res, float *y, int t, int nt) {
   const int64_t d = L->s.hidden, B = L->s.batch;
   int64_t r0, r1;
+  if (L->wp[mi]) {
+    proj_cols(L, x, k, mi, res, y, t, nt);
+    return;
+  }
   columns(k, t, nt, &r0, &r1); /* rows, in blocks of 16 */
   float *part = L->hteam + (size_t)t * (size_t)(B * d);
   if (r0 < r1) {

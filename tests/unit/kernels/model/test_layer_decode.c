@@ -121,7 +121,7 @@ static void gemv_every_variant(void **state) {
 
 /* The packed form against a double product over the same bf16 weights:
  * rows k0 .. k0 + kn and columns c0 .. c0 + n of a K x N matrix (ragged
- * blocks at both ends, odd K, chunks of 512 rows, batches past a tile
+ * blocks at both ends, odd K, chunks of 5120 rows, batches past a tile
  * of 8), columns past n untouched, and the element accessor. */
 static void packed_case(int64_t B, int64_t K, int64_t N, int64_t k0,
                         int64_t kn, int64_t c0, int64_t n, cal_rng_t *r) {
@@ -177,7 +177,8 @@ static void gemv_packed(void **state) {
       {37, 60, 0, 37, 0, 60},    {37, 60, 16, 21, 0, 60},
       {64, 200, 0, 64, 16, 144}, {64, 200, 32, 32, 7, 30},
       {1100, 96, 0, 1100, 0, 96}, {1100, 96, 16, 1077, 32, 64},
-      {9, 33, 0, 9, 1, 31},      {4, 300, 2, 2, 40, 250}};
+      {9, 33, 0, 9, 1, 31},      {4, 300, 2, 2, 40, 250},
+      {11001, 40, 0, 11001, 0, 40}, {11001, 72, 16, 10977, 3, 66}};
   cal_rng_t r;
   cal_rng_seed(&r, 19);
   for (size_t bi = 0; bi < sizeof Bs / sizeof *Bs; bi++)
