@@ -70,6 +70,24 @@ static void print_bandwidth(const cal_batch_result_t *res,
             res->mem_read_threads == 1 ? "" : "s");
 }
 
+/* The curve's verdict: peak, knee, optimal and shape, or that no point
+ * could be the peak (each measured one flagged, or none measured). */
+static void print_curve(const cal_curve_result_t *c, double peak,
+                        const char *stop, FILE *out) {
+  if (c->peak_batch_size < 1) {
+    fprintf(out, "    no peak batch: no point could be one (each is marked "
+                 "above); sweep ended: %s\n", stop);
+    return;
+  }
+  fprintf(out, "    peak batch %lld (%.2f examples/s), knee %lld, optimal %lld; "
+               "shape %s",
+          positive(c->peak_batch_size), peak, positive(c->knee_batch_size),
+          positive(c->optimal_batch_size), cal_curve_shape_name(c->shape));
+  if (c->shape == CAL_SHAPE_PEAKED && isfinite(c->degradation_pct))
+    fprintf(out, " (%.1f%% lower at the largest batch)", c->degradation_pct);
+  fprintf(out, "; sweep ended: %s\n", stop);
+}
+
 static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   const cal_batch_mode_t *m = &res->modes[mi];
   const int decode = mi == 1;
@@ -134,14 +152,7 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
     print_point(&m->points[i], decode, c, peak, out);
   if (decode)
     print_bandwidth(res, m, out);
-  const char *shape = cal_curve_shape_name(c->shape);
-  fprintf(out, "    peak batch %lld (%.2f examples/s), knee %lld, optimal %lld; "
-               "shape %s",
-          positive(c->peak_batch_size), peak, positive(c->knee_batch_size),
-          positive(c->optimal_batch_size), shape);
-  if (c->shape == CAL_SHAPE_PEAKED && isfinite(c->degradation_pct))
-    fprintf(out, " (%.1f%% lower at the largest batch)", c->degradation_pct);
-  fprintf(out, "; sweep ended: %s\n", m->stop);
+  print_curve(c, peak, m->stop, out);
   if (m->have_rec)
     fprintf(out, "    target effective batch %lld: batch %lld x %lld accumulation "
                  "steps (%s)\n",
