@@ -214,15 +214,15 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   double cpu1 = cpu_now();
   pt->wall_s = cal_now() - wall0;
   pt->cpu_s = cpu0 >= 0 && cpu1 >= cpu0 ? cpu1 - cpu0 : 0.0;
-  if (threads && p->threads > 1)
+  if (threads && p->threads > 1) {
     pt->ncpus = cal_threads_cpus(
         p->threads < CAL_PAR_MAX_CPUS ? p->threads : CAL_PAR_MAX_CPUS,
         pt->cpus);
-  if (threads && p->threads > 1) {
     double r = cal_pipes_probe(p->threads, CAL_PIPES_PROBE_S, 2);
     pt->team_rate = r > 0 ? r : 0;
     r = cal_team_rtt_probe(p->threads, CAL_TEAM_RTT_ROUNDS, 2);
-    pt->team_rtt_ns = r > rtt0 ? r : rtt0 > 0 ? rtt0 : 0; /* the farther */
+    r = r > rtt0 ? r : rtt0; /* the farther of the two */
+    pt->team_rtt_ns = r > 0 ? r : 0;
   }
   if (cfg->load) {
     cal_load_read(cfg->load, &after);

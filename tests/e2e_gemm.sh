@@ -51,6 +51,12 @@ for p in pts:
     if p["status"] == "ok":
         assert p["metric"] == ("gops" if p["dtype"] == "int8" else "gflops")
 t = d["settings"]["threads"]
+def shared_a_core(dt, engine=None):
+    """Every all-thread point of dt (of engine, if given) ran with its
+    threads on one core (the host's doing) and says so: none, no figure"""
+    mine = [p for p in pts if p["dtype"] == dt and p["status"] == "ok" and p["threads"] == t
+            and engine in (None, p["engine"])]
+    return mine and all(p.get("threads_not_parallel") for p in mine)
 for dt, entry in g["dtypes"].items():
     top = d["gemm_best"][dt]
     assert top["status"] == entry["status"]
@@ -63,11 +69,7 @@ for dt, entry in g["dtypes"].items():
         head = entry["best_%s_%s" % (m, which)]
         who = entry[key]
         if head is None and which == "all_threads":
-            # none when every all-thread point of the dtype ran with its
-            # threads on one core (the host's doing), each saying so
-            mine = [p for p in pts if p["dtype"] == dt and p["status"] == "ok"
-                    and p["threads"] == d["settings"]["threads"]]
-            assert mine and all(p.get("threads_not_parallel") for p in mine), (dt, mine)
+            assert shared_a_core(dt), dt
             assert top.get(topkey) is None
             continue
         assert head and who and top[topkey] == head and top[tk] == who
@@ -75,13 +77,8 @@ for dt, entry in g["dtypes"].items():
         figs = {e: v["best_%s_%s" % (m, which)] for e, v in entry["engines"].items()
                 if v["status"] == "measured"}
         for e, v in figs.items():
-            if v is None:
-                # an engine with no figure here: every one of its points at
-                # this thread count ran with its threads on one core
-                mine = [p for p in pts if p["dtype"] == dt and p["engine"] == e
-                        and p["status"] == "ok" and p["threads"] == t]
-                assert which == "all_threads" and mine, (dt, e, which)
-                assert all(p.get("threads_not_parallel") for p in mine), (dt, e, mine)
+            if v is None:  # an engine without a figure here
+                assert which == "all_threads" and shared_a_core(dt, e), (dt, e, which)
         figs = {e: v for e, v in figs.items() if v is not None}
         assert head == max(figs.values()), (dt, which, head, figs)
         assert figs[who["engine"]] == head and entry["engines"][who["engine"]][key] == who

@@ -215,10 +215,6 @@ static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
                       int mi, const float *res, float *y, int t, int nt) {
   const int64_t d = L->s.hidden, B = L->s.batch;
   int64_t r0, r1;
-  if (L->wp[mi]) {
-    proj_cols(L, x, k, mi, res, y, t, nt);
-    return;
-  }
   columns(k, t, nt, &r0, &r1); /* rows, in blocks of 16 */
   float *part = L->hteam + (size_t)t * (size_t)(B * d);
   if (r0 < r1) {
@@ -240,6 +236,15 @@ static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
     }
 }
 
+/* y = res + x·W_mi, split as the weights' form wants it. */
+static void proj(const cal_layer_t *L, const float *x, int64_t k, int mi,
+                 const float *res, float *y, int t, int nt) {
+  if (L->wp[mi])
+    proj_cols(L, x, k, mi, res, y, t, nt);
+  else
+    proj_rows(L, x, k, mi, res, y, t, nt);
+}
+
 int cal_layer_run_team(cal_layer_t *L) {
   const int64_t d = L->s.hidden, f = L->s.ffn, B = L->s.batch;
   const int64_t hq = L->s.heads * L->l.hd;
@@ -257,7 +262,7 @@ int cal_layer_run_team(cal_layer_t *L) {
     int arc = cal_layer_attend_decode(L);
     if (arc == 0) {
       /* x1 = x + o·Wo */
-      proj_rows(L, L->o, hq, CAL_LAYER_O, L->x, L->x1, t, nt);
+      proj(L, L->o, hq, CAL_LAYER_O, L->x, L->x1, t, nt);
 #pragma omp barrier
       cal_layer_rmsnorm_rows(L->x1, L->g2, h, B, d);
       if (L->s.bf16 && !L->wp[0])
@@ -265,7 +270,7 @@ int cal_layer_run_team(cal_layer_t *L) {
       gate_up_cols(L, h, t, nt);
 #pragma omp barrier
       /* out = x1 + a·Wd */
-      proj_rows(L, L->a, f, CAL_LAYER_DOWN, L->x1, L->out, t, nt);
+      proj(L, L->a, f, CAL_LAYER_DOWN, L->x1, L->out, t, nt);
     } else if (t == 0) {
       rc = arc;
     }
