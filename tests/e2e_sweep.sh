@@ -32,12 +32,27 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 bs = d["batch_sweep"]
 assert bs["model"]["preset"] == "tiny"
+def headline(p):
+    # a point that can be the peak: measured quietly with its threads side
+    # by side (a busy machine or a host that put both vCPUs on one core
+    # marks the others, and no curve figure may come from them)
+    return p["status"] == "ok" and not p.get("threads_not_parallel") and not p.get("swapped")
+def evidence(m):
+    # no peak only where every measured point is marked
+    assert all(p["status"] != "ok" or p.get("threads_not_parallel") for p in m["points"]), m["points"]
+    print("note: %s has no peak: every point busy or not side by side" % m["name"])
 for mode in ("prefill", "decode"):
     m = bs["modes"][mode]
+    m["name"] = mode
     ok = [p for p in m["points"] if p["status"] == "ok"]
-    assert ok, mode
-    best = max(ok, key=lambda p: p["examples_per_s"])
-    assert m["peak_batch_size"] == best["batch_size"], (mode, m["peak_batch_size"])
+    assert [p for p in m["points"] if p["status"] in ("ok", "contaminated")], (mode, m["points"])
+    best = [p for p in ok if headline(p)]
+    if not best:
+        assert m["peak_batch_size"] is None, (mode, m["peak_batch_size"])
+        evidence(m)
+        continue
+    best = max(best, key=lambda p: p["examples_per_s"])
+    assert m["peak_batch_size"] == best["batch_size"], (mode, m["peak_batch_size"], m["points"])
     assert m["shape"] in ("rising", "plateau", "peaked", "single")
     assert m["recommendation"]["target_effective_batch"] == 32
     r = m["recommendation"]
@@ -53,16 +68,25 @@ assert set(bs["modes"]) == {"prefill", "decode", "train"}, bs["modes"].keys()
 src = d["batch_source"]
 order = [m for m in ("train", "prefill", "decode")
          if bs["modes"][m].get("optimal_batch_size")]
-assert src["mode"] == order[0], (src["mode"], order)
-top = bs["modes"][src["mode"]]
-assert d["optimal_batch_size"] == top["optimal_batch_size"]
-opt = [p for p in top["points"] if p.get("batch_size") == d["optimal_batch_size"]][0]
-assert d["throughput"] == opt["examples_per_s"]
-b1 = [p for p in top["points"] if p.get("batch_size") == 1][0]
-assert abs(d["latency_ms"] - b1["latency_ms"]) < 1e-9
-assert src["preset"] == "tiny" and src["layers"] == 2 and src["vocab"] == 1000
-assert src["layers_measured"] == top["layers_measured"] and src["choice"], src
-assert ("scaled_from_layers" in src) == (top["layers_measured"] < 2), src
+if not order:
+    assert src is None and d["optimal_batch_size"] is None, src
+    for m in bs["modes"]:
+        bs["modes"][m]["name"] = m
+        evidence(bs["modes"][m])
+else:
+    assert src["mode"] == order[0], (src["mode"], order)
+    top = bs["modes"][src["mode"]]
+    assert d["optimal_batch_size"] == top["optimal_batch_size"]
+    opt = [p for p in top["points"] if p.get("batch_size") == d["optimal_batch_size"]][0]
+    assert headline(opt) and d["throughput"] == opt["examples_per_s"], opt
+    b1 = [p for p in top["points"] if p.get("batch_size") == 1][0]
+    if headline(b1):
+        assert abs(d["latency_ms"] - b1["latency_ms"]) < 1e-9
+    else:
+        assert d["latency_ms"] is None, (d["latency_ms"], b1)
+    assert src["preset"] == "tiny" and src["layers"] == 2 and src["vocab"] == 1000
+    assert src["layers_measured"] == top["layers_measured"] and src["choice"], src
+    assert ("scaled_from_layers" in src) == (top["layers_measured"] < 2), src
 # every mode is the model's step: both layers (distinct: tiny fits) and the head
 tr = bs["modes"]["train"]
 assert tr["layers_measured"] in (None, 2) and "scaled_from_layers" not in tr, tr
@@ -243,10 +267,15 @@ for p in ok:
 # activations grow with the batch
 acts = [p["activation_bytes_layer"] / p["batch_size"] for p in ok]
 assert max(acts) - min(acts) < 1e-6 * max(acts)
-assert d["batch_source"]["mode"] == "train"
-assert d["optimal_batch_size"] == m["optimal_batch_size"]
-opt = [p for p in ok if p["batch_size"] == d["optimal_batch_size"]][0]
-assert d["throughput"] == opt["examples_per_s"]
+if m["optimal_batch_size"] is None:
+    # every point's threads shared a core (the host's placement, or others'
+    # work): no optimal batch, and the evidence on each point
+    assert d["batch_source"] is None and all(p.get("threads_not_parallel") for p in ok), ok
+else:
+    assert d["batch_source"]["mode"] == "train"
+    assert d["optimal_batch_size"] == m["optimal_batch_size"]
+    opt = [p for p in ok if p["batch_size"] == d["optimal_batch_size"]][0]
+    assert d["throughput"] == opt["examples_per_s"]
 # the rates against the run's ceilings: no gemm or bandwidth section here,
 # so the fractions are null and say why; AdamW measured on its own
 for p in ok:

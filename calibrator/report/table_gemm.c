@@ -47,7 +47,8 @@ static void figure(const cal_gemm_best_t *b, FILE *out) {
 }
 
 /* The headline row of a dtype (with the engine that made its all-thread
- * figure), then one row per engine with its figures and the
+ * figure, or its one-thread one where no all-thread point could be the
+ * headline), then one row per engine with its figures and the
  * implementation it ran. */
 static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
   char label[24];
@@ -57,8 +58,8 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
   }
   snprintf(label, sizeof label, "best %s",
            strcmp(d->metric, "gops") == 0 ? "GOPS" : "GFLOPS");
-  fprintf(out, "  %-5s %-18s %-10s", d->dtype, label,
-          d->best[1].kernel ? cal_kernel_engine(d->best[1].kernel) : "-");
+  const cal_kernel_t *k = d->best[1].kernel ? d->best[1].kernel : d->best[0].kernel;
+  fprintf(out, "  %-5s %-18s %-10s", d->dtype, label, k ? cal_kernel_engine(k) : "-");
   figure(&d->best[0], out);
   fprintf(out, "   ");
   figure(&d->best[1], out);

@@ -348,9 +348,11 @@ static int sweep_sequential(sweep_t *s) {
     }
     /* the default list of an expensive mode (prefill, train) ends early
      * once the curve stops rising; decode's cheap points go on (its path
-     * changes on the way) */
+     * changes on the way).  Only a point that can be the peak says whether
+     * the curve rose: one whose threads did not run side by side is no
+     * evidence either way */
     if (!blocked && i + 1 < s->nlist && !s->decode && !r->opt->sweep.batches &&
-        bp->status == CAL_POINT_OK) {
+        cal_sweep_point_headline(bp)) {
       if ((rc = rising(s)) == CAL_ENOMEM)
         return rc;
       if (rc == 0) {
