@@ -98,7 +98,7 @@ else:
 for p in d["scaling"]["points"]:
     want = "scaling/%s/%s/t%d" % (p["dtype"], p["engine"], p["threads"])
     assert p["id"] == want or (p.get("role_of") and p["id"] == "scaling/%s/best/t%d" % (p["dtype"], p["threads"])), p["id"]
-    assert p["n"] == d["scaling"]["n"] == (2048 if d["settings"]["threads"] > 8 else 1024)
+    assert p["n"] == d["scaling"]["n"] == 2048
 conf = [p for p in d["gemm"]["points"] if p.get("confirms") and "role_of" not in p]
 roles = ["gemm/%s/%s/confirm/t%d" % (p["dtype"], p["engine"], p["threads"]) for p in conf]
 assert conf and all(p["id"] == r or p["id"].endswith("/confirm") for p, r in zip(conf, roles)), [p["id"] for p in conf]

@@ -25,14 +25,14 @@ static size_t count_points(int max) {
   return n;
 }
 
-/* The size of the curve: fixed for a machine, so that its points keep
+/* The size of the curve: one for every machine, so that its points keep
  * their ids and figures whatever size the GEMM sweeps' time budget
- * reached.  1024 keeps a one-thread fp64 point near a tenth of a second
- * and, up to 8 threads, each thread a block big enough to scale; past
- * that 2048. */
-static int64_t scaling_size(int max_threads) {
-  return max_threads > 8 ? 2048 : 1024;
-}
+ * reached.  2048: OpenBLAS's threads share each packed panel of B, and
+ * where the hypervisor places two vCPUs on different dies (a round trip
+ * of 300 ns and more instead of 50-65) that sharing cost 8-12% of a
+ * 2-thread fp64 point at 1024 and about half that at 2048; a one-thread
+ * fp64 point takes a third of a second on a Zen 4 core. */
+#define SCALING_N 2048
 
 /* The kernel of a dtype's all-thread headline; OpenBLAS's when the GEMM
  * section did not run; NULL when it ran without measuring the dtype (an
@@ -109,7 +109,7 @@ int cal_scaling_measure(cal_run_t *r) {
   if (!s)
     return CAL_ENOMEM;
   r->res->sec[CAL_SEC_ID_SCALING] = s;
-  s->n = scaling_size(max);
+  s->n = SCALING_N;
   s->points = calloc(2 * count_points(max), sizeof *s->points);
   if (!s->points)
     return CAL_ENOMEM;
