@@ -108,6 +108,7 @@ d = json.load(open(sys.argv[1]))
 bs = d["batch_sweep"]
 m, mod = bs["modes"]["decode"], bs["model"]
 assert m["memory_read_gbps"] is None and m["memory_read_point"] is None
+assert m["memory_read_beside_gbps"] is None and "no memory read" in m["memory_read_beside_why"], m
 assert "no efficiency: the bandwidth section did not run" in m["bandwidth_note"], m["bandwidth_note"]
 ok = [p for p in m["points"] if p["status"] == "ok"]
 wb = 2 if bs["dtype"] == "bf16" else 4
@@ -119,7 +120,7 @@ for p in ok:
     want = m["layers"] * (mod["weights_bytes"] + kv) + head
     assert abs(p["read_bytes_per_step"] - want) <= 1e-9 * want, (p["read_bytes_per_step"], want)
     assert abs(p["read_gbps"] - p["read_bytes_per_step"] / p["latency_ms"] * 1e-6) <= 1e-6 * p["read_gbps"]
-    assert p["bandwidth_efficiency"] is None
+    assert p["bandwidth_efficiency"] is None and p["bandwidth_efficiency_beside"] is None
     # up to batch 32 both paths run and the faster is the point
     if p["batch_size"] <= 32:
         o = p["other_path"]
@@ -220,9 +221,17 @@ bw = {p["id"]: p for p in d["bandwidth"]["points"]}
 ref = bw[dec["memory_read_point"]]
 assert dec["memory_read_point"] == "bandwidth/stream_read/memory/t1"
 assert dec["memory_read_gbps"] == ref["stats"]["median"] > 0
+# and against the same read measured again just before the decode points
+# (null, with why, only when the repeat was disturbed)
+beside = dec["memory_read_beside_gbps"]
+assert beside is None and dec["memory_read_beside_why"] or beside > 0, dec
 for p in dec["points"]:
     if p["status"] == "ok":
         assert abs(p["bandwidth_efficiency"] - p["read_gbps"] / dec["memory_read_gbps"]) <= 1e-9 * p["bandwidth_efficiency"]
+        if beside:
+            assert abs(p["bandwidth_efficiency_beside"] - p["read_gbps"] / beside) <= 1e-9 * p["read_gbps"] / beside
+        else:
+            assert p["bandwidth_efficiency_beside"] is None
 PY
 grep -q "%bw: share of the memory read bandwidth" "$TMP/out" \
   && ok || bad "the decode table does not name its bandwidth"

@@ -74,6 +74,7 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
         json_object_set_new(o, "bandwidth_efficiency",
                             isnan(bp->bw_efficiency) ? json_null()
                                                      : json_real(bp->bw_efficiency));
+        json_object_set_new(o, "bandwidth_efficiency_beside", or_null(bp->bw_beside));
       }
     }
   }
@@ -111,15 +112,21 @@ static int analysis_json(const cal_batch_mode_t *m, json_t *jm) {
   return json_object_set_new(jm, "analysis", an);
 }
 
-/* Decode: what its points' bandwidth efficiency is held against. */
-static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
+/* Decode: what its points' bandwidth efficiency is held against: the
+ * bandwidth section's memory read, and that read measured again beside
+ * the mode's points. */
+static int bandwidth_ref_json(const cal_batch_result_t *res,
+                              const cal_batch_mode_t *m, json_t *jm) {
   char id[96];
   int known = !isnan(res->mem_read_gbps);
   snprintf(id, sizeof id, "bandwidth/stream_read/memory/t%d",
            res->mem_read_threads);
-  char note[768];
+  char note[1024];
   snprintf(note, sizeof note,
-           "bandwidth_efficiency = read_gbps / memory_read_gbps; "
+           "bandwidth_efficiency = read_gbps / memory_read_gbps (the "
+           "bandwidth section's), bandwidth_efficiency_beside = read_gbps / "
+           "memory_read_beside_gbps (the same point measured again just "
+           "before the decode points); "
            "read_bytes_per_step = the model's step: per layer (%lld) every "
            "weight once (%s) and the K and V cache rows attention reads "
            "(batch x kv_heads x (seq + 1) x head_dim x 2, %s), plus "
@@ -132,7 +139,13 @@ static int bandwidth_ref_json(const cal_batch_result_t *res, json_t *jm) {
            res->dtype == CAL_DTYPE_BF16 ? "a bf16 cache, 2 bytes each"
                                         : "4 bytes each",
            known ? "" : "; no efficiency: ", known ? "" : res->mem_read_why);
-  return json_object_set_new(jm, "memory_read_gbps",
+  int beside = m->read_beside_gbps > 0;
+  if (!beside && strcmp(m->status, "measured") == 0)
+    json_object_set_new(jm, "memory_read_beside_why",
+                        json_string(m->read_beside_why));
+  return json_object_set_new(jm, "memory_read_beside_gbps",
+                             beside ? json_real(m->read_beside_gbps) : json_null()) |
+         json_object_set_new(jm, "memory_read_gbps",
                              known ? json_real(res->mem_read_gbps) : json_null()) |
          json_object_set_new(jm, "memory_read_point",
                              known ? json_string(id) : json_null()) |
@@ -459,7 +472,7 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
       (mi >= 4 && workload_json(res, mi, jm) < 0) ||
       (!train && forward_json(res, mi, jm) < 0) || lora_json(res, mi, jm) < 0)
     goto fail;
-  if (mi == 1 && bandwidth_ref_json(res, jm) < 0)
+  if (mi == 1 && bandwidth_ref_json(res, m, jm) < 0)
     goto fail;
   json_object_set_new(jm, "status", json_string(m->status));
   if (strcmp(m->status, "measured") != 0) {

@@ -35,11 +35,13 @@ static void print_point(const cal_batch_point_t *bp, int decode,
   else if (bp->measured && bp->pt.not_parallel[0])
     strcat(mark, " (threads not side by side)");
   char bw[48] = "";
-  if (decode && isnan(bp->bw_efficiency))
+  /* %bw: of the read measured beside the points where it was */
+  double eff = isnan(bp->bw_beside) ? bp->bw_efficiency : bp->bw_beside;
+  if (decode && isnan(eff))
     snprintf(bw, sizeof bw, " %7.1f     - %-4s", bp->read_gbps, bp->matrix_path);
   else if (decode)
-    snprintf(bw, sizeof bw, " %7.1f %5.0f%% %-4s", bp->read_gbps,
-             100.0 * bp->bw_efficiency, bp->matrix_path);
+    snprintf(bw, sizeof bw, " %7.1f %5.0f%% %-4s", bp->read_gbps, 100.0 * eff,
+             bp->matrix_path);
   char tr[96] = "";
   if (bp->step_ms > 0)
     snprintf(tr, sizeof tr, " %9.2f %9.2f %7.1f %8.0f %-3s", bp->layer_ms,
@@ -61,13 +63,19 @@ static void print_bandwidth(const cal_batch_result_t *res,
                  "and KV cache and the LM head's weights read once), over the "
                  "step time\n",
             first->read_bytes / 1e6, (long long)first->batch);
+  const char *s = res->mem_read_threads == 1 ? "" : "s";
   if (isnan(res->mem_read_gbps))
     fprintf(out, "    %%bw: not known: %s\n", res->mem_read_why);
+  else if (m->read_beside_gbps > 0)
+    fprintf(out, "    %%bw: share of the memory read bandwidth measured just "
+                 "before these points, %.1f GB/s on %d thread%s (stream_read; "
+                 "the bandwidth section read %.1f)\n",
+            m->read_beside_gbps, res->mem_read_threads, s, res->mem_read_gbps);
   else
     fprintf(out, "    %%bw: share of the memory read bandwidth, %.1f GB/s on "
-                 "%d thread%s (bandwidth section, stream_read)\n",
-            res->mem_read_gbps, res->mem_read_threads,
-            res->mem_read_threads == 1 ? "" : "s");
+                 "%d thread%s (bandwidth section, stream_read; not measured "
+                 "again: %s)\n",
+            res->mem_read_gbps, res->mem_read_threads, s, m->read_beside_why);
 }
 
 /* The curve's verdict: peak, knee, optimal and shape, or that no point

@@ -222,6 +222,10 @@ double cal_bandwidth_memory_read(const cal_bandwidth_result_t *bw, int threads,
 double cal_bandwidth_memory(const cal_bandwidth_result_t *bw,
                             const char *kernel, int threads, char *why,
                             size_t len);
+/* The point of stream kernel `kernel` at level memory on `threads`
+ * threads, measured or not; NULL when bw is NULL or has none. */
+const cal_point_t *cal_bandwidth_memory_point(const cal_bandwidth_result_t *bw,
+                                              const char *kernel, int threads);
 
 /* ---- roofline: derived from peak, bandwidth and the measured kernels */
 
@@ -269,8 +273,10 @@ typedef struct cal_batch_point {
   double alt_examples_per_s, alt_latency_ms;
   /* decode points: bytes a step must read (cal_model_read_bytes), those
    * bytes over the median step time, and that over the run's memory read
-   * bandwidth (NAN when it is not known); 0, 0, NAN otherwise */
-  double read_bytes, read_gbps, bw_efficiency;
+   * bandwidth (NAN when it is not known); 0, 0, NAN otherwise; and
+   * over the same read measured again beside the mode's points
+   * (cal_batch_mode_t.read_beside_gbps; NAN when not known) */
+  double read_bytes, read_gbps, bw_efficiency, bw_beside;
   /* train points (0 otherwise): the measured median step of one layer and
    * of the LM head (ms), the model's step built of them (layers × layer +
    * head) and its FLOPs and rate; the activation bytes the measured layer
@@ -308,6 +314,12 @@ typedef struct cal_batch_mode {
   cal_curve_rec_t rec;      /* batch x accumulation recommendation */
   double latency_ms_batch_1; /* NAN when batch 1 was not measured */
   double time_s;
+  /* decode: the bandwidth section's memory read point measured again
+   * just before the mode's first point (its median GB/s), so that the
+   * points' share of it is of the same minutes; NAN with why when the
+   * section has no such point or it could not be measured again */
+  double read_beside_gbps;
+  char read_beside_why[192];
   /* train: the implementations the LM head's measured points ran (each
    * once, comma-separated; "" when none was measured) */
   char head_impl[160];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bandwidth.h"
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "results.h"
@@ -145,13 +146,8 @@ int cal_bandwidth_measure(cal_run_t *r) {
                            .variant = CAL_VARIANT_AUTO};
     res->levels[n++] = NULL;
   }
-  /* a stream over a large array is steady from one pass to the next:
-   * 20 ms samples after a 50 ms warm-up (the arrays' setup is the cost) */
-  cal_harness_cfg_t h = r->opt->hcfg;
-  if (h.min_sample_s > 0.02)
-    h.min_sample_s = 0.02;
-  if (h.warmup_s > 0.05)
-    h.warmup_s = 0.05;
+  cal_harness_cfg_t h;
+  cal_bandwidth_harness(r, &h);
   if ((rc = cal_run_points(r, &h, 0, ks, ps, nlevels, res->points,
                            "bandwidth")) < 0 ||
       (rc = measure_staircase(r, ks + nlevels, ps + nlevels, (size_t)nstair,
@@ -167,30 +163,42 @@ out:
   return rc;
 }
 
+void cal_bandwidth_harness(const cal_run_t *r, cal_harness_cfg_t *h) {
+  *h = r->opt->hcfg;
+  if (h->min_sample_s > 0.02)
+    h->min_sample_s = 0.02;
+  if (h->warmup_s > 0.05)
+    h->warmup_s = 0.05;
+}
+
+const cal_point_t *cal_bandwidth_memory_point(const cal_bandwidth_result_t *bw,
+                                              const char *kernel, int threads) {
+  for (size_t i = 0; bw && i < bw->npoints; i++) {
+    const cal_point_t *pt = &bw->points[i];
+    int pt_threads = pt->params.threads > 0 ? pt->params.threads : 1;
+    if (bw->levels && bw->levels[i] && !strcmp(bw->levels[i], "memory") &&
+        pt->kernel && !strcmp(pt->kernel->name, kernel) && pt_threads == threads)
+      return pt;
+  }
+  return NULL;
+}
+
 double cal_bandwidth_memory(const cal_bandwidth_result_t *bw,
                             const char *kernel, int threads, char *why,
                             size_t len) {
   const char *s = threads == 1 ? "" : "s";
-  if (!bw) {
+  const cal_point_t *pt = cal_bandwidth_memory_point(bw, kernel, threads);
+  if (!bw)
     snprintf(why, len, "the bandwidth section did not run");
-    return NAN;
-  }
-  for (size_t i = 0; i < bw->npoints; i++) {
-    const cal_point_t *pt = &bw->points[i];
-    int pt_threads = pt->params.threads > 0 ? pt->params.threads : 1;
-    if (!bw->levels || !bw->levels[i] || strcmp(bw->levels[i], "memory") ||
-        !pt->kernel || strcmp(pt->kernel->name, kernel) ||
-        pt_threads != threads)
-      continue;
-    if (pt->status == CAL_POINT_OK && pt->gbps_sum.median > 0)
-      return pt->gbps_sum.median;
+  else if (!pt)
+    snprintf(why, len, "the bandwidth section has no %s point at "
+             "memory on %d thread%s", kernel, threads, s);
+  else if (pt->status == CAL_POINT_OK && pt->gbps_sum.median > 0)
+    return pt->gbps_sum.median;
+  else
     snprintf(why, len, "the bandwidth section's %s point at memory "
              "on %d thread%s was not measured: %s", kernel, threads, s,
              pt->reason);
-    return NAN;
-  }
-  snprintf(why, len, "the bandwidth section has no %s point at "
-           "memory on %d thread%s", kernel, threads, s);
   return NAN;
 }
 

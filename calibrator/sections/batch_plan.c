@@ -222,7 +222,7 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   bp->read_bytes = s->decode ? cal_model_read_bytes(&shape, s->res->layers,
                                                     s->res->vocab)
                               : 0.0;
-  bp->bw_efficiency = NAN;
+  bp->bw_efficiency = bp->bw_beside = NAN;
   return bp;
 }
 

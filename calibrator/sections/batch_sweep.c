@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bandwidth.h"
 #include "batch_sweep.h"
 #include "cal_err.h"
 #include "curve.h"
@@ -367,6 +368,37 @@ static int sweep_sequential(sweep_t *s) {
   return 0;
 }
 
+/* Decode: the bandwidth section's memory read measured again just before
+ * the mode's points, so that their share of it is of the same minutes
+ * (a VM's memory speed can move by a third between minutes).  What could
+ * not be measured leaves NAN and why. */
+static int read_beside(sweep_t *s) {
+  cal_batch_mode_t *m = s->m;
+  const cal_point_t *ref = cal_bandwidth_memory_point(
+      cal_results_get(s->r->res, CAL_SEC_ID_BANDWIDTH), "stream_read",
+      s->res->mem_read_threads);
+  m->read_beside_gbps = NAN;
+  if (!ref || ref->status != CAL_POINT_OK) {
+    snprintf(m->read_beside_why, sizeof m->read_beside_why,
+             "the bandwidth section measured no memory read to repeat");
+    return 0;
+  }
+  cal_harness_cfg_t h;
+  cal_point_t pt;
+  cal_bandwidth_harness(s->r, &h);
+  int rc = cal_run_point(s->r, &h, ref->kernel, &ref->params, &pt);
+  if (rc < 0)
+    return rc;
+  if (pt.status == CAL_POINT_OK && pt.gbps_sum.median > 0)
+    m->read_beside_gbps = pt.gbps_sum.median;
+  else
+    snprintf(m->read_beside_why, sizeof m->read_beside_why,
+             "measured again, the memory read was %s: %.120s",
+             cal_point_status_name(pt.status), pt.reason);
+  cal_point_free(&pt);
+  return 0;
+}
+
 /* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo, 5 grpo. */
 static int sweep_mode(cal_run_t *r, int mi, double budget,
                       const cal_batch_result_t *res, cal_batch_mode_t *m) {
@@ -396,6 +428,8 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
   int rc = cal_sweep_batch_list(&s);
   if (rc == 0)
     rc = mode_check(&s);
+  if (rc == 0 && s.decode)
+    rc = read_beside(&s);
   if (rc == 0)
     rc = r->opt->rounds > 1 && !s.train ? sweep_ci(&s) : sweep_sequential(&s);
   if (rc == 0)
