@@ -386,7 +386,9 @@ static int read_beside(sweep_t *s) {
   cal_harness_cfg_t h;
   cal_point_t pt;
   cal_bandwidth_harness(s->r, &h);
+  int unstable = s->r->res->quality.unstable;
   int rc = cal_run_point(s->r, &h, ref->kernel, &ref->params, &pt);
+  s->r->res->quality.unstable = unstable; /* not a point of the profile */
   if (rc < 0)
     return rc;
   if (pt.status == CAL_POINT_OK && pt.gbps_sum.median > 0)
