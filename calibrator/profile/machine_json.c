@@ -28,7 +28,7 @@ json_t *cal_hwinfo_machine_json(const cal_hwinfo_t *hw) {
                           "line_bytes", c->line_bytes, "instances", c->instances,
                           "cores_sharing", c->cores_sharing));
   }
-  return json_pack(
+  json_t *m = json_pack(
       "{s:s, s:s, s:{s:s, s:o, s:s, s:i, s:i, s:i, s:o},"
       " s:{s:i, s:i, s:i, s:i},"
       " s:i, s:i, s:i, s:o, s:s, s:o,"
@@ -50,6 +50,12 @@ json_t *cal_hwinfo_machine_json(const cal_hwinfo_t *hw) {
                                  : json_null(),
       "clocks", "governor", str_or_null(hw->governor), "max_mhz",
       num_or_null(hw->max_mhz), "base_mhz", num_or_null(hw->base_mhz));
+  if (m && json_object_set_new(json_object_get(m, "memory"),
+                               "transparent_hugepage", str_or_null(hw->thp)) < 0) {
+    json_decref(m);
+    return NULL;
+  }
+  return m;
 }
 
 json_t *cal_hwinfo_blas_json(const cal_hwinfo_t *hw) {

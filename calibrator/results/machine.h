@@ -39,6 +39,10 @@ typedef struct cal_hwinfo {
   /* memory */
   uint64_t mem_total_bytes, mem_available_bytes;
   uint64_t cgroup_mem_limit_bytes; /* 0: none */
+  /* the kernel's transparent huge page policy: "always" (large buffers
+   * over 2 MiB pages), "madvise" or "never" (4 KiB pages: calibrate asks
+   * for none); "" unknown */
+  char thp[16];
   /* clocks */
   char governor[64];        /* "" when unreadable */
   double max_mhz, base_mhz; /* 0 when unknown */

@@ -67,6 +67,14 @@ static void read_memory(cal_hwinfo_t *hw) {
     if (room < hw->mem_available_bytes)
       hw->mem_available_bytes = room;
   }
+  /* "always [madvise] never": the bracketed word is the policy */
+  char thp[128];
+  const char *a, *b;
+  if (cal_slurp("/sys/kernel/mm/transparent_hugepage/enabled", thp,
+                sizeof thp) == 0 &&
+      (a = strchr(thp, '[')) && (b = strchr(a, ']')) &&
+      (size_t)(b - a - 1) < sizeof hw->thp)
+    snprintf(hw->thp, sizeof hw->thp, "%.*s", (int)(b - a - 1), a + 1);
 }
 
 static void read_cpu(cal_hwinfo_t *hw) {
@@ -274,6 +282,8 @@ void cal_hwinfo_print(FILE *out, const cal_hwinfo_t *hw) {
     print_size(out, hw->cgroup_mem_limit_bytes);
     fprintf(out, ")");
   }
+  if (hw->thp[0])
+    fprintf(out, "; transparent huge pages: %s", hw->thp);
   fprintf(out, "\n");
   fprintf(out, "BLAS          %s %s, %s threads, %d thread(s), kernels %s (%s)\n",
           hw->blas_library, hw->blas_version, hw->blas_parallel,
