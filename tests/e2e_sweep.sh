@@ -37,19 +37,18 @@ def headline(p):
     # by side (a busy machine or a host that put both vCPUs on one core
     # marks the others, and no curve figure may come from them)
     return p["status"] == "ok" and not p.get("threads_not_parallel") and not p.get("swapped")
-def evidence(m):
+def evidence(name, m):
     # no peak only where every measured point is marked
     assert all(p["status"] != "ok" or p.get("threads_not_parallel") for p in m["points"]), m["points"]
-    print("note: %s has no peak: every point busy or not side by side" % m["name"])
+    print("note: %s has no peak: every point busy or not side by side" % name)
 for mode in ("prefill", "decode"):
     m = bs["modes"][mode]
-    m["name"] = mode
     ok = [p for p in m["points"] if p["status"] == "ok"]
     assert [p for p in m["points"] if p["status"] in ("ok", "contaminated")], (mode, m["points"])
     best = [p for p in ok if headline(p)]
     if not best:
         assert m["peak_batch_size"] is None, (mode, m["peak_batch_size"])
-        evidence(m)
+        evidence(mode, m)
         continue
     best = max(best, key=lambda p: p["examples_per_s"])
     assert m["peak_batch_size"] == best["batch_size"], (mode, m["peak_batch_size"], m["points"])
@@ -70,9 +69,8 @@ order = [m for m in ("train", "prefill", "decode")
          if bs["modes"][m].get("optimal_batch_size")]
 if not order:
     assert src is None and d["optimal_batch_size"] is None, src
-    for m in bs["modes"]:
-        bs["modes"][m]["name"] = m
-        evidence(bs["modes"][m])
+    for name, m in bs["modes"].items():
+        evidence(name, m)
 else:
     assert src["mode"] == order[0], (src["mode"], order)
     top = bs["modes"][src["mode"]]

@@ -71,9 +71,7 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
       if (decode) {
         json_object_set_new(o, "read_bytes_per_step", json_real(bp->read_bytes));
         json_object_set_new(o, "read_gbps", json_real(bp->read_gbps));
-        json_object_set_new(o, "bandwidth_efficiency",
-                            isnan(bp->bw_efficiency) ? json_null()
-                                                     : json_real(bp->bw_efficiency));
+        json_object_set_new(o, "bandwidth_efficiency", or_null(bp->bw_efficiency));
         json_object_set_new(o, "bandwidth_efficiency_beside", or_null(bp->bw_beside));
       }
     }
