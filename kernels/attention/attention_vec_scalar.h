@@ -35,6 +35,8 @@ typedef int vmask_t;
 #define V_HSUM(v) (v)
 #define V_ROUND(v) nearbyintf(v)
 #define V_POW2I(n) scalar_pow2i(n)
+#define V_LDEXP(p, n) ((p) * scalar_pow2i(n))
+#define V_LDEXP_ZERO (-127.0f)
 #define V_ZERO_LT(y, x, t) ((x) >= (t) ? (y) : 0.0f)
 
 #endif

@@ -10,6 +10,10 @@
  *   P·V   8 rows x 32 columns of d, per pair of keys: two loads of packed
  *         V (the two keys' rows interleaved) shared by the 8 rows, a
  *         broadcast of each row's pair of bf16 probabilities.
+ * Between them the online softmax of the step's 16 x 64 scores
+ * (dp_softmax): the scale applied in the subtraction of each row's
+ * maximum, the rows' sums kept as vectors, and the probabilities written
+ * straight to the bf16 pairs P·V reads.
  * K and V are packed once per (batch, kv head) and re-used by every block
  * of queries (attention_bf16_internal.h has the layout).  Decode (the
  * direct path) reads K in place and packs each step's V the same way for
@@ -76,9 +80,10 @@ static void dp_pack(const uint16_t *kh, const uint16_t *vh, int64_t nk,
   dp_pack_v(vh, nk, D, st, vp);
 }
 
-/* S[8][32] (rows KS2 apart) = scale · Q[8] · Kᵀ over np pairs of d. */
+/* S[8][32] (rows KS2 apart) = Q[8] · Kᵀ over np pairs of d, unscaled
+ * (dp_softmax scales them). */
 static inline void dp_qk(const uint32_t *q32, const uint32_t *kp, int64_t np,
-                         float *S, float scale) {
+                         float *S) {
   __m512 acc[QB8][2];
 #pragma GCC unroll 8
   for (int r = 0; r < QB8; r++)
@@ -93,11 +98,57 @@ static inline void dp_qk(const uint32_t *q32, const uint32_t *kp, int64_t np,
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], qb, k1);
     }
   }
-  __m512 sc = _mm512_set1_ps(scale);
 #pragma GCC unroll 8
   for (int r = 0; r < QB8; r++) {
-    _mm512_storeu_ps(S + r * KS2, _mm512_mul_ps(acc[r][0], sc));
-    _mm512_storeu_ps(S + r * KS2 + 16, _mm512_mul_ps(acc[r][1], sc));
+    _mm512_storeu_ps(S + r * KS2, acc[r][0]);
+    _mm512_storeu_ps(S + r * KS2 + 16, acc[r][1]);
+  }
+}
+
+/* The online softmax of one step of KS2 keys for nr (8 or 16) rows, in
+ * base 2, straight into the bf16 probabilities P·V reads (p32, each
+ * row's KS2 / 2 pairs): S the raw scores (masked ones -inf), scale
+ * log2 e / √D applied here in the subtraction of the row's maximum (one
+ * FMA); m the rows' running maxima (scaled), lv their running sums kept
+ * as vectors (summed across lanes once, at the block's end), alpha the
+ * factors the accumulators are scaled by.  First every row's maximum,
+ * then the rows' factors in one vector, then the exponentials, so that
+ * the rows' chains run side by side. */
+_Static_assert(KS2 == 64, "dp_softmax takes a row's step as four vectors");
+static inline void dp_softmax(const float *S, int nr, float scale, float *m,
+                              __m512 *lv, float *alpha, uint32_t *p32) {
+  _Alignas(64) float d[QBLK], base[QBLK];
+  for (int r = 0; r < nr; r++) {
+    const float *sr = S + r * KS2;
+    __m512 mv = _mm512_max_ps(
+        _mm512_max_ps(_mm512_loadu_ps(sr), _mm512_loadu_ps(sr + 16)),
+        _mm512_max_ps(_mm512_loadu_ps(sr + 32), _mm512_loadu_ps(sr + 48)));
+    float mt = _mm512_reduce_max_ps(mv) * scale;
+    float mnew = m[r] > mt ? m[r] : mt;
+    /* nothing unmasked yet: subtract 0, not -inf (no -inf - -inf) */
+    base[r] = mnew == -INFINITY ? 0.0f : mnew;
+    d[r] = m[r] - base[r];
+    m[r] = mnew;
+  }
+  for (int r = nr; r < QBLK; r++)
+    d[r] = 0.0f;
+  _mm512_storeu_ps(alpha, vexp_avx512bf16(_mm512_load_ps(d)));
+  const __m512 sc = _mm512_set1_ps(scale);
+  for (int r = 0; r < nr; r++) {
+    const float *sr = S + r * KS2;
+    const __m512 nb = _mm512_set1_ps(-base[r]);
+    __m512 p[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++)
+      p[c] = vexp_avx512bf16(
+          _mm512_fmadd_ps(_mm512_loadu_ps(sr + 16 * c), sc, nb));
+    lv[r] = _mm512_fmadd_ps(lv[r], _mm512_set1_ps(alpha[r]),
+                            _mm512_add_ps(_mm512_add_ps(p[0], p[1]),
+                                          _mm512_add_ps(p[2], p[3])));
+    _mm512_storeu_si512(p32 + r * KS2 / 2,
+                        (__m512i)_mm512_cvtne2ps_pbh(p[1], p[0]));
+    _mm512_storeu_si512(p32 + r * KS2 / 2 + 16,
+                        (__m512i)_mm512_cvtne2ps_pbh(p[3], p[2]));
   }
 }
 
@@ -169,6 +220,7 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
   _Alignas(64) float S[QBLK * KS2];
   _Alignas(64) uint32_t p32[QBLK * KS2 / 2];
   float m[QBLK], l[QBLK], alpha[QBLK];
+  __m512 lv[QBLK];
   int64_t end[QBLK];
   const int64_t D = s->head_dim, Dp = cal_attn_bf16_dp(D);
   const uint16_t *qh = q + ((b * s->heads + h) * s->nq + i0) * D;
@@ -179,6 +231,8 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
     memcpy(q32 + r * PMAX, qh + r * D, sizeof(uint16_t) * (size_t)D);
   memset(acc, 0, sizeof(float) * (size_t)(QBLK * Dp));
   const int64_t kend = bf_rows_init_avx512bf16(s, i0, rows, QBLK, m, l, end);
+  for (int r = 0; r < QBLK; r++)
+    lv[r] = _mm512_setzero_ps();
   /* the second register block only where it has real rows */
   const int nrb = rows > QB8 ? 2 : 1, nr = nrb * QB8;
   /* two packed steps at a time (the second, where it exists past the
@@ -189,19 +243,15 @@ static void dp_block(const cal_attn_shape_t *s, const uint16_t *q, float *o,
     for (int hf = 0; hf < halves; hf++)
       for (int rb = 0; rb < nrb; rb++)
         dp_qk(q32 + rb * QB8 * PMAX, kp + off + hf * 16 * Dp, Dp / 2,
-              S + rb * QB8 * KS2 + hf * BF_KS, scale);
+              S + rb * QB8 * KS2 + hf * BF_KS);
     if (t0 + KS2 > end[0])
       bf_mask_avx512bf16(S, nr, KS2, t0, end);
-    softmax_tile_avx512bf16(S, nr, KS2, m, l, alpha);
-    for (int r = 0; r < nr; r++)
-      for (int hf = 0; hf < halves; hf++)
-        avx512_bf_cvt32((uint16_t *)(p32 + r * KS2 / 2 + hf * BF_KS / 2),
-                        S + r * KS2 + hf * BF_KS);
+    dp_softmax(S, nr, scale, m, lv, alpha, p32);
     dp_pv(acc, Dp, p32, vp + off, Dp, alpha, halves * BF_KS / 2, nrb);
   }
   for (int r = 0; r < rows; r++)
     bf_out_row_avx512bf16(o + ((b * s->heads + h) * s->nq + i0 + r) * D,
-                          acc + r * Dp, D, l[r]);
+                          acc + r * Dp, D, _mm512_reduce_add_ps(lv[r]));
 }
 
 int cal_attn_bf16_run_avx512bf16(const cal_attn_shape_t *s, const uint16_t *q,

@@ -14,6 +14,8 @@
  *   V_HMAX(v) V_HSUM(v)             horizontal max / sum to float
  *   V_ROUND(v)    round to nearest integer (as float)
  *   V_POW2I(n)    2^n for integer-valued n in [-126, 127]
+ *   V_LDEXP(p, n) p·2^n for integer-valued n; V_LDEXP_ZERO an n at or
+ *                 below which it is 0
  *   V_ZERO_LT(y, x, t)  y where x >= t, else 0
  *   QB   query rows per register block      NVS  vectors per score block
  *   KT   keys per tile (a multiple of NVS·VW, dividing CAL_ATTN_KT_MAX)

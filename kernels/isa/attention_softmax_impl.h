@@ -11,11 +11,11 @@
  * product's 1/√D) and "e^x" below is 2^x, for x <= 0: x = n + f, |f| <=
  * 1/2, 2^f by its degree-5 Taylor polynomial in f·ln 2 (relative error
  * < 2.5e-6, far below the 2^-9 of the bf16 rounding the probabilities
- * meet), times 2^n built from the exponent; 0 below -127 (and for -inf
+ * meet), times 2^n (V_LDEXP); 0 from V_LDEXP_ZERO down (and for -inf
  * and NaN).  A third fewer operations than the natural-base e^x, whose
  * range reduction it does not need. */
 static inline vec_t FN(vexp)(vec_t x) {
-  vec_t xc = V_MAX(x, V_SET1(-127.0f));
+  vec_t xc = V_MAX(x, V_SET1(V_LDEXP_ZERO));
   vec_t n = V_ROUND(xc);
   vec_t f = V_SUB(xc, n);
   vec_t p = V_SET1(1.3333558146428443e-3f); /* ln2^5 / 5! */
@@ -24,12 +24,12 @@ static inline vec_t FN(vexp)(vec_t x) {
   p = V_FMA(p, f, V_SET1(2.4022650695910071e-1f));
   p = V_FMA(p, f, V_SET1(6.9314718055994531e-1f));
   p = V_FMA(p, f, V_SET1(1.0f));
-  return V_MUL(p, V_POW2I(n));
+  return V_LDEXP(p, n);
 }
 #else
 /* e^x, relative error ~2e-7 for x in [-87, 88]; 0 below -87 (and for -inf
  * and NaN).  x = n·ln2 + r, |r| <= ln2/2, e^r by its degree-6 Taylor
- * polynomial (remainder < 1.2e-7), times 2^n built from the exponent. */
+ * polynomial (remainder < 1.2e-7), times 2^n (V_LDEXP). */
 static inline vec_t FN(vexp)(vec_t x) {
   const vec_t lo = V_SET1(-87.0f);
   vec_t xc = V_MIN(V_MAX(x, lo), V_SET1(88.0f));
@@ -43,7 +43,7 @@ static inline vec_t FN(vexp)(vec_t x) {
   p = V_FMA(p, r, V_SET1(0.5f));
   p = V_FMA(p, r, V_SET1(1.0f));
   p = V_FMA(p, r, V_SET1(1.0f));
-  return V_ZERO_LT(V_MUL(p, V_POW2I(n)), x, lo);
+  return V_ZERO_LT(V_LDEXP(p, n), x, lo);
 }
 #endif
 

@@ -1,7 +1,7 @@
 /* The part of the per-ISA loops' vector vocabulary (attention_fused_impl.h)
  * that is the same intrinsic at every x86 width.  The including file
  * defines VBITS (256 or 512) and gets vec_t, VW and V_ZERO V_SET1 V_LOAD
- * V_STORE V_ADD V_SUB V_MUL V_MIN V_MAX V_FMA V_POW2I over the
+ * V_STORE V_ADD V_SUB V_MUL V_MIN V_MAX V_FMA V_POW2I V_LDEXP over the
  * _mm<VBITS>_* intrinsics; it defines the rest (masks, horizontal
  * reductions, rounding) itself.  Not a public header. */
 #ifndef CAL_VEC_PS_H
@@ -33,5 +33,11 @@ typedef VPS_TYPE(VBITS) vec_t;
 #define V_POW2I(n)                                                           \
   VPS_CASTSI(VBITS)(V_OP(slli_epi32)(                                        \
       V_OP(add_epi32)(V_OP(cvtps_epi32)(n), V_OP(set1_epi32)(127)), 23))
+/* p·2^n for integer-valued n, and an n at or below which it is exactly 0
+ * (vec_ps512.h has one instruction for it) */
+#ifndef V_LDEXP
+#define V_LDEXP(p, n) V_MUL((p), V_POW2I(n))
+#define V_LDEXP_ZERO (-127.0f)
+#endif
 
 #endif

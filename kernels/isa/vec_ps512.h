@@ -5,6 +5,10 @@
 #define CAL_VEC_PS512_H
 
 #define VBITS 512
+/* p·2^n by vscalefps: one operation for V_POW2I's three and the multiply
+ * (any integer n: 2^-160 times p < 2 rounds to 0) */
+#define V_LDEXP(p, n) _mm512_scalef_ps((p), (n))
+#define V_LDEXP_ZERO (-160.0f)
 #include "vec_ps.h"
 
 typedef __mmask16 vmask_t;
