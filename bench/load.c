@@ -111,10 +111,7 @@ void cal_load_between(const cal_load_t *l, const cal_load_snap_t *a,
 void cal_load_watch(const cal_load_t *l, double seconds, cal_load_share_t *out) {
   cal_load_snap_t a, b;
   cal_load_read(l, &a);
-  struct timespec ts = {(time_t)seconds,
-                        (long)((seconds - (double)(time_t)seconds) * 1e9)};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
+  cal_sleep(seconds);
   cal_load_read(l, &b);
   cal_load_between(l, &a, &b, out);
 }

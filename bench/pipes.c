@@ -139,3 +139,23 @@ double cal_team_rtt_probe(int n, long rounds, int tries) {
   }
   return worst > 0 ? worst * 1e9 : -1;
 }
+
+double cal_team_rtt_least(int n, int probes, double gap_s) {
+  double least = -1;
+  for (int i = 0; i < probes; i++) {
+    cal_sleep(gap_s);
+    double r = cal_team_rtt_probe(n, CAL_TEAM_RTT_ROUNDS, 2);
+    if (r > 0 && (least < 0 || r < least))
+      least = r;
+  }
+  return least;
+}
+
+double cal_team_rtt_wait(int n, double limit_ns, double wait_s, double gap_s) {
+  double t0 = cal_now(), r;
+  do {
+    cal_sleep(gap_s);
+    r = cal_team_rtt_probe(n, CAL_TEAM_RTT_ROUNDS, 2);
+  } while (r > limit_ns && cal_now() - t0 < wait_s);
+  return r;
+}

@@ -23,3 +23,10 @@ double cal_timer_resolution(void) {
   res = best;
   return res;
 }
+
+void cal_sleep(double seconds) {
+  struct timespec ts = {(time_t)seconds,
+                        (long)((seconds - (double)(time_t)seconds) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}

@@ -185,8 +185,13 @@ int cal_ctx_start_threads(cal_ctx_t *c) {
   }
   /* whether the usable cores compute side by side at all (a machine of
    * hardware-thread siblings does not, and that is the machine) */
-  if (want > 1 && cal_threads_use(c->thr, want) == 0)
+  if (want > 1 && cal_threads_use(c->thr, want) == 0) {
     c->team_best = cal_pipes_probe(want, 0.01, 3);
+    /* how close the threads can be, before any point: a run whose first
+     * points all find them apart is measured again like any other */
+    double rtt = cal_team_rtt_least(want, 5, CAL_TEAM_RTT_GAP_S);
+    c->rtt_least_ns = rtt > 0 ? rtt : 0;
+  }
   return 0;
 }
 

@@ -30,7 +30,8 @@ typedef struct cal_ctx {
    * threads have been seen to compute side by side; 0 unknown */
   double team_best;
   /* the least round trip between the threads any undisturbed point of
-   * the run has seen (team_rtt_ns; 0 none yet) */
+   * the run has seen (team_rtt_ns), or five probes of the whole team at
+   * its start (cal_team_rtt_least); 0 none yet */
   double rtt_least_ns;
   int rtt_stayed_apart;     /* a point measured again was apart again */
   int locked, lock_fd;      /* the machine-wide lock (cal_ctx_lock) */

@@ -247,6 +247,15 @@ static int placed_apart(cal_run_t *r, const cal_point_t *pt) {
   return apart && !r->ctx->rtt_stayed_apart;
 }
 
+/* Wait, at most CAL_TEAM_RTT_WAIT_S, for the threads of a point placed
+ * apart to come close again: probes of their round trip, each after a
+ * pause in which the hypervisor can move a halted vCPU (a team that keeps
+ * computing keeps its placement). */
+static void wait_close(const cal_run_t *r, const cal_params_t *p) {
+  cal_team_rtt_wait(p->threads, CAL_TEAM_RTT_APART * r->ctx->rtt_least_ns,
+                    CAL_TEAM_RTT_WAIT_S, CAL_TEAM_RTT_GAP_S);
+}
+
 /* The run's span of the threads' round trip, over undisturbed points. */
 static void note_rtt(cal_run_t *r, const cal_point_t *pt) {
   cal_quality_t *q = &r->res->quality;
@@ -286,6 +295,8 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                  : apart ? "its threads were placed apart"
                          : "its threads did not run side by side");
     wait_quiet(r);
+    if (apart && !busy)
+      wait_close(r, p);
     rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, &again);
     cal_run_remeasured(r, t0);
     cal_point_free(pt);

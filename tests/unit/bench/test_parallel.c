@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "parallel.h"
 #include "pipes.h"
+#include "timer.h"
 #include "test_util.h"
 
 static void judge_cpu_time(void **state) {
@@ -168,6 +169,23 @@ static void rtt_probe(void **state) {
 }
 
 /* The pooled point keeps the worse probe of its measurements. */
+/* The least of spaced probes, and the wait for a team to come close: no
+ * team below two threads; a probe at least once; a limit no round trip
+ * meets holds the wait to its end (a lower bound only: a busy machine
+ * stretches the probes themselves). */
+static void rtt_least_and_wait(void **state) {
+  (void)state;
+  assert_true(cal_team_rtt_least(1, 3, 0.001) < 0);
+  assert_true(cal_team_rtt_wait(1, 1e9, 1.0, 0.001) < 0);
+  double least = cal_team_rtt_least(2, 3, 0.001);
+  assert_true(least > 0 && isfinite(least));
+  double r = cal_team_rtt_wait(2, 1e12, 0.0, 0.001);
+  assert_true(r > 0 && isfinite(r));
+  double t0 = cal_now();
+  r = cal_team_rtt_wait(2, 0.0, 0.1, 0.01);
+  assert_true(r > 0 && cal_now() - t0 >= 0.1);
+}
+
 static void merge_pipes(void **state) {
   (void)state;
   cal_point_t a, b;
@@ -202,4 +220,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(judge_pipes),
     cmocka_unit_test(pipes_probe),
     cmocka_unit_test(rtt_probe),
+    cmocka_unit_test(rtt_least_and_wait),
     cmocka_unit_test(merge_pipes))
