@@ -31,23 +31,23 @@ for i in range(1, n + 1):
     if not os.path.exists(path):
         print(f"run {i}: no profile"); continue
     d = json.load(open(path))
-    peak = {p["id"]: p.get("gflops") for p in d.get("peak", {}).get("points", [])}
+    peak = {p["id"]: p.get("gflops") for p in (d.get("peak") or {}).get("points", [])}
     f1, fn = peak.get("peak/fma_f64/avx512/t1"), None
     for k, v in peak.items():
         if k.startswith("peak/fma_f64/avx512/t") and not k.endswith("/t1"):
             fn = v
     ratio = f"{fn / f1:.2f}" if f1 and fn else "-"
-    rtt = d.get("quality", {}).get("team_rtt_ns")
+    rtt = (d.get("quality") or {}).get("team_rtt_ns")
     rtt = f"{rtt['min']:.0f}-{rtt['max']:.0f} ns" if rtt else "-"
     print(f"run {i}: headline gflops {d.get('gflops')}, fma_f64 all/one {ratio},"
           f" threads' round trip {rtt}")
     series.setdefault("headline gflops", []).append(d.get("gflops"))
-    for dt, b in sorted(d.get("gemm_best", {}).items()):
+    for dt, b in sorted((d.get("gemm_best") or {}).items()):
         unit = b.get("metric", "gflops")
         for key in (unit, unit + "_per_core"):
             if b.get(key):
                 series.setdefault(f"gemm_best {dt} {key}", []).append(b[key])
-    for p in d.get("scaling", {}).get("points", []):
+    for p in (d.get("scaling") or {}).get("points", []):
         if p.get("threads", 1) < 2 or "/best/" in p["id"]:
             continue
         print(f"  {p['id']}: {p.get('gflops')} cpu/wall {p.get('cpu_time_ratio')}"
