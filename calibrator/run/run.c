@@ -226,6 +226,12 @@ static double rtt_of(const cal_run_t *r, const cal_point_t *pt) {
              : 0;
 }
 
+/* The round trip past which a team counts as placed apart:
+ * CAL_TEAM_RTT_APART x the least the run has seen. */
+static double apart_ns(const cal_run_t *r) {
+  return CAL_TEAM_RTT_APART * r->ctx->rtt_least_ns;
+}
+
 /* Whether the threads of an undisturbed point were placed apart when it
  * was measured: their round trip past CAL_TEAM_RTT_APART x the least the
  * run has seen (which it updates).  The hypervisor moves a guest's vCPUs
@@ -241,7 +247,7 @@ static int placed_apart(cal_run_t *r, const cal_point_t *pt) {
   double *least = &r->ctx->rtt_least_ns;
   if (*least <= 0 || rtt < *least)
     *least = rtt;
-  int apart = rtt > CAL_TEAM_RTT_APART * *least;
+  int apart = rtt > apart_ns(r);
   if (!apart)
     r->ctx->rtt_stayed_apart = 0;
   return apart && !r->ctx->rtt_stayed_apart;
@@ -252,8 +258,8 @@ static int placed_apart(cal_run_t *r, const cal_point_t *pt) {
  * pause in which the hypervisor can move a halted vCPU (a team that keeps
  * computing keeps its placement). */
 static void wait_close(const cal_run_t *r, const cal_params_t *p) {
-  cal_team_rtt_wait(p->threads, CAL_TEAM_RTT_APART * r->ctx->rtt_least_ns,
-                    CAL_TEAM_RTT_WAIT_S, CAL_TEAM_RTT_GAP_S);
+  cal_team_rtt_wait(p->threads, apart_ns(r), CAL_TEAM_RTT_WAIT_S,
+                    CAL_TEAM_RTT_GAP_S);
 }
 
 /* The run's span of the threads' round trip, over undisturbed points. */
