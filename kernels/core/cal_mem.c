@@ -1,5 +1,6 @@
 #include "cal_mem.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,9 +58,46 @@ double cal_rng_uniform(cal_rng_t *r) {
   return (double)(cal_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
-void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r) {
+static void fill_seq(float *x, size_t n, float lo, float hi, cal_rng_t *r) {
   for (size_t i = 0; i < n; i++)
     x[i] = lo + (hi - lo) * (float)cal_rng_uniform(r);
+}
+
+void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r) {
+  if (n < CAL_FILL_TEAM_MIN / sizeof *x) {
+    fill_seq(x, n, lo, hi, r);
+    return;
+  }
+  /* block b from the stream seeded base + b: the same values whatever
+   * the team's size */
+  const uint64_t base = cal_rng_next(r);
+  const size_t nb = (n + CAL_FILL_BLOCK - 1) / CAL_FILL_BLOCK;
+#pragma omp parallel for schedule(static)
+  for (size_t b = 0; b < nb; b++) {
+    cal_rng_t rb;
+    cal_rng_seed(&rb, base + b);
+    size_t i0 = b * CAL_FILL_BLOCK;
+    fill_seq(x + i0, n - i0 < CAL_FILL_BLOCK ? n - i0 : CAL_FILL_BLOCK, lo, hi,
+             &rb);
+  }
+}
+
+void cal_memset_team(void *p, int c, size_t bytes) {
+  if (bytes < CAL_FILL_TEAM_MIN) {
+    memset(p, c, bytes);
+    return;
+  }
+  /* whole cache lines a thread, contiguous */
+#pragma omp parallel
+  {
+    size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+    size_t lines = (bytes + 63) / 64, per = (lines + nt - 1) / nt;
+    size_t a = t * per * 64, b = a + per * 64;
+    a = a < bytes ? a : bytes;
+    b = b < bytes ? b : bytes;
+    if (b > a)
+      memset((char *)p + a, c, b - a);
+  }
 }
 
 void cal_fill_f64(double *x, size_t n, double lo, double hi, cal_rng_t *r) {

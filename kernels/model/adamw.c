@@ -70,10 +70,12 @@ static int setup_as(const cal_params_t *p, void **out, int bf16) {
   cal_fill_f32(s->m[0], s->n, -1e-3f, 1e-3f, &r);
   cal_fill_f32(s->v[0], s->n, 0.0f, 1e-6f, &r);
   cal_fill_f32(s->g, s->n, -1e-2f, 1e-2f, &r);
-  for (size_t i = 0; i < s->n; i++)
-    s->p[1][i] = s->m[1][i] = s->v[1][i] = NAN;
-  for (size_t i = 0; bf16 && i < s->n; i++)
-    s->p16[i] = 0xffff;
+  /* the set a run writes NaN (all ones) until it does */
+  cal_memset_team(s->p[1], 0xff, 4 * s->n);
+  cal_memset_team(s->m[1], 0xff, 4 * s->n);
+  cal_memset_team(s->v[1], 0xff, 4 * s->n);
+  if (bf16)
+    cal_memset_team(s->p16, 0xff, 2 * s->n);
   *out = s;
   return 0;
 }

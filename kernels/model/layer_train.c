@@ -281,8 +281,8 @@ static int create_layer(const cal_layer_shape_t *s, uint64_t seed,
   }
   cal_fill_f32(T->p[0] + T->off[CAL_TRAIN_G1], 2 * d, 0.5f, 1.5f, &r);
   if (!q.lora_rank) {
-    memset(T->m[0], 0, 4 * np);
-    memset(T->v[0], 0, 4 * np);
+    cal_memset_team(T->m[0], 0, 4 * np);
+    cal_memset_team(T->v[0], 0, 4 * np);
   }
   for (int64_t b = 0; b < q.batch; b++) {
     cal_rng_t rb;
@@ -290,8 +290,8 @@ static int create_layer(const cal_layer_shape_t *s, uint64_t seed,
     cal_fill_f32(T->x + (size_t)b * lq * d, lq * d, -1.0f, 1.0f, &rb);
     cal_fill_f32(T->dy + (size_t)b * lq * d, lq * d, -1.0f, 1.0f, &rb);
   }
-  memset(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
-  memset(T->g, 0xff, 4 * np);
+  cal_memset_team(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
+  cal_memset_team(T->g, 0xff, 4 * np);
   if ((rc = engine_setup(T, engine)) < 0 ||
       (q.bf16 && (rc = cal_train_attn16_create(T, share)) < 0) ||
       (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))

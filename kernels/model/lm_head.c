@@ -154,8 +154,8 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   cal_rng_seed(&r, seed ^ 0x1ead);
   float a = (float)sqrt(3.0 / (double)d);
   cal_fill_f32(H->w[0], nw, -a, a, &r);
-  memset(H->m[0], 0, 4 * nw);
-  memset(H->v[0], 0, 4 * nw);
+  cal_memset_team(H->m[0], 0, 4 * nw);
+  cal_memset_team(H->v[0], 0, 4 * nw);
   /* the final norm's rows: O(1) entries; targets uniform */
   cal_fill_f32(H->h, (size_t)(t * d), -1.0f, 1.0f, &r);
   for (int64_t i = 0; i < t; i++)
