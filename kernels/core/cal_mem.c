@@ -82,19 +82,22 @@ void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r) {
   }
 }
 
+void cal_team_share(size_t n, size_t unit, size_t *a, size_t *b) {
+  size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+  size_t units = (n + unit - 1) / unit, per = (units + nt - 1) / nt;
+  *a = t * per * unit < n ? t * per * unit : n;
+  *b = (t + 1) * per * unit < n ? (t + 1) * per * unit : n;
+}
+
 void cal_memset_team(void *p, int c, size_t bytes) {
   if (bytes < CAL_FILL_TEAM_MIN) {
     memset(p, c, bytes);
     return;
   }
-  /* whole cache lines a thread, contiguous */
 #pragma omp parallel
   {
-    size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-    size_t lines = (bytes + 63) / 64, per = (lines + nt - 1) / nt;
-    size_t a = t * per * 64, b = a + per * 64;
-    a = a < bytes ? a : bytes;
-    b = b < bytes ? b : bytes;
+    size_t a, b;
+    cal_team_share(bytes, 64, &a, &b);
     if (b > a)
       memset((char *)p + a, c, b - a);
   }

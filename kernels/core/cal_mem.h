@@ -39,6 +39,10 @@ double cal_rng_uniform(cal_rng_t *r);
 /* fill with uniform values in [lo, hi] (hi only where a draw just below 1
  * rounds to it in fp32) */
 void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r);
+/* Inside a parallel region: the calling thread's share [*a, *b) of n
+ * items, contiguous and in whole units of `unit` items (a cache line's),
+ * the last thread's shorter (or empty). */
+void cal_team_share(size_t n, size_t unit, size_t *a, size_t *b);
 /* memset, on the team from CAL_FILL_TEAM_MIN bytes */
 void cal_memset_team(void *p, int c, size_t bytes);
 void cal_fill_f64(double *x, size_t n, double lo, double hi, cal_rng_t *r);

@@ -3,7 +3,6 @@
 #include "train_vec.h"
 
 #include <math.h>
-#include <omp.h>
 
 #include "cal_bf16.h"
 #include "cal_err.h"
@@ -139,12 +138,8 @@ void cal_adamw_pass(const cal_train_vec_t *vec, const cal_adamw_k_t *k,
     return;
 #pragma omp parallel
   {
-    size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-    /* ranges of whole cache lines of fp32 (16 elements) */
-    size_t lines = (n + 15) / 16, per = (lines + nt - 1) / nt;
-    size_t a = t * per * 16, b = a + per * 16;
-    a = a < n ? a : n;
-    b = b < n ? b : n;
+    size_t a, b; /* whole cache lines of fp32 a thread */
+    cal_team_share(n, 16, &a, &b);
     if (b > a)
       vec->adamw(k, p + a, m + a, v + a, g + a, p2 + a, m2 + a, v2 + a,
                  p16 ? p16 + a : NULL, b - a);
