@@ -85,6 +85,15 @@ else:
     assert src["preset"] == "tiny" and src["layers"] == 2 and src["vocab"] == 1000
     assert src["layers_measured"] == top["layers_measured"] and src["choice"], src
     assert ("scaled_from_layers" in src) == (top["layers_measured"] < 2), src
+    assert src["optimal_is_lower_bound"] is top["optimal_is_lower_bound"], src
+# an optimal batch is a lower bound exactly where the best point is the
+# largest measured and the sweep did not end at a wall (memory, swap, a
+# failed check)
+walls = ("memory limit", "the process swapped", "verification failed")
+for name, m in bs["modes"].items():
+    want = m["shape"] in ("single", "rising") and m["stop_reason"] not in walls \
+        and m["peak_batch_size"] is not None
+    assert m["optimal_is_lower_bound"] is want, (name, m["shape"], m["stop_reason"])
 # every mode is the model's step: both layers (distinct: tiny fits) and the head
 tr = bs["modes"]["train"]
 assert tr["layers_measured"] in (None, 2) and "scaled_from_layers" not in tr, tr
@@ -174,6 +183,8 @@ assert sk and "memory budget" in sk[0]["reason"], m["points"]
 assert sk[0]["reason"].startswith("batch %d needs " % sk[0]["batch_size"]), sk[0]
 assert all(p["memory_bytes"] > 3 * 2**20 for p in sk if "memory budget" in p["reason"])
 assert m["stop_reason"] == "memory limit"
+# a larger batch cannot run here: the optimum is no lower bound
+assert m["optimal_is_lower_bound"] is False, m["shape"]
 # measured points: the memory they met beside the estimate
 for p in m["points"]:
     if p["status"] != "ok":
@@ -187,6 +198,12 @@ PY
 expect_exit 0 "batch range" "$CAL" --sweep-batch "${LISTED[@]}" --mode decode --batches 1-4*2 --no-extend -o "$TMP/r.json"
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["decode"]; assert [p["batch_size"] for p in m["points"]]==[1,2,4], m["points"]' "$TMP/r.json" \
   && ok || bad "--batches 1-4*2 did not give 1,2,4"
+$PY - "$TMP/r.json" "$TMP/out" <<'PY' && ok || bad "the table and the profile disagree on the lower bound"
+import json, sys
+m = json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["decode"]
+out = open(sys.argv[2]).read()
+assert ("is a lower bound" in out) == m["optimal_is_lower_bound"], (m["shape"], m["stop_reason"])
+PY
 
 # --ci: fixed GEMM size and batch list, samples pooled over interleaved
 # rounds (kept small here: 2 rounds of 2 samples, one thread; the batch
@@ -326,6 +343,7 @@ $PY - "$TMP/trainmem.json" <<'PY' && ok || bad "train memory limit"
 import json, sys
 m = json.load(open(sys.argv[1]))["batch_sweep"]["modes"]["train"]
 assert m["stop_reason"] == "memory limit", m["stop_reason"]
+assert m["optimal_is_lower_bound"] is False
 assert m["layers"] == 2 and m["scaled_from_layers"] == 1 and m["layers_measured"] == 1
 p = [p for p in m["points"] if p["batch_size"] == 64][0]
 assert p["status"] == "skipped" and "memory budget" in p["reason"], p

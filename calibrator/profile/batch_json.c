@@ -448,6 +448,9 @@ json_t *cal_batch_source_json(const cal_run_result_t *r,
     json_object_set_new(src, "workload_name", json_string(b->workload));
   if (src && b->lora_rank && (b->top_mode == 2 || b->top_mode >= 4))
     json_object_set_new(src, "lora_rank", json_integer(b->lora_rank));
+  if (src)
+    json_object_set_new(src, "optimal_is_lower_bound",
+                        json_boolean(cal_batch_open_ended(m)));
   if (src && m->layers_measured && m->layers_measured < b->layers)
     json_object_set_new(src, "scaled_from_layers",
                         json_integer(m->layers_measured));
@@ -480,6 +483,8 @@ static json_t *mode_json(const cal_run_result_t *r, const cal_batch_result_t *re
   json_object_set_new(jm, "stop_reason", json_string(m->stop));
   if (analysis_json(m, jm) < 0)
     goto fail;
+  json_object_set_new(jm, "optimal_is_lower_bound",
+                      json_boolean(cal_batch_open_ended(m)));
   json_object_set_new(jm, "latency_ms_batch_1",
                       isnan(m->latency_ms_batch_1) ? json_null()
                                                    : json_real(m->latency_ms_batch_1));

@@ -161,6 +161,14 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
   if (decode)
     print_bandwidth(res, m, out);
   print_curve(c, peak, m->stop, out);
+  if (cal_batch_open_ended(m))
+    fprintf(out, "    optimal batch %lld is a lower bound: the best point "
+                 "is the largest batch measured, and a larger one may be "
+                 "faster still%s\n",
+            (long long)c->optimal_batch_size,
+            strcmp(m->stop, "time budget") == 0
+                ? " (--budget-scale gives the sweep more time)"
+                : "");
   if (m->have_rec)
     fprintf(out, "    target effective batch %lld: batch %lld x %lld accumulation "
                  "steps (%s)\n",
@@ -189,6 +197,9 @@ void cal_batch_print(const cal_run_result_t *r, const void *result, FILE *out) {
       print_mode(res, m, out);
   /* which mode the top-level figures are, and why */
   if (res->top_why[0])
-    fprintf(out, "  top level (optimal batch, throughput, latency): %s\n",
-            res->top_why);
+    fprintf(out, "  top level (optimal batch, throughput, latency): %s%s\n",
+            res->top_why,
+            res->top_mode >= 0 && cal_batch_open_ended(&res->modes[res->top_mode])
+                ? "; its optimal batch a lower bound (above)"
+                : "");
 }

@@ -385,4 +385,11 @@ typedef struct cal_batch_result {
   char top_why[224];
 } cal_batch_result_t;
 
+/* Whether measured mode m's optimal batch is a lower bound only: its
+ * curve's best point is its largest measured batch (shape single or
+ * rising) and the sweep ended for want of time or of batches to try, not
+ * at the memory limit, a swap or a failed verification, so a larger batch
+ * may be faster still.  0 for a mode without a peak. */
+int cal_batch_open_ended(const cal_batch_mode_t *m);
+
 #endif

@@ -161,6 +161,20 @@ int cal_sweep_analyze(sweep_t *s) {
   return 0;
 }
 
+int cal_batch_open_ended(const cal_batch_mode_t *m) {
+  /* the ends past which no larger batch could run here */
+  static const char *const walls[] = {"memory limit", "the process swapped",
+                                      "verification failed"};
+  const cal_curve_result_t *c = m->curve;
+  if (!c || c->peak_batch_size < 1 ||
+      (c->shape != CAL_SHAPE_SINGLE && c->shape != CAL_SHAPE_RISING))
+    return 0;
+  for (size_t i = 0; i < sizeof walls / sizeof *walls; i++)
+    if (m->stop && strcmp(m->stop, walls[i]) == 0)
+      return 0;
+  return 1;
+}
+
 static void mode_free(cal_batch_mode_t *m) {
   for (size_t i = 0; m->points && i < m->npoints; i++) {
     free(m->points[i].examples_per_s);
