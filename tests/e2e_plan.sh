@@ -91,7 +91,7 @@ fi
 # profile measured in (a curve does not say: false); env, sourced by sh,
 # says the same
 sed 's/^  "schema": "calibrate-profile\/1",/&\
-  "batch_source": {"dtype": "bf16"},/' "$REF" >"$TMP/bf16.json"
+  "batch_source": {"dtype": "bf16", "optimal_is_lower_bound": true},/' "$REF" >"$TMP/bf16.json"
 if expect_exit 0 "plan --format json, target 48" "$CAL" plan "$CSV" \
   "$TMP/bf16.json" --target-effective-batch 48 --format json \
   -o "$TMP/target.json" &&
@@ -118,6 +118,10 @@ for m in split:
     assert h["gradient_accumulation_steps"] == m["grad_accum_steps"], (h, m)
     assert m["micro_batch_size"] * m["grad_accum_steps"] == 48, m
     assert h["bf16"] is bf16, (h, m)
+    # the profile's optimum is a lower bound (its batch_source says so),
+    # and the plan passes that on; a curve's is not
+    assert m["optimal_batch_is_lower_bound"] is bf16, m
+    assert ("lower bound" in m["batch_note"]) is bf16, m["batch_note"]
     ident = "CALIBRATE_" + re.sub("[^A-Z0-9]", "_", m["name"].upper())
     assert env[ident + "_NAME"] == m["name"], env
     assert int(env[ident + "_BATCH_SIZE"]) == m["micro_batch_size"], env

@@ -99,9 +99,14 @@ static void plan_batch(const cal_plan_opts_t *o, const cal_plan_machine_t *m,
                            CAL_BATCH_EXACT};
   if (!o->target)
     return;
-  if (m->optimal_batch && cal_plan_batch(m->optimal_batch, o->target, bp) == 0)
+  if (m->optimal_batch && cal_plan_batch(m->optimal_batch, o->target, bp) == 0) {
     batch_note(bp, m->optimal_batch, note, notelen);
-  else {
+    size_t at = strlen(note);
+    if (m->optimal_is_lower_bound)
+      snprintf(note + at, notelen - at,
+               "; optimal batch a lower bound (the sweep ended at its best "
+               "point)");
+  } else {
     *bp = (cal_batch_plan_t){1, o->target, CAL_BATCH_DIVISOR};
     snprintf(note, notelen, "no optimal batch measured: batch 1");
   }

@@ -62,6 +62,8 @@ typedef struct cal_plan_machine {
   double throughput;     /* NaN when null or missing */
   double ci_low, ci_high, ci_level; /* its CI; NaN when unknown */
   int64_t optimal_batch; /* 0 when null */
+  int optimal_is_lower_bound; /* the curve ended at its best point:
+                                 batch_source.optimal_is_lower_bound */
   double available;      /* bytes; 0 when unknown */
   double price_per_hour; /* USD; NaN when not given */
   const char *mode;      /* the batch sweep's mode behind throughput

@@ -203,6 +203,7 @@ static const cal_vkey_t top_keys[] = {
 #define CAL_VIN batch_source
     CAL_VSI(mode) CAL_VSI(dtype) CAL_VSI(engine) CAL_VSI(preset)
     CAL_VSI(workload) CAL_VNI(hidden) CAL_VNI(seq)
+    CAL_VBI(optimal_is_lower_bound)
 #undef CAL_VIN
 #define CAL_VIN blas
     CAL_VSI(library) CAL_VSI(version) CAL_VSI(config) CAL_VSI(coretype)

@@ -228,6 +228,7 @@ typedef struct cal_vbatch_source {
   int has;
   const char *mode, *dtype, *engine, *preset, *workload;
   cal_vnum_t hidden, seq;
+  int optimal_is_lower_bound; /* boolean; 0 where absent (older profiles) */
 } cal_vbatch_source_t;
 
 /* ---------------------------------------------------------------- gemm */

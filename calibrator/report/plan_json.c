@@ -184,6 +184,8 @@ static json_t *machine_json(const cal_plan_t *p, const cal_plan_entry_t *e) {
       "alone_cost_usd", num_or_null(e->alone_cost_usd), "straggler",
       e->straggler);
   json_object_set_new(x, "throughput_basis", str_or_null(m->basis));
+  json_object_set_new(x, "optimal_batch_is_lower_bound",
+                      json_boolean(m->optimal_is_lower_bound));
   json_object_set_new(
       x, "scaled_from",
       isfinite(m->flops_ratio)
