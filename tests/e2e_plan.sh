@@ -31,6 +31,9 @@ if expect_exit 0 "plan json" "$CAL" plan "$TMP/peak.json" "$CSV" "$REF" \
     bad "plan json: no machine from the CSV"
   [ "$(grep -c '"in_split": true' "$TMP/plan.json")" -eq 5 ] && ok ||
     bad "plan json: not five machines in the split"
+  # a profile from before optimal_is_lower_bound: not a lower bound
+  grep -q '"optimal_batch_is_lower_bound": true' "$TMP/plan.json" &&
+    bad "plan json: an optimum its profile does not call a lower bound is one" || ok
 fi
 
 # a CSV without a machine column is one machine named by its file

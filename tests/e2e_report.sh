@@ -70,6 +70,15 @@ fi
 # machine named by its file, never by the brand string both carry
 cp "$REF" "$TMP/host-a.json" && cp "$REF" "$TMP/host-b.json" ||
   bad "cannot copy the reference profile"
+# host-b's curve ended at its best point: its optimal batch a lower bound
+"$PY" - "$TMP/host-b.json" <<'PY' || bad "cannot mark host-b's optimum"
+import json, sys
+d = json.load(open(sys.argv[1]))
+# (a profile from before batch_source: the mode its figures follow)
+src = d.setdefault("batch_source", {"mode": d["batch_sweep"]["top_level_mode"]})
+src["optimal_is_lower_bound"] = True
+json.dump(d, open(sys.argv[1], "w"))
+PY
 if expect_exit 0 "report of one model twice" "$CAL" report "$TMP/host-a.json" \
   "$TMP/host-b.json" -o "$TMP/same.html"; then
   for want in '<th>host-a</th>' '<th>host-b</th>' '<h2>Tables: host-a</h2>' \
@@ -81,6 +90,9 @@ if expect_exit 0 "report of one model twice" "$CAL" report "$TMP/host-a.json" \
     bad "same.html heads a column with the shared brand string '$brand'" || ok
   grep -q -F "<h2>Tables: $brand</h2>" "$TMP/same.html" &&
     bad "same.html names a machine's tables by '$brand'" || ok
+  [ "$(grep -o 'a lower bound: the sweep ended at its best point' \
+    "$TMP/same.html" | wc -l)" -eq 1 ] && ok ||
+    bad "same.html: host-b's optimal batch not the one said to be a lower bound"
 fi
 
 # -o - writes the page to stdout

@@ -136,7 +136,7 @@ int cal_plan_read_machine(const cal_profile_t *p, cal_plan_machine_t *m) {
   m->name = v->device_name ? v->device_name : p->path;
   m->throughput = v->throughput.v;
   m->optimal_batch = int_or_0(&v->optimal_batch_size);
-  m->optimal_is_lower_bound = v->batch_source.optimal_is_lower_bound;
+  m->optimal_is_lower_bound = v->batch_source.optimal_is_lower_bound == 1;
   const cal_vnum_t *avail = &v->machine.memory.available_bytes;
   if (avail->has && avail->v > 0)
     m->available = avail->v;

@@ -228,7 +228,8 @@ typedef struct cal_vbatch_source {
   int has;
   const char *mode, *dtype, *engine, *preset, *workload;
   cal_vnum_t hidden, seq;
-  int optimal_is_lower_bound; /* boolean; 0 where absent (older profiles) */
+  int optimal_is_lower_bound; /* 1 true, 0 false, CAL_VABSENT where absent
+                                 (profiles before it) */
 } cal_vbatch_source_t;
 
 /* ---------------------------------------------------------------- gemm */
