@@ -165,10 +165,9 @@ void cal_html_headline_table(FILE *f, const cal_profile_view_t *const *views,
       char what[200] = "";
       if (figs[k].batch) {
         batch_what(views[i], what, sizeof what);
-        size_t at = strlen(what);
         if (figs[k].off == offsetof(cal_profile_view_t, optimal_batch_size) &&
             views[i]->batch_source.optimal_is_lower_bound == 1)
-          snprintf(what + at, sizeof what - at,
+          snprintf(what + strlen(what), sizeof what - strlen(what),
                    "; a lower bound: the sweep ended at its best point");
         batch_cell(f, v->v, figs[k].unit, what);
       } else {

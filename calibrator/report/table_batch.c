@@ -166,7 +166,7 @@ static void print_mode(const cal_batch_result_t *res, int mi, FILE *out) {
                  "is the largest batch measured, and a larger one may be "
                  "faster still%s\n",
             (long long)c->optimal_batch_size,
-            m->stop && strcmp(m->stop, "time budget") == 0
+            m->stop && strcmp(m->stop, CAL_STOP_TIME) == 0
                 ? " (--budget-scale gives the sweep more time)"
                 : "");
   if (m->have_rec)

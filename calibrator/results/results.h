@@ -301,6 +301,13 @@ typedef struct cal_batch_point {
   cal_memuse_t mem;
 } cal_batch_point_t;
 
+/* A batch sweep's stop reasons that cal_batch_open_ended reads: the walls
+ * past which no larger batch could run here, and the time budget. */
+#define CAL_STOP_MEMORY "memory limit"
+#define CAL_STOP_SWAPPED "the process swapped"
+#define CAL_STOP_VERIFY "verification failed"
+#define CAL_STOP_TIME "time budget"
+
 typedef struct cal_batch_mode {
   const char *name;         /* "prefill", "decode", "train", "inference",
                                "dpo", "grpo" */
@@ -308,7 +315,8 @@ typedef struct cal_batch_mode {
   char reason[256];
   cal_batch_point_t *points;
   size_t npoints;
-  const char *stop;         /* why the sweep ended; static */
+  const char *stop;         /* why the sweep ended; static (CAL_STOP_* or
+                               another reason) */
   cal_curve_result_t *curve; /* the analysis; owned, NULL when not run */
   int have_rec;
   cal_curve_rec_t rec;      /* batch x accumulation recommendation */

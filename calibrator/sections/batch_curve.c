@@ -163,8 +163,8 @@ int cal_sweep_analyze(sweep_t *s) {
 
 int cal_batch_open_ended(const cal_batch_mode_t *m) {
   /* the ends past which no larger batch could run here */
-  static const char *const walls[] = {"memory limit", "the process swapped",
-                                      "verification failed"};
+  static const char *const walls[] = {CAL_STOP_MEMORY, CAL_STOP_SWAPPED,
+                                      CAL_STOP_VERIFY};
   const cal_curve_result_t *c = m->curve;
   if (!c || c->peak_batch_size < 1 ||
       (c->shape != CAL_SHAPE_SINGLE && c->shape != CAL_SHAPE_RISING))

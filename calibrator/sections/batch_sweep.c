@@ -108,7 +108,7 @@ static int sweep_ci(sweep_t *s) {
       over = 1;
     }
   }
-  s->m->stop = over ? "memory limit" : "fixed batch list (--ci)";
+  s->m->stop = over ? CAL_STOP_MEMORY : "fixed batch list (--ci)";
 out:
   for (size_t j = 0; cps && j < n; j++)
     cal_point_free(&cps[j]);
@@ -294,7 +294,7 @@ static int sweep_sequential(sweep_t *s) {
     }
     if (bp->memory_bytes > s->mem_budget) {
       cal_sweep_over_budget(s, bp);
-      m->stop = "memory limit";
+      m->stop = CAL_STOP_MEMORY;
       blocked = 1;
       continue;
     }
@@ -308,13 +308,13 @@ static int sweep_sequential(sweep_t *s) {
                "activations without checkpointing), more than the %.0f MiB "
                "memory budget", bp->model_bytes / 1048576.0,
                s->mem_budget / 1048576.0);
-      m->stop = "memory limit";
+      m->stop = CAL_STOP_MEMORY;
       blocked = 1;
       continue;
     }
     double cost = next_cost(s, b, last_batch, last_step, last_wall);
     if (last_batch && cal_now() - s->t0 + cost > s->budget) {
-      m->stop = "time budget";
+      m->stop = CAL_STOP_TIME;
       cal_sweep_point_skip(bp, m->stop);
       blocked = 1;
       continue;
@@ -336,11 +336,11 @@ static int sweep_sequential(sweep_t *s) {
     }
     cal_memuse_end(&bp->mem);
     if (bp->status == CAL_POINT_FAILED) {
-      m->stop = "verification failed";
+      m->stop = CAL_STOP_VERIFY;
       blocked = 1;
     } else if (bp->mem.swapped) {
       /* larger batches need more: they would swap more */
-      m->stop = "the process swapped";
+      m->stop = CAL_STOP_SWAPPED;
       blocked = 1;
     } else if (bp->status == CAL_POINT_OK) {
       last_batch = b;
