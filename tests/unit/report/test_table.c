@@ -1,6 +1,7 @@
 /* report/table.c: the run's table is printed escaped, lines kept: a CPU
  * brand or a warning with control characters in it cannot act on the
- * terminal or add a row. */
+ * terminal or add a row.  report/table_attention.c: points skipped for
+ * one reason share a row. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include "machine.h"
 #include "results.h"
+#include "run_result.h"
 #include "table.h"
 
 static void hostile_strings_escaped(void **state) {
@@ -43,9 +45,63 @@ static void hostile_strings_escaped(void **state) {
   free(warn);
 }
 
+/* One attention point, skipped (reason non-NULL) or measured. */
+static cal_attn_point_t attn_point(int bf16, int64_t nq, const char *reason) {
+  cal_attn_point_t ap;
+  memset(&ap, 0, sizeof ap);
+  ap.bf16 = bf16;
+  ap.shape = (cal_attn_shape_t){1, 4, 2, nq, nq, 128, 1};
+  ap.fused = -1;
+  ap.pt.params.threads = 1;
+  snprintf(ap.pt.variant, sizeof ap.pt.variant, "avx2");
+  ap.pt.status = reason ? CAL_POINT_SKIPPED : CAL_POINT_OK;
+  if (reason)
+    snprintf(ap.pt.reason, sizeof ap.pt.reason, "%s", reason);
+  else
+    ap.pt.gflops_sum.median = 50.0;
+  return ap;
+}
+
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* bf16 points skipped for one reason, before and after a measured point,
+ * share one row that counts them; a point skipped for another reason, or
+ * an fp32 point skipped for the same one, keeps its own row. */
+static void attention_skips_share_a_row(void **state) {
+  (void)state;
+  const char *no = "no bf16 here";
+  cal_attn_point_t pts[] = {
+      attn_point(0, 512, NULL),  attn_point(1, 512, no),
+      attn_point(1, 2048, no),   attn_point(0, 2048, NULL),
+      attn_point(1, 256, no),    attn_point(1, 1024, "out of memory"),
+      attn_point(0, 1024, no),
+  };
+  cal_attention_result_t a = {.points = pts,
+                              .npoints = sizeof pts / sizeof *pts};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  cal_attention_print(NULL, &a, f);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(count(buf, "bf16, 3 points"), 1);
+  assert_int_equal(count(buf, "skipped: no bf16 here"), 2);
+  assert_non_null(strstr(buf, "bf16 b1 h4/2 q1024 k1024 d128 causal"));
+  assert_non_null(strstr(buf, " b1 h4/2 q1024 k1024 d128 causal"));
+  assert_int_equal(count(buf, "avx2"), 2);
+  assert_int_equal(count(buf, "\n"), 7); /* blank, heading, 5 rows */
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hostile_strings_escaped),
+      cmocka_unit_test(attention_skips_share_a_row),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
