@@ -2,7 +2,7 @@
  * this moment.  CPU time cannot tell: two vCPUs the hypervisor runs on the
  * two hardware threads of one core (or on one core in turn, fast enough)
  * each get a full CPU-second per second, and a 2-thread GEMM runs at
- * 1-thread speed.  A register-resident multiply-add loop can: timed on one
+ * 1-thread speed.  A register-resident multiply loop can: timed on one
  * thread, then on n threads at once, its n-thread time equals the
  * one-thread time when every thread has pipes of its own, and is about n
  * times longer when they share one core's. */

@@ -10,6 +10,7 @@
 
 #include "cal_err.h"
 #include "cal_isa.h"
+#include "pipes.h"
 #include "results.h"
 #include "run.h"
 
@@ -106,11 +107,15 @@ static double fma_median(const cal_compute_peak_result_t *res,
 /* Register-resident loops scale with the cores: all threads below 0.8 of
  * the thread count times one thread's rate means the threads shared FMA
  * pipes (vCPUs that are SMT siblings on the host, a CPU quota) or others
- * took the cores; every multi-thread figure of the run is then low, and
- * the run says so. */
+ * took the cores.  Where the run never saw its threads side by side (the
+ * pipes probe's best below CAL_PIPES_MIN) that is the machine, and every
+ * multi-thread figure is low by as much; where it did, the hypervisor
+ * placed them together for a while, and the points measured then are the
+ * ones with threads_not_parallel. */
 static void scaling_check(cal_run_t *r, const cal_compute_peak_result_t *res,
                           int threads) {
   static const char *const names[] = {"fma_f64", "fma_f32"};
+  const int always = r->ctx->team_best < CAL_PIPES_MIN;
   for (size_t i = 0; threads > 1 && i < 2; i++) {
     double one = fma_median(res, names[i], 1),
            all = fma_median(res, names[i], threads);
@@ -118,9 +123,13 @@ static void scaling_check(cal_run_t *r, const cal_compute_peak_result_t *res,
       cal_run_warn(r,
                    "peak: %s at %d threads ran %.2f times its one-thread "
                    "rate: the threads shared FMA pipes (SMT siblings on the "
-                   "host, a CPU quota) or others took the cores, and every "
-                   "multi-thread figure of this run is low by as much",
-                   names[i], threads, all / one);
+                   "host, a CPU quota) or others took the cores, %s",
+                   names[i], threads, all / one,
+                   always ? "and every multi-thread figure of this run is "
+                             "low by as much"
+                           : "while it ran (the run saw them side by side "
+                             "at other times: the points measured while "
+                             "they shared have threads_not_parallel)");
   }
 }
 
