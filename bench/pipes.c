@@ -10,12 +10,12 @@
  * registers (fourteen and the factor fit the sixteen a baseline x86-64
  * has), ask a core's two multiply pipes for seven cycles an iteration
  * while each chain's latency is three to five: one thread keeps the pipes
- * full, so a second on the same core (its SMT sibling) halves both.  The
- * loop this replaced, sixteen multiply-add chains, spilled three to the
- * stack and waited on them: at twice the pipes' time an iteration, an
- * SMT sibling fitted into its idle cycles and the team read about 0.85
- * while its FMA loops ran at half rate.  Written out chain by chain so
- * that no optimisation level decides how many stay in registers. */
+ * full, so a second on the same core (its SMT sibling) halves both.
+ * Chains that spill to the stack wait on it, at about twice the pipes'
+ * time an iteration, and a sibling fits into the idle cycles (a team
+ * that reads 0.85 while its FMA loops run at half rate): they are written
+ * out one by one so that no optimisation level decides how many stay in
+ * registers. */
 typedef double v2d __attribute__((vector_size(16)));
 #define SPIN_CHAINS(X)                                                       \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
