@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cal_isa.h"
+#include "gemm_onednn.h"
 #include "harness.h"
 #include "kernel.h"
 
@@ -54,6 +56,15 @@ static inline FILE *cal_test_text_open(cal_test_text_t *t) {
 static inline char *cal_test_text_close(FILE *f, cal_test_text_t *t) {
   fclose(f);
   return t->buf;
+}
+
+/* Whether this machine has native bf16 for the bf16 layer and training
+ * step: the CPU's instructions (AVX512_BF16 or AMX-BF16) and oneDNN's
+ * bf16 matmul on them. */
+static inline int cal_test_native_bf16(void) {
+  const char *why = NULL;
+  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
+         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
 }
 
 /* A test run again in bf16: named f_bf16, with *state non-NULL. */

@@ -19,7 +19,6 @@
 #include "cal_err.h"
 #include "cal_isa.h"
 #include "cal_mem.h"
-#include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer.h"
 #include "layer_gemv.h"
@@ -303,10 +302,7 @@ static void bf16_layer_or_skip(void) {
   const char *why = NULL;
   if (cal_kernel_find("layer_decode_bf16")->supported(&p, &why) == 0)
     return;
-  const char *native_why = NULL;
-  assert_false((cal_isa_features() &
-                (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
-               cal_onednn_supported(CAL_GEMM_BF16, &native_why) == 0);
+  assert_false(cal_test_native_bf16());
   cal_test_skip("bf16 layer not run: %s", why);
 }
 

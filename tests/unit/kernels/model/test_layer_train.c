@@ -110,12 +110,6 @@ static void attention_blocks(void **state) {
   cal_train_free(T);
 }
 
-static int has_bf16(void) {
-  const char *why = NULL;
-  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
-         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
-}
-
 /* The bf16 step's attention runs on bf16 copies of Q, K, V and dO with
  * its probabilities and score gradients rounded, as the reference rounds
  * them: at two blocks and a ragged part (GQA 2) every tensor lands far
@@ -179,7 +173,7 @@ static void naive_sbgemm(enum CBLAS_ORDER o, enum CBLAS_TRANSPOSE ta,
  * leading dimensions, accumulation): the same step, the same bound. */
 static void bf16_attention_sbgemm(void **state) {
   (void)state;
-  if (!has_bf16())
+  if (!cal_test_native_bf16())
     cal_test_skip("no native bf16 on this CPU or oneDNN");
   cal_layer_shape_t s = {64, 4, 2, 96, 2 * CAL_TRAIN_QB + 7, 1, 0, 1, 0, 0};
   cal_train_t *T = NULL;
@@ -197,7 +191,7 @@ static void bf16_attention_sbgemm(void **state) {
  * than three single layers'. */
 static void bf16_stack(void **state) {
   (void)state;
-  if (!has_bf16())
+  if (!cal_test_native_bf16())
     cal_test_skip("no native bf16 on this CPU or oneDNN");
   cal_layer_shape_t s = {64, 4, 2, 96, CAL_TRAIN_QB + 5, 2, 0, 1, 0, 0};
   cal_train_stack_t *S = NULL;
@@ -314,7 +308,7 @@ static void verify_rejects(void **state) {
 
 static void bf16_gradients(void **state) {
   (void)state;
-  if (!has_bf16()) {
+  if (!cal_test_native_bf16()) {
     cal_test_skip("no native bf16 on this CPU or oneDNN");
   }
   for (int64_t b = 1; b <= 2; b++) {
@@ -409,7 +403,7 @@ static double rel_diff(const float *a, const float *b, size_t n) {
  * or one gradient row a few percent off and a stale bf16 copy of W. */
 static void lm_head_bf16(void **state) {
   (void)state;
-  if (!has_bf16()) {
+  if (!cal_test_native_bf16()) {
     cal_test_skip("no native bf16 on this CPU or oneDNN");
   }
   const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;

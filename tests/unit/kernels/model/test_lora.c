@@ -32,17 +32,11 @@ static cal_layer_shape_t tiny(int bf16) {
   return s;
 }
 
-static int has_bf16(void) {
-  const char *why = NULL;
-  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
-         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
-}
-
 /* A step and its verification; the base frozen, the adapters moved; a
  * wrong adapter gradient, then a wrong update, fail. */
 static void step_verifies(void **state) {
   int bf16 = *state != NULL;
-  if (bf16 && !has_bf16())
+  if (bf16 && !cal_test_native_bf16())
     cal_test_skip("no native bf16 on this CPU or oneDNN");
   cal_layer_shape_t s = tiny(bf16);
   cal_train_t *T = NULL;
