@@ -107,7 +107,8 @@ int cal_parse_size(const char *s, double *bytes) {
 
 /* The one error line: "calibrate[ CMD]: MSG", with the pointer to the
  * help when the user can fix it. */
-static int error_line(const char *cmd, int code, const char *fmt, va_list ap) {
+__attribute__((format(printf, 3, 0))) static int
+error_line(const char *cmd, int code, const char *fmt, va_list ap) {
   char raw[4096], msg[4096 * 4];
   vsnprintf(raw, sizeof raw, fmt, ap);
   cal_esc(msg, sizeof msg, raw); /* echoed input never acts on the terminal */

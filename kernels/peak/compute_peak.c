@@ -52,21 +52,21 @@ typedef struct {
 
 /* [kind][variant] */
 static const fma_shape_t shapes[5][CAL_VARIANT_COUNT] = {
-    [FMA_F64] = {{CAL_FMA_CHAINS_SCALAR, 1, 2, 1, INT64_C(1) << 50},
-                 {CAL_FMA_CHAINS_256, 4, 2, 1, INT64_C(1) << 50},
-                 {CAL_FMA_CHAINS_512, 8, 2, 1, INT64_C(1) << 50}},
+    [FMA_F64] = {{CAL_FMA_CHAINS_SCALAR, 1, 2, 1, INT64_C(1) << 50, 0},
+                 {CAL_FMA_CHAINS_256, 4, 2, 1, INT64_C(1) << 50, 0},
+                 {CAL_FMA_CHAINS_512, 8, 2, 1, INT64_C(1) << 50, 0}},
     /* fp32 holds integers exactly up to 2^24; chains start at most at 15 */
-    [FMA_F32] = {{CAL_FMA_CHAINS_SCALAR, 1, 2, 1, INT64_C(1) << 23},
-                 {CAL_FMA_CHAINS_256, 8, 2, 1, INT64_C(1) << 23},
-                 {CAL_FMA_CHAINS_512, 16, 2, 1, INT64_C(1) << 23}},
+    [FMA_F32] = {{CAL_FMA_CHAINS_SCALAR, 1, 2, 1, INT64_C(1) << 23, 0},
+                 {CAL_FMA_CHAINS_256, 8, 2, 1, INT64_C(1) << 23, 0},
+                 {CAL_FMA_CHAINS_512, 16, 2, 1, INT64_C(1) << 23, 0}},
     /* two bf16 products and their sum into each fp32 lane: 2 flops a pair */
-    [DP_BF16] = {{0, 0, 0, 0, 0},
-                 {0, 0, 0, 0, 0},
-                 {CAL_FMA_CHAINS_512, 16, 4, 1, INT64_C(1) << 23}},
+    [DP_BF16] = {{0, 0, 0, 0, 0, 0},
+                 {0, 0, 0, 0, 0, 0},
+                 {CAL_FMA_CHAINS_512, 16, 4, 1, INT64_C(1) << 23, 0}},
     /* four u8·s8 products into each int32 lane: 2 ops a pair; +4 a step */
-    [DP_INT8] = {{0, 0, 0, 0, 0},
-                 {CAL_FMA_CHAINS_256, 8, 8, 4, INT64_C(1) << 28},
-                 {CAL_FMA_CHAINS_512, 16, 8, 4, INT64_C(1) << 28}},
+    [DP_INT8] = {{0, 0, 0, 0, 0, 0},
+                 {CAL_FMA_CHAINS_256, 8, 8, 4, INT64_C(1) << 28, 0},
+                 {CAL_FMA_CHAINS_512, 16, 8, 4, INT64_C(1) << 28, 0}},
     /* 32 fp16 lanes, counted in rounds into fp32 totals (compute_peak.h) */
     [FMA_F16] = {{0, 0, 0, 0, 0, 0},
                  {0, 0, 0, 0, 0, 0},
