@@ -140,14 +140,16 @@ case "$mode" in
     # of optimised code (label timing: under the sanitizers they would
     # time the sanitizer) and the installed tree (label install).
     build build -DCMAKE_BUILD_TYPE=Release -DCALIBRATE_BUILD_TESTS=ON
-    (cd build && ctest --output-on-failure -L 'unit|timing|install')
+    # (-j: the tests that measure nothing run side by side; every test
+    # that runs the kernels runs alone, tests/CMakeLists.txt)
+    (cd build && ctest --output-on-failure -j"$jobs" -L 'unit|timing|install')
     # The sanitized build: every other test, the end-to-end ones included,
     # so that the program's whole function is checked once with memory
     # and undefined behaviour watched (about 5 minutes less than running
     # them in both builds)
     build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCALIBRATE_SANITIZE=ON \
       -DCALIBRATE_BUILD_TESTS=ON
-    (cd build-asan && ctest --output-on-failure -LE 'timing|install')
+    (cd build-asan && ctest --output-on-failure -j"$jobs" -LE 'timing|install')
     # the parsers under libFuzzer (clang), 30 s a target from the seeds
     build build-fuzz -DCMAKE_C_COMPILER=clang -DCALIBRATE_FUZZ=ON \
       -DCALIBRATE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
