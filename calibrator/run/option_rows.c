@@ -201,7 +201,7 @@ const cal_opt_t cal_opts_run_rows[] = {
              "(results/ of the source tree for an\n"
              "uninstalled build; $CALIBRATE_RESULTS_DIR)"},
     {.type = CAL_OPT_FLAG, .name = "quick", .letter = 'q', .off = OFF(quick),
-     .help = "short run (under 20 s on 2 cores), fewer sizes"},
+     .help = "short run (about 20 s on 2 cores), fewer sizes"},
     {.type = CAL_OPT_FLAG, .name = "ci", .off = OFF(ci),
      .help = "preset for CI regression runs on noisy shared runners:\n"
              "a few fixed points (about 25 s on 2 cores, so runs can\n"
