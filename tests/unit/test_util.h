@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cal_isa.h"
-#include "gemm_onednn.h"
+#include "engine.h"
 #include "harness.h"
 #include "kernel.h"
 
@@ -59,12 +58,10 @@ static inline char *cal_test_text_close(FILE *f, cal_test_text_t *t) {
 }
 
 /* Whether this machine has native bf16 for the bf16 layer and training
- * step: the CPU's instructions (AVX512_BF16 or AMX-BF16) and oneDNN's
- * bf16 matmul on them. */
+ * step: the project's one bf16 check, for the default engine. */
 static inline int cal_test_native_bf16(void) {
   const char *why = NULL;
-  return (cal_isa_features() & (CAL_ISA_AVX512BF16 | CAL_ISA_AMX_BF16)) &&
-         cal_onednn_supported(CAL_GEMM_BF16, &why) == 0;
+  return cal_bf16_supported(CAL_ENGINE_BUILTIN, &why) == 0;
 }
 
 /* A test run again in bf16: named f_bf16, with *state non-NULL. */

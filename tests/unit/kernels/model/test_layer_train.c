@@ -16,7 +16,6 @@
 
 #include "cal_bf16.h"
 #include "cal_err.h"
-#include "cal_isa.h"
 #include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"

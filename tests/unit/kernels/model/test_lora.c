@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "cal_err.h"
-#include "cal_isa.h"
-#include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer.h"
 #include "layer_train.h"
