@@ -3,7 +3,12 @@
 # machine with `calibrate --ci` (tests/compare/e2e.sh covers the
 # statistics on synthetic profiles).  The runs leave out the batch sweep:
 # the model's points take most of a --ci run, and the verdicts tested here
-# are on the GEMM, attention, bandwidth and peak points.
+# are on the GEMM, attention, bandwidth and peak points.  Each run takes
+# its samples in one round (--rounds 1, not --ci's 2): compare's unit is
+# the run, and what decides its verdicts is the number of runs, not the
+# samples within one (11 runs here: 127 s with 2 rounds, 73-76 s with 1;
+# the A side's run-to-run spread 5-8% either way; e2e_sweep checks --ci's
+# rounds themselves).
 # usage: e2e_compare_runs.sh CALIBRATE PYTHON3 RUNS_TOOL WORKDIR
 #
 #  1. A/A: RUNS runs of the same build per side, taken A B B A A B ... so a
@@ -36,7 +41,7 @@
 # fails.  The runs pass --allow-busy (a point others disturbed is kept and
 # marked, not withheld with exit 5): the spread above decides what a busy
 # host can show.  On a 2-core VM the whole test takes about
-# (2 RUNS + SLOW) x 13 s.
+# 2 RUNS x 5 s + SLOW x 9 s (OpenBLAS's old kernels are slower to time).
 CAL=$1 PY=$2 TOOL=$3 WORK=$4
 . "$(dirname "$0")/e2e_lib.sh"
 RUNS=${CAL_E2E_RUNS:-3}       # runs per side of the A/A comparison
@@ -56,7 +61,7 @@ tool() { "$PY" "$TOOL" "$@" || { echo "runs_tool $1 failed"; exit 99; }; }
 measure() { # OUT [ENV=VALUE]
   local out=$1
   shift
-  env "$@" "$PY" "$TOOL" measure load.txt -- "$CAL" --ci --no-progress --allow-busy \
+  env "$@" "$PY" "$TOOL" measure load.txt -- "$CAL" --ci --rounds 1 --no-progress --allow-busy \
     --sections gemm,attention,peak,bandwidth \
     -o "$out" >"$out.log" 2>&1 \
     || { echo "FAIL: run $out exited $?"; cat "$out.log"; exit 1; }
