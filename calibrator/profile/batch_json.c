@@ -110,9 +110,15 @@ static int analysis_json(const cal_batch_mode_t *m, json_t *jm) {
   return json_object_set_new(jm, "analysis", an);
 }
 
+/* A measured bandwidth, or null (not measured: NAN, or 0 in a mode that
+ * never ran). */
+static json_t *gbps_json(double gbps) {
+  return gbps > 0 ? json_real(gbps) : json_null();
+}
+
 /* Decode: what its points' bandwidth efficiency is held against: the
- * bandwidth section's memory read, and that read measured again beside
- * the mode's points. */
+ * bandwidth section's memory read, and that read measured again before
+ * and after the mode's points. */
 static int bandwidth_ref_json(const cal_batch_result_t *res,
                               const cal_batch_mode_t *m, json_t *jm) {
   char id[96];
@@ -124,7 +130,7 @@ static int bandwidth_ref_json(const cal_batch_result_t *res,
            "bandwidth_efficiency = read_gbps / memory_read_gbps (the "
            "bandwidth section's), bandwidth_efficiency_beside = read_gbps / "
            "memory_read_beside_gbps (the same point measured again just "
-           "before the decode points); "
+           "before and just after the decode points, the higher); "
            "read_bytes_per_step = the model's step: per layer (%lld) every "
            "weight once (%s) and the K and V cache rows attention reads "
            "(batch x kv_heads x (seq + 1) x head_dim x 2, %s), plus "
@@ -142,7 +148,11 @@ static int bandwidth_ref_json(const cal_batch_result_t *res,
     json_object_set_new(jm, "memory_read_beside_why",
                         json_string(m->read_beside_why));
   return json_object_set_new(jm, "memory_read_beside_gbps",
-                             beside ? json_real(m->read_beside_gbps) : json_null()) |
+                             gbps_json(m->read_beside_gbps)) |
+         json_object_set_new(jm, "memory_read_before_gbps",
+                             gbps_json(m->read_before_gbps)) |
+         json_object_set_new(jm, "memory_read_after_gbps",
+                             gbps_json(m->read_after_gbps)) |
          json_object_set_new(jm, "memory_read_gbps",
                              known ? json_real(res->mem_read_gbps) : json_null()) |
          json_object_set_new(jm, "memory_read_point",

@@ -54,9 +54,19 @@ static void print_point(const cal_batch_point_t *bp, int decode,
           cal_table_unstable_mark(&bp->pt), mark);
 }
 
+/* "%.1f" of a measured bandwidth, else "none" (NAN: not measured). */
+static const char *gbps_text(double gbps, char buf[16]) {
+  if (gbps > 0)
+    snprintf(buf, 16, "%.1f", gbps);
+  else
+    snprintf(buf, 16, "none");
+  return buf;
+}
+
 /* Decode: what a step reads and the bandwidth %bw is a share of. */
 static void print_bandwidth(const cal_batch_result_t *res,
                             const cal_batch_mode_t *m, FILE *out) {
+  char before[16], after[16];
   const cal_batch_point_t *first = m->npoints ? &m->points[0] : NULL;
   if (first)
     fprintf(out, "    GB/s: %.1f MB a step at batch %lld (every layer's weights "
@@ -67,10 +77,13 @@ static void print_bandwidth(const cal_batch_result_t *res,
   if (isnan(res->mem_read_gbps))
     fprintf(out, "    %%bw: not known: %s\n", res->mem_read_why);
   else if (m->read_beside_gbps > 0)
-    fprintf(out, "    %%bw: share of the memory read bandwidth measured just "
-                 "before these points, %.1f GB/s on %d thread%s (stream_read; "
-                 "the bandwidth section read %.1f)\n",
-            m->read_beside_gbps, res->mem_read_threads, s, res->mem_read_gbps);
+    fprintf(out, "    %%bw: share of the memory read bandwidth measured beside "
+                 "these points, %.1f GB/s on %d thread%s (stream_read, the "
+                 "higher of %s before and %s after them; the bandwidth "
+                 "section read %.1f)\n",
+            m->read_beside_gbps, res->mem_read_threads, s,
+            gbps_text(m->read_before_gbps, before),
+            gbps_text(m->read_after_gbps, after), res->mem_read_gbps);
   else
     fprintf(out, "    %%bw: share of the memory read bandwidth, %.1f GB/s on "
                  "%d thread%s (bandwidth section, stream_read; not measured "

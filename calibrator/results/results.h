@@ -274,7 +274,7 @@ typedef struct cal_batch_point {
   /* decode points: bytes a step must read (cal_model_read_bytes), those
    * bytes over the median step time, and that over the run's memory read
    * bandwidth (NAN when it is not known); 0, 0, NAN otherwise; and
-   * over the same read measured again beside the mode's points
+   * over the same read measured again before and after the mode's points
    * (cal_batch_mode_t.read_beside_gbps; NAN when not known) */
   double read_bytes, read_gbps, bw_efficiency, bw_beside;
   /* train points (0 otherwise): the measured median step of one layer and
@@ -323,9 +323,12 @@ typedef struct cal_batch_mode {
   double latency_ms_batch_1; /* NAN when batch 1 was not measured */
   double time_s;
   /* decode: the bandwidth section's memory read point measured again
-   * just before the mode's first point (its median GB/s), so that the
-   * points' share of it is of the same minutes; NAN with why when the
-   * section has no such point or it could not be measured again */
+   * just before the mode's first point and just after its last (median
+   * GB/s; NAN when not measured), and the higher of the two, of which the
+   * points' share is taken: the memory's speed of the same minutes, a
+   * repeat that others disturbed reading low; NAN with why when the
+   * section has no such point or neither repeat could be measured */
+  double read_before_gbps, read_after_gbps;
   double read_beside_gbps;
   char read_beside_why[192];
   /* train: the implementations the LM head's measured points ran (each

@@ -120,8 +120,7 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     bp->read_gbps = bp->read_bytes / pt->m.time.median * 1e-9;
     if (s->mem_read_gbps > 0)
       bp->bw_efficiency = bp->read_gbps / s->mem_read_gbps;
-    if (s->m->read_beside_gbps > 0)
-      bp->bw_beside = bp->read_gbps / s->m->read_beside_gbps;
+    /* bw_beside: once the read after the points is in (batch_sweep.c) */
   }
   bp->pt = *pt;
   bp->measured = 1;

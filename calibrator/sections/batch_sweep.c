@@ -368,16 +368,17 @@ static int sweep_sequential(sweep_t *s) {
   return 0;
 }
 
-/* Decode: the bandwidth section's memory read measured again just before
- * the mode's points, so that their share of it is of the same minutes
- * (a VM's memory speed can move by a third between minutes).  What could
- * not be measured leaves NAN and why. */
-static int read_beside(sweep_t *s) {
+/* Decode: the bandwidth section's memory read measured again, once just
+ * before the mode's points and once just after them, so that their share
+ * of it is of the same minutes (a VM's memory speed can move by a third
+ * between minutes); *gbps is its median.  What could not be measured
+ * leaves NAN and why. */
+static int read_beside(sweep_t *s, double *gbps) {
   cal_batch_mode_t *m = s->m;
   const cal_point_t *ref = cal_bandwidth_memory_point(
       cal_results_get(s->r->res, CAL_SEC_ID_BANDWIDTH), "stream_read",
       s->res->mem_read_threads);
-  m->read_beside_gbps = NAN;
+  *gbps = NAN;
   if (!ref || ref->status != CAL_POINT_OK) {
     snprintf(m->read_beside_why, sizeof m->read_beside_why,
              "the bandwidth section measured no memory read to repeat");
@@ -392,13 +393,26 @@ static int read_beside(sweep_t *s) {
   if (rc < 0)
     return rc;
   if (pt.status == CAL_POINT_OK && pt.gbps_sum.median > 0)
-    m->read_beside_gbps = pt.gbps_sum.median;
+    *gbps = pt.gbps_sum.median;
   else
     snprintf(m->read_beside_why, sizeof m->read_beside_why,
              "measured again, the memory read was %s: %.120s",
              cal_point_status_name(pt.status), pt.reason);
   cal_point_free(&pt);
   return 0;
+}
+
+/* Decode, after its points: the read beside them is the higher of the
+ * repeats before and after (one that others slowed reads low, and a share
+ * of it high), and each measured point's share of it. */
+static void beside_shares(cal_batch_mode_t *m) {
+  m->read_beside_gbps = fmax(m->read_before_gbps, m->read_after_gbps);
+  for (size_t i = 0; i < m->npoints; i++) {
+    cal_batch_point_t *bp = &m->points[i];
+    bp->bw_beside = bp->read_gbps > 0 && m->read_beside_gbps > 0
+                        ? bp->read_gbps / m->read_beside_gbps
+                        : NAN;
+  }
 }
 
 /* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo, 5 grpo. */
@@ -430,10 +444,15 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
   int rc = cal_sweep_batch_list(&s);
   if (rc == 0)
     rc = mode_check(&s);
+  m->read_before_gbps = m->read_after_gbps = m->read_beside_gbps = NAN;
   if (rc == 0 && s.decode)
-    rc = read_beside(&s);
+    rc = read_beside(&s, &m->read_before_gbps);
   if (rc == 0)
     rc = r->opt->rounds > 1 && !s.train ? sweep_ci(&s) : sweep_sequential(&s);
+  if (rc == 0 && s.decode) {
+    rc = read_beside(&s, &m->read_after_gbps);
+    beside_shares(m);
+  }
   if (rc == 0)
     rc = cal_sweep_analyze(&s);
   free(s.list);
