@@ -141,12 +141,12 @@ case "$mode" in
     # time the sanitizer) and the installed tree (label install).
     build build -DCMAKE_BUILD_TYPE=Release -DCALIBRATE_BUILD_TESTS=ON
     # (-j: the tests that measure nothing run side by side; every test
-    # that runs the kernels runs alone, tests/CMakeLists.txt)
+    # that runs the kernels runs alone here, tests/CMakeLists.txt)
     (cd build && ctest --output-on-failure -j"$jobs" -L 'unit|timing|install')
     # The sanitized build: every other test, the end-to-end ones included,
     # so that the program's whole function is checked once with memory
     # and undefined behaviour watched (about 5 minutes less than running
-    # them in both builds)
+    # them in both builds); function only, so two of them run at once
     build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCALIBRATE_SANITIZE=ON \
       -DCALIBRATE_BUILD_TESTS=ON
     (cd build-asan && ctest --output-on-failure -j"$jobs" -LE 'timing|install')
