@@ -22,6 +22,10 @@ static inline double cal_chart_num(cal_vnum_t n, double d) {
 static inline int cal_chart_pos(double v) {
   return v >= 1e-300 && v <= 1e300;
 }
+/* "thread" for one, else "threads". */
+static inline const char *cal_chart_thread_word(double t) {
+  return t == 1 ? "thread" : "threads";
+}
 /* An interval bound of y: n where it can be drawn, else y. */
 static inline double cal_chart_ci(cal_vnum_t n, double y) {
   return n.has && cal_chart_pos(n.v) ? n.v : y;

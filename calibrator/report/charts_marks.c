@@ -210,9 +210,10 @@ void cal_chart_gemm_header(FILE *f, const void *arg) {
         if (pass == 0)
           continue;
         char l[160];
-        snprintf(l, sizeof l, "%.30s%s%s measured peak, %g threads: %.4g %s",
+        double nt = cal_chart_num(roof->threads, 0);
+        snprintf(l, sizeof l, "%.30s%s%s measured peak, %g %s: %.4g %s",
                  in->n > 1 ? in->labels[p] : "", in->n > 1 ? " " : "",
-                 key, cal_chart_num(roof->threads, 0), g,
+                 key, nt, cal_chart_thread_word(nt), g,
                  strcmp(key, "int8") == 0 ? "GOPS" : "GFLOPS");
         /* the dtype's colour, the machine's dash for marks */
         fprintf(f, "peak_gflops[%zu] = %.10g; peak_lt[%zu] = %d; "

@@ -8,10 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *thread_word(double t) {
-  return t == 1 ? "thread" : "threads";
-}
-
 /* the marker of a point: filled for all threads, open for one */
 static int fill_for(int is_filled) {
   return is_filled ? CAL_GP_FILLED : CAL_GP_OPEN;
@@ -72,7 +68,7 @@ int cal_chart_gemm_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
            metric && strcmp(metric, "gops") == 0 ? " (GOPS)" : "");
   double t = cal_chart_num(p->pt->threads, 0);
   if (p->by_threads)
-    snprintf(key, keylen, "%s, %g %s", what, t, thread_word(t));
+    snprintf(key, keylen, "%s, %g %s", what, t, cal_chart_thread_word(t));
   else
     snprintf(key, keylen, "%s", what);
   const cal_vstats_t *st = &p->pt->stats;
@@ -153,7 +149,7 @@ int cal_chart_bandwidth_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   snprintf(r->mark, sizeof r->mark, "%s", kind);
   if (p->by_threads)
     snprintf(key, keylen, "%s %s, %g %s", kn ? kn : "?", kind, threads,
-             thread_word(threads));
+             cal_chart_thread_word(threads));
   else
     snprintf(key, keylen, "%s %s", kn ? kn : "?", kind);
   return 1;
@@ -186,7 +182,8 @@ int cal_chart_roofline_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   r->marker = fill_for(t > 1);
   /* int8 counts integer operations: GOPS, against its own roof */
   snprintf(key, keylen, "%s %s%s, %g %s", fam, dt ? dt : "?",
-           dt && strcmp(dt, "int8") == 0 ? " (GOPS)" : "", t, thread_word(t));
+           dt && strcmp(dt, "int8") == 0 ? " (GOPS)" : "", t,
+           cal_chart_thread_word(t));
   return 1;
 }
 
@@ -223,7 +220,7 @@ int cal_chart_attention_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   r->lt = cal_chart_dtype_lt(dt);
   r->marker = fill_for(t > 1);
   snprintf(key, keylen, "%s%s%g %s", dt ? dt : "", dt ? ", " : "", t,
-           thread_word(t));
+           cal_chart_thread_word(t));
   return 1;
 }
 
@@ -256,7 +253,7 @@ int cal_chart_peak_row(const cal_chart_pt_t *p, cal_gp_row_t *r, char *key,
   /* bars: a colour per machine and thread count, hatched for one thread
    * (the template reads pt 2 as hatched) */
   r->pt = t > 1 ? 1 : 2;
-  snprintf(key, keylen, "%g %s", t, thread_word(t));
+  snprintf(key, keylen, "%g %s", t, cal_chart_thread_word(t));
   return 1;
 }
 

@@ -85,8 +85,9 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
 
 void cal_gemm_print(const cal_run_result_t *r, const void *result, FILE *out) {
   const cal_gemm_result_t *g = result;
-  fprintf(out, "\n%-27s%-14s%-23s%d threads\n", "GEMM (C = A*B, square n)",
-          "engine", "1 thread, pinned", r->opt->threads);
+  fprintf(out, "\n%-27s%-14s%-23s%d thread%s\n", "GEMM (C = A*B, square n)",
+          "engine", "1 thread, pinned", r->opt->threads,
+          r->opt->threads == 1 ? "" : "s");
   for (size_t i = 0; i < g->ndtypes; i++)
     dtype_rows(&g->dtypes[i], out);
   fprintf(out, "  size sweep (GFLOPS; GOPS for int8):\n");

@@ -90,9 +90,9 @@ void cal_roofline_print(const cal_run_result_t *r, const void *result, FILE *out
   double peak = roof->compute_gflops[CAL_DT_FP32];
   double mem = cal_ridge_point(peak, cal_roofline_gbps(roof, "memory"));
   if (peak > 0 && mem > 0)
-    fprintf(out, "\nRoofline (%lld threads): fp32 ridge point %.1f FLOP/byte "
+    fprintf(out, "\nRoofline (%lld thread%s): fp32 ridge point %.1f FLOP/byte "
                  "against memory\n",
-            (long long)roof->threads, mem);
+            (long long)roof->threads, roof->threads == 1 ? "" : "s", mem);
   print_matrix_ceilings(roof, out);
   for (int i = 0; i < CAL_NEFF; i++)
     if (res->efficiency[i] >= 0)
