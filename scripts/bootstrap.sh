@@ -10,7 +10,7 @@
 #   scripts/bootstrap.sh test                      add the test tools, build
 #                                                  normal and ASan+UBSan, run
 #                                                  every test, fuzz each
-#                                                  parser for 30 s
+#                                                  parser for up to 30 s
 #   scripts/bootstrap.sh packages MODE             print MODE's packages, one
 #                                                  a line; installs nothing
 #
@@ -150,7 +150,7 @@ case "$mode" in
     build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCALIBRATE_SANITIZE=ON \
       -DCALIBRATE_BUILD_TESTS=ON
     (cd build-asan && ctest --output-on-failure -j"$jobs" -LE 'timing|install')
-    # the parsers under libFuzzer (clang), 30 s a target from the seeds
+    # the parsers under libFuzzer (clang), up to 30 s a target, from the seeds
     build build-fuzz -DCMAKE_C_COMPILER=clang -DCALIBRATE_FUZZ=ON \
       -DCALIBRATE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
     tests/fuzz/run.sh build-fuzz 30
