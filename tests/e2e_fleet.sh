@@ -209,7 +209,7 @@ expect_usage "fleet --no-such-flag" "$CAL" fleet --no-such-flag
 grep -q "^calibrate fleet: .* (see 'calibrate fleet --help')\$" "$TMP/err" && ok ||
   bad "fleet: the error line is not in the house style"
 # -o -: the fleet profile alone on standard output (one rank, no mpirun)
-if expect_exit 0 "fleet -o -" "$CAL" fleet --quick --sections bandwidth \
+if expect_exit 0 "fleet -o -" "$CAL" fleet --quick --sections peak \
     --allow-busy --no-progress --p2p-max 64K --allreduce-max 64K -o -; then
   check "fleet -o -: JSON on stdout" json "$TMP/out" 'assert d["schema"] == "calibrate-fleet/1"'
   [ ! -e ./- ] && ok || bad "fleet -o -: a file named '-'"
