@@ -140,8 +140,8 @@ case "$mode" in
     # of optimised code (label timing: under the sanitizers they would
     # time the sanitizer) and the installed tree (label install).
     build build -DCMAKE_BUILD_TYPE=Release -DCALIBRATE_BUILD_TESTS=ON
-    # (-j: the tests that measure nothing run side by side; every test
-    # that runs the kernels runs alone here, tests/CMakeLists.txt)
+    # (-j: the timing tests run alone, the others side by side,
+    # tests/CMakeLists.txt)
     (cd build && ctest --output-on-failure -j"$jobs" -L 'unit|timing|install')
     # The sanitized build: every other test, the end-to-end ones included,
     # so that the program's whole function is checked once with memory
