@@ -48,7 +48,8 @@ static void figure(const cal_gemm_best_t *b, FILE *out) {
 
 /* The headline row of a dtype (with the engine that made its all-thread
  * figure, or its one-thread one where no all-thread point could be the
- * headline), then one row per engine with its figures and the
+ * headline; where another engine made the one-thread figure, the row ends
+ * naming it), then one row per engine with its figures and the
  * implementation it ran. */
 static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
   char label[24];
@@ -63,6 +64,9 @@ static void dtype_rows(const cal_gemm_dtype_t *d, FILE *out) {
   figure(&d->best[0], out);
   fprintf(out, "   ");
   figure(&d->best[1], out);
+  const cal_kernel_t *k1 = d->best[0].kernel;
+  if (k && k1 && strcmp(cal_kernel_engine(k1), cal_kernel_engine(k)) != 0)
+    fprintf(out, "  1 thread: %s", cal_kernel_engine(k1));
   fprintf(out, "\n");
   for (size_t j = 0; j < d->nengines; j++) {
     const cal_gemm_engine_t *e = &d->engines[j];

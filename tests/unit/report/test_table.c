@@ -1,7 +1,8 @@
 /* report/table.c: the run's table is printed escaped, lines kept: a CPU
  * brand or a warning with control characters in it cannot act on the
  * terminal or add a row.  report/table_attention.c: points skipped for
- * one reason share a row. */
+ * one reason share a row.  report/table_gemm.c: a headline row whose two
+ * figures come from two engines names both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "kernel.h"
 #include "machine.h"
 #include "results.h"
 #include "run_result.h"
@@ -98,10 +100,56 @@ static void attention_skips_share_a_row(void **state) {
   free(buf);
 }
 
+/* The fp32 headline row when ONE made the one-thread figure and ALL the
+ * all-thread one. */
+static char *headline_row(const char *one, const char *all) {
+  cal_opts_t opt;
+  memset(&opt, 0, sizeof opt);
+  opt.threads = 2;
+  cal_run_result_t r = {.opt = &opt};
+  cal_gemm_result_t g;
+  memset(&g, 0, sizeof g);
+  g.ndtypes = 1;
+  cal_gemm_dtype_t *d = &g.dtypes[0];
+  d->dtype = "fp32";
+  d->metric = "gflops";
+  d->supported = 1;
+  d->best[0] = (cal_gemm_best_t){
+      .kernel = cal_kernel_find(one), .gflops = 88.9, .n = 512};
+  d->best[1] = (cal_gemm_best_t){
+      .kernel = cal_kernel_find(all), .gflops = 139.9, .n = 1024};
+  assert_non_null(d->best[0].kernel);
+  assert_non_null(d->best[1].kernel);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  cal_gemm_print(&r, &g, f);
+  assert_int_equal(fclose(f), 0);
+  return buf;
+}
+
+static void gemm_headline_names_both_engines(void **state) {
+  (void)state;
+  char *mixed = headline_row("sgemm", "onednn_sgemm");
+  const char *row = strstr(mixed, "  fp32  best GFLOPS");
+  assert_non_null(row);
+  const char *end = strchr(row, '\n');
+  assert_non_null(end);
+  const char *named = strstr(row, "onednn");
+  const char *one = strstr(row, "1 thread: openblas");
+  assert_true(named && named < end && one && one < end);
+  free(mixed);
+  char *same = headline_row("onednn_sgemm", "onednn_sgemm");
+  assert_null(strstr(same, "1 thread:"));
+  free(same);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hostile_strings_escaped),
       cmocka_unit_test(attention_skips_share_a_row),
+      cmocka_unit_test(gemm_headline_names_both_engines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
