@@ -105,13 +105,16 @@ double cal_gemm_rank(const cal_summary_t *x) {
   return x->median - 1.4826 * x->mad;
 }
 
+int cal_gemm_beats(const cal_summary_t *x, const cal_gemm_walk_t *w) {
+  return !w->have_best || cal_gemm_rank(x) > w->best_low;
+}
+
 static int consider_best(cal_gemm_sweep_t *s, const cal_gemm_point_t *gp,
-                         double *best_low) {
+                         cal_gemm_walk_t *w) {
   const cal_summary_t *sum = &gp->pt.gflops_sum;
-  double low = cal_gemm_rank(sum);
-  if (!CAL_POINT_HEADLINE(&gp->pt) || !(low > *best_low))
+  if (!CAL_POINT_HEADLINE(&gp->pt) || !cal_gemm_beats(sum, w))
     return 0;
-  *best_low = low;
+  w->best_low = cal_gemm_rank(sum);
   s->best_gflops = sum->median;
   s->best_n = gp->n;
   snprintf(s->best_id, sizeof s->best_id, "%s", gp->id);
@@ -156,7 +159,7 @@ static int step(cal_gemm_result_t *g, cal_gemm_sweep_t *s, cal_gemm_walk_t *w,
     w->last_trend = cal_gemm_trend(&g->points[w->best].pt.gflops_sum, &pt->gflops_sum);
     w->flat = w->last_trend < 0 ? w->flat + 1 : w->last_trend > 0 ? 0 : w->flat;
   }
-  if (consider_best(s, &g->points[at], &w->best_low)) {
+  if (consider_best(s, &g->points[at], w)) {
     w->best = at;
     w->best_s = w->last_s;
     w->have_best = 1;

@@ -44,6 +44,11 @@ int cal_gemm_trend(const cal_summary_t *best, const cal_summary_t *x);
  * its MAD, robust to a lucky or a slow sample alike. */
 double cal_gemm_rank(const cal_summary_t *x);
 
+/* Whether a size with rate summary x takes the best place of walk w: the
+ * first size measured always does (on a loaded machine its spread can
+ * pass its median, a rank below 0), a later one when it ranks higher. */
+int cal_gemm_beats(const cal_summary_t *x, const cal_gemm_walk_t *w);
+
 /* Go on with sweep s for at most budget_s seconds from now (the first
  * size of a sweep is measured whatever the budget), then confirm the best
  * size if it changed.  0, or a CAL_E* code on internal errors. */

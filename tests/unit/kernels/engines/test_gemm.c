@@ -451,6 +451,26 @@ static void rank_rule(void **state) {
   assert_true(cal_gemm_rank(&a) < cal_gemm_rank(&b));
 }
 
+/* On a loaded machine a size's spread can pass its median (a rank below
+ * 0): the first size measured still takes the best place, or a sweep of
+ * such sizes had no figure at all; later ones must rank higher. */
+static void first_size_is_best(void **state) {
+  (void)state;
+  const double loaded[3] = {4, 60, 150};
+  const double later[3] = {5, 61, 160};
+  cal_summary_t a, b;
+  assert_int_equal(cal_summarize(loaded, 3, 0.95, &a), 0);
+  assert_int_equal(cal_summarize(later, 3, 0.95, &b), 0);
+  assert_true(cal_gemm_rank(&a) < 0);
+  cal_gemm_walk_t w = {0};
+  assert_true(cal_gemm_beats(&a, &w));
+  w.have_best = 1;
+  w.best_low = cal_gemm_rank(&a);
+  assert_true(cal_gemm_beats(&b, &w));
+  w.best_low = cal_gemm_rank(&b);
+  assert_false(cal_gemm_beats(&a, &w));
+}
+
 /* The engines' state: refused shapes leave *out as it was; a made state
  * has its data and zeroes after it; C starts poisoned.  And the zeroed
  * allocation and the list free it uses. */
@@ -493,5 +513,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(harness_records_impl), cmocka_unit_test(onednn_mm_flags),
     cal_unit_test_bf16(onednn_mm_flags), cmocka_unit_test(plan_by_engine),
     cmocka_unit_test(headline_pick), cmocka_unit_test(trend_rule),
-      cmocka_unit_test(rank_rule),
+      cmocka_unit_test(rank_rule), cmocka_unit_test(first_size_is_best),
     cmocka_unit_test(best_map_json))
