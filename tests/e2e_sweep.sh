@@ -266,7 +266,7 @@ grep -q "train    batch" "$TMP/out" && ok || bad "no train table"
 $PY "$SRC/tests/validate_profile.py" "$SCHEMA" "$TMP/train.json" batch_sweep \
   && ok || bad "train profile does not validate"
 $PY - "$TMP/train.json" <<'PY' && ok || bad "train content"
-import json, sys
+import json, os, sys
 d = json.load(open(sys.argv[1]))
 bs = d["batch_sweep"]
 m, mod = bs["modes"]["train"], bs["model"]
@@ -315,6 +315,14 @@ assert aw["kernel"] == "adamw" and aw["bytes_per_pass"] == 28 * aw["elements"], 
 assert aw["gbps"] > 0 and aw["time_s"] > 0, aw
 assert aw["triad_gbps"] is None and aw["triad_fraction"] is None
 assert "bandwidth section" in m["adamw_why"], m["adamw_why"]
+# its loops: the widest the CPU has (CALIBRATE_ISA caps them)
+flags = set(next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split())
+have = ["scalar"] + (["avx2"] if {"avx2", "fma"} <= flags else [])
+if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+    have.append("avx512")
+cap = os.environ.get("CALIBRATE_ISA", "auto")
+want = have[-1] if cap in ("", "auto") else cap
+assert aw["variant"] == want, (aw["variant"], want)
 PY
 grep -q "LM head (vocab 1000, fp32)" "$TMP/out" && ok || bad "train table: the head's dtype"
 # bf16 (where the CPU runs it natively): the head's products in bf16 on

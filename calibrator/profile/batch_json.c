@@ -170,8 +170,9 @@ static int rates_json(const cal_run_result_t *r, const cal_batch_result_t *res,
   int gemm = !isnan(res->gemm_gflops), aw_null = 1;
   json_t *aw = json_null();
   if (res->adamw_kernel && !isnan(res->adamw_s))
-    aw = json_pack("{s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:s}", "kernel",
-                   res->adamw_kernel, "elements", (json_int_t)res->adamw_elems,
+    aw = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:s}", "kernel",
+                   res->adamw_kernel, "variant", res->adamw_variant,
+                   "elements", (json_int_t)res->adamw_elems,
                    "bytes_per_pass", res->adamw_bytes, "time_s", res->adamw_s,
                    "gbps", res->adamw_gbps, "triad_gbps", or_null(res->triad_gbps),
                    "triad_fraction", or_null(res->adamw_triad_fraction),

@@ -370,13 +370,15 @@ typedef struct cal_batch_result {
   /* train: the same run's GEMM of the sweep's dtype on its threads (the
    * gemm section's headline), which the points' gemm fractions divide by;
    * the AdamW pass (kernel adamw or adamw_bf16) measured once over
-   * adamw_elems parameters: bytes a pass moves, its median seconds and
-   * rate, the run's stream_triad from memory on the sweep's threads and
-   * the ratio of the two.  NAN where unknown, with why. */
+   * adamw_elems parameters with the vector loops adamw_variant: bytes a
+   * pass moves, its median seconds and rate, the run's stream_triad from
+   * memory on the sweep's threads and the ratio of the two.  NAN where
+   * unknown, with why. */
   double gemm_gflops;
   char gemm_why[160];
   const char *adamw_kernel;
   int64_t adamw_elems;
+  char adamw_variant[32];
   double adamw_bytes, adamw_s, adamw_gbps, triad_gbps, adamw_triad_fraction;
   char adamw_why[256];
   /* train: the model's decoder layers and vocabulary, its parameters and

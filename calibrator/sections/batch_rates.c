@@ -69,6 +69,7 @@ int cal_sweep_adamw(cal_run_t *r, cal_batch_result_t *res) {
   int rc = cal_run_point(r, NULL, k, &p, &pt);
   if (rc == 0 && pt.status == CAL_POINT_OK && pt.m.time.median > 0) {
     res->adamw_s = pt.m.time.median;
+    snprintf(res->adamw_variant, sizeof res->adamw_variant, "%s", pt.variant);
     res->adamw_gbps = res->adamw_bytes / res->adamw_s * 1e-9;
     if (!isnan(res->triad_gbps))
       res->adamw_triad_fraction = res->adamw_gbps / res->triad_gbps;

@@ -2,8 +2,9 @@
  * that is the same intrinsic at every x86 width.  The including file
  * defines VBITS (256 or 512) and gets vec_t, VW and V_ZERO V_SET1 V_LOAD
  * V_STORE V_ADD V_SUB V_MUL V_MIN V_MAX V_FMA V_POW2I V_LDEXP over the
- * _mm<VBITS>_* intrinsics; it defines the rest (masks, horizontal
- * reductions, rounding) itself.  Not a public header. */
+ * _mm<VBITS>_* intrinsics (and V_DIV V_SQRT V_FMS V_STREAM); it defines the rest (masks, masked
+ * loads and stores, horizontal reductions, rounding, V_ABS, V_SEL_NEG)
+ * itself.  Not a public header. */
 #ifndef CAL_VEC_PS_H
 #define CAL_VEC_PS_H
 
@@ -28,7 +29,11 @@ typedef VPS_TYPE(VBITS) vec_t;
 #define V_MUL(a, b) V_OP(mul_ps)((a), (b))
 #define V_MIN(a, b) V_OP(min_ps)((a), (b))
 #define V_MAX(a, b) V_OP(max_ps)((a), (b))
+#define V_DIV(a, b) V_OP(div_ps)((a), (b))
+#define V_SQRT(a) V_OP(sqrt_ps)(a)
+#define V_STREAM(p, v) V_OP(stream_ps)((p), (v))
 #define V_FMA(a, b, c) V_OP(fmadd_ps)((a), (b), (c))
+#define V_FMS(a, b, c) V_OP(fmsub_ps)((a), (b), (c))
 /* 2^n for integer-valued n: n + 127 shifted into the exponent field */
 #define V_POW2I(n)                                                           \
   VPS_CASTSI(VBITS)(V_OP(slli_epi32)(                                        \

@@ -14,6 +14,11 @@
 typedef __mmask16 vmask_t;
 #define V_MASK(n) ((__mmask16)((1u << (n)) - 1u))
 #define V_LOADM(p, m) _mm512_maskz_loadu_ps((m), (p))
+#define V_STOREM(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define V_ABS(v) _mm512_abs_ps(v)
+/* lanes of b where x < 0, of a elsewhere */
+#define V_SEL_NEG(x, a, b)                                                   \
+  _mm512_mask_mov_ps((a), _mm512_cmp_ps_mask((x), _mm512_setzero_ps(), _CMP_LT_OQ), (b))
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
 #define V_HSUM(v) _mm512_reduce_add_ps(v)
 #define V_ROUND(v)                                                           \

@@ -55,6 +55,25 @@ void cal_adamw_scalar(const cal_adamw_k_t *k, const float *p, const float *m,
   }
 }
 
+static int aligned(const void *a, size_t to) {
+  return ((uintptr_t)a & (to - 1)) == 0;
+}
+
+void cal_adamw_by_lines(cal_adamw_body_fn body, const cal_adamw_k_t *k,
+                        const float *p, const float *m, const float *v,
+                        const float *g, float *p2, float *m2, float *v2,
+                        uint16_t *p16, size_t n) {
+  size_t i = (size_t)((64 - ((uintptr_t)p2 & 63)) & 63) / 4;
+  if (((uintptr_t)p2 & 3) != 0 || i > n)
+    i = n;
+  cal_adamw_scalar(k, p, m, v, g, p2, m2, v2, p16, i);
+  const int nt = aligned(p2 + i, 64) && aligned(m2 + i, 64) &&
+                 aligned(v2 + i, 64) && (!p16 || aligned(p16 + i, 32));
+  i = body(k, p, m, v, g, p2, m2, v2, p16, i, n, nt);
+  cal_adamw_scalar(k, p + i, m + i, v + i, g + i, p2 + i, m2 + i, v2 + i,
+                   p16 ? p16 + i : NULL, n - i);
+}
+
 static float row_max_scalar(const float *l, int64_t n) {
   float m = -INFINITY;
   for (int64_t j = 0; j < n; j++)
@@ -108,6 +127,9 @@ static const cal_train_vec_t vec_scalar = {
     row_scale_scalar, swiglu_scalar, swiglu_bwd_scalar};
 
 #ifdef CAL_HAVE_X86_SIMD
+static const cal_train_vec_t vec_avx2 = {
+    "avx2", 0, cal_adamw_avx2, cal_row_max_avx2, cal_row_exp_avx2,
+    cal_row_scale_avx2, cal_swiglu_avx2, cal_swiglu_bwd_avx2};
 static const cal_train_vec_t vec_avx512 = {
     "avx512", 1, cal_adamw_avx512, cal_row_max_avx512, cal_row_exp_avx512,
     cal_row_scale_avx512, cal_swiglu_avx512, cal_swiglu_bwd_avx512};
@@ -119,6 +141,7 @@ const cal_train_vec_t *cal_train_vec_for(int variant) {
   switch (variant) {
   case CAL_VARIANT_SCALAR: return &vec_scalar;
 #ifdef CAL_HAVE_X86_SIMD
+  case CAL_VARIANT_AVX2: return &vec_avx2;
   case CAL_VARIANT_AVX512: return &vec_avx512;
 #endif
   default: return NULL;
@@ -126,8 +149,13 @@ const cal_train_vec_t *cal_train_vec_for(int variant) {
 }
 
 const cal_train_vec_t *cal_train_vec(void) {
-  const cal_train_vec_t *v = cal_train_vec_for(CAL_VARIANT_AVX512);
-  return v ? v : &vec_scalar;
+  int best;
+  if (cal_variant_best(&best) < 0) /* a bad CALIBRATE_ISA: refused at start */
+    best = CAL_VARIANT_SCALAR;
+  for (int v = best; v > CAL_VARIANT_SCALAR; v--)
+    if (cal_train_vec_for(v))
+      return cal_train_vec_for(v);
+  return &vec_scalar;
 }
 
 void cal_adamw_pass(const cal_train_vec_t *vec, const cal_adamw_k_t *k,

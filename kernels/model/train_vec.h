@@ -1,6 +1,7 @@
 /* The training step's elementwise loops, written once portably
- * (train_vec.c) and once in AVX-512 (isa/train_avx512.c), chosen by the
- * CPU's feature bits:
+ * (train_vec.c), once in AVX2 + FMA (isa/train_avx2.c) and once in AVX-512
+ * (isa/train_avx512.c), chosen by the CPU's feature bits (CALIBRATE_ISA
+ * caps the choice):
  *
  *   AdamW      one pass over masters, moments and gradients writing the
  *              new masters, moments and (bf16 steps) the masters rounded
@@ -13,7 +14,7 @@
  *              fp32, or fp16 to halve a kept chunk's bytes), and e·scale
  *              into fp32 or rounded to bf16 (the products' input)
  *
- * exp (AVX-512): the attention loops' vector e^x (attention_softmax_impl.h:
+ * exp (AVX2, AVX-512): the attention loops' vector e^x (attention_softmax_impl.h:
  * 2^n · a degree-6 polynomial of r = x - n·ln 2), relative error within
  * 3e-7 of exp in double for x in [-87, 0] (the unit test holds it there);
  * 0 below -87. */
@@ -37,7 +38,7 @@ typedef void (*cal_adamw_fn)(const cal_adamw_k_t *k, const float *p,
                              size_t n);
 
 typedef struct cal_train_vec {
-  const char *name;   /* "scalar" or "avx512" */
+  const char *name;   /* "scalar", "avx2" or "avx512" */
   int fp16;           /* row_exp and row_scale take fp16 e */
   cal_adamw_fn adamw;
   /* max of l[0..n) */
@@ -57,7 +58,8 @@ typedef struct cal_train_vec {
                      float *dgu);
 } cal_train_vec_t;
 
-/* The best table this CPU runs (AVX-512 F/BW/VL/DQ, else portable). */
+/* The best table this CPU runs (AVX-512 F/BW/VL/DQ, else AVX2 + FMA, else
+ * portable), at most the variant CALIBRATE_ISA names. */
 const cal_train_vec_t *cal_train_vec(void);
 /* A variant's table (cal_isa_variant_t), NULL where this build or CPU has
  * none. */
@@ -84,6 +86,21 @@ int cal_adamw_sets_alloc(float *p[2], float *m[2], float *v[2], size_t n);
 /* Frees both sets (NULL entries accepted). */
 void cal_adamw_sets_free(float *p[2], float *m[2], float *v[2]);
 
+/* A variant's AdamW over whole cache lines of outputs from element i
+ * (streamed, and fenced before it returns, when nt): where it stopped. */
+typedef size_t (*cal_adamw_body_fn)(const cal_adamw_k_t *k, const float *p,
+                                    const float *m, const float *v,
+                                    const float *g, float *p2, float *m2,
+                                    float *v2, uint16_t *p16, size_t i,
+                                    size_t n, int nt);
+/* AdamW (cal_adamw_fn) through a variant's body: the elements before p2's
+ * first cache line and those after the body's last portably, streamed
+ * where every output is aligned from there. */
+void cal_adamw_by_lines(cal_adamw_body_fn body, const cal_adamw_k_t *k,
+                        const float *p, const float *m, const float *v,
+                        const float *g, float *p2, float *m2, float *v2,
+                        uint16_t *p16, size_t n);
+
 /* The portable loops (train_vec.c) and the AVX-512 ones (only where
  * cal_variant_supported(CAL_VARIANT_AVX512)). */
 void cal_adamw_scalar(const cal_adamw_k_t *k, const float *p, const float *m,
@@ -100,5 +117,17 @@ void cal_row_scale_avx512(const float *e32, const uint16_t *e16, int64_t n,
 void cal_swiglu_avx512(const float *gu, int64_t f, float *a);
 void cal_swiglu_bwd_avx512(const float *gu, const float *da, int64_t f,
                            float *dgu);
+/* The AVX2 + FMA ones (only where cal_variant_supported(CAL_VARIANT_AVX2)). */
+void cal_adamw_avx2(const cal_adamw_k_t *k, const float *p, const float *m,
+                    const float *v, const float *g, float *p2, float *m2,
+                    float *v2, uint16_t *p16, size_t n);
+float cal_row_max_avx2(const float *l, int64_t n);
+float cal_row_exp_avx2(const float *l, int64_t n, float shift, float *e32,
+                       uint16_t *e16);
+void cal_row_scale_avx2(const float *e32, const uint16_t *e16, int64_t n,
+                        float scale, float *g32, uint16_t *g16);
+void cal_swiglu_avx2(const float *gu, int64_t f, float *a);
+void cal_swiglu_bwd_avx2(const float *gu, const float *da, int64_t f,
+                         float *dgu);
 
 #endif
