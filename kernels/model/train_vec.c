@@ -152,9 +152,11 @@ const cal_train_vec_t *cal_train_vec(void) {
   int best;
   if (cal_variant_best(&best) < 0) /* a bad CALIBRATE_ISA: refused at start */
     best = CAL_VARIANT_SCALAR;
-  for (int v = best; v > CAL_VARIANT_SCALAR; v--)
-    if (cal_train_vec_for(v))
-      return cal_train_vec_for(v);
+  for (int v = best; v > CAL_VARIANT_SCALAR; v--) {
+    const cal_train_vec_t *t = cal_train_vec_for(v);
+    if (t)
+      return t;
+  }
   return &vec_scalar;
 }
 
