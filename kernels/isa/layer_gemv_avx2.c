@@ -25,3 +25,11 @@ typedef __m256 vec_t;
 #define W_F(w) cal_bf16_to_f32(w)
 #define GEMV cal_gemv_bf16_avx2
 #include "layer_gemv_impl.h"
+
+/* packed fp32 weights (layer_gemv_packed_impl.h): 16 registers hold the
+ * sums of up to six rows of a block (two vectors each), or of one or two
+ * rows of four or two blocks */
+#define PK_TB 6
+#define PK_NBK(nb) ((nb) == 1 ? 4 : (nb) == 2 ? 2 : 1)
+#define PK_FN cal_gemv_packed_avx2
+#include "layer_gemv_packed_impl.h"

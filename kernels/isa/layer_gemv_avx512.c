@@ -26,3 +26,10 @@ typedef __m512 vec_t;
 #define W_F(w) cal_bf16_to_f32(w)
 #define GEMV cal_gemv_bf16_avx512
 #include "layer_gemv_impl.h"
+
+/* packed fp32 weights (layer_gemv_packed_impl.h): 32 registers hold the
+ * sums of eight rows of two blocks, or of one or two rows of four */
+#define PK_TB 8
+#define PK_NBK(nb) ((nb) <= 2 ? 4 : 2)
+#define PK_FN cal_gemv_packed_avx512
+#include "layer_gemv_packed_impl.h"

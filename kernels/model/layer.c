@@ -113,9 +113,12 @@ double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
     team = 64.0 * 4.0 * (double)s->batch *
            ((double)s->hidden + (s->bf16 ? k : 0.0));
   }
-  /* the setup's fp32 staging of the largest weight matrix (bf16) */
+  /* the setup's fp32 staging of the largest weight matrix (bf16), or its
+   * packed copy beside the row-major one (fp32 on the team path), with
+   * the packed matrices' padding to blocks of 16 columns */
   double d = (double)s->hidden, f = (double)s->ffn;
-  double stage = s->bf16 ? 4.0 * (d * 2 * f > d * l.nqkv ? d * 2 * f : d * l.nqkv) : 0.0;
+  double big = 4.0 * (d * 2 * f > d * l.nqkv ? d * 2 * f : d * l.nqkv);
+  double stage = s->bf16 || team > 0.0 ? big + 64.0 * (d > f ? d : f) : 0.0;
   return cal_layer_weight_bytes(s) + 4.0 * l.act_f + l.kv_b * l.kv_f + 2.0 * l.act16 +
          8.0 * l.ref_d + l.ws_bytes + team + stage;
 }
@@ -148,7 +151,8 @@ void cal_layer_free(cal_layer_t *L) {
   uint16_t *kc16 = L->cache16 ? L->kc16 : NULL, *vc16 = L->cache16 ? L->vc16 : NULL;
   void *own[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->kc, L->vc,
                  L->wqkv16, L->wo16, L->wgu16, L->wd16, kc16, vc16,
-                 L->wp[0], L->wp[1], L->wp[2], L->wp[3]};
+                 L->wp[0], L->wp[1], L->wp[2], L->wp[3],
+                 L->wpf[0], L->wpf[1], L->wpf[2], L->wpf[3]};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     cal_free(own[i]);
   if (!L->borrowed) {

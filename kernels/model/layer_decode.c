@@ -4,9 +4,12 @@
  * each thread owns a block of output columns of every matrix and runs the
  * variant's GEMV (layer_gemv.h) over it, with what can be fused into that
  * block done there (SiLU·up, writing q, k and v straight to their
- * places); the two projections back to the hidden size, whose columns are
- * few, by blocks of rows instead, each thread's partial sums added with
- * the residual after a barrier.  Per step: one parallel region, six
+ * places).  The weights are packed in blocks of columns, each block one
+ * stream (layer_gemv.h), in fp32 with an AVX2 or AVX-512 variant and as
+ * below in bf16; with row-major weights (the portable variant), the two
+ * projections back to the hidden size, whose columns are few, go by
+ * blocks of rows instead, each thread's partial sums added with the
+ * residual after a barrier.  Per step: one parallel region, at most six
  * barriers, no allocation.  A bf16 layer streams bf16 weights (half the
  * bytes), packed for the dot-product instruction on a CPU with
  * AVX512_BF16 (layer_gemv.h; that product rounds its input rows to bf16
@@ -14,6 +17,7 @@
  * its KV cache is bf16 too (the new token's k and v rounded into it),
  * attended in bf16. */
 #include <omp.h>
+#include <stdio.h>
 
 #include "attention.h"
 #include "cal_err.h"
@@ -32,8 +36,8 @@ static void matrix_dims(const cal_layer_t *L, int i, int64_t *K, int64_t *ldw) {
 }
 
 /* y = x·W_i[k0 .. k0+kn, c0 .. c0+n) for every sequence (x: the rows
- * from column k0) on the calling thread: packed bf16, bf16 or fp32, the
- * form the layer holds. */
+ * from column k0) on the calling thread: packed bf16, bf16, packed fp32
+ * or fp32, the form the layer holds. */
 static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
                     int64_t k0, int64_t kn, int64_t c0, int64_t n, float *y,
                     int64_t ldy) {
@@ -42,6 +46,10 @@ static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
                                               L->wd16};
   int64_t K, ldw;
   matrix_dims(L, i, &K, &ldw);
+  if (L->wpf[i]) {
+    L->gemvp(x, ldx, L->s.batch, L->wpf[i], K, k0, kn, c0, n, y, ldy);
+    return;
+  }
 #ifdef CAL_HAVE_X86_SIMD
   if (L->wp[i]) {
     cal_gemv_bf16_packed(x, ldx, L->s.batch, L->wp[i], K, k0, kn, c0, n, y,
@@ -57,9 +65,38 @@ static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
             ldy);
 }
 
+/* The fp32 layer's matrices packed in blocks of 16 columns, each
+ * row-major copy freed as soon as its packed form is made. */
+static int pack_f32(cal_layer_t *L) {
+  float **w[CAL_LAYER_NMM] = {&L->wqkv, &L->wo, &L->wgu, &L->wd};
+  for (int i = 0; i < CAL_LAYER_NMM; i++) {
+    int64_t K, n;
+    matrix_dims(L, i, &K, &n);
+    if (!(L->wpf[i] = cal_alloc(4 * cal_gemv_packed_f32_floats(K, n))))
+      return CAL_ENOMEM;
+    cal_gemv_pack_f32(*w[i], n, K, n, L->wpf[i]);
+    cal_free(*w[i]);
+    *w[i] = NULL;
+  }
+  return 0;
+}
+
+float *cal_layer_weight_f32(cal_layer_t *L, int i, int64_t k, int64_t j) {
+  float *const w[CAL_LAYER_NMM] = {L->wqkv, L->wo, L->wgu, L->wd};
+  int64_t K, n;
+  matrix_dims(L, i, &K, &n);
+  if (L->wpf[i])
+    return L->wpf[i] + ((j / 16) * K + k) * 16 + j % 16;
+  return w[i] ? w[i] + k * n + j : NULL;
+}
+
 int cal_layer_pack_weights(cal_layer_t *L, float *tmp) {
-  if (!L->team || !L->s.bf16 || !cal_gemv_packed_ok(L->variant))
+  const int f32 = !L->s.bf16 && (L->gemvp = cal_gemv_packed_for(L->variant));
+  if (!L->team || !(f32 || cal_gemv_packed_ok(L->variant)))
     return 0;
+  snprintf(L->impl, sizeof L->impl, "gemv %s packed", f32 ? "fp32" : "bf16");
+  if (f32)
+    return pack_f32(L);
   uint16_t **w16[CAL_LAYER_NMM] = {&L->wqkv16, &L->wo16, &L->wgu16,
                                    &L->wd16};
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
@@ -188,7 +225,7 @@ static void gate_up_cols(const cal_layer_t *L, const float *h, int t, int nt) {
 }
 
 /* y = res + x·W over this thread's columns, W packed: a block of columns
- * is one stretch of the packed matrix (every row of its 32 columns), so
+ * is one stretch of the packed matrix (every row of its 16 or 32 columns), so
  * the row split below would cut each block's stream into a piece a
  * thread, every piece a start the prefetch has not reached. */
 static void proj_cols(const cal_layer_t *L, const float *x, int64_t k,
@@ -239,7 +276,7 @@ static void proj_rows(const cal_layer_t *L, const float *x, int64_t k,
 /* y = res + x·W_mi, split as the weights' form wants it. */
 static void proj(const cal_layer_t *L, const float *x, int64_t k, int mi,
                  const float *res, float *y, int t, int nt) {
-  if (L->wp[mi])
+  if (L->wp[mi] || L->wpf[mi])
     proj_cols(L, x, k, mi, res, y, t, nt);
   else
     proj_rows(L, x, k, mi, res, y, t, nt);

@@ -86,6 +86,30 @@ cal_gemv_bf16_fn cal_gemv_bf16_for(int variant) {
   }
 }
 
+cal_gemv_packed_fn cal_gemv_packed_for(int variant) {
+  switch (variant) {
+#ifdef CAL_HAVE_X86_SIMD
+  case CAL_VARIANT_AVX2: return cal_gemv_packed_avx2;
+  case CAL_VARIANT_AVX512: return cal_gemv_packed_avx512;
+#endif
+  default: return NULL;
+  }
+}
+
+size_t cal_gemv_packed_f32_floats(int64_t K, int64_t n) {
+  return (size_t)((n + 15) / 16) * (size_t)K * 16;
+}
+
+void cal_gemv_pack_f32(const float *w, int64_t ldw, int64_t K, int64_t n,
+                       float *wp) {
+  for (int64_t jb = 0; jb < (n + 15) / 16; jb++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t l = 0; l < 16; l++) {
+        const int64_t j = 16 * jb + l;
+        wp[(jb * K + k) * 16 + l] = j < n ? w[k * ldw + j] : 0.0f;
+      }
+}
+
 int cal_gemv_packed_ok(int variant) {
 #ifdef CAL_HAVE_X86_SIMD
   return variant == CAL_VARIANT_AVX512 &&

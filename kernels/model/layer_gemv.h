@@ -17,7 +17,8 @@
  * rounds its rows first, so that both paths compute the same products as
  * a bf16 GEMM); each weight is widened to fp32 for an FMA.  Where the
  * CPU has AVX512_BF16 the layer packs its weights for the dot-product
- * instruction instead (below). */
+ * instruction instead, and an fp32 layer with a SIMD variant packs its
+ * weights in blocks of 16 columns (both below). */
 #ifndef CAL_LAYER_GEMV_H
 #define CAL_LAYER_GEMV_H
 
@@ -86,5 +87,35 @@ void cal_gemv_bf16_packed(const float *x, int64_t ldx, int64_t batch,
                           const uint32_t *wp, int64_t K, int64_t k0,
                           int64_t kn, int64_t c0, int64_t n, float *y,
                           int64_t ldy);
+
+/* ---- packed fp32 weights (AVX2, AVX-512)
+ *
+ * A K x n fp32 matrix packed in blocks of 16 columns (a cache line a
+ * row): per block one stream of K rows, zero past n.  A thread's columns
+ * are a few long streams, and a register tile of batch rows keeps its
+ * sums over all K rows, reading and writing y once. */
+/* y[b·ldy + j] = Σ_{i < kn} x[b·ldx + i] · W[k0 + i][c0 + j] for b <
+ * batch, j < n (x: the rows from column k0), sums in fp32 over k in
+ * order; the form cal_gemv_packed_for() returns.  Single-threaded, no
+ * allocation. */
+typedef void cal_gemv_packed_t(const float *x, int64_t ldx, int64_t batch,
+                               const float *wp, int64_t K, int64_t k0,
+                               int64_t kn, int64_t c0, int64_t n, float *y,
+                               int64_t ldy);
+typedef cal_gemv_packed_t *cal_gemv_packed_fn;
+cal_gemv_packed_t cal_gemv_packed_avx2, cal_gemv_packed_avx512;
+/* The variant's packed GEMV (resolved, not AUTO); NULL where it has none
+ * (the portable variant keeps row-major weights). */
+cal_gemv_packed_fn cal_gemv_packed_for(int variant);
+size_t cal_gemv_packed_f32_floats(int64_t K, int64_t n);
+/* Pack K x n fp32 weights (ldw apart) into wp
+ * (cal_gemv_packed_f32_floats(K, n) floats). */
+void cal_gemv_pack_f32(const float *w, int64_t ldw, int64_t K, int64_t n,
+                       float *wp);
+/* Element (k, j) of a packed fp32 K x n matrix. */
+static inline float cal_gemv_packed_f32_at(const float *wp, int64_t K,
+                                           int64_t k, int64_t j) {
+  return wp[((j / 16) * K + k) * 16 + j % 16];
+}
 
 #endif

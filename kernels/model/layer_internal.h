@@ -62,6 +62,11 @@ typedef struct cal_layer {
   /* a bf16 layer on the team path where the CPU has AVX512_BF16: the four
    * matrices packed (cal_gemv_bf16_packed; w*16 then NULL) */
   uint32_t *wp[CAL_LAYER_NMM];
+  /* an fp32 layer on the team path with an AVX2 or AVX-512 variant: the
+   * four matrices packed in blocks of 16 columns (cal_gemv_packed_for,
+   * gemvp; wqkv, wo, wgu, wd then NULL) */
+  float *wpf[CAL_LAYER_NMM];
+  cal_gemv_packed_fn gemvp;
   float *x, *h, *out, *x1, *qkv, *q, *o, *ao, *gu, *a, *kc, *vc;
   uint16_t *h16, *ao16, *a16;
   /* bf16 prefill: attention in bf16 (attn16: its variant, -1: fp32) on
@@ -91,12 +96,16 @@ void cal_layer_free(cal_layer_t *L);
  * cache in decode).  0, or an engine's or the attention's error. */
 int cal_layer_run(cal_layer_t *L);
 
-/* A bf16 layer on the team path where the CPU has AVX512_BF16
- * (layer_decode.c): each weight matrix packed for the dot-product
- * instruction (layer_gemv.h, wp), staged through tmp (fp32, as large as
- * the largest matrix), its row-major copy freed; other layers as they
- * are.  0 or CAL_ENOMEM. */
+/* A layer on the team path (layer_decode.c): in bf16 where the CPU has
+ * AVX512_BF16, each weight matrix packed for the dot-product instruction
+ * (layer_gemv.h, wp), staged through tmp (fp32, as large as the largest
+ * matrix); in fp32 with an AVX2 or AVX-512 variant, packed in blocks of
+ * 16 columns (wpf); either way its row-major copy freed.  Other layers as
+ * they are.  0 or CAL_ENOMEM. */
 int cal_layer_pack_weights(cal_layer_t *L, float *tmp);
+/* Where weight (k, j) of an fp32 layer's matrix i is, in whichever form
+ * it holds (tests change single weights through it); NULL in bf16. */
+float *cal_layer_weight_f32(cal_layer_t *L, int i, int64_t k, int64_t j);
 
 /* One decode step on a single OpenMP team (layer_decode.c): matrix-vector
  * products over each thread's columns, attention shared by the team, four

@@ -10,9 +10,9 @@
 #include "layer_internal.h"
 
 /* y[m×n] = a[m×k]·W_i in double (W_i: weight matrix i, k×n, converted
- * into bd from the form the layer holds: fp32, bf16 or packed bf16).  A
- * bf16 layer rounds a to bf16 first, as the run rounds its products'
- * inputs. */
+ * into bd from the form the layer holds: fp32, packed fp32, bf16 or
+ * packed bf16).  A bf16 layer rounds a to bf16 first, as the run rounds
+ * its products' inputs. */
 static void dgemm_w(const cal_layer_t *L, int i, double *a, double *y,
                     int64_t m, int64_t n, int64_t k, double *bd) {
   const float *const w[CAL_LAYER_NMM] = {L->wqkv, L->wo, L->wgu, L->wd};
@@ -21,6 +21,7 @@ static void dgemm_w(const cal_layer_t *L, int i, double *a, double *y,
   for (int64_t r = 0; r < k; r++)
     for (int64_t j = 0; j < n; j++)
       bd[r * n + j] = w[i]     ? (double)w[i][r * n + j]
+                      : L->wpf[i] ? (double)cal_gemv_packed_f32_at(L->wpf[i], k, r, j)
                       : w16[i] ? (double)cal_bf16_to_f32(w16[i][r * n + j])
                                : (double)cal_bf16_to_f32(
                                      cal_gemv_packed_at(L->wp[i], k, r, j));

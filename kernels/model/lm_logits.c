@@ -18,14 +18,14 @@ double cal_lm_logits_weight_bytes(int64_t d, int64_t v, int bf16) {
   return (bf16 ? 2.0 : 4.0) * (double)d * (double)v + 4.0 * (double)d;
 }
 
-/* W, the fp32 staging of a bf16 W (a chunk, or two rows where it is
- * packed), h and h16, the logits, the verification's doubles (a row of
- * logits and W's column sums) */
+/* W, the fp32 staging of a bf16 or packed W (a chunk, or two rows where
+ * it is packed), h and h16, the logits, the verification's doubles (a row
+ * of logits and W's column sums) */
 double cal_lm_logits_mem_bytes(int64_t rows, int64_t d, int64_t v, int bf16) {
   double R = (double)rows, D = (double)d, V = (double)v;
   double stage = 4.0 * (65536.0 > 2.0 * V ? 65536.0 : 2.0 * V);
   return cal_lm_logits_weight_bytes(d, v, bf16) + 6.0 * R * D + 4.0 * R * V +
-         (bf16 ? stage : 0.0) + 8.0 * (V + D);
+         stage + 8.0 * (V + D);
 }
 
 void cal_lm_logits_free(cal_lm_logits_t *H) {
@@ -33,7 +33,8 @@ void cal_lm_logits_free(cal_lm_logits_t *H) {
     return;
   if (H->eng)
     H->eng->mm_free(H->mm);
-  void *bufs[] = {H->g, H->w, H->w16, H->wp, H->h, H->h16, H->logits, H};
+  void *bufs[] = {H->g, H->w, H->w16, H->wp, H->wpf, H->h, H->h16, H->logits,
+                  H};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     cal_free(bufs[i]);
 }
@@ -53,6 +54,23 @@ static int fill_packed(cal_lm_logits_t *H, float a, cal_rng_t *r) {
   return 0;
 }
 
+/* A packed fp32 W (wpf): the draws a row at a time, each row spread over
+ * the blocks. */
+static int fill_packed_f32(cal_lm_logits_t *H, float a, cal_rng_t *r) {
+  const int64_t d = H->d, v = H->vocab;
+  float *tmp = cal_alloc(4 * (size_t)v);
+  if (!tmp)
+    return CAL_ENOMEM;
+  for (int64_t k = 0; k < d; k++) {
+    cal_fill_f32(tmp, (size_t)v, -a, a, r);
+    for (int64_t jb = 0; jb < (v + 15) / 16; jb++)
+      for (int64_t l = 0; l < 16; l++)
+        H->wpf[(jb * d + k) * 16 + l] = 16 * jb + l < v ? tmp[16 * jb + l] : 0.0f;
+  }
+  cal_free(tmp);
+  return 0;
+}
+
 /* W uniform with variance 1/hidden (a bf16 W: the same draws rounded,
  * staged a chunk at a time), the gain in [0.5, 1.5). */
 static int fill(cal_lm_logits_t *H, uint64_t seed) {
@@ -61,6 +79,8 @@ static int fill(cal_lm_logits_t *H, uint64_t seed) {
   size_t n = (size_t)H->d * (size_t)H->vocab, chunk = 65536;
   float a = (float)sqrt(3.0 / (double)H->d);
   cal_fill_f32(H->g, (size_t)H->d, 0.5f, 1.5f, &r);
+  if (H->wpf)
+    return fill_packed_f32(H, a, &r);
   if (!H->bf16) {
     cal_fill_f32(H->w, n, -a, a, &r);
     return 0;
@@ -85,7 +105,9 @@ static int path_setup(cal_lm_logits_t *H, cal_engine_t engine) {
     H->nthreads = omp_get_max_threads();
     H->gemv = cal_gemv_for(H->variant);
     H->gemv16 = cal_gemv_bf16_for(H->variant);
-    snprintf(H->impl, sizeof H->impl, "gemv %s", H->bf16 ? "bf16" : "fp32");
+    H->gemvp = cal_gemv_packed_for(H->variant);
+    snprintf(H->impl, sizeof H->impl, "gemv %s%s", H->bf16 ? "bf16" : "fp32",
+             H->wp || H->wpf ? " packed" : "");
     return H->gemv && H->gemv16 ? 0 : CAL_EUNSUPP;
   }
   if (engine == CAL_ENGINE_BUILTIN)
@@ -127,11 +149,13 @@ int cal_lm_logits_create(int64_t rows, int64_t d, int64_t vocab, int bf16,
     else
       H->w16 = cal_alloc(2 * n);
     H->h16 = cal_alloc(2 * rd);
+  } else if (team && cal_gemv_packed_for(variant)) {
+    H->wpf = cal_alloc(4 * cal_gemv_packed_f32_floats(d, vocab));
   } else {
     H->w = cal_alloc(4 * n);
   }
   if (!H->g || !H->h || !H->logits ||
-      (bf16 ? !(H->w16 || H->wp) || !H->h16 : !H->w) ||
+      (bf16 ? !(H->w16 || H->wp) || !H->h16 : !(H->w || H->wpf)) ||
       (rc = fill(H, seed)) < 0 || (rc = path_setup(H, engine)) < 0) {
     cal_lm_logits_free(H);
     return rc;
@@ -160,7 +184,10 @@ static void team_product(cal_lm_logits_t *H) {
     per = (per + 15) / 16 * 16;
     int64_t c0 = t * per < H->vocab ? t * per : H->vocab;
     int64_t c1 = c0 + per < H->vocab ? c0 + per : H->vocab;
-    if (c1 > c0 && H->wp)
+    if (c1 > c0 && H->wpf)
+      H->gemvp(H->h, H->d, H->rows, H->wpf, H->d, 0, H->d, c0, c1 - c0,
+               H->logits + c0, H->vocab);
+    else if (c1 > c0 && H->wp)
       packed_product(H, c0, c1);
     else if (c1 > c0 && H->bf16)
       H->gemv16(H->h, H->d, H->rows, H->d, H->w16 + c0, H->vocab, c1 - c0,
@@ -206,7 +233,11 @@ static int verify_row(const cal_lm_logits_t *H, const float *x, int64_t r,
       return CAL_EVERIFY;
   }
   memset(acc, 0, 8 * (size_t)v);
-  for (int64_t k = 0; k < d; k++) {
+  for (int64_t jb = 0; H->wpf && jb < (v + 15) / 16; jb++) /* in its order */
+    for (int64_t k = 0; k < d; k++)
+      for (int64_t l = 0; l < 16 && 16 * jb + l < v; l++)
+        acc[16 * jb + l] += (double)h[k] * H->wpf[(jb * d + k) * 16 + l];
+  for (int64_t k = 0; !H->wpf && k < d; k++) {
     double hk = h[k];
     if (H->wp)
       for (int64_t j = 0; j < v; j++)

@@ -27,7 +27,11 @@ typedef struct cal_lm_logits {
   uint16_t *w16, *h16;         /* bf16: W, and h for the engine's product */
   uint32_t *wp;                /* bf16 on the team where the CPU has
                                   AVX512_BF16: W packed (w16 NULL) */
+  float *wpf;                  /* fp32 on the team with an AVX2 or
+                                  AVX-512 variant: W packed in blocks of
+                                  16 columns (w NULL) */
   cal_gemv_fn gemv;
+  cal_gemv_packed_fn gemvp;
   cal_gemv_bf16_fn gemv16;
   const cal_engine_row_t *eng;
   void *mm;

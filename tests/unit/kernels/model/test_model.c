@@ -240,7 +240,7 @@ static void inference_step(void **state) {
    * projection */
   /* the state begins with its prefill and decode steps (model_infer.c) */
   cal_model_t *dec = ((cal_model_t **)st)[1];
-  dec->L[dec->n - 1]->wd[3] += 0.5f;
+  *cal_layer_weight_f32(dec->L[dec->n - 1], CAL_LAYER_DOWN, 0, 3) += 0.5f;
   assert_int_equal(k->verify(st), CAL_EVERIFY);
   k->teardown(st);
   p.gen = 0;
