@@ -136,6 +136,30 @@ static void head_alone(void **state) {
                                         CAL_ENGINE_BUILTIN, 9, NULL), CAL_EINVAL);
 }
 
+/* An fp32 head on the team holds W packed with every SIMD variant the CPU
+ * runs (a vocabulary of ragged blocks), its logits verifying and a wrong
+ * one caught; the portable variant keeps W row-major. */
+static void head_packed_f32(void **state) {
+  (void)state;
+  float x[3 * 40];
+  for (int i = 0; i < 120; i++)
+    x[i] = (float)sin(0.29 * i);
+  for (int v = 0; v < CAL_VARIANT_COUNT; v++) {
+    if (!cal_variant_supported(v))
+      continue;
+    cal_lm_logits_t *H = NULL;
+    assert_int_equal(cal_lm_logits_create(3, 40, 301, 0, 1, v,
+                                          CAL_ENGINE_BUILTIN, 9, &H), 0);
+    assert_int_equal(H->wpf != NULL, cal_gemv_packed_for(v) != NULL);
+    assert_int_equal(H->w == NULL, H->wpf != NULL);
+    assert_int_equal(cal_lm_logits_run(H, x, 40), 0);
+    assert_int_equal(cal_lm_logits_verify(H, x, 40), 0);
+    H->logits[2 * 301 + 300] += 1.0f; /* the last row's ragged block */
+    assert_int_equal(cal_lm_logits_verify(H, x, 40), CAL_EVERIFY);
+    cal_lm_logits_free(H);
+  }
+}
+
 /* A bf16 head on the team where the CPU has AVX512_BF16 holds W packed:
  * the same draws as the portable head's row-major W (an odd hidden size:
  * a last pair of one row), the same logits within fp32 summation, its
@@ -295,7 +319,8 @@ int main(void) {
       cmocka_unit_test(tiny_preset),
       cmocka_unit_test(wrong_weights_fail),
       cmocka_unit_test(head_alone),
-      cmocka_unit_test(head_packed),
+      cmocka_unit_test(head_packed_f32),
+    cmocka_unit_test(head_packed),
       cmocka_unit_test(figures),
       cmocka_unit_test(distinct_layers),
       cmocka_unit_test(inference_step),
