@@ -1,7 +1,7 @@
 /* STREAM-style bandwidth kernels: read (sum), copy, triad.  See stream.h
  * for the working-set and byte-counting conventions.
  *
- * Inputs hold small integers (a[i] = i mod 8, c[i] = i mod 5, scalar 3), so
+ * Inputs hold small integers (a[i] = i mod 8 + 1, c[i] = i mod 5, scalar 3), so
  * every sum and triad is exact in any order and verify() checks each
  * element (and the read kernel's total) against the closed form. */
 #include <math.h>
@@ -60,7 +60,7 @@ typedef struct {
   double total;        /* read: sum of the last run */
 } stream_state_t;
 
-static double val_a(size_t i) { return (double)(i & 7); }
+static double val_a(size_t i) { return (double)((i & 7) + 1); }
 static double val_c(size_t i) { return (double)(i % 5); }
 
 static size_t elems(stream_op_t op, const cal_params_t *p) {
@@ -248,10 +248,11 @@ static int stream_run(void *state) {
   return 0;
 }
 
-/* sum of (i mod 8) for i in [0, n): whole cycles of 0..7 add 28 */
+/* sum of (i mod 8) + 1 for i in [0, n): whole cycles of 1..8 add 36
+ * (no element is zero, so a read that skips one is caught) */
 static double read_expected(size_t n) {
   size_t r = n % 8;
-  return 28.0 * (double)(n / 8) + (double)(r * (r - 1) / 2);
+  return 36.0 * (double)(n / 8) + (double)(r * (r + 1) / 2);
 }
 
 static int stream_verify(void *state) {
