@@ -86,7 +86,7 @@ float *cal_layer_weight_f32(cal_layer_t *L, int i, int64_t k, int64_t j) {
   int64_t K, n;
   matrix_dims(L, i, &K, &n);
   if (L->wpf[i])
-    return L->wpf[i] + ((j / 16) * K + k) * 16 + j % 16;
+    return L->wpf[i] + cal_gemv_packed_f32_off(K, k, j);
   return w[i] ? w[i] + k * n + j : NULL;
 }
 

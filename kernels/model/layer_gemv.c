@@ -100,14 +100,19 @@ size_t cal_gemv_packed_f32_floats(int64_t K, int64_t n) {
   return (size_t)((n + 15) / 16) * (size_t)K * 16;
 }
 
+void cal_gemv_pack_f32_row(const float *r, int64_t K, int64_t n, int64_t k,
+                           float *wp) {
+  for (int64_t jb = 0; jb < (n + 15) / 16; jb++)
+    for (int64_t l = 0; l < 16; l++) {
+      const int64_t j = 16 * jb + l;
+      wp[cal_gemv_packed_f32_off(K, k, j)] = j < n ? r[j] : 0.0f;
+    }
+}
+
 void cal_gemv_pack_f32(const float *w, int64_t ldw, int64_t K, int64_t n,
                        float *wp) {
-  for (int64_t jb = 0; jb < (n + 15) / 16; jb++)
-    for (int64_t k = 0; k < K; k++)
-      for (int64_t l = 0; l < 16; l++) {
-        const int64_t j = 16 * jb + l;
-        wp[(jb * K + k) * 16 + l] = j < n ? w[k * ldw + j] : 0.0f;
-      }
+  for (int64_t k = 0; k < K; k++)
+    cal_gemv_pack_f32_row(w + k * ldw, K, n, k, wp);
 }
 
 int cal_gemv_packed_ok(int variant) {

@@ -112,10 +112,18 @@ size_t cal_gemv_packed_f32_floats(int64_t K, int64_t n);
  * (cal_gemv_packed_f32_floats(K, n) floats). */
 void cal_gemv_pack_f32(const float *w, int64_t ldw, int64_t K, int64_t n,
                        float *wp);
-/* Element (k, j) of a packed fp32 K x n matrix. */
+/* Row k of a K x n matrix, r (n floats), into its place in every block of
+ * wp, zero past n. */
+void cal_gemv_pack_f32_row(const float *r, int64_t K, int64_t n, int64_t k,
+                           float *wp);
+/* Where element (k, j) of a packed fp32 K x n matrix is, in floats from
+ * its start. */
+static inline size_t cal_gemv_packed_f32_off(int64_t K, int64_t k, int64_t j) {
+  return (size_t)(((j / 16) * K + k) * 16 + j % 16);
+}
 static inline float cal_gemv_packed_f32_at(const float *wp, int64_t K,
                                            int64_t k, int64_t j) {
-  return wp[((j / 16) * K + k) * 16 + j % 16];
+  return wp[cal_gemv_packed_f32_off(K, k, j)];
 }
 
 #endif

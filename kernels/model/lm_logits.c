@@ -54,8 +54,8 @@ static int fill_packed(cal_lm_logits_t *H, float a, cal_rng_t *r) {
   return 0;
 }
 
-/* A packed fp32 W (wpf): the draws a row at a time, each row spread over
- * the blocks. */
+/* A packed fp32 W (wpf): the draws a row at a time, each packed into its
+ * place in every block. */
 static int fill_packed_f32(cal_lm_logits_t *H, float a, cal_rng_t *r) {
   const int64_t d = H->d, v = H->vocab;
   float *tmp = cal_alloc(4 * (size_t)v);
@@ -63,9 +63,7 @@ static int fill_packed_f32(cal_lm_logits_t *H, float a, cal_rng_t *r) {
     return CAL_ENOMEM;
   for (int64_t k = 0; k < d; k++) {
     cal_fill_f32(tmp, (size_t)v, -a, a, r);
-    for (int64_t jb = 0; jb < (v + 15) / 16; jb++)
-      for (int64_t l = 0; l < 16; l++)
-        H->wpf[(jb * d + k) * 16 + l] = 16 * jb + l < v ? tmp[16 * jb + l] : 0.0f;
+    cal_gemv_pack_f32_row(tmp, d, v, k, H->wpf);
   }
   cal_free(tmp);
   return 0;
@@ -236,7 +234,8 @@ static int verify_row(const cal_lm_logits_t *H, const float *x, int64_t r,
   for (int64_t jb = 0; H->wpf && jb < (v + 15) / 16; jb++) /* in its order */
     for (int64_t k = 0; k < d; k++)
       for (int64_t l = 0; l < 16 && 16 * jb + l < v; l++)
-        acc[16 * jb + l] += (double)h[k] * H->wpf[(jb * d + k) * 16 + l];
+        acc[16 * jb + l] +=
+            (double)h[k] * H->wpf[cal_gemv_packed_f32_off(d, k, 16 * jb + l)];
   for (int64_t k = 0; !H->wpf && k < d; k++) {
     double hk = h[k];
     if (H->wp)
