@@ -20,6 +20,30 @@
  * while the throughput still rises */
 #define SWEEP_DEFAULT_MAX 64
 
+/* the modes' shares of the section's time budget (those that run share
+ * it in these proportions, in the order they run: prefill, decode, train,
+ * inference, dpo, grpo): the training step, the workload users tune and
+ * seconds a point through the whole model, gets the most */
+static const double mode_share[CAL_BATCH_NMODES] = {0.2, 0.2, 0.6, 0.4,
+                                                    0.4, 0.4};
+
+double cal_sweep_mode_budget(double total, double elapsed, int modes, int m) {
+  double left = 0, all = 0;
+  for (int j = 0; j < CAL_BATCH_NMODES; j++) {
+    double share = modes & (1 << j) ? mode_share[j] : 0.0;
+    all += share;
+    left += j >= m ? share : 0.0;
+  }
+  if (!(modes & (1 << m)) || all <= 0)
+    return 0.0;
+  /* its share of what is left, and never less than its share of the
+   * whole: one point of prefill can run past prefill's share, and decode's
+   * points (seconds each) would pay for it */
+  double b = fmax((total - elapsed) * mode_share[m] / left,
+                  total * mode_share[m] / all);
+  return b > 1.0 ? b : 1.0;
+}
+
 double cal_sweep_mem_budget(const cal_run_t *r) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   return o->memory_budget > 0 ? o->memory_budget : r->opt->hcfg.mem_avail_bytes;

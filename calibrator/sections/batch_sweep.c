@@ -28,12 +28,6 @@
  * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
  * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
 #define SWEEP_BOTH_PATHS_MAX 32
-/* the modes' shares of the section's time budget (those that run share
- * it in these proportions, in the order they run: prefill, decode, train,
- * inference, dpo, grpo): the training step, the workload users tune and
- * seconds a point through the whole model, gets the most */
-static const double mode_share[CAL_BATCH_NMODES] = {0.2, 0.2, 0.6, 0.4,
-                                                    0.4, 0.4};
 /* a point (the model's step: seconds on a real preset) takes at most this
  * many samples, --quick fewer */
 #define SWEEP_MODEL_SAMPLES 5
@@ -493,13 +487,10 @@ int cal_batch_measure(cal_run_t *r) {
   for (int m = 0; m < CAL_BATCH_NMODES; m++) {
     if (!(modes & (1 << m)))
       continue;
-    /* this mode's share of what is left, among those still to run */
-    double left = 0;
-    for (int j = m; j < CAL_BATCH_NMODES; j++)
-      left += modes & (1 << j) ? mode_share[j] : 0.0;
-    double b = (res->time_budget_s - (cal_now() - start)) * mode_share[m] / left;
+    double b = cal_sweep_mode_budget(res->time_budget_s, cal_now() - start,
+                                     modes, m);
     res->ran[m] = 1;
-    if ((rc = sweep_mode(r, m, b > 1.0 ? b : 1.0, res, &res->modes[m])) < 0)
+    if ((rc = sweep_mode(r, m, b, res, &res->modes[m])) < 0)
       goto out;
   }
   if ((res->ran[2] || res->ran[4] || res->ran[5]) &&

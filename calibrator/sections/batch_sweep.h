@@ -39,6 +39,12 @@ typedef struct sweep {
 
 /* ---- the plan (batch_plan.c) */
 
+/* Seconds mode m (0 prefill, 1 decode, 2 train, 3 inference, 4 dpo,
+ * 5 grpo; bit m of `modes` set: it runs) may take of the section's
+ * `total` when `elapsed` have gone: its share of what is left among the
+ * modes still to run (in that order), at least its share of the whole,
+ * at least 1 s; 0 for a mode that does not run. */
+double cal_sweep_mode_budget(double total, double elapsed, int modes, int m);
 /* Bytes a point may use: --memory-budget, else the harness's share of
  * available memory. */
 double cal_sweep_mem_budget(const cal_run_t *r);

@@ -3,8 +3,8 @@
  * from its step times, a train step built of layers and the LM head, a
  * point that was not measured, and the analysis of a mode's points (peak,
  * batch-1 latency, the recommendation), never from a point that swapped
- * or whose threads did not run side by side; and the training step's
- * distinct layers (batch_plan.c).
+ * or whose threads did not run side by side; the training step's
+ * distinct layers and the modes' time budgets (batch_plan.c).
  * covers: calibrator/sections/batch_plan.c
  * covers: calibrator/sections/batch_curve.c */
 #include <math.h>
@@ -336,6 +336,29 @@ static void train_depth(void **state) {
   assert_int_equal(p.layers, 1);
 }
 
+/* The modes' time: 20/20/60 of the section for prefill, decode and train
+ * in that order; what a mode left goes to those after it; one that ran
+ * over takes nothing from the next's share of the whole. */
+static void mode_budget(void **state) {
+  (void)state;
+  const int all3 = 1 | 2 | 4;
+  assert_float_equal(cal_sweep_mode_budget(110, 0, all3, 0), 22.0, 1e-9);
+  /* prefill took 10 s: decode a quarter of the 100 s left */
+  assert_float_equal(cal_sweep_mode_budget(110, 10, all3, 1), 25.0, 1e-9);
+  /* prefill took 37 s: decode keeps its 22 s (a quarter of 73 is less) */
+  assert_float_equal(cal_sweep_mode_budget(110, 37, all3, 1), 22.0, 1e-9);
+  /* train: all of what is left, at least 60% of the whole */
+  assert_float_equal(cal_sweep_mode_budget(110, 30, all3, 2), 80.0, 1e-9);
+  assert_float_equal(cal_sweep_mode_budget(110, 60, all3, 2), 66.0, 1e-9);
+  /* a mode alone takes all of it; one that does not run, none */
+  assert_float_equal(cal_sweep_mode_budget(110, 0, 2, 1), 110.0, 1e-9);
+  assert_float_equal(cal_sweep_mode_budget(110, 0, 1 | 4, 1), 0.0, 0);
+  /* prefill and train: a quarter and three quarters */
+  assert_float_equal(cal_sweep_mode_budget(20, 0, 1 | 4, 0), 5.0, 1e-9);
+  /* never under a second */
+  assert_float_equal(cal_sweep_mode_budget(2, 0, all3, 0), 1.0, 1e-9);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(measured_point),
     cmocka_unit_test(train_step),
@@ -344,4 +367,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(skipped_point),
     cmocka_unit_test(mode_analysis),
     cmocka_unit_test(not_headline_points),
-    cmocka_unit_test(train_depth))
+    cmocka_unit_test(train_depth),
+    cmocka_unit_test(mode_budget))
