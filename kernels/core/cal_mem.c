@@ -68,17 +68,26 @@ void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r) {
     fill_seq(x, n, lo, hi, r);
     return;
   }
-  /* block b from the stream seeded base + b: the same values whatever
-   * the team's size */
-  const uint64_t base = cal_rng_next(r);
-  const size_t nb = (n + CAL_FILL_BLOCK - 1) / CAL_FILL_BLOCK;
-#pragma omp parallel for schedule(static)
-  for (size_t b = 0; b < nb; b++) {
+  cal_fill_f32_part(x, 0, n, lo, hi, cal_rng_next(r));
+}
+
+/* block b from the stream seeded base + b: the same values whatever the
+ * team's size, and a part's values those of the whole fill */
+void cal_fill_f32_part(float *x, size_t off, size_t n, float lo, float hi,
+                       uint64_t base) {
+  if (n == 0)
+    return;
+  const size_t b0 = off / CAL_FILL_BLOCK;
+  const size_t b1 = (off + n - 1) / CAL_FILL_BLOCK + 1;
+#pragma omp parallel for schedule(static) if (n >= CAL_FILL_TEAM_MIN / sizeof *x)
+  for (size_t b = b0; b < b1; b++) {
     cal_rng_t rb;
     cal_rng_seed(&rb, base + b);
-    size_t i0 = b * CAL_FILL_BLOCK;
-    fill_seq(x + i0, n - i0 < CAL_FILL_BLOCK ? n - i0 : CAL_FILL_BLOCK, lo, hi,
-             &rb);
+    size_t i0 = b * CAL_FILL_BLOCK, i1 = i0 + CAL_FILL_BLOCK;
+    size_t from = i0 > off ? i0 : off, to = i1 < off + n ? i1 : off + n;
+    for (size_t i = i0; i < from; i++) /* the block's draws before it */
+      (void)cal_rng_next(&rb);
+    fill_seq(x + (from - off), to - from, lo, hi, &rb);
   }
 }
 

@@ -39,6 +39,12 @@ double cal_rng_uniform(cal_rng_t *r);
 /* fill with uniform values in [lo, hi] (hi only where a draw just below 1
  * rounds to it in fp32) */
 void cal_fill_f32(float *x, size_t n, float lo, float hi, cal_rng_t *r);
+/* Elements off .. off + n - 1 of a fill of CAL_FILL_TEAM_MIN bytes or
+ * more whose one draw from its stream was `base`, into x[0 .. n): what
+ * such a cal_fill_f32 wrote there, for filling a large array a part at a
+ * time (on the team from CAL_FILL_TEAM_MIN bytes). */
+void cal_fill_f32_part(float *x, size_t off, size_t n, float lo, float hi,
+                       uint64_t base);
 /* Inside a parallel region: the calling thread's share [*a, *b) of n
  * items, contiguous and in whole units of `unit` items (a cache line's),
  * the last thread's shorter (or empty). */

@@ -113,11 +113,13 @@ double cal_layer_mem_bytes(const cal_layer_shape_t *s) {
     team = 64.0 * 4.0 * (double)s->batch *
            ((double)s->hidden + (s->bf16 ? k : 0.0));
   }
-  /* the setup's fp32 staging of the largest weight matrix (bf16), or its
-   * packed copy beside the row-major one (fp32 on the team path), with
-   * the packed matrices' padding to blocks of 16 columns */
+  /* the setup's fp32 staging: of the largest weight matrix (bf16), or of
+   * a chunk of it (fp32 on the team path, made packed), with the packed
+   * matrices' padding to blocks of 16 columns */
   double d = (double)s->hidden, f = (double)s->ffn;
   double big = 4.0 * (d * 2 * f > d * l.nqkv ? d * 2 * f : d * l.nqkv);
+  if (!s->bf16 && big > (double)CAL_FILL_TEAM_MIN)
+    big = (double)CAL_FILL_TEAM_MIN + 4.0 * 2.0 * f;
   double stage = s->bf16 || team > 0.0 ? big + 64.0 * (d > f ? d : f) : 0.0;
   return cal_layer_weight_bytes(s) + 4.0 * l.act_f + l.kv_b * l.kv_f + 2.0 * l.act16 +
          8.0 * l.ref_d + l.ws_bytes + team + stage;
@@ -167,19 +169,28 @@ void cal_layer_free(cal_layer_t *L) {
 
 static void layer_teardown(void *state) { cal_layer_free(state); }
 
-/* weights uniform with variance 1/fan_in, so activations stay O(1); a
- * bf16 layer's are the same draws rounded (w16, staged through tmp), so
- * that both dtypes compute the same layer */
-static void fill_weights(float *w, uint16_t *w16, float *tmp, size_t n,
-                         int64_t fan_in, cal_rng_t *r) {
+/* Matrix i (w: its row-major fp32 copy, w16: its bf16 one, or neither
+ * when packed fp32), weights uniform with variance 1/fan_in, so
+ * activations stay O(1); a bf16 layer's are the same draws rounded
+ * (staged through tmp), and a packed fp32 layer's the same draws made
+ * straight into their blocks (staged through tmp a chunk at a time), so
+ * that every form computes the same layer. */
+static void fill_weights(cal_layer_t *L, int i, float *w, uint16_t *w16,
+                         float *tmp, size_t n, int64_t fan_in, cal_rng_t *r) {
   float a = (float)sqrt(3.0 / (double)fan_in);
+  if (L->wpf[i]) {
+    int64_t K, ldw;
+    cal_layer_matrix_dims(L, i, &K, &ldw);
+    cal_gemv_fill_packed_f32(L->wpf[i], K, ldw, a, r, tmp);
+    return;
+  }
   if (!w16) {
     cal_fill_f32(w, n, -a, a, r);
     return;
   }
   cal_fill_f32(tmp, n, -a, a, r);
-  for (size_t i = 0; i < n; i++)
-    w16[i] = cal_f32_to_bf16(tmp[i]);
+  for (size_t e = 0; e < n; e++)
+    w16[e] = cal_f32_to_bf16(tmp[e]);
 }
 
 /* The BLAS path's products on the chosen engine (its row's products:
@@ -260,7 +271,8 @@ static int team_setup(cal_layer_t *L, const char *path,
   return 0;
 }
 
-/* The weights and gains from the seed (tmp: bf16's fp32 staging); each
+/* The weights and gains from the seed (tmp: the weights' fp32 staging,
+ * bf16's or packed fp32's); each
  * sequence's input (and KV cache) from its own stream, so sequence 0 is
  * the same at every batch size. */
 static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
@@ -270,10 +282,10 @@ static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
   const size_t d = (size_t)s->hidden, hq = (size_t)(s->heads * l->hd);
   cal_rng_t r;
   cal_rng_seed(&r, seed);
-  fill_weights(L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
-  fill_weights(L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
-  fill_weights(L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
-  fill_weights(L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  fill_weights(L, 0, L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
+  fill_weights(L, 1, L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
+  fill_weights(L, 2, L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
+  fill_weights(L, 3, L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
   cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
   cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
   size_t seq_tokens = (size_t)l->lq;
@@ -299,26 +311,36 @@ static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
   }
 }
 
-/* The layer's own buffers: the four weight matrices (fp32, or bf16 with
- * their fp32 staging in *tmp), the gains and the KV cache. */
+/* The layer's own buffers: the four weight matrices (fp32, packed fp32
+ * or bf16, the last two with their fp32 staging in *tmp), the gains and
+ * the KV cache. */
 static int alloc_own(cal_layer_t *L, const size_t nw[CAL_LAYER_NMM],
                      float **tmp) {
   const cal_layer_shape_t *s = &L->s;
   size_t kvn = (size_t)(s->batch * s->kv_heads * L->l.lk * L->l.hd);
-  int es = s->bf16 ? 2 : 4;
+  const int packed = cal_layer_packs_f32(L), es = s->bf16 ? 2 : 4;
   void **w[CAL_LAYER_NMM] = {
       s->bf16 ? (void **)&L->wqkv16 : (void **)&L->wqkv,
       s->bf16 ? (void **)&L->wo16 : (void **)&L->wo,
       s->bf16 ? (void **)&L->wgu16 : (void **)&L->wgu,
       s->bf16 ? (void **)&L->wd16 : (void **)&L->wd};
-  for (int i = 0; i < CAL_LAYER_NMM; i++)
-    if (!(*w[i] = cal_alloc((size_t)es * nw[i])))
+  size_t stage = 0;
+  for (int i = 0; i < CAL_LAYER_NMM; i++) {
+    int64_t K, n;
+    cal_layer_matrix_dims(L, i, &K, &n);
+    size_t st = cal_gemv_fill_stage_floats(K, n);
+    stage = packed && st > stage ? st : stage;
+    if (packed ? !(L->wpf[i] = cal_alloc(4 * cal_gemv_packed_f32_floats(K, n)))
+               : !(*w[i] = cal_alloc((size_t)es * nw[i])))
       return CAL_ENOMEM;
+  }
   size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
   size_t seq_cache = kvn / (size_t)s->batch; /* a sequence's, staged */
   if (big < seq_cache)
     big = seq_cache;
-  if (s->bf16 && !(*tmp = cal_alloc(4 * big)))
+  if (s->bf16)
+    stage = big;
+  if (stage && !(*tmp = cal_alloc(4 * stage)))
     return CAL_ENOMEM;
   L->g1 = cal_alloc(4 * (size_t)s->hidden);
   L->g2 = cal_alloc(4 * (size_t)s->hidden);
@@ -379,7 +401,7 @@ static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
 int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
                      cal_layer_t **out) {
   cal_layer_t *L = cal_alloc(sizeof *L);
-  float *tmp = NULL; /* bf16: fp32 staging of the weights */
+  float *tmp = NULL; /* bf16, packed fp32: fp32 staging of the weights */
   int rc = CAL_ENOMEM;
   if (!L)
     return CAL_ENOMEM;
@@ -409,8 +431,8 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
     rc = CAL_EINVAL;
     goto fail;
   }
-  if ((rc = alloc_own(L, nw, &tmp)) < 0 || (rc = alloc_acts(L, share)) < 0 ||
-      (rc = team_setup(L, p->path, share)) < 0)
+  if ((rc = team_setup(L, p->path, share)) < 0 ||
+      (rc = alloc_own(L, nw, &tmp)) < 0 || (rc = alloc_acts(L, share)) < 0)
     goto fail;
   fill_inputs(L, p->seed, tmp, nw);
   if ((rc = cal_layer_pack_weights(L, tmp)) < 0)

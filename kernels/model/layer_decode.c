@@ -26,8 +26,8 @@
 #include "layer_internal.h"
 #include "train_vec.h"
 
-/* Rows and row stride of weight matrix i. */
-static void matrix_dims(const cal_layer_t *L, int i, int64_t *K, int64_t *ldw) {
+void cal_layer_matrix_dims(const cal_layer_t *L, int i, int64_t *K,
+                           int64_t *ldw) {
   const int64_t d = L->s.hidden, f = L->s.ffn, hq = L->s.heads * L->l.hd;
   const int64_t dims[CAL_LAYER_NMM][2] = {
       {d, L->l.nqkv}, {hq, d}, {d, 2 * f}, {f, d}};
@@ -45,7 +45,7 @@ static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
   const uint16_t *const w16[CAL_LAYER_NMM] = {L->wqkv16, L->wo16, L->wgu16,
                                               L->wd16};
   int64_t K, ldw;
-  matrix_dims(L, i, &K, &ldw);
+  cal_layer_matrix_dims(L, i, &K, &ldw);
   if (L->wpf[i]) {
     L->gemvp(x, ldx, L->s.batch, L->wpf[i], K, k0, kn, c0, n, y, ldy);
     return;
@@ -65,43 +65,33 @@ static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
             ldy);
 }
 
-/* The fp32 layer's matrices packed in blocks of 16 columns, each
- * row-major copy freed as soon as its packed form is made. */
-static int pack_f32(cal_layer_t *L) {
-  float **w[CAL_LAYER_NMM] = {&L->wqkv, &L->wo, &L->wgu, &L->wd};
-  for (int i = 0; i < CAL_LAYER_NMM; i++) {
-    int64_t K, n;
-    matrix_dims(L, i, &K, &n);
-    if (!(L->wpf[i] = cal_alloc(4 * cal_gemv_packed_f32_floats(K, n))))
-      return CAL_ENOMEM;
-    cal_gemv_pack_f32(*w[i], n, K, n, L->wpf[i]);
-    cal_free(*w[i]);
-    *w[i] = NULL;
-  }
-  return 0;
+int cal_layer_packs_f32(const cal_layer_t *L) {
+  return L->team && !L->s.bf16 && cal_gemv_packed_for(L->variant);
 }
 
 float *cal_layer_weight_f32(cal_layer_t *L, int i, int64_t k, int64_t j) {
   float *const w[CAL_LAYER_NMM] = {L->wqkv, L->wo, L->wgu, L->wd};
   int64_t K, n;
-  matrix_dims(L, i, &K, &n);
+  cal_layer_matrix_dims(L, i, &K, &n);
   if (L->wpf[i])
     return L->wpf[i] + cal_gemv_packed_f32_off(K, k, j);
   return w[i] ? w[i] + k * n + j : NULL;
 }
 
 int cal_layer_pack_weights(cal_layer_t *L, float *tmp) {
-  const int f32 = !L->s.bf16 && (L->gemvp = cal_gemv_packed_for(L->variant));
+  const int f32 = cal_layer_packs_f32(L);
   if (!L->team || !(f32 || cal_gemv_packed_ok(L->variant)))
     return 0;
   snprintf(L->impl, sizeof L->impl, "gemv %s packed", f32 ? "fp32" : "bf16");
-  if (f32)
-    return pack_f32(L);
+  if (f32) { /* made packed (cal_layer_create) */
+    L->gemvp = cal_gemv_packed_for(L->variant);
+    return 0;
+  }
   uint16_t **w16[CAL_LAYER_NMM] = {&L->wqkv16, &L->wo16, &L->wgu16,
                                    &L->wd16};
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
     int64_t K, n;
-    matrix_dims(L, i, &K, &n);
+    cal_layer_matrix_dims(L, i, &K, &n);
     if (!(L->wp[i] = cal_alloc(4 * cal_gemv_packed_words(K, n))))
       return CAL_ENOMEM;
     for (int64_t e = 0; e < K * n; e++)

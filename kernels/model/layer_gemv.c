@@ -100,19 +100,51 @@ size_t cal_gemv_packed_f32_floats(int64_t K, int64_t n) {
   return (size_t)((n + 15) / 16) * (size_t)K * 16;
 }
 
-void cal_gemv_pack_f32_row(const float *r, int64_t K, int64_t n, int64_t k,
-                           float *wp) {
-  for (int64_t jb = 0; jb < (n + 15) / 16; jb++)
-    for (int64_t l = 0; l < 16; l++) {
-      const int64_t j = 16 * jb + l;
-      wp[cal_gemv_packed_f32_off(K, k, j)] = j < n ? r[j] : 0.0f;
-    }
+/* block by block, on the team from a fill block's size: each thread
+ * writes whole runs of its blocks */
+void cal_gemv_pack_f32_rows(const float *w, int64_t ldw, int64_t K, int64_t n,
+                            int64_t k0, int64_t kn, float *wp) {
+  const int64_t nb = (n + 15) / 16;
+#pragma omp parallel for schedule(static) if (kn * n >= (int64_t)CAL_FILL_BLOCK)
+  for (int64_t jb = 0; jb < nb; jb++) {
+    const int64_t cols = n - 16 * jb < 16 ? n - 16 * jb : 16;
+    float *dst = wp + cal_gemv_packed_f32_off(K, k0, 16 * jb);
+    for (int64_t k = 0; k < kn; k++, dst += 16)
+      for (int64_t l = 0; l < 16; l++)
+        dst[l] = l < cols ? w[k * ldw + 16 * jb + l] : 0.0f;
+  }
 }
 
 void cal_gemv_pack_f32(const float *w, int64_t ldw, int64_t K, int64_t n,
                        float *wp) {
-  for (int64_t k = 0; k < K; k++)
-    cal_gemv_pack_f32_row(w + k * ldw, K, n, k, wp);
+  cal_gemv_pack_f32_rows(w, ldw, K, n, 0, K, wp);
+}
+
+size_t cal_gemv_fill_stage_floats(int64_t K, int64_t n) {
+  const size_t part = CAL_FILL_TEAM_MIN / sizeof(float), all = (size_t)(K * n);
+  size_t m = all < part ? all : part;
+  return m > (size_t)n ? m : (size_t)n;
+}
+
+void cal_gemv_fill_packed_f32(float *wp, int64_t K, int64_t n, float a,
+                              cal_rng_t *r, float *stage) {
+  const size_t all = (size_t)(K * n);
+  /* below the team fill's size, the whole matrix is one chunk of the
+   * stream's values in order; above it, each chunk is its part of the
+   * team fill seeded from one draw */
+  const int whole = all < CAL_FILL_TEAM_MIN / sizeof(float);
+  const int64_t rows = whole ? K : (int64_t)(cal_gemv_fill_stage_floats(K, n) /
+                                             (size_t)n);
+  const uint64_t base = whole ? 0 : cal_rng_next(r);
+  for (int64_t k0 = 0; k0 < K; k0 += rows) {
+    const int64_t kn = K - k0 < rows ? K - k0 : rows;
+    if (whole)
+      cal_fill_f32(stage, all, -a, a, r);
+    else
+      cal_fill_f32_part(stage, (size_t)(k0 * n), (size_t)(kn * n), -a, a,
+                        base);
+    cal_gemv_pack_f32_rows(stage, n, K, n, k0, kn, wp);
+  }
 }
 
 int cal_gemv_packed_ok(int variant) {

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "cal_bf16.h"
+#include "cal_mem.h"
 
 /* The fp32 and bf16 forms' signature. */
 typedef void cal_gemv_t(const float *x, int64_t ldx, int64_t batch, int64_t K,
@@ -112,10 +113,17 @@ size_t cal_gemv_packed_f32_floats(int64_t K, int64_t n);
  * (cal_gemv_packed_f32_floats(K, n) floats). */
 void cal_gemv_pack_f32(const float *w, int64_t ldw, int64_t K, int64_t n,
                        float *wp);
-/* Row k of a K x n matrix, r (n floats), into its place in every block of
- * wp, zero past n. */
-void cal_gemv_pack_f32_row(const float *r, int64_t K, int64_t n, int64_t k,
-                           float *wp);
+/* Rows k0 .. k0 + kn - 1 of a K x n matrix (w: row k0, rows ldw apart)
+ * into their places in every block of wp, zero past n. */
+void cal_gemv_pack_f32_rows(const float *w, int64_t ldw, int64_t K, int64_t n,
+                            int64_t k0, int64_t kn, float *wp);
+/* K x n fp32 weights uniform in [-a, a], the values cal_fill_f32(w, K·n,
+ * -a, a, r) would draw row-major, made straight into the packed wp a
+ * chunk of rows at a time through stage (cal_gemv_fill_stage_floats(K, n)
+ * floats, reused): no row-major copy of the matrix is made. */
+void cal_gemv_fill_packed_f32(float *wp, int64_t K, int64_t n, float a,
+                              cal_rng_t *r, float *stage);
+size_t cal_gemv_fill_stage_floats(int64_t K, int64_t n);
 /* Where element (k, j) of a packed fp32 K x n matrix is, in floats from
  * its start. */
 static inline size_t cal_gemv_packed_f32_off(int64_t K, int64_t k, int64_t j) {

@@ -96,12 +96,20 @@ void cal_layer_free(cal_layer_t *L);
  * cache in decode).  0, or an engine's or the attention's error. */
 int cal_layer_run(cal_layer_t *L);
 
+/* Rows K and columns (row stride) n of weight matrix i (layer_decode.c). */
+void cal_layer_matrix_dims(const cal_layer_t *L, int i, int64_t *K,
+                           int64_t *n);
+/* Whether an fp32 layer holds its matrices packed in blocks of 16
+ * columns (wpf): on the team path with an AVX2 or AVX-512 variant.  Its
+ * setup then makes them packed (cal_gemv_fill_packed_f32), with no
+ * row-major copy. */
+int cal_layer_packs_f32(const cal_layer_t *L);
 /* A layer on the team path (layer_decode.c): in bf16 where the CPU has
  * AVX512_BF16, each weight matrix packed for the dot-product instruction
  * (layer_gemv.h, wp), staged through tmp (fp32, as large as the largest
- * matrix); in fp32 with an AVX2 or AVX-512 variant, packed in blocks of
- * 16 columns (wpf); either way its row-major copy freed.  Other layers as
- * they are.  0 or CAL_ENOMEM. */
+ * matrix), its row-major copy freed; in fp32, made packed already
+ * (cal_layer_packs_f32), the packed GEMV chosen.  Other layers as they
+ * are.  0 or CAL_ENOMEM. */
 int cal_layer_pack_weights(cal_layer_t *L, float *tmp);
 /* Where weight (k, j) of an fp32 layer's matrix i is, in whichever form
  * it holds (tests change single weights through it); NULL in bf16. */

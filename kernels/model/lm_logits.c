@@ -19,11 +19,13 @@ double cal_lm_logits_weight_bytes(int64_t d, int64_t v, int bf16) {
 }
 
 /* W, the fp32 staging of a bf16 or packed W (a chunk, or two rows where
- * it is packed), h and h16, the logits, the verification's doubles (a row
- * of logits and W's column sums) */
+ * it is packed in bf16, or the rows of a fill chunk in fp32), h and h16,
+ * the logits, the verification's doubles (a row of logits and W's column
+ * sums) */
 double cal_lm_logits_mem_bytes(int64_t rows, int64_t d, int64_t v, int bf16) {
   double R = (double)rows, D = (double)d, V = (double)v;
-  double stage = 4.0 * (65536.0 > 2.0 * V ? 65536.0 : 2.0 * V);
+  double stage = bf16 ? 4.0 * (65536.0 > 2.0 * V ? 65536.0 : 2.0 * V)
+                      : 4.0 * (double)cal_gemv_fill_stage_floats(d, v);
   return cal_lm_logits_weight_bytes(d, v, bf16) + 6.0 * R * D + 4.0 * R * V +
          stage + 8.0 * (V + D);
 }
@@ -54,17 +56,14 @@ static int fill_packed(cal_lm_logits_t *H, float a, cal_rng_t *r) {
   return 0;
 }
 
-/* A packed fp32 W (wpf): the draws a row at a time, each packed into its
- * place in every block. */
+/* A packed fp32 W (wpf): the row-major W's draws, made straight into
+ * their blocks a chunk of rows at a time. */
 static int fill_packed_f32(cal_lm_logits_t *H, float a, cal_rng_t *r) {
   const int64_t d = H->d, v = H->vocab;
-  float *tmp = cal_alloc(4 * (size_t)v);
+  float *tmp = cal_alloc(4 * cal_gemv_fill_stage_floats(d, v));
   if (!tmp)
     return CAL_ENOMEM;
-  for (int64_t k = 0; k < d; k++) {
-    cal_fill_f32(tmp, (size_t)v, -a, a, r);
-    cal_gemv_pack_f32_row(tmp, d, v, k, H->wpf);
-  }
+  cal_gemv_fill_packed_f32(H->wpf, d, v, a, r, tmp);
   cal_free(tmp);
   return 0;
 }

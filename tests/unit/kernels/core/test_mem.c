@@ -1,8 +1,10 @@
 /* The deterministic fills (kernels/core/cal_mem.c): a fill below
  * CAL_FILL_TEAM_MIN is the stream's values in order; a larger one, run on
  * the team in blocks, gives the same values on one thread as on several,
- * each in [lo, hi] (hi by rounding only), and leaves the stream where the next fill starts the
- * same way; cal_memset_team sets every byte, the last ones too. */
+ * each in [lo, hi] (hi by rounding only), and leaves the stream where
+ * the next fill starts the same way, and a part of it (cal_fill_f32_part)
+ * has the same values there; cal_memset_team sets every byte, the last
+ * ones too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,6 +66,38 @@ static void team_fill_same_on_any_team(void **state) {
   cal_free(b);
 }
 
+/* a large fill a part at a time: each part, at any offset and length,
+ * block-aligned or not, on one thread or the team, is the whole fill's
+ * values there */
+static void part_is_the_whole_fill(void **state) {
+  (void)state;
+  const size_t n = CAL_FILL_TEAM_MIN / 4 + 3 * CAL_FILL_BLOCK + 17;
+  uint64_t next;
+  float *a = team_fill(n, 2, &next);
+  cal_rng_t r;
+  cal_rng_seed(&r, 7); /* team_fill's stream: its one draw is the base */
+  const uint64_t base = cal_rng_next(&r);
+  float *x = cal_alloc(4 * n);
+  assert_non_null(x);
+  const size_t parts[][2] = {{0, 1},
+                             {0, CAL_FILL_BLOCK},
+                             {5, 3},
+                             {CAL_FILL_BLOCK - 2, 5},
+                             {3 * CAL_FILL_BLOCK + 11, 2 * CAL_FILL_BLOCK},
+                             {n - 9, 9},
+                             {1, n - 1}}; /* the team's, past its size */
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    memset(x, 0, 4 * n);
+    cal_fill_f32_part(x, parts[i][0], parts[i][1], 0.5f, 1.5f, base);
+    if (memcmp(x, a + parts[i][0], 4 * parts[i][1]) != 0)
+      fail_msg("part %zu (+%zu) differs from the whole fill", parts[i][0],
+               parts[i][1]);
+    assert_true(x[parts[i][1]] == 0.0f); /* nothing past it */
+  }
+  cal_free(x);
+  cal_free(a);
+}
+
 static void memset_team_every_byte(void **state) {
   (void)state;
   const size_t n = CAL_FILL_TEAM_MIN + 4099; /* not whole lines */
@@ -84,6 +118,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(small_fill_is_the_stream),
       cmocka_unit_test(team_fill_same_on_any_team),
+      cmocka_unit_test(part_is_the_whole_fill),
       cmocka_unit_test(memset_team_every_byte),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,6 +136,54 @@ static void layer_team_verifies(void **state) {
   team_verifies("layer_decode");
 }
 
+/* An fp32 layer made packed (the team path) holds the weights the BLAS
+ * path's layer holds row-major at the same seed, every one of them: a
+ * matrix below the team fill's size (the stream in order) and one above
+ * it (made a chunk of rows at a time, its last chunk short), with ragged
+ * columns. */
+static void packed_weights_are_row_major_ones(void **state) {
+  (void)state;
+  const cal_kernel_t *kn = cal_kernel_find("layer_decode");
+  int compared = 0;
+  for (int v = 0; v < CAL_VARIANT_COUNT; v++) {
+    if (!cal_variant_supported(v) || !cal_gemv_packed_for(v))
+      continue;
+    cal_params_t p = decode_params(0, 1, v);
+    p.hidden = 1024;
+    p.heads = 8;
+    p.ffn = 2301; /* up and gate: 1024 x 4602, past the team fill's size */
+    void *st[2] = {NULL, NULL};
+    for (int b = 0; b < 2; b++) {
+      p.path = b ? "blas" : "gemv";
+      assert_int_equal(kn->setup(&p, &st[b]), 0);
+    }
+    cal_layer_t *Lp = st[0], *Lr = st[1];
+    for (int i = 0; i < CAL_LAYER_NMM; i++) {
+      int64_t K, n;
+      cal_layer_matrix_dims(Lp, i, &K, &n);
+      assert_non_null(Lp->wpf[i]);
+      assert_null(Lr->wpf[i]);
+      if (i == 2)
+        assert_true((size_t)(K * n) > CAL_FILL_TEAM_MIN / 4);
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < n; j++)
+          if (*cal_layer_weight_f32(Lp, i, k, j) !=
+              *cal_layer_weight_f32(Lr, i, k, j))
+            fail_msg("%s: matrix %d (%lld x %lld), weight (%lld, %lld) "
+                     "differs", cal_variant_name(v), i, (long long)K,
+                     (long long)n, (long long)k, (long long)j);
+    }
+    kn->teardown(st[0]);
+    kn->teardown(st[1]);
+    compared++;
+  }
+  if (!compared) { /* no variant here has the packed form: none may */
+    for (int v = 0; v < CAL_VARIANT_COUNT; v++)
+      assert_true(!cal_variant_supported(v) || !cal_gemv_packed_for(v));
+    cal_test_skip("no variant with the packed fp32 form on this CPU");
+  }
+}
+
 /* Skip a bf16 layer test where the bf16 layer is refused, which it may be
  * only where the CPU or oneDNN has no native bf16: a refusal on a machine
  * with native bf16 fails. */
@@ -384,6 +432,7 @@ static void decode_bandwidth_json(void **state) {
 CAL_TEST_MAIN(
     cmocka_unit_test(attention_team_matches_fused),
     cmocka_unit_test(layer_team_verifies),
+    cmocka_unit_test(packed_weights_are_row_major_ones),
     cmocka_unit_test(layer_team_verifies_bf16),
     cmocka_unit_test(bf16_cache_attention),
     cmocka_unit_test(layer_verify_catches_wrong_answers),
