@@ -235,42 +235,6 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
   return 0;
 }
 
-/* The small-batch decode path: one OpenMP team and our matrix-vector
- * products, where path asks for "gemv" or (NULL) the shape's rule picks
- * it; its scratch rows (share's where given).  CAL_EINVAL for an unknown
- * path or "gemv" in prefill, CAL_EUNSUPP, CAL_ENOMEM. */
-static int team_setup(cal_layer_t *L, const char *path,
-                      const cal_layer_t *share) {
-  const cal_layer_shape_t *s = &L->s;
-  const size_t d = (size_t)s->hidden, f = (size_t)s->ffn;
-  const size_t t = (size_t)L->l.tokens, hq = (size_t)(s->heads * L->l.hd);
-  if (path && strcmp(path, "gemv") && strcmp(path, "blas"))
-    return CAL_EINVAL;
-  if (path && strcmp(path, "gemv") == 0 && !s->decode)
-    return CAL_EINVAL; /* the one-team path is a decode step */
-  if (!(L->team = path ? strcmp(path, "gemv") == 0 : uses_team(s)))
-    return 0;
-  L->nthreads = omp_get_max_threads();
-  L->gemv = cal_gemv_for(L->variant);
-  L->gemv16 = cal_gemv_bf16_for(L->variant);
-  if (!L->gemv || !L->gemv16)
-    return CAL_EUNSUPP;
-  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
-  if (share) {
-    if (!share->team || share->nthreads != L->nthreads)
-      return CAL_EINVAL;
-    L->hteam = share->hteam;
-    L->xteam = share->xteam;
-    return 0;
-  }
-  if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
-    return CAL_ENOMEM;
-  size_t k = hq > f ? hq : f;
-  if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
-    return CAL_ENOMEM;
-  return 0;
-}
-
 /* The weights and gains from the seed (tmp: the weights' fp32 staging,
  * bf16's or packed fp32's); each
  * sequence's input (and KV cache) from its own stream, so sequence 0 is
@@ -431,7 +395,7 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
     rc = CAL_EINVAL;
     goto fail;
   }
-  if ((rc = team_setup(L, p->path, share)) < 0 ||
+  if ((rc = cal_layer_team_setup(L, p->path, share)) < 0 ||
       (rc = alloc_own(L, nw, &tmp)) < 0 || (rc = alloc_acts(L, share)) < 0)
     goto fail;
   fill_inputs(L, p->seed, tmp, nw);

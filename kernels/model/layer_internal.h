@@ -96,6 +96,13 @@ void cal_layer_free(cal_layer_t *L);
  * cache in decode).  0, or an engine's or the attention's error. */
 int cal_layer_run(cal_layer_t *L);
 
+/* The small-batch decode path (layer_decode.c): one OpenMP team and our
+ * matrix-vector products, where path asks for "gemv" or (NULL) the
+ * shape's rule picks it; its scratch rows (share's where given).
+ * CAL_EINVAL for an unknown path or "gemv" in prefill, CAL_EUNSUPP,
+ * CAL_ENOMEM. */
+int cal_layer_team_setup(cal_layer_t *L, const char *path,
+                         const cal_layer_t *share);
 /* Rows K and columns (row stride) n of weight matrix i (layer_decode.c). */
 void cal_layer_matrix_dims(const cal_layer_t *L, int i, int64_t *K,
                            int64_t *n);
