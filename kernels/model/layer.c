@@ -236,9 +236,8 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
 }
 
 /* The weights and gains from the seed (tmp: the weights' fp32 staging,
- * bf16's or packed fp32's); each
- * sequence's input (and KV cache) from its own stream, so sequence 0 is
- * the same at every batch size. */
+ * bf16's or packed fp32's); each sequence's input (and KV cache) from its
+ * own stream, so sequence 0 is the same at every batch size. */
 static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
                         const size_t nw[CAL_LAYER_NMM]) {
   const cal_layer_shape_t *s = &L->s;
