@@ -162,6 +162,7 @@ void cal_sweep_head_params(const sweep_t *sw, const cal_params_t *p,
   hp->threads = p->threads;
   hp->seed = p->seed;
   hp->variant = -1;
+  hp->engine = p->engine; /* the layers' engine (fp32; bf16 on oneDNN) */
 }
 
 /* What a point needs to run: train runs the layers' step, then the LM
@@ -332,17 +333,20 @@ void cal_sweep_layer_engine(const cal_run_t *r, cal_batch_result_t *res) {
 void cal_sweep_head_kernel(cal_batch_result_t *res) {
   const cal_kernel_t *k16 = cal_kernel_find("lm_head_train_bf16");
   const char *why = NULL;
+  /* the fp32 head's products on the layers' engine */
+  const char *f32 = res->engine == CAL_ENGINE_ONEDNN ? "oneDNN matmul"
+                                                     : "OpenBLAS sgemm";
   res->head = cal_kernel_find("lm_head_train");
   if (res->dtype != CAL_DTYPE_BF16) {
     snprintf(res->head_why, sizeof res->head_why,
-             "fp32, as the layers (OpenBLAS sgemm)");
+             "fp32, as the layers (%s)", f32);
   } else if (res->engine != CAL_ENGINE_ONEDNN) {
     snprintf(res->head_why, sizeof res->head_why,
-             "fp32 (OpenBLAS sgemm): the layers' bf16 products run on %s, "
-             "the bf16 head on oneDNN only", cal_engine_name(res->engine));
+             "fp32 (%s): the layers' bf16 products run on %s, the bf16 head "
+             "on oneDNN only", f32, cal_engine_name(res->engine));
   } else if (k16->supported(NULL, &why) < 0) {
     snprintf(res->head_why, sizeof res->head_why,
-             "fp32 (OpenBLAS sgemm): oneDNN cannot run bf16 here (%s)", why);
+             "fp32 (%s): oneDNN cannot run bf16 here (%s)", f32, why);
   } else {
     res->head = k16;
     snprintf(res->head_why, sizeof res->head_why,

@@ -34,7 +34,7 @@ static int keeps_logits(int64_t t, int64_t v, int bf16) {
   return (double)t * (double)v * kept_bytes(bf16) <= CAL_LM_HEAD_KEEP_BYTES;
 }
 
-/* oneDNN's scratchpad of a bf16 product: its per-thread copies of
+/* oneDNN's scratchpad of a product: its per-thread copies of
  * operand blocks, at most 0.6 MiB a thread at the presets' shapes (up to
  * 16384 tokens, 2 to 64 threads): counted as 1 MiB a thread, for the
  * threads in force now (those the primitives are created for) */
@@ -55,10 +55,11 @@ double cal_lm_head_mem_bytes(int64_t t, int64_t d, int64_t v, int bf16) {
                     chunks * T) + kept + lg +
              /* verification: a few rows and tokens in double */
              8.0 * (64.0 * D + 16.0 * (double)v);
-  /* bf16: h, W and a chunk's gradient rounded; six products' scratchpads */
+  /* bf16: h, W and a chunk's gradient rounded; oneDNN's products (bf16,
+   * or fp32 on oneDNN): six scratchpads */
   if (bf16)
-    b += 2.0 * (T * D + (double)v * D + T * C) + 6.0 * scratch_bytes();
-  return b;
+    b += 2.0 * (T * D + (double)v * D + T * C);
+  return b + 6.0 * scratch_bytes();
 }
 
 void cal_lm_head_free(cal_lm_head_t *H) {
@@ -82,30 +83,33 @@ void cal_lm_head_free(cal_lm_head_t *H) {
   cal_free(H);
 }
 
-/* The bf16 products of a chunk n rows wide into set s, over the head's
- * buffers (the chunk's rows of W16 and its logits are bound per chunk),
- * and the implementations oneDNN chose, each once in H->impl.
+/* The oneDNN products of a chunk n rows wide into set s, over the head's
+ * buffers (the chunk's rows of W and its logits are bound per chunk, and
+ * in fp32 its gradient too), and the implementations oneDNN chose, each
+ * once in H->impl.
  *
- * The layouts: logits read W16's rows as Bᵀ (dnnl_ba), dW the gradient's
+ * The layouts: logits read W's rows as Bᵀ (dnnl_ba), dW the gradient's
  * rows as Aᵀ (dnnl_ba), dh both plain.  oneDNN 2.6 runs the transposed
- * ones on its brgemm matmul as it does the plain ones ("brg:" and the ISA:
- * avx512_core_amx_bf16 on AMX, avx512_core_bf16 for the tests' small
- * shapes), never on a "ref" implementation (test_train checks), so no
- * product needs a transposed copy of its own.  dW from Aᵀ runs at about
- * 0.6 of the rate of the plain layout alone, hot in cache, but a step with
- * an explicit transposed copy of the gradient and a plain dW was no faster
- * (qwen2-0.5b, batch 1, 2 threads: 430-440 ms a step either way). */
-static int bf16_products(cal_lm_head_t *H, int s, int64_t n) {
+ * bf16 ones on its brgemm matmul as it does the plain ones ("brg:" and
+ * the ISA: avx512_core_amx_bf16 on AMX, avx512_core_bf16 for the tests'
+ * small shapes), never on a "ref" implementation (test_train checks), so
+ * no product needs a transposed copy of its own.  dW from Aᵀ runs at
+ * about 0.6 of the rate of the plain layout alone, hot in cache, but a
+ * step with an explicit transposed copy of the gradient and a plain dW
+ * was no faster (qwen2-0.5b, batch 1, 2 threads: 430-440 ms a step either
+ * way). */
+static int onednn_products(cal_lm_head_t *H, int s, int64_t n) {
   const int64_t t = H->t, d = H->d;
+  const cal_gemm_dt_t dt = H->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
+  void *h = H->bf16 ? (void *)H->h16 : (void *)H->h;
+  void *w = H->bf16 ? (void *)H->w16 : (void *)H->w[0];
+  void *g = H->bf16 ? (void *)H->dl16 : (void *)H->logits;
   int rc;
-  if ((rc = cal_onednn_mm_create_ex(CAL_GEMM_BF16, t, n, d,
-                                    CAL_ONEDNN_MM_TRANS_B, H->h16, H->w16,
+  if ((rc = cal_onednn_mm_create_ex(dt, t, n, d, CAL_ONEDNN_MM_TRANS_B, h, w,
                                     H->logits, &H->mm[s][0])) < 0 ||
-      (rc = cal_onednn_mm_create_ex(CAL_GEMM_BF16, t, d, n,
-                                    CAL_ONEDNN_MM_ACCUMULATE, H->dl16, H->w16,
-                                    H->dh, &H->mm[s][1])) < 0 ||
-      (rc = cal_onednn_mm_create_ex(CAL_GEMM_BF16, n, d, t,
-                                    CAL_ONEDNN_MM_TRANS_A, H->dl16, H->h16,
+      (rc = cal_onednn_mm_create_ex(dt, t, d, n, CAL_ONEDNN_MM_ACCUMULATE, g,
+                                    w, H->dh, &H->mm[s][1])) < 0 ||
+      (rc = cal_onednn_mm_create_ex(dt, n, d, t, CAL_ONEDNN_MM_TRANS_A, g, h,
                                     H->gw, &H->mm[s][2])) < 0)
     return rc;
   for (int j = 0; j < 3; j++)
@@ -114,7 +118,7 @@ static int bf16_products(cal_lm_head_t *H, int s, int64_t n) {
 }
 
 static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
-                     int bf16, cal_lm_head_t **out) {
+                     int bf16, cal_engine_t engine, cal_lm_head_t **out) {
   *out = NULL;
   if (t < 1 || d < 1 || vocab < 2 || vocab > (1 << 30) || d > (1 << 20))
     return CAL_EINVAL;
@@ -128,14 +132,19 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   H->t = t, H->d = d, H->vocab = vocab, H->chunk = chunk_of(vocab);
   H->keep = keeps_logits(t, vocab, bf16);
   H->bf16 = bf16;
+  H->engine = bf16 ? CAL_ENGINE_ONEDNN
+              : engine == CAL_ENGINE_BUILTIN ? cal_engine_default(0)
+                                             : engine;
   H->vec = cal_train_vec();
   int fp16 = H->keep && kept_bytes(bf16) == 2.0;
   H->opt = cal_train_adamw_default;
-  snprintf(H->impl, sizeof H->impl, "%s%s",
-           cal_engine_name(bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_OPENBLAS),
-           bf16 ? "" : " sgemm");
+  int rc = CAL_EINVAL;
+  if (H->engine != CAL_ENGINE_ONEDNN && H->engine != CAL_ENGINE_OPENBLAS)
+    goto fail;
+  snprintf(H->impl, sizeof H->impl, "%s%s", cal_engine_name(H->engine),
+           H->engine == CAL_ENGINE_OPENBLAS ? " sgemm" : "");
   size_t nw = (size_t)(vocab * d);
-  int rc = CAL_ENOMEM;
+  rc = CAL_ENOMEM;
   int ok = cal_adamw_sets_alloc(H->w, H->m, H->v, nw) == 0;
   ok = ok && (H->h = cal_alloc(4 * (size_t)(t * d))) &&
        (H->dh = cal_alloc(4 * (size_t)(t * d))) &&
@@ -161,11 +170,12 @@ static int create_as(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
   for (int64_t i = 0; i < t; i++)
     H->target[i] = (int32_t)(cal_rng_next(&r) % (uint64_t)vocab);
   memset(H->dh, 0xff, 4 * (size_t)(t * d)); /* NaN until a step */
-  if (bf16) {
-    int64_t last = vocab - (vocab - 1) / H->chunk * H->chunk;
+  if (bf16)
     cal_f32_to_bf16_n(H->w[0], H->w16, (int64_t)nw);
-    if ((rc = bf16_products(H, 0, H->chunk)) < 0 ||
-        (last != H->chunk && (rc = bf16_products(H, 1, last)) < 0))
+  if (H->engine == CAL_ENGINE_ONEDNN) {
+    int64_t last = vocab - (vocab - 1) / H->chunk * H->chunk;
+    if ((rc = onednn_products(H, 0, H->chunk)) < 0 ||
+        (last != H->chunk && (rc = onednn_products(H, 1, last)) < 0))
       goto fail;
   }
   *out = H;
@@ -177,12 +187,17 @@ fail:
 
 int cal_lm_head_create(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
                        cal_lm_head_t **out) {
-  return create_as(t, d, vocab, seed, 0, out);
+  return create_as(t, d, vocab, seed, 0, CAL_ENGINE_OPENBLAS, out);
+}
+
+int cal_lm_head_create_on(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
+                          cal_engine_t engine, cal_lm_head_t **out) {
+  return create_as(t, d, vocab, seed, 0, engine, out);
 }
 
 int cal_lm_head_create_bf16(int64_t t, int64_t d, int64_t vocab, uint64_t seed,
                             cal_lm_head_t **out) {
-  return create_as(t, d, vocab, seed, 1, out);
+  return create_as(t, d, vocab, seed, 1, CAL_ENGINE_ONEDNN, out);
 }
 
 static void sg(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m,
@@ -196,12 +211,13 @@ static void sg(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m,
 static int chunk_logits(cal_lm_head_t *H, const float *W, int64_t r0,
                         int64_t n, float *lg) {
   const int64_t t = H->t, d = H->d;
-  if (!H->bf16) {
+  if (H->engine == CAL_ENGINE_OPENBLAS) {
     sg(CblasNoTrans, CblasTrans, t, n, d, H->h, d, W + r0 * d, d, 0.0f, lg, n);
     return 0;
   }
   cal_onednn_mm_t *mm = H->mm[n != H->chunk][0];
-  int rc = cal_onednn_mm_bind(mm, NULL, H->w16 + r0 * d, lg);
+  void *w = H->bf16 ? (void *)(H->w16 + r0 * d) : (void *)(W + r0 * d);
+  int rc = cal_onednn_mm_bind(mm, NULL, w, lg);
   return rc < 0 ? rc : cal_onednn_mm_run(mm);
 }
 
@@ -210,14 +226,19 @@ static int chunk_logits(cal_lm_head_t *H, const float *W, int64_t r0,
 static int chunk_grads(cal_lm_head_t *H, const float *W, int64_t r0,
                        int64_t n, const float *g) {
   const int64_t t = H->t, d = H->d;
-  if (!H->bf16) {
+  if (H->engine == CAL_ENGINE_OPENBLAS) {
     sg(CblasNoTrans, CblasNoTrans, t, d, n, g, n, W + r0 * d, d, 1.0f, H->dh,
        d);
     sg(CblasTrans, CblasNoTrans, n, d, t, g, n, H->h, d, 0.0f, H->gw, d);
     return 0;
   }
   cal_onednn_mm_t *const *mm = H->mm[n != H->chunk];
-  int rc = cal_onednn_mm_bind(mm[1], NULL, H->w16 + r0 * d, NULL);
+  /* bf16: the gradient rounded in dl16, bound at creation */
+  void *a = H->bf16 ? NULL : (void *)g;
+  void *w = H->bf16 ? (void *)(H->w16 + r0 * d) : (void *)(W + r0 * d);
+  int rc = cal_onednn_mm_bind(mm[1], a, w, NULL);
+  if (rc == 0)
+    rc = cal_onednn_mm_bind(mm[2], a, NULL, NULL);
   if (rc == 0)
     rc = cal_onednn_mm_run(mm[1]);
   return rc < 0 ? rc : cal_onednn_mm_run(mm[2]);
@@ -515,8 +536,8 @@ static double head_mem16(const cal_params_t *p) {
   return cal_lm_head_mem_bytes(tokens_of(p), p->hidden, p->n, 1);
 }
 static int head_setup(const cal_params_t *p, void **st) {
-  return cal_lm_head_create(tokens_of(p), p->hidden, p->n, p->seed,
-                            (cal_lm_head_t **)st);
+  return cal_lm_head_create_on(tokens_of(p), p->hidden, p->n, p->seed,
+                               p->engine, (cal_lm_head_t **)st);
 }
 static int head_setup16(const cal_params_t *p, void **st) {
   return cal_lm_head_create_bf16(tokens_of(p), p->hidden, p->n, p->seed,
@@ -528,6 +549,9 @@ static void head_teardown(void *st) { cal_lm_head_free(st); }
 static const char *head_impl(const void *st) {
   return ((const cal_lm_head_t *)st)->impl;
 }
+static cal_engine_t head_engine(const void *st) {
+  return ((const cal_lm_head_t *)st)->engine;
+}
 static int bf16_supported(const cal_params_t *p, const char **why) {
   (void)p;
   return cal_bf16_supported(CAL_ENGINE_ONEDNN, why);
@@ -538,6 +562,7 @@ const cal_kernel_t cal_kernel_lm_head_train = {
     .flops = head_flops, .bytes = head_bytes, .mem_bytes = head_mem,
     .setup = head_setup, .run = head_run, .verify = head_verify,
     .teardown = head_teardown, .impl_name = head_impl,
+    .engine_used = head_engine,
 };
 
 const cal_kernel_t cal_kernel_lm_head_train_bf16 = {

@@ -61,6 +61,8 @@ typedef struct cal_lm_head {
   int keep;                   /* 1: e kept whole [chunks][t][chunk] (in
                                  logits, or e16 when fp16) */
   int bf16;                   /* 1: the products in bf16 on oneDNN */
+  cal_engine_t engine;        /* the products' engine: OpenBLAS's sgemm,
+                                 or oneDNN's matmul (mm, in bf16 always) */
   cal_adamw_t opt;
   float *w[2], *m[2], *v[2];  /* [vocab][d], double-buffered */
   float *h, *dh, *logits, *gw, *lse;
@@ -69,20 +71,27 @@ typedef struct cal_lm_head {
   const cal_train_vec_t *vec; /* the vector loops */
   int32_t *target;
   /* bf16: h rounded [t][d], the current masters rounded [vocab][d], a
-   * chunk's softmax gradient rounded [t][chunk]; the products per chunk
-   * width ([0] a full chunk, [1] the last when it is shorter):
-   * logits = h16·W16ᵀ, dh += dl16·W16, gW = dl16ᵀ·h16 */
+   * chunk's softmax gradient rounded [t][chunk]; the oneDNN products per
+   * chunk width ([0] a full chunk, [1] the last when it is shorter):
+   * logits = h·Wᵀ, dh += g·W, gW = gᵀ·h (bf16: h16, W16 and dl16; fp32:
+   * h, the current masters and the gradient, the last two bound per
+   * chunk) */
   uint16_t *h16, *w16, *dl16;
   cal_onednn_mm_t *mm[2][3];
   char impl[96];              /* the engine's implementations */
   double loss;
 } cal_lm_head_t;
 
-/* fp32 (cal_lm_head_create) or bf16 (cal_lm_head_create_bf16, oneDNN).
- * 0, CAL_EINVAL, CAL_ENOMEM, CAL_EUNSUPP (bf16 where oneDNN cannot run
- * it natively).  Free with cal_lm_head_free (accepts NULL). */
+/* fp32 (cal_lm_head_create: OpenBLAS; cal_lm_head_create_on: the
+ * products on `engine`, CAL_ENGINE_BUILTIN the fp32 default) or bf16
+ * (cal_lm_head_create_bf16, oneDNN).  0, CAL_EINVAL, CAL_ENOMEM,
+ * CAL_EUNSUPP (bf16 where oneDNN cannot run it natively).  Free with
+ * cal_lm_head_free (accepts NULL). */
 int cal_lm_head_create(int64_t tokens, int64_t hidden, int64_t vocab,
                        uint64_t seed, cal_lm_head_t **out);
+int cal_lm_head_create_on(int64_t tokens, int64_t hidden, int64_t vocab,
+                          uint64_t seed, cal_engine_t engine,
+                          cal_lm_head_t **out);
 int cal_lm_head_create_bf16(int64_t tokens, int64_t hidden, int64_t vocab,
                             uint64_t seed, cal_lm_head_t **out);
 void cal_lm_head_free(cal_lm_head_t *H);

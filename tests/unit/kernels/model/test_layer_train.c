@@ -346,12 +346,16 @@ static void kernel_rows(void **state) {
   assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
 }
 
-/* The LM head: a vocabulary of two chunks and a ragged end; the step's
- * verification passes, and catches a wrong dh and a wrong gradient row. */
-static void lm_head(void **state) {
-  (void)state;
+/* The fp32 LM head on engine e: a vocabulary of two chunks and a ragged
+ * end; the step's verification passes, and catches a wrong dh and a wrong
+ * gradient row. */
+static void lm_head_on(cal_engine_t e) {
   cal_lm_head_t *H = NULL;
-  assert_int_equal(cal_lm_head_create(16, 32, CAL_LM_HEAD_CHUNK + 77, 3, &H), 0);
+  assert_int_equal(
+      cal_lm_head_create_on(16, 32, CAL_LM_HEAD_CHUNK + 77, 3, e, &H), 0);
+  assert_int_equal(H->engine, e);
+  assert_int_equal(H->mm[0][0] != NULL, e == CAL_ENGINE_ONEDNN);
+  assert_int_equal(H->mm[1][0] != NULL, e == CAL_ENGINE_ONEDNN);
   assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
   assert_int_equal(cal_lm_head_step(H), 0);
   assert_int_equal(cal_lm_head_verify(H), 0);
@@ -378,12 +382,40 @@ static void lm_head(void **state) {
   assert_non_null(k);
   cal_params_t p = {0};
   p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
+  p.engine = e;
   void *st = NULL;
   assert_int_equal(k->setup(&p, &st), 0);
+  assert_int_equal(k->engine_used(st), e);
   assert_int_equal(k->run(st), 0);
   assert_int_equal(k->verify(st), 0);
   k->teardown(st);
   assert_true(fabs(k->flops(&p) - 6.0 * 10 * 300 * 32) < 1);
+}
+
+/* The fp32 head on OpenBLAS and on oneDNN (the layers' engine in a
+ * sweep), each verified; the two engines' losses and dh agree on the same
+ * data; the builtin default is OpenBLAS's, and no other engine is taken. */
+static void lm_head(void **state) {
+  (void)state;
+  lm_head_on(CAL_ENGINE_OPENBLAS);
+  lm_head_on(CAL_ENGINE_ONEDNN);
+  const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;
+  cal_lm_head_t *B = NULL, *O = NULL;
+  assert_int_equal(cal_lm_head_create_on(t, d, V, 7, CAL_ENGINE_BUILTIN, &B), 0);
+  assert_int_equal(B->engine, CAL_ENGINE_OPENBLAS);
+  assert_int_equal(cal_lm_head_create_on(t, d, V, 7, CAL_ENGINE_ONEDNN, &O), 0);
+  for (int st = 0; st < 2; st++) {
+    assert_int_equal(cal_lm_head_step(B), 0);
+    assert_int_equal(cal_lm_head_step(O), 0);
+    assert_true(fabs(B->loss - O->loss) < 1e-5 * fabs(B->loss));
+    for (int64_t i = 0; i < t * d; i++)
+      assert_true(fabsf(B->dh[i] - O->dh[i]) <= 1e-5f + 1e-4f * fabsf(B->dh[i]));
+  }
+  cal_lm_head_free(B);
+  cal_lm_head_free(O);
+  assert_int_equal(cal_lm_head_create_on(t, d, V, 7, CAL_ENGINE_COUNT, &B),
+                   CAL_EINVAL);
+  assert_null(B);
 }
 
 /* The RMS of a - b over the RMS of b, over n floats. */
