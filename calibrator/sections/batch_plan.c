@@ -44,6 +44,12 @@ double cal_sweep_mode_budget(double total, double elapsed, int modes, int m) {
   return b > 1.0 ? b : 1.0;
 }
 
+double cal_sweep_step_at(double step, double arith, double ratio) {
+  if (!(arith >= 0.0) || arith >= step)
+    return step * ratio;
+  return step + arith * (ratio - 1.0);
+}
+
 double cal_sweep_mem_budget(const cal_run_t *r) {
   const cal_sweep_opts_t *o = &r->opt->sweep;
   return o->memory_budget > 0 ? o->memory_budget : r->opt->hcfg.mem_avail_bytes;

@@ -253,21 +253,28 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
 
 /* Seconds the point at batch b should take, from the last measured one
  * (lb, its step and whole wall time): the timed runs scaled by the step
- * (each path's warm-up and samples) and the rest (setup, the weights' or
- * the training state's fill, verification) as it was.  A training
+ * (each path's warm-up and samples; decode's step as its arithmetic at
+ * the run's GEMM rate grows, cal_sweep_step_at) and the rest (setup, the
+ * weights' or the training state's fill, verification) as it was.  A training
  * point's step is the sum of its parts (layers, LM head, reference or
  * generation), each timed as many runs.  The whole wall scaled, as it
  * once was for train, counted the state's fill of gigabytes as growing
  * with the batch and ended every training curve after batch 1 or 2. */
 static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
                         double wall) {
-  double ratio = (double)b / (double)(lb ? lb : 1);
+  double ratio = (double)b / (double)(lb ? lb : 1), arith = step;
+  if (s->decode && s->res->gemm_gflops > 0) {
+    cal_params_t p;
+    cal_sweep_shape(s, 1, lb, &p);
+    arith = s->k->flops(&p) / (s->res->gemm_gflops * 1e9);
+  }
+  double next = cal_sweep_step_at(step, arith, ratio);
   int paths = s->decode && b <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
   int lpaths = s->decode && lb <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
   const cal_harness_cfg_t *h = &s->h;
   double runs = h->samples + 2.0;
   double then = lpaths * (h->warmup_s + runs * fmax(step, h->min_sample_s));
-  double now = paths * (h->warmup_s + runs * fmax(step * ratio, h->min_sample_s));
+  double now = paths * (h->warmup_s + runs * fmax(next, h->min_sample_s));
   return fmax(wall - then, 0.0) + now;
 }
 

@@ -45,6 +45,12 @@ typedef struct sweep {
  * modes still to run (in that order), at least its share of the whole,
  * at least 1 s; 0 for a mode that does not run. */
 double cal_sweep_mode_budget(double total, double elapsed, int modes, int m);
+/* The step expected at `ratio` times a measured point's batch, from its
+ * step and the part of it that is arithmetic (arith, seconds; a decode
+ * step's flops at the run's GEMM rate): that part grows with the batch,
+ * the rest (reading the weights) does not.  Where the arithmetic is not
+ * known or is the whole step, the step in proportion. */
+double cal_sweep_step_at(double step, double arith, double ratio);
 /* Bytes a point may use: --memory-budget, else the harness's share of
  * available memory. */
 double cal_sweep_mem_budget(const cal_run_t *r);

@@ -4,7 +4,8 @@
  * point that was not measured, and the analysis of a mode's points (peak,
  * batch-1 latency, the recommendation), never from a point that swapped
  * or whose threads did not run side by side; the training step's
- * distinct layers and the modes' time budgets (batch_plan.c).
+ * distinct layers, the modes' time budgets and a decode step's expected
+ * growth (batch_plan.c).
  * covers: calibrator/sections/batch_plan.c
  * covers: calibrator/sections/batch_curve.c */
 #include <math.h>
@@ -359,6 +360,18 @@ static void mode_budget(void **state) {
   assert_float_equal(cal_sweep_mode_budget(2, 0, all3, 0), 1.0, 1e-9);
 }
 
+/* A decode step at 4x the batch: its read the same, its arithmetic 4x;
+ * a step that is all arithmetic, or whose arithmetic is not known, 4x. */
+static void step_at(void **state) {
+  (void)state;
+  /* 69 ms at batch 1, 5.8 ms of it arithmetic: batch 4 at 86.4 ms */
+  assert_float_equal(cal_sweep_step_at(0.069, 0.0058, 4.0), 0.0864, 1e-12);
+  assert_float_equal(cal_sweep_step_at(0.069, 0.069, 4.0), 0.276, 1e-12);
+  assert_float_equal(cal_sweep_step_at(0.069, 0.1, 4.0), 0.276, 1e-12);
+  assert_float_equal(cal_sweep_step_at(0.069, NAN, 4.0), 0.276, 1e-12);
+  assert_float_equal(cal_sweep_step_at(0.069, 0.0058, 1.0), 0.069, 1e-12);
+}
+
 CAL_TEST_MAIN(
     cmocka_unit_test(measured_point),
     cmocka_unit_test(train_step),
@@ -368,4 +381,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(mode_analysis),
     cmocka_unit_test(not_headline_points),
     cmocka_unit_test(train_depth),
-    cmocka_unit_test(mode_budget))
+    cmocka_unit_test(mode_budget),
+    cmocka_unit_test(step_at))
