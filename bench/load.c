@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cal_err.h"
+#include "threads.h"
 #include "timer.h"
 
 int cal_load_open(cal_load_t *l) {
@@ -18,7 +19,7 @@ int cal_load_open(cal_load_t *l) {
   l->tick_s = hz > 0 ? 1.0 / (double)hz : 0.01;
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
+  if (cal_usable_cpu_set(&set) != 0)
     return CAL_EUNSUPP;
   for (int c = 0; c < CPU_SETSIZE && l->ncpus < CAL_LOAD_MAX_CPUS; c++)
     if (CPU_ISSET(c, &set))

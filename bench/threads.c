@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
@@ -173,6 +174,25 @@ int cal_threads_init(cal_threads_t **out) {
   return 0;
 }
 
+int cal_usable_cpu_set(cpu_set_t *set) {
+  CPU_ZERO(set);
+  int rc = sched_getaffinity(0, sizeof *set, set) == 0 ? 0 : -1;
+  if (rc < 0)
+    CPU_ZERO(set);
+  for (int p = 0; p < omp_get_num_places(); p++) {
+    int n = omp_get_place_num_procs(p), ids[CPU_SETSIZE];
+    if (n <= 0 || n > CPU_SETSIZE)
+      continue;
+    omp_get_place_proc_ids(p, ids);
+    for (int i = 0; i < n; i++)
+      if (ids[i] >= 0 && ids[i] < CPU_SETSIZE) {
+        CPU_SET(ids[i], set);
+        rc = 0;
+      }
+  }
+  return rc;
+}
+
 int cal_threads_init_topology(cal_threads_t **out, hwloc_topology_t topo) {
   cal_threads_t *t = calloc(1, sizeof *t);
   if (!t)
@@ -182,7 +202,10 @@ int cal_threads_init_topology(cal_threads_t **out, hwloc_topology_t topo) {
   hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
   if (!allowed)
     goto nomem;
-  if (hwloc_get_cpubind(t->topo, allowed, HWLOC_CPUBIND_PROCESS) < 0)
+  cpu_set_t cpus;
+  if (cal_usable_cpu_set(&cpus) < 0 ||
+      hwloc_cpuset_from_glibc_sched_affinity(t->topo, allowed, &cpus,
+                                             sizeof cpus) < 0)
     hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(t->topo));
   int ncores = hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_CORE);
   t->core_sets = calloc(ncores > 0 ? (size_t)ncores : 1, sizeof *t->core_sets);

@@ -4,6 +4,7 @@
 #define CAL_THREADS_H
 
 #include <hwloc.h>
+#include <sched.h>
 #include <stddef.h>
 
 /* CPU quota of a cgroup v2 `cpu.max` text ("max 100000" or "200000 100000"):
@@ -29,6 +30,13 @@ int cal_topology_load(hwloc_topology_t *topo);
 
 typedef struct cal_threads cal_threads_t;
 
+/* The CPUs this process may use: its affinity mask and the OpenMP
+ * runtime's places.  With OMP_PROC_BIND or OMP_PLACES in the environment
+ * the runtime binds the initial thread to its first place before main()
+ * runs, and the mask alone would then say one core; the places are made
+ * from the mask the process started with (so taskset and an explicit
+ * OMP_PLACES still narrow it).  0, or -1 with *set empty. */
+int cal_usable_cpu_set(cpu_set_t *set);
 /* The cores of this process's affinity mask, on a topology the caller
  * loaded (cal_topology_load) and keeps until cal_threads_free(t); t does
  * not destroy it.  Free t with cal_threads_free(). */

@@ -67,7 +67,21 @@ if command -v taskset >/dev/null; then
   taskset -c 0 "$CAL" info --json >"$TMP/one.json" 2>"$TMP/err"
   $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["machine"]["usable_cores"]==1' "$TMP/one.json" \
     && ok || bad "taskset -c 0 does not give one usable core"
+  OMP_PROC_BIND=close OMP_PLACES=cores taskset -c 0 "$CAL" info --json >"$TMP/one.json" 2>"$TMP/err"
+  $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["machine"]["usable_cores"]==1' "$TMP/one.json" \
+    && ok || bad "taskset -c 0 under OMP_PROC_BIND does not give one usable core"
 fi
+# with OMP_PROC_BIND (or OMP_PLACES) set, the OpenMP runtime binds the
+# initial thread to its first place before main(): the usable cores and
+# the affinity are still the whole mask's
+"$CAL" info --json >"$TMP/all.json" 2>"$TMP/err" &&
+  OMP_PROC_BIND=close OMP_PLACES=cores "$CAL" info --json >"$TMP/omp.json" 2>"$TMP/err" &&
+  $PY -c '
+import json, sys
+a, b = (json.load(open(f))["machine"] for f in sys.argv[1:])
+assert (a["usable_cores"], a["affinity"]) == (b["usable_cores"], b["affinity"]), (a["affinity"], b["affinity"])
+' "$TMP/all.json" "$TMP/omp.json" \
+  && ok || bad "OMP_PROC_BIND=close OMP_PLACES=cores narrows the usable cores"
 
 # bad input: one line on stderr, exit 2, nothing written
 expect_usage "unknown flag" "$CAL" --no-such-flag

@@ -21,6 +21,7 @@
 #include "fleet_mpi.h"
 #include "fleet_transport.h"
 #include "profile.h"
+#include "threads.h"
 
 /* CPU seconds this process has used (user and system). */
 static double cpu_s(void) {
@@ -35,7 +36,7 @@ static double cpu_s(void) {
 static void warn_bound(int me) {
   cpu_set_t set;
   long online = sysconf(_SC_NPROCESSORS_ONLN);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && online > 0 &&
+  if (cal_usable_cpu_set(&set) == 0 && online > 0 &&
       CPU_COUNT(&set) < online)
     fprintf(stderr, "calibrate fleet: warning: rank %d is bound to %d of the "
                     "host's %ld cores and measures only those (mpirun "
