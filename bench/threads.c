@@ -175,7 +175,6 @@ int cal_threads_init(cal_threads_t **out) {
 }
 
 int cal_usable_cpu_set(cpu_set_t *set) {
-  CPU_ZERO(set);
   int rc = sched_getaffinity(0, sizeof *set, set) == 0 ? 0 : -1;
   if (rc < 0)
     CPU_ZERO(set);
@@ -193,6 +192,14 @@ int cal_usable_cpu_set(cpu_set_t *set) {
   return rc;
 }
 
+int cal_usable_cpuset(hwloc_topology_t topo, hwloc_bitmap_t set) {
+  cpu_set_t cpus;
+  if (cal_usable_cpu_set(&cpus) < 0 ||
+      hwloc_cpuset_from_glibc_sched_affinity(topo, set, &cpus, sizeof cpus) < 0)
+    return -1;
+  return 0;
+}
+
 int cal_threads_init_topology(cal_threads_t **out, hwloc_topology_t topo) {
   cal_threads_t *t = calloc(1, sizeof *t);
   if (!t)
@@ -202,10 +209,7 @@ int cal_threads_init_topology(cal_threads_t **out, hwloc_topology_t topo) {
   hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
   if (!allowed)
     goto nomem;
-  cpu_set_t cpus;
-  if (cal_usable_cpu_set(&cpus) < 0 ||
-      hwloc_cpuset_from_glibc_sched_affinity(t->topo, allowed, &cpus,
-                                             sizeof cpus) < 0)
+  if (cal_usable_cpuset(t->topo, allowed) < 0)
     hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(t->topo));
   int ncores = hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_CORE);
   t->core_sets = calloc(ncores > 0 ? (size_t)ncores : 1, sizeof *t->core_sets);

@@ -37,6 +37,8 @@ typedef struct cal_threads cal_threads_t;
  * from the mask the process started with (so taskset and an explicit
  * OMP_PLACES still narrow it).  0, or -1 with *set empty. */
 int cal_usable_cpu_set(cpu_set_t *set);
+/* The same as an hwloc cpuset of topo.  0 or -1. */
+int cal_usable_cpuset(hwloc_topology_t topo, hwloc_bitmap_t set);
 /* The cores of this process's affinity mask, on a topology the caller
  * loaded (cal_topology_load) and keeps until cal_threads_free(t); t does
  * not destroy it.  Free t with cal_threads_free(). */

@@ -3,7 +3,6 @@
 #include <cblas.h>
 #include <ctype.h>
 #include <hwloc.h>
-#include <hwloc/glibc-sched.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,9 +163,7 @@ static void read_topology(cal_hwinfo_t *hw, hwloc_topology_t topo) {
   /* the CPUs this process may use (cal_usable_cpu_set: with the OpenMP
    * runtime's places, which OMP_PROC_BIND narrows the mask to one of) */
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  cpu_set_t cpus;
-  if (set && cal_usable_cpu_set(&cpus) == 0 &&
-      hwloc_cpuset_from_glibc_sched_affinity(topo, set, &cpus, sizeof cpus) == 0)
+  if (set && cal_usable_cpuset(topo, set) == 0)
     hwloc_bitmap_list_snprintf(hw->affinity, sizeof hw->affinity, set);
   hwloc_bitmap_free(set);
 }

@@ -169,28 +169,30 @@ void cal_layer_free(cal_layer_t *L) {
 
 static void layer_teardown(void *state) { cal_layer_free(state); }
 
-/* Matrix i (w: its row-major fp32 copy, w16: its bf16 one, or neither
- * when packed fp32), weights uniform with variance 1/fan_in, so
- * activations stay O(1); a bf16 layer's are the same draws rounded
- * (staged through tmp), and a packed fp32 layer's the same draws made
- * straight into their blocks (staged through tmp a chunk at a time), so
- * that every form computes the same layer. */
-static void fill_weights(cal_layer_t *L, int i, float *w, uint16_t *w16,
-                         float *tmp, size_t n, int64_t fan_in, cal_rng_t *r) {
+/* Matrix i, in the form the layer holds it (row-major fp32, bf16, or
+ * packed fp32), weights uniform with variance 1/fan_in, so activations
+ * stay O(1); a bf16 layer's are the same draws rounded (staged through
+ * tmp), and a packed fp32 layer's the same draws made straight into their
+ * blocks (staged through tmp a chunk at a time), so that every form
+ * computes the same layer. */
+static void fill_weights(cal_layer_t *L, int i, float *tmp, int64_t fan_in,
+                         cal_rng_t *r) {
+  float *const w[CAL_LAYER_NMM] = {L->wqkv, L->wo, L->wgu, L->wd};
+  uint16_t *const w16[CAL_LAYER_NMM] = {L->wqkv16, L->wo16, L->wgu16,
+                                        L->wd16};
   float a = (float)sqrt(3.0 / (double)fan_in);
+  int64_t K, ldw;
+  cal_layer_matrix_dims(L, i, &K, &ldw);
+  const size_t n = (size_t)(K * ldw);
   if (L->wpf[i]) {
-    int64_t K, ldw;
-    cal_layer_matrix_dims(L, i, &K, &ldw);
     cal_gemv_fill_packed_f32(L->wpf[i], K, ldw, a, r, tmp);
-    return;
+  } else if (!w16[i]) {
+    cal_fill_f32(w[i], n, -a, a, r);
+  } else {
+    cal_fill_f32(tmp, n, -a, a, r);
+    for (size_t e = 0; e < n; e++)
+      w16[i][e] = cal_f32_to_bf16(tmp[e]);
   }
-  if (!w16) {
-    cal_fill_f32(w, n, -a, a, r);
-    return;
-  }
-  cal_fill_f32(tmp, n, -a, a, r);
-  for (size_t e = 0; e < n; e++)
-    w16[e] = cal_f32_to_bf16(tmp[e]);
 }
 
 /* The BLAS path's products on the chosen engine (its row's products:
@@ -238,17 +240,17 @@ static int products_setup(cal_layer_t *L, cal_engine_t engine) {
 /* The weights and gains from the seed (tmp: the weights' fp32 staging,
  * bf16's or packed fp32's); each sequence's input (and KV cache) from its
  * own stream, so sequence 0 is the same at every batch size. */
-static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp,
-                        const size_t nw[CAL_LAYER_NMM]) {
+static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp) {
   const cal_layer_shape_t *s = &L->s;
   const cal_layer_layout_t *l = &L->l;
-  const size_t d = (size_t)s->hidden, hq = (size_t)(s->heads * l->hd);
+  const size_t d = (size_t)s->hidden;
   cal_rng_t r;
   cal_rng_seed(&r, seed);
-  fill_weights(L, 0, L->wqkv, L->wqkv16, tmp, nw[0], s->hidden, &r);
-  fill_weights(L, 1, L->wo, L->wo16, tmp, nw[1], (int64_t)hq, &r);
-  fill_weights(L, 2, L->wgu, L->wgu16, tmp, nw[2], s->hidden, &r);
-  fill_weights(L, 3, L->wd, L->wd16, tmp, nw[3], s->ffn, &r);
+  for (int i = 0; i < CAL_LAYER_NMM; i++) {
+    int64_t fan_in, n;
+    cal_layer_matrix_dims(L, i, &fan_in, &n); /* a column's inputs: K */
+    fill_weights(L, i, tmp, fan_in, &r);
+  }
   cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
   cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
   size_t seq_tokens = (size_t)l->lq;
@@ -397,7 +399,7 @@ int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
   if ((rc = cal_layer_team_setup(L, p->path, share)) < 0 ||
       (rc = alloc_own(L, nw, &tmp)) < 0 || (rc = alloc_acts(L, share)) < 0)
     goto fail;
-  fill_inputs(L, p->seed, tmp, nw);
+  fill_inputs(L, p->seed, tmp);
   if ((rc = cal_layer_pack_weights(L, tmp)) < 0)
     goto fail;
   cal_free(tmp);
