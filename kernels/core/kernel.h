@@ -91,6 +91,16 @@ typedef struct cal_kernel {
   int (*verify)(void *state);
   /* frees everything setup() allocated; accepts NULL */
   void (*teardown)(void *state);
+  /* optional (NULL: none): make a set-up state run p, whose parameters
+   * differ from those it last ran in the batch alone (the caller checks,
+   * cal_params_same_but_batch), keeping what does not depend on the batch
+   * (weights, optimizer state) and re-making what does (activations, KV
+   * cache, workspace, the engine's products bound to them), the new
+   * inputs drawn as setup(p) draws them.  The batch sweep keeps one model
+   * a mode this way.  0: the state now runs p; CAL_EUNSUPP: it cannot
+   * (another layout, say), the state unchanged; any other error: the
+   * state may only be torn down. */
+  int (*reshape)(void *state, const cal_params_t *p);
   /* name of the variant that setup() chose (may be NULL: "default") */
   const char *(*variant_name)(const void *state);
   /* the engine's own name for the implementation setup() chose (oneDNN's
@@ -124,6 +134,9 @@ typedef struct cal_kernel {
       .setup = sym##_setup, .run = base##_run, .verify = base##_verify,      \
       .teardown = base##_teardown, .variant_name = base##_variant_name,      \
   };
+
+/* Whether a and b are the same parameters but for the batch. */
+int cal_params_same_but_batch(const cal_params_t *a, const cal_params_t *b);
 
 /* The name of a kernel's engine ("builtin" for our own code). */
 const char *cal_kernel_engine(const cal_kernel_t *k);

@@ -8,6 +8,7 @@
  *   int    PFX_run(void *), PFX_verify(void *); void PFX_teardown(void *)
  *   const char *PFX_variant(const void *), *PFX_impl(const void *)
  *   cal_engine_t PFX_engine(const void *)
+ *   int    PFX_reshape(void *, const cal_params_t *)  (or a macro: NULL)
  *
  * and CAL_FORWARD_KERNELS(PFX, NAME) defines cal_kernel_NAME_prefill,
  * _decode, _prefill_bf16 and _decode_bf16 (family "layer"; bf16 where
@@ -44,7 +45,7 @@ static inline int cal_forward_bf16_supported(const cal_params_t *p,
       .setup = PFX##_setup_##DEC##BF, .run = PFX##_run,                       \
       .verify = PFX##_verify, .teardown = PFX##_teardown,                     \
       .variant_name = PFX##_variant, .impl_name = PFX##_impl,                 \
-      .engine_used = PFX##_engine}
+      .engine_used = PFX##_engine, .reshape = PFX##_reshape}
 
 #define CAL_FORWARD_KERNELS(PFX, NAME)                                        \
   CAL_LAYER_KERNEL(PFX, NAME##_prefill, CAL_DTYPE_FP32, NULL, 0, 0);        \

@@ -578,4 +578,6 @@ static int layer_setup_as(const cal_params_t *p, void **st, int decode,
 static int layer_run(void *state) { return cal_layer_run(state); }
 #define layer_verify cal_layer_verify
 
+/* one layer, set up per point: no re-shaping */
+#define layer_reshape NULL
 CAL_FORWARD_KERNELS(layer, layer);

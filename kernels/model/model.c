@@ -215,4 +215,5 @@ static cal_engine_t model_engine(const void *st) {
 
 #define model_run cal_model_run
 #define model_verify cal_model_verify
+#define model_reshape NULL /* TODO */
 CAL_FORWARD_KERNELS(model, model);

@@ -144,6 +144,7 @@ static cal_engine_t infer_engine(const void *st) {
   return L->team ? CAL_ENGINE_BUILTIN : L->engine;
 }
 
+#define infer_reshape NULL
 CAL_LAYER_KERNEL(infer, model_infer, CAL_DTYPE_FP32, NULL, 0, 0);
 CAL_LAYER_KERNEL(infer, model_infer_bf16, CAL_DTYPE_BF16,
                  cal_forward_bf16_supported, 0, 1);
