@@ -41,6 +41,22 @@ static int time_runs(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
   return 0;
 }
 
+/* Samples by confidence (cfg->ci_target): whether the n samples so far,
+ * which took `spent` seconds, are enough: at least min_samples and the
+ * median's interval within the target, or the samples' time spent. */
+static int enough(const cal_harness_cfg_t *cfg, const double *x, size_t n,
+                  double spent) {
+  if (!(cfg->ci_target > 0) || n < (size_t)(cfg->min_samples > 1
+                                                ? cfg->min_samples : 2))
+    return 0;
+  if (cfg->max_samples_s > 0 && spent >= cfg->max_samples_s)
+    return 1;
+  cal_summary_t sum;
+  if (cal_summarize(x, n, cfg->ci_level, &sum) < 0 || !(sum.median > 0))
+    return 0;
+  return (sum.ci_high - sum.ci_low) / 2.0 <= cfg->ci_target * sum.median;
+}
+
 int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
                 cal_measurement_t *out) {
   memset(out, 0, sizeof *out);
@@ -79,14 +95,21 @@ int cal_measure(const cal_harness_cfg_t *cfg, cal_run_fn run, void *arg,
   out->samples_s = malloc((size_t)cfg->samples * sizeof *out->samples_s);
   if (!out->samples_s)
     return CAL_ENOMEM;
-  for (int s = 0; s < cfg->samples; s++) {
+  /* a run long enough to be a sample on its own (a model's step) was
+   * timed alone after the warm-up, as a sample is: it is the first one */
+  size_t n = 0;
+  if (iters == 1)
+    out->samples_s[n++] = dt;
+  double t_samples = cal_now();
+  while (n < (size_t)cfg->samples && !enough(cfg, out->samples_s, n,
+                                             cal_now() - t_samples)) {
     if ((rc = time_runs(cfg, run, arg, iters, &dt)) < 0) {
       cal_measurement_free(out);
       return rc;
     }
-    out->samples_s[s] = dt / (double)iters;
+    out->samples_s[n++] = dt / (double)iters;
   }
-  out->n = (size_t)cfg->samples;
+  out->n = n;
   rc = cal_summarize(out->samples_s, out->n, cfg->ci_level, &out->time);
   if (rc < 0) {
     cal_measurement_free(out);
@@ -153,9 +176,57 @@ static void skip(cal_point_t *pt, int err, const char *why) {
   snprintf(pt->reason, sizeof pt->reason, "%s", why);
 }
 
+void cal_kept_release(cal_kept_t *kp) {
+  if (kp && kp->state && kp->k)
+    kp->k->teardown(kp->state);
+  if (kp)
+    memset(kp, 0, sizeof *kp);
+}
+
+/* The point's state: the kept one re-shaped for p where it is k's and
+ * differs in the batch alone, else k set up anew (what was kept torn
+ * down first, so that two models are never held at once). */
+static int obtain(const cal_kernel_t *k, const cal_params_t *p,
+                  cal_kept_t *kept, void **state, int *reused) {
+  *state = NULL;
+  *reused = 0;
+  if (kept && kept->state) {
+    int rc = CAL_EUNSUPP;
+    if (kept->k == k && k->reshape && cal_params_same_but_batch(&kept->p, p))
+      rc = k->reshape(kept->state, p);
+    if (rc == 0) {
+      *state = kept->state;
+      *reused = 1;
+      memset(kept, 0, sizeof *kept); /* the point holds it now */
+      return 0;
+    }
+    cal_kept_release(kept);
+  }
+  return k->setup(p, state);
+}
+
+/* After the point: a measured and verified state kept (kept), any other
+ * torn down. */
+static void put_back(const cal_kernel_t *k, const cal_params_t *p,
+                     cal_kept_t *kept, void *state, int ok) {
+  if (kept && ok && state) {
+    kept->k = k;
+    kept->state = state;
+    kept->p = *p;
+  } else if (state) {
+    k->teardown(state);
+  }
+}
+
 int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
                      const cal_kernel_t *k, const cal_params_t *p,
                      cal_point_t *pt) {
+  return cal_bench_kernel_kept(cfg, threads, k, p, NULL, pt);
+}
+
+int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
+                          const cal_kernel_t *k, const cal_params_t *p,
+                          cal_kept_t *kept, cal_point_t *pt) {
   void *state = NULL;
   int rc;
   memset(pt, 0, sizeof *pt);
@@ -185,7 +256,9 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
       return rc;
     pt->pinned = cal_threads_pinned(threads);
   }
-  rc = k->setup(p, &state);
+  double t_setup = cal_now();
+  rc = obtain(k, p, kept, &state, &pt->reused);
+  pt->setup_s = cal_now() - t_setup;
   if (rc == CAL_ENOMEM || rc == CAL_EUNSUPP) {
     skip(pt, rc, cal_strerror(rc));
     return 0;
@@ -228,7 +301,9 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     cal_load_read(cfg->load, &after);
     cal_load_between(cfg->load, &before, &after, &pt->load);
   }
+  double t_verify = cal_now();
   rc = k->verify(state);
+  pt->verify_s = cal_now() - t_verify;
   if (rc < 0) {
     pt->status = CAL_POINT_FAILED;
     pt->err = rc;
@@ -243,7 +318,7 @@ int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     goto out;
   pt->status = CAL_POINT_OK;
 out:
-  k->teardown(state);
+  put_back(k, p, kept, state, rc == 0);
   return rc;
 }
 

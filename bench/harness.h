@@ -21,6 +21,14 @@ typedef struct cal_harness_cfg {
   double min_sample_s;  /* minimum duration of one sample */
   double warmup_s;      /* minimum warm-up before calibration */
   double cv_threshold;  /* a point with CV above this is unstable */
+  /* samples by confidence: with ci_target > 0, a point stops taking
+   * samples once it has min_samples and its median's confidence interval
+   * is within ci_target of the median (its half-width over the median),
+   * or once its samples have taken max_samples_s; `samples` stays the
+   * most it takes.  0: always `samples` */
+  double ci_target;
+  int min_samples;
+  double max_samples_s;
   double ci_level;      /* confidence level of the median CI */
   double mem_avail_bytes; /* memory a point may allocate (0: no check) */
   /* who else used the cores during each point's timed part (NULL: not
@@ -117,7 +125,25 @@ typedef struct cal_point {
    * the hypervisor placed them; 0 not probed */
   double team_rtt_ns;
   int throttled;        /* measured after the clock fell (run.h) */
+  /* seconds the point's setup (or the kept state's reshape) took, and its
+   * verification; reused: the state was a kept one re-shaped
+   * (cal_kept_t) */
+  double setup_s, verify_s;
+  int reused;
 } cal_point_t;
+
+/* A kernel's state kept from one point to the next: the batch sweep keeps
+ * one model a mode, and a point whose parameters differ from the kept
+ * state's in the batch alone re-shapes it (cal_kernel_t.reshape) instead
+ * of setting up anew.  Zero-initialise; release with cal_kept_release. */
+typedef struct cal_kept {
+  const cal_kernel_t *k;
+  void *state;
+  cal_params_t p;     /* the parameters the state runs now */
+} cal_kept_t;
+
+/* Tear the kept state down (accepts an empty one). */
+void cal_kept_release(cal_kept_t *kp);
 
 /* Bench one kernel point on `threads` threads: support and memory checks,
  * setup, warm-up, samples, verification, teardown.  Returns 0 when the
@@ -126,6 +152,13 @@ typedef struct cal_point {
 int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
                      const cal_kernel_t *k, const cal_params_t *p,
                      cal_point_t *out);
+/* The same on a kept state (NULL: cal_bench_kernel): the kept one
+ * re-shaped where it can be, else torn down and k set up anew; a point
+ * measured and verified leaves its state kept, any other outcome leaves
+ * nothing kept. */
+int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
+                          const cal_kernel_t *k, const cal_params_t *p,
+                          cal_kept_t *kept, cal_point_t *out);
 /* Accepts NULL. */
 void cal_point_free(cal_point_t *pt);
 

@@ -285,10 +285,16 @@ void cal_run_remeasured(cal_run_t *r, double t0) {
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                   const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt) {
+  return cal_run_point_kept(r, h, k, p, NULL, pt);
+}
+
+int cal_run_point_kept(cal_run_t *r, const cal_harness_cfg_t *h,
+                       const cal_kernel_t *k, const cal_params_t *p,
+                       cal_kept_t *kept, cal_point_t *pt) {
   cal_harness_cfg_t cfg = h ? *h : r->opt->hcfg;
   cfg.load = r->ctx->load_ok ? &r->ctx->load : NULL;
   cfg.stop = &cal_run_stop;
-  int rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, pt);
+  int rc = cal_bench_kernel_kept(&cfg, r->ctx->thr, k, p, kept, pt);
   int busy = rc == 0 && disturbed(r, pt);
   int apart = rc == 0 && placed_apart(r, pt);
   if (rc == 0 && r->ctx->remeasure_left_s > 0 &&
@@ -303,7 +309,9 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
     wait_quiet(r);
     if (apart && !busy)
       wait_close(r, p);
-    rc = cal_bench_kernel(&cfg, r->ctx->thr, k, p, &again);
+    rc = cal_bench_kernel_kept(&cfg, r->ctx->thr, k, p, kept, &again);
+    again.setup_s += pt->setup_s; /* what the point cost in all */
+    again.verify_s += pt->verify_s;
     cal_run_remeasured(r, t0);
     cal_point_free(pt);
     *pt = again;
@@ -337,9 +345,12 @@ int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
     fprintf(stderr, "calibrate: note: threads could not be pinned\n");
   if (r->opt->verbose && pt->status == CAL_POINT_OK) {
     cal_progress_done(r);
-    fprintf(stderr, "calibrate: %s variant %s: %.2f GFLOPS (cv %.1f%%)\n",
+    fprintf(stderr,
+            "calibrate: %s variant %s: %.2f GFLOPS (cv %.1f%%); setup %.2f s%s, "
+            "%zu samples of %lld runs, timed %.2f s, verify %.2f s\n",
             k->name, pt->variant, pt->gflops_sum.median,
-            100.0 * pt->m.time.cv);
+            100.0 * pt->m.time.cv, pt->setup_s, pt->reused ? " (kept)" : "",
+            pt->m.n, (long long)pt->m.iters, pt->wall_s, pt->verify_s);
   }
   return 0;
 }

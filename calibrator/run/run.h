@@ -74,6 +74,11 @@ extern volatile sig_atomic_t cal_run_stop;
 int cal_run_point(cal_run_t *r, const cal_harness_cfg_t *h,
                   const cal_kernel_t *k, const cal_params_t *p,
                   cal_point_t *pt);
+/* The same on a kept state (cal_bench_kernel_kept): the batch sweep's
+ * model, kept from one batch to the next. */
+int cal_run_point_kept(cal_run_t *r, const cal_harness_cfg_t *h,
+                       const cal_kernel_t *k, const cal_params_t *p,
+                       cal_kept_t *kept, cal_point_t *pt);
 
 /* Measure n kernel points (k[i] with p[i]) into out[i]: one after the
  * other, or with rounds > 1 in interleaved rounds (every point once per
