@@ -50,11 +50,11 @@ double cal_train_flops(const cal_layer_shape_t *s) {
   return q.lora_rank > 0 ? cal_lora_train_flops(&q) : 3.0 * cal_layer_flops(&q);
 }
 
-/* floats of the parameters' state: masters and moments twice and the
- * gradients; with LoRA the frozen base's masters and gradient buffer
- * (its gains' gradients) and the adapters' buffers */
+/* floats of the parameters' state: masters, moments and gradients; with
+ * LoRA the frozen base's masters and gradient buffer (its gains'
+ * gradients) and the adapters' buffers */
 static double state_f(const cal_layer_shape_t *s, double np) {
-  return s->lora_rank > 0 ? 2.0 * np + cal_lora_buffer_floats(s) : 7.0 * np;
+  return s->lora_rank > 0 ? 2.0 * np + cal_lora_buffer_floats(s) : 4.0 * np;
 }
 
 /* floats of the activations saved for backward */
@@ -72,12 +72,16 @@ double cal_train_saved_bytes(const cal_layer_shape_t *s) {
 
 /* verification: the reference's doubles (parameters, gradients, y,
  * every activation and its gradient, twice for the scratch) */
-static double ref_bytes(const cal_layer_shape_t *s, const cal_train_t *T) {
+static double ref_bytes(const cal_layer_shape_t *s, const cal_train_t *T,
+                        int checked) {
   double dact = 0;
   for (int i = 0; i < CAL_TRAIN_NDACT; i++)
     dact += (double)T->dact_n[i];
-  return 8.0 * (2.0 * (double)T->np + (double)T->t * (double)s->hidden +
-                2.0 * (saved_f(s) + dact));
+  /* and the checked layers' saved masters and moments (the verification's
+   * step, cal_train_save_inputs) */
+  double saved = s->lora_rank > 0 ? 0.0 : 4.0 * 3.0 * (double)T->np * checked;
+  return saved + 8.0 * (2.0 * (double)T->np + (double)T->t * (double)s->hidden +
+                        2.0 * (saved_f(s) + dact));
 }
 
 double cal_train_mem_bytes(const cal_layer_shape_t *s);
@@ -87,12 +91,12 @@ double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers) {
   memset(&T, 0, sizeof T);
   T.s = *s;
   layout(&T);
-  double one = cal_train_mem_bytes(s), ref = ref_bytes(s, &T);
+  int n = layers > 1 ? layers : 1;
+  double one = cal_train_mem_bytes(s), ref = ref_bytes(s, &T, n > 1 ? 2 : 1);
   /* a bf16 stack's layers share the attention's per-thread scratch */
   const int nthr = omp_get_max_threads();
   double shared = cal_train_attn16_bytes(&T, nthr) - cal_train_attn16_bytes(&T, 0);
-  int n = layers > 1 ? layers : 1;
-  return (double)n * (one - ref) + ref - (double)(n - 1) * shared;
+  return (double)n * (one - ref_bytes(s, &T, 1)) + ref - (double)(n - 1) * shared;
 }
 
 double cal_train_mem_bytes(const cal_layer_shape_t *s) {
@@ -104,7 +108,7 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
   double dact = 0;
   for (int i = 0; i < CAL_TRAIN_NDACT; i++)
     dact += (double)T.dact_n[i];
-  /* masters and moments twice, gradients; dy, y; saved; activation grads */
+  /* masters, moments, gradients; dy, y; saved; activation grads */
   double run = 4.0 * (state_f(s, np) + 2.0 * t * d + saved_f(s) + dact);
   if (s->bf16) {
     /* weights; inputs, transposes and output grads */
@@ -117,7 +121,7 @@ double cal_train_mem_bytes(const cal_layer_shape_t *s) {
     run += 2.0 * ((np - 2 * d) + io) +
            cal_train_attn16_bytes(&T, omp_get_max_threads());
   }
-  return run + ref_bytes(s, &T);
+  return run + ref_bytes(s, &T, 1);
 }
 
 double cal_train_buffer_bytes(const cal_train_t *T) {
@@ -138,30 +142,50 @@ double cal_train_buffer_bytes(const cal_train_t *T) {
   return 4.0 * n + 2.0 * b16 + cal_train_attn16_bytes(T, T->nthr);
 }
 
-void cal_train_free(cal_train_t *T) {
-  if (!T)
-    return;
-  cal_lora_free(T->lora);
+/* What depends on the batch: the activations, their gradients, the bf16
+ * copies of the products' inputs and output gradients, the products bound
+ * to them and the attention's bf16 buffers.  The stack's aliases (x, dy)
+ * are not the layer's to free. */
+static void free_batch(cal_train_t *T) {
   cal_train_attn16_free(T->attn16, T->nthr);
-  for (int i = 0; i < 12; i++)
+  T->attn16 = NULL;
+  for (int i = 0; i < 12; i++) {
     cal_onednn_mm_free(T->mm[i]);
-  cal_adamw_sets_free(T->p, T->m, T->v);
+    T->mm[i] = NULL;
+  }
   if (!T->alias_x)
     cal_free(T->x);
   if (!T->alias_dy)
     cal_free(T->dy);
-  float *f[] = {T->scratch, T->g, T->h1, T->r1, T->qkv, T->lse, T->ao,
-                T->x1, T->h2, T->r2, T->gu, T->a, T->y};
-  for (size_t i = 0; i < sizeof f / sizeof *f; i++)
-    cal_free(f[i]);
-  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
-    cal_free(T->dact[i]);
-  for (int i = 0; i < 4; i++) {
-    cal_free(T->w16[i]);
-    cal_free(T->in16[i]);
-    cal_free(T->in16t[i]);
-    cal_free(T->dout16[i]);
+  T->x = T->dy = NULL;
+  T->alias_x = T->alias_dy = 0;
+  float **f[] = {&T->h1, &T->r1, &T->qkv, &T->lse, &T->ao, &T->x1, &T->h2,
+                 &T->r2, &T->gu, &T->a, &T->y};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    cal_free(*f[i]);
+    *f[i] = NULL;
   }
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++) {
+    cal_free(T->dact[i]);
+    T->dact[i] = NULL;
+  }
+  for (int i = 0; i < 4; i++) {
+    uint16_t **h[] = {&T->in16[i], &T->in16t[i], &T->dout16[i]};
+    for (int j = 0; j < 3; j++) {
+      cal_free(*h[j]);
+      *h[j] = NULL;
+    }
+  }
+}
+
+void cal_train_free(cal_train_t *T) {
+  if (!T)
+    return;
+  free_batch(T);
+  cal_lora_free(T->lora);
+  cal_free_each(T->p, T->m, T->v, T->p0, T->m0, T->v0, T->scratch, T->g);
+  for (int i = 0; i < 4; i++)
+    cal_free(T->w16[i]);
   cal_free(T);
 }
 
@@ -214,8 +238,107 @@ static int engine_setup(cal_train_t *T, cal_engine_t engine) {
   }
   if (engine != CAL_ENGINE_ONEDNN)
     return CAL_EINVAL;
-  T->engine = engine;
-  return onednn_setup(T);
+  T->engine = engine; /* its products bound with the batch (bind_batch) */
+  return 0;
+}
+
+/* The batch's buffers: the activations saved for backward, their
+ * gradients, y, the input rows and the upstream gradient (a stack
+ * re-points the last two at its neighbours'), and in bf16 the products'
+ * inputs, their transposes and output gradients.  0 or CAL_ENOMEM. */
+static int alloc_batch(cal_train_t *T) {
+  const size_t t = (size_t)T->t, d = (size_t)T->s.hidden;
+  const size_t f = (size_t)T->s.ffn;
+  if (!(T->x = falloc(t * d)) || !(T->dy = falloc(t * d)) ||
+      !(T->h1 = falloc(t * d)) || !(T->r1 = falloc(t)) ||
+      !(T->qkv = falloc(t * (size_t)T->nqkv)) ||
+      !(T->lse = falloc(t * (size_t)T->s.heads)) ||
+      !(T->ao = falloc(t * (size_t)T->hq)) || !(T->x1 = falloc(t * d)) ||
+      !(T->h2 = falloc(t * d)) || !(T->r2 = falloc(t)) ||
+      !(T->gu = falloc(t * 2 * f)) || !(T->a = falloc(t * f)) ||
+      !(T->y = falloc(t * d)))
+    return CAL_ENOMEM;
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
+    if (!(T->dact[i] = falloc(T->dact_n[i])))
+      return CAL_ENOMEM;
+  for (int i = 0; T->s.bf16 && i < 4; i++) {
+    int64_t k, n;
+    cal_train_prod_dims(T, i, &k, &n);
+    if (!(T->in16[i] = halloc(t * (size_t)k)) ||
+        !(T->in16t[i] = halloc(t * (size_t)k)) ||
+        !(T->dout16[i] = halloc(t * (size_t)n)))
+      return CAL_ENOMEM;
+  }
+  return 0;
+}
+
+/* Each sequence's input and upstream gradient from its own stream, so
+ * sequence b is the same at every batch size; y NaN until a step writes
+ * it. */
+static void fill_batch(cal_train_t *T) {
+  const size_t lq = (size_t)T->s.seq, d = (size_t)T->s.hidden;
+  for (int64_t b = 0; b < T->s.batch; b++) {
+    cal_rng_t rb;
+    cal_rng_seed(&rb, T->seed ^ (0x7a11ULL + 0x1000193ULL * (uint64_t)b));
+    cal_fill_f32(T->x + (size_t)b * lq * d, lq * d, -1.0f, 1.0f, &rb);
+    cal_fill_f32(T->dy + (size_t)b * lq * d, lq * d, -1.0f, 1.0f, &rb);
+  }
+  cal_memset_team(T->y, 0xff, 4 * (size_t)T->t * d);
+}
+
+/* The batch's products on the engine (bf16 on oneDNN: matmuls bound to
+ * the batch's buffers) and a bf16 step's attention, its threads' scratch
+ * share's where given. */
+static int bind_batch(cal_train_t *T, const cal_train_t *share) {
+  int rc = 0;
+  if (T->s.bf16 && T->engine == CAL_ENGINE_ONEDNN)
+    rc = onednn_setup(T);
+  if (rc == 0 && T->s.bf16)
+    rc = cal_train_attn16_create(T, share);
+  return rc;
+}
+
+/* The parameters' state: masters (weights uniform with variance 1/fan_in,
+ * as the forward layer's; gains in [0.5, 1.5]), zero moments, gradients
+ * NaN until a step writes them, a bf16 step's rounded copies; the
+ * attention's score blocks, one pair per thread of its team (the team is
+ * held to this size).  0 or CAL_ENOMEM. */
+static int make_state(cal_train_t *T) {
+  const size_t np = T->np, d = (size_t)T->s.hidden;
+  /* LoRA: the base frozen, masters and no moments */
+  if (!(T->p = falloc(np)) ||
+      (!T->s.lora_rank && (!(T->m = falloc(np)) || !(T->v = falloc(np)))))
+    return CAL_ENOMEM;
+  T->nthr = omp_get_max_threads();
+  if (!(T->g = falloc(np)) ||
+      !(T->scratch = falloc((size_t)T->nthr * 2 * CAL_TRAIN_QB *
+                            (size_t)T->s.seq)))
+    return CAL_ENOMEM;
+  for (int i = 0; T->s.bf16 && i < 4; i++) {
+    int64_t k, n;
+    cal_train_prod_dims(T, i, &k, &n);
+    if (!(T->w16[i] = halloc((size_t)(k * n))))
+      return CAL_ENOMEM;
+  }
+  cal_rng_t r;
+  cal_rng_seed(&r, T->seed);
+  const int64_t fan[4] = {T->s.hidden, T->hq, T->s.hidden, T->s.ffn};
+  for (int i = 0; i < 4; i++) {
+    float a = (float)sqrt(3.0 / (double)fan[i]);
+    cal_fill_f32(T->p + T->off[i], T->off[i + 1] - T->off[i], -a, a, &r);
+  }
+  cal_fill_f32(T->p + T->off[CAL_TRAIN_G1], 2 * d, 0.5f, 1.5f, &r);
+  if (!T->s.lora_rank) {
+    cal_memset_team(T->m, 0, 4 * np);
+    cal_memset_team(T->v, 0, 4 * np);
+  }
+  cal_memset_team(T->g, 0xff, 4 * np);
+  for (int i = 0; T->s.bf16 && i < 4; i++) {
+    int64_t k, n;
+    cal_train_prod_dims(T, i, &k, &n);
+    cal_train_round_weights(T->p + T->off[i], T->w16[i], NULL, k, n);
+  }
+  return 0;
 }
 
 /* a step; a bf16 step's attention scratch shared with share's (NULL:
@@ -233,75 +356,14 @@ static int create_layer(const cal_layer_shape_t *s, uint64_t seed,
   if (!T)
     return CAL_ENOMEM;
   T->s = q;
+  T->seed = seed;
   T->opt = cal_train_adamw_default;
   layout(T);
-  const size_t np = T->np, t = (size_t)T->t, d = (size_t)q.hidden;
-  const size_t f = (size_t)q.ffn, lq = (size_t)q.seq;
-  rc = CAL_ENOMEM;
-  /* LoRA: the base frozen, one set of masters and no moments */
-  if (q.lora_rank > 0 ? !(T->p[0] = falloc(np))
-                      : cal_adamw_sets_alloc(T->p, T->m, T->v, np) != 0)
-    goto fail;
-  if (!(T->g = falloc(np)) || !(T->x = falloc(t * d)) ||
-      !(T->dy = falloc(t * d)) || !(T->h1 = falloc(t * d)) ||
-      !(T->r1 = falloc(t)) || !(T->qkv = falloc(t * (size_t)T->nqkv)) ||
-      !(T->lse = falloc(t * (size_t)q.heads)) ||
-      !(T->ao = falloc(t * (size_t)T->hq)) || !(T->x1 = falloc(t * d)) ||
-      !(T->h2 = falloc(t * d)) || !(T->r2 = falloc(t)) ||
-      !(T->gu = falloc(t * 2 * f)) || !(T->a = falloc(t * f)) ||
-      !(T->y = falloc(t * d)))
-    goto fail;
-  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
-    if (!(T->dact[i] = falloc(T->dact_n[i])))
-      goto fail;
-  /* attention's two blocks of scores, one pair per thread of its team
-   * (the team is held to this size) */
-  T->nthr = omp_get_max_threads();
-  if (!(T->scratch = falloc((size_t)T->nthr * 2 * CAL_TRAIN_QB * lq)))
-    goto fail;
-  if (q.bf16)
-    for (int i = 0; i < 4; i++) {
-      int64_t k, n;
-      cal_train_prod_dims(T, i, &k, &n);
-      if (!(T->w16[i] = halloc((size_t)(k * n))) ||
-          !(T->in16[i] = halloc(t * (size_t)k)) ||
-          !(T->in16t[i] = halloc(t * (size_t)k)) ||
-          !(T->dout16[i] = halloc(t * (size_t)n)))
-        goto fail;
-    }
-  /* weights uniform with variance 1/fan_in (as the forward layer), gains
-   * in [0.5, 1.5]; each sequence's input and upstream gradient from its
-   * own stream, so sequence 0 is the same at every batch size */
-  cal_rng_t r;
-  cal_rng_seed(&r, seed);
-  const int64_t fan[4] = {q.hidden, T->hq, q.hidden, q.ffn};
-  for (int i = 0; i < 4; i++) {
-    float a = (float)sqrt(3.0 / (double)fan[i]);
-    cal_fill_f32(T->p[0] + T->off[i], T->off[i + 1] - T->off[i], -a, a, &r);
-  }
-  cal_fill_f32(T->p[0] + T->off[CAL_TRAIN_G1], 2 * d, 0.5f, 1.5f, &r);
-  if (!q.lora_rank) {
-    cal_memset_team(T->m[0], 0, 4 * np);
-    cal_memset_team(T->v[0], 0, 4 * np);
-  }
-  for (int64_t b = 0; b < q.batch; b++) {
-    cal_rng_t rb;
-    cal_rng_seed(&rb, seed ^ (0x7a11ULL + 0x1000193ULL * (uint64_t)b));
-    cal_fill_f32(T->x + (size_t)b * lq * d, lq * d, -1.0f, 1.0f, &rb);
-    cal_fill_f32(T->dy + (size_t)b * lq * d, lq * d, -1.0f, 1.0f, &rb);
-  }
-  cal_memset_team(T->y, 0xff, 4 * t * d); /* NaN until a step writes it */
-  cal_memset_team(T->g, 0xff, 4 * np);
-  if ((rc = engine_setup(T, engine)) < 0 ||
-      (q.bf16 && (rc = cal_train_attn16_create(T, share)) < 0) ||
+  if ((rc = make_state(T)) < 0 || (rc = alloc_batch(T)) < 0 ||
+      (rc = engine_setup(T, engine)) < 0 || (rc = bind_batch(T, share)) < 0 ||
       (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))
     goto fail;
-  if (q.bf16)
-    for (int i = 0; i < 4; i++) {
-      int64_t k, n;
-      cal_train_prod_dims(T, i, &k, &n);
-      cal_train_round_weights(T->p[0] + T->off[i], T->w16[i], NULL, k, n);
-    }
+  fill_batch(T);
   *out = T;
   return 0;
 fail:
@@ -314,12 +376,22 @@ int cal_train_create(const cal_layer_shape_t *s, uint64_t seed,
   return create_layer(s, seed, engine, NULL, out);
 }
 
+int cal_train_save_inputs(cal_train_t *T, int on) {
+  cal_free_each(T->p0, T->m0, T->v0);
+  T->p0 = T->m0 = T->v0 = NULL;
+  if (!on || T->lora) /* LoRA: the adapters keep their own (lora.h) */
+    return 0;
+  if ((T->p0 = falloc(T->np)) && (T->m0 = falloc(T->np)) &&
+      (T->v0 = falloc(T->np)))
+    return 0;
+  cal_train_save_inputs(T, 0);
+  return CAL_ENOMEM;
+}
+
 const float *cal_train_params_before(const cal_train_t *T) {
-  return T->p[1 - T->cur] ? T->p[1 - T->cur] : T->p[T->cur]; /* LoRA: one */
+  return T->p0 ? T->p0 : T->p;
 }
-const float *cal_train_params_after(const cal_train_t *T) {
-  return T->p[T->cur];
-}
+const float *cal_train_params_after(const cal_train_t *T) { return T->p; }
 
 /* ---- a stack */
 
@@ -330,6 +402,19 @@ void cal_train_stack_free(cal_train_stack_t *S) {
     cal_train_free(S->T[l]);
   cal_free(S->T);
   cal_free(S);
+}
+
+/* Layer l > 0 reads layer l - 1's output instead of its own input rows,
+ * and sends its input's gradient down as layer l - 1's upstream one. */
+static void link(cal_train_stack_t *S) {
+  for (int l = 1; l < S->n; l++) {
+    cal_free(S->T[l]->x);
+    S->T[l]->x = S->T[l - 1]->y;
+    S->T[l]->alias_x = 1;
+    cal_free(S->T[l - 1]->dy);
+    S->T[l - 1]->dy = S->T[l]->dact[CAL_TRAIN_DX];
+    S->T[l - 1]->alias_dy = 1;
+  }
 }
 
 int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
@@ -359,15 +444,38 @@ int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
     cal_train_stack_free(S);
     return rc;
   }
-  for (int l = 1; l < layers; l++) {
-    cal_free(S->T[l]->x);
-    S->T[l]->x = S->T[l - 1]->y;
-    S->T[l]->alias_x = 1;
-    cal_free(S->T[l - 1]->dy);
-    S->T[l - 1]->dy = S->T[l]->dact[CAL_TRAIN_DX];
-    S->T[l - 1]->alias_dy = 1;
-  }
+  link(S);
   *out = S;
+  return 0;
+}
+
+/* A layer's batch re-made for another batch: its state kept, its buffers
+ * allocated, bound and drawn as create does. */
+static int reshape_layer(cal_train_t *T, int64_t batch,
+                         const cal_train_t *share) {
+  free_batch(T);
+  T->s.batch = batch;
+  layout(T);
+  int rc;
+  if ((rc = alloc_batch(T)) < 0 || (rc = bind_batch(T, share)) < 0)
+    return rc;
+  fill_batch(T);
+  return 0;
+}
+
+int cal_train_stack_reshape(cal_train_stack_t *S, int64_t batch) {
+  if (batch < 1)
+    return CAL_EINVAL;
+  if (S->T[0]->lora) /* the adapters' rows too: set up anew */
+    return CAL_EUNSUPP;
+  for (int l = S->n - 1; l >= 0; l--)
+    free_batch(S->T[l]);
+  for (int l = 0; l < S->n; l++) {
+    int rc = reshape_layer(S->T[l], batch, l > 0 ? S->T[0] : NULL);
+    if (rc < 0)
+      return rc;
+  }
+  link(S);
   return 0;
 }
 
@@ -382,9 +490,29 @@ int cal_train_stack_step(cal_train_stack_t *S) {
   return rc;
 }
 
-int cal_train_stack_verify(const cal_train_stack_t *S) {
+int cal_train_stack_check(const cal_train_stack_t *S) {
   int rc = cal_train_verify(S->T[0]);
   return rc == 0 && S->n > 1 ? cal_train_verify(S->T[S->n - 1]) : rc;
+}
+
+int cal_train_stack_verify(cal_train_stack_t *S) {
+  cal_train_t *bottom = S->T[0], *top = S->T[S->n - 1];
+  if (bottom->step < 1)
+    return CAL_EVERIFY; /* nothing run yet */
+  /* a layer that saved its inputs already goes on saving them */
+  const int had[2] = {bottom->p0 != NULL, top->p0 != NULL};
+  int rc = cal_train_save_inputs(bottom, 1);
+  if (rc == 0)
+    rc = cal_train_save_inputs(top, 1);
+  if (rc == 0)
+    rc = cal_train_stack_step(S);
+  if (rc == 0)
+    rc = cal_train_stack_check(S);
+  if (!had[0])
+    cal_train_save_inputs(bottom, 0);
+  if (!had[1])
+    cal_train_save_inputs(top, 0);
+  return rc;
 }
 
 /* ---- the kernel-table entries */
@@ -436,6 +564,9 @@ static int train_setup_as(const cal_params_t *p, void **st, int decode,
   return cal_train_stack_create(&s, layers_of(p), p->seed, p->engine,
                                 (cal_train_stack_t **)st);
 }
+static int train_reshape(void *st, const cal_params_t *p) {
+  return cal_train_stack_reshape(st, p->batch);
+}
 static int train_run(void *st) { return cal_train_stack_step(st); }
 static int train_verify(void *st) { return cal_train_stack_verify(st); }
 static void train_teardown(void *st) { cal_train_stack_free(st); }
@@ -452,7 +583,6 @@ static cal_engine_t train_engine(const void *st) {
   return ((const cal_train_stack_t *)st)->T[0]->engine;
 }
 
-#define train_reshape NULL /* TODO */
 CAL_LAYER_KERNEL(train, layer_train, CAL_DTYPE_FP32, NULL, 0, 0);
 CAL_LAYER_KERNEL(train, layer_train_bf16, CAL_DTYPE_BF16,
                  cal_forward_bf16_supported, 0, 1);

@@ -24,9 +24,12 @@
  *             master weights and moments; a bf16 step rounds the new
  *             masters to bf16 for the next step's products
  *
- * Masters and moments are double-buffered: a step reads one set and
- * writes the other, so the last step's inputs stay for verification
- * (layer_train_verify.c recomputes the whole step in double).
+ * One set of masters and moments, updated in place.  Verification
+ * (layer_train_verify.c recomputes the whole step in double) needs the
+ * step's inputs: a layer asked to (cal_train_save_inputs) copies its
+ * masters and moments aside before its update, and a stack's
+ * verification runs one more step with its bottom and top layers saving
+ * theirs, so the state is never held twice.
  *
  * FLOPs of a step: 3 × the forward pass's (cal_layer_flops; backward = 2 ×
  * forward: a data and a weight gradient per product, attention's backward
@@ -87,9 +90,11 @@ typedef struct cal_train {
   size_t np;                        /* parameters */
   size_t dact_n[CAL_TRAIN_NDACT];   /* elements of each activation grad */
   int64_t step;                     /* steps taken */
-  int cur;                          /* the set holding the current masters */
+  uint64_t seed;                    /* draws the state and each sequence */
   cal_adamw_t opt;
-  float *p[2], *m[2], *v[2], *g;    /* masters, moments (sets), gradients */
+  float *p, *m, *v, *g;             /* masters, moments, gradients */
+  float *p0, *m0, *v0;              /* the last step's p, m, v, saved for
+                                       the check (NULL: not saving) */
   float *x, *dy, *h1, *r1, *qkv, *lse, *ao, *x1, *h2, *r2, *gu, *a, *y;
   float *dact[CAL_TRAIN_NDACT];
   float *scratch;                   /* attention: [nthr][2][QB][seq] */
@@ -127,7 +132,12 @@ int cal_train_step(cal_train_t *T);
 int cal_train_forward(cal_train_t *T);
 int cal_train_backward(cal_train_t *T);
 void cal_train_update(cal_train_t *T);
-/* The masters the last step read (its inputs), and wrote. */
+/* Whether the step copies its masters and moments aside before updating
+ * them (on: allocated; off: freed), so that cal_train_verify can check
+ * it.  0 or CAL_ENOMEM. */
+int cal_train_save_inputs(cal_train_t *T, int on);
+/* The masters the last step read (its inputs, where saved; else the
+ * current ones), and wrote. */
 const float *cal_train_params_before(const cal_train_t *T);
 const float *cal_train_params_after(const cal_train_t *T);
 
@@ -153,7 +163,9 @@ int cal_train_ref_alloc(const cal_train_t *T, cal_train_ref_t *R);
 double cal_train_rel_err(const float *a, const double *r, size_t n);
 
 /* The last step against the reference: the output, every gradient and
- * the update (a LoRA step: cal_lora_verify).  0, CAL_EVERIFY, CAL_ENOMEM. */
+ * the update (a LoRA step: cal_lora_verify); the step must have saved its
+ * inputs (cal_train_save_inputs; CAL_EINVAL otherwise).  0, CAL_EVERIFY,
+ * CAL_ENOMEM. */
 int cal_train_verify(const cal_train_t *T);
 /* The step's output and activation gradients (and with weights, its
  * parameters' gradients) against the reference from parameters P, R
@@ -192,8 +204,20 @@ int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
                            uint64_t seed, cal_engine_t engine,
                            cal_train_stack_t **out);
 void cal_train_stack_free(cal_train_stack_t *S);
+/* The stack re-made for another batch: every layer's masters, moments and
+ * step count kept, what depends on the batch allocated and drawn anew as
+ * create draws it (the kernel's reshape).  0; CAL_EUNSUPP for LoRA
+ * adapters (the stack unchanged); CAL_EINVAL, CAL_ENOMEM (then only
+ * cal_train_stack_free may follow). */
+int cal_train_stack_reshape(cal_train_stack_t *S, int64_t batch);
 int cal_train_stack_step(cal_train_stack_t *S);
-int cal_train_stack_verify(const cal_train_stack_t *S);
+/* The kernel's verify: one more step, its bottom and top layers saving
+ * their inputs for it, then both checked (cal_train_stack_check).  0,
+ * CAL_EVERIFY, CAL_ENOMEM. */
+int cal_train_stack_verify(cal_train_stack_t *S);
+/* The last step's bottom and top layers checked (each must have saved its
+ * inputs). */
+int cal_train_stack_check(const cal_train_stack_t *S);
 /* Bytes a stack of `layers` allocates (the verification's once). */
 double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers);
 

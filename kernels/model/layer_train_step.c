@@ -135,7 +135,7 @@ static int fwd(cal_train_t *T, int i) {
   cal_train_prod_dims(T, i, &k, &n);
   cal_train_prod_bufs(T, i, &in, &out, &dout, &din);
   if (!T->s.bf16) {
-    sg(CblasNoTrans, CblasNoTrans, t, n, k, in, k, T->p[T->cur] + T->off[i],
+    sg(CblasNoTrans, CblasNoTrans, t, n, k, in, k, T->p + T->off[i],
        n, out, n);
     return 0;
   }
@@ -158,7 +158,7 @@ static int bwd(cal_train_t *T, int i) {
   cal_train_prod_bufs(T, i, &in, &out, &dout, &din);
   float *gw = T->g + T->off[i];
   if (!T->s.bf16) {
-    const float *w = T->p[T->cur] + T->off[i];
+    const float *w = T->p + T->off[i];
     sg(CblasNoTrans, CblasTrans, t, k, n, dout, n, w, n, din, k);
     if (!T->lora) /* LoRA: the base frozen */
       sg(CblasTrans, CblasNoTrans, k, n, t, in, k, dout, n, gw, n);
@@ -214,7 +214,7 @@ static int bwd_i(cal_train_t *T, int i) {
 
 int cal_train_forward(cal_train_t *T) {
   const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
-  const float *P = T->p[T->cur];
+  const float *P = T->p;
   const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
   int rc;
   rmsnorm_fwd(T->x, g1, T->h1, T->r1, t, d);
@@ -246,7 +246,7 @@ int cal_train_forward(cal_train_t *T) {
 
 int cal_train_backward(cal_train_t *T) {
   const int64_t d = T->s.hidden, f = T->s.ffn, t = T->t;
-  const float *P = T->p[T->cur];
+  const float *P = T->p;
   const float *g1 = P + T->off[CAL_TRAIN_G1], *g2 = P + T->off[CAL_TRAIN_G2];
   int rc;
   /* dy reaches x1 directly (residual) and through the MLP */
@@ -279,21 +279,25 @@ void cal_train_update(cal_train_t *T) {
     cal_lora_update(T);
     return;
   }
-  /* AdamW into the other set; a bf16 step rounds each matrix's new
-   * masters into its copy in the same pass (the products read the copy
-   * as it is, transposed where they need it by layout) */
-  int nx = 1 - T->cur, c = T->cur;
+  /* AdamW in place, the inputs first copied aside where the check asks
+   * for them; a bf16 step rounds each matrix's new masters into its copy
+   * in the same pass (the products read the copy as it is, transposed
+   * where they need it by layout) */
+  if (T->p0) {
+    memcpy(T->p0, T->p, 4 * T->np);
+    memcpy(T->m0, T->m, 4 * T->np);
+    memcpy(T->v0, T->v, 4 * T->np);
+  }
   T->step++;
   const cal_adamw_k_t k = adamw_k(&T->opt, T->step);
   const cal_train_vec_t *vec = cal_train_vec();
   int parts = T->s.bf16 ? CAL_TRAIN_NPARAM : 1;
   for (int i = 0; i < parts; i++) {
     size_t o = T->off[i], n = (parts == 1 ? T->np : T->off[i + 1]) - o;
-    cal_adamw_pass(vec, &k, T->p[c] + o, T->m[c] + o, T->v[c] + o, T->g + o,
-                   T->p[nx] + o, T->m[nx] + o, T->v[nx] + o,
-                   T->s.bf16 && i < 4 ? T->w16[i] : NULL, n);
+    cal_adamw_pass(vec, &k, T->p + o, T->m + o, T->v + o, T->g + o, T->p + o,
+                   T->m + o, T->v + o, T->s.bf16 && i < 4 ? T->w16[i] : NULL,
+                   n);
   }
-  T->cur = nx;
 }
 
 int cal_train_step(cal_train_t *T) {

@@ -321,6 +321,8 @@ int cal_train_verify(const cal_train_t *T) {
     return cal_lora_verify(T);
   if (T->step < 1)
     return CAL_EVERIFY; /* nothing run yet */
+  if (!T->p0)
+    return CAL_EINVAL; /* the step's inputs were not saved */
   double *P = malloc(8 * T->np);
   cal_train_ref_t R;
   int rc = CAL_ENOMEM;
@@ -331,11 +333,9 @@ int cal_train_verify(const cal_train_t *T) {
   const float *before = cal_train_params_before(T);
   for (size_t i = 0; i < T->np; i++)
     P[i] = before[i];
-  const int prev = 1 - T->cur, cur = T->cur;
   if ((rc = cal_train_check(T, P, &R, 1)) == 0)
-    rc = cal_train_verify_adamw(&T->opt, T->step, T->p[prev], T->m[prev],
-                                T->v[prev], T->g, T->p[cur], T->m[cur],
-                                T->v[cur], T->np);
+    rc = cal_train_verify_adamw(&T->opt, T->step, T->p0, T->m0, T->v0, T->g,
+                                T->p, T->m, T->v, T->np);
   free(P);
   cal_train_ref_free(&R);
   return rc;
