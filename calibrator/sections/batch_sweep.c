@@ -28,10 +28,41 @@
  * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
  * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
 #define SWEEP_BOTH_PATHS_MAX 32
-/* a point (the model's step: seconds on a real preset) takes at most this
- * many samples, --quick fewer */
-#define SWEEP_MODEL_SAMPLES 5
-#define SWEEP_MODEL_QUICK_SAMPLES 3
+/* a point (the model's step: from milliseconds to seconds) takes samples
+ * until its median's 95% interval is within 1% of it, at least 3 and at
+ * most 10 (--quick 5), and stops taking more once its samples have taken
+ * 2 s (--quick 1 s): a 4 s step is timed 3 times, a 40 ms one until its
+ * interval is tight.  --samples N asks for N exactly. */
+#define SWEEP_CI_TARGET 0.01
+#define SWEEP_MIN_SAMPLES 3
+#define SWEEP_MODEL_SAMPLES 10
+#define SWEEP_MODEL_QUICK_SAMPLES 5
+#define SWEEP_SAMPLES_S 2.0
+#define SWEEP_QUICK_SAMPLES_S 1.0
+
+/* Bytes the state kept in slot i holds (0: none). */
+static double kept_bytes(const sweep_t *s, int i) {
+  const cal_kept_t *kp = &s->kept[i];
+  return kp->state && kp->k->mem_bytes ? kp->k->mem_bytes(&kp->p) : 0.0;
+}
+
+/* A part of a point (kernel k at p) on the state kept in slot `slot`: the
+ * states kept in the other slots are released first where they and this
+ * part would not fit the memory budget together (the plan counts a train
+ * point's parts one at a time). */
+static int run_kept(sweep_t *s, int slot, const cal_kernel_t *k,
+                    const cal_params_t *p, cal_point_t *pt) {
+  double need = k->mem_bytes ? k->mem_bytes(p) : 0.0;
+  for (int i = 0; i < 4; i++)
+    need += i == slot ? 0.0 : kept_bytes(s, i);
+  for (int i = 0; i < 4 && need > s->mem_budget; i++)
+    if (i != slot)
+      cal_kept_release(&s->kept[i]);
+  int rc = cal_run_point_kept(s->r, &s->h, k, p, &s->kept[slot], pt);
+  if (rc == 0 && !pt->reused)
+    s->built_s += pt->setup_s;
+  return rc;
+}
 
 /* Whether the mode can run at all: its kernel on this machine, and a
  * batch-1 point within the memory budget.  0 (measured from here on), or 1
@@ -90,8 +121,23 @@ static int sweep_ci(sweep_t *s) {
     h.samples *= s->r->opt->rounds;
     rounds = 1;
   }
-  if ((rc = cal_run_points(s->r, &h, rounds, ks, ps, nj, cps, s->m->name)) < 0)
-    goto out;
+  if (rounds != 1) {
+    if ((rc = cal_run_points(s->r, &h, rounds, ks, ps, nj, cps, s->m->name)) < 0)
+      goto out;
+  } else {
+    /* one round: the points one after the other on the mode's model */
+    cal_harness_cfg_t keep = s->h;
+    s->h = h;
+    for (size_t j = 0; j < nj && rc == 0; j++) {
+      cal_progress(s->r, "batch sweep %s: batch %lld, point %zu/%zu",
+                   s->m->name, (long long)ps[j].batch, j + 1, nj);
+      rc = run_kept(s, s->decode ? CAL_KEPT_BLAS : CAL_KEPT_MAIN, ks[j],
+                    &ps[j], &cps[j]);
+    }
+    s->h = keep;
+    if (rc < 0)
+      goto out;
+  }
   for (size_t i = 0, j = 0; i < n; i++) {
     cal_batch_point_t *bp = cal_sweep_point_add(s, s->list[i]);
     if (j < nj && at[j] == i) {
@@ -155,7 +201,7 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
   memset(two, 0, sizeof two);
   for (i = 0; i < 2 && rc == 0; i++) {
     p->path = paths[i];
-    rc = cal_run_point(s->r, &s->h, s->k, p, &two[i]);
+    rc = run_kept(s, i ? CAL_KEPT_BLAS : CAL_KEPT_MAIN, s->k, p, &two[i]);
   }
   p->path = NULL;
   if (rc < 0) {
@@ -187,9 +233,9 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
  * part has no samples: its status and reason are the point's, what was
  * measured freed), 0 to go on, or a harness error. */
 static int train_part(sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
-                      const cal_kernel_t *k, const cal_params_t *q,
+                      int slot, const cal_kernel_t *k, const cal_params_t *q,
                       const char *what, cal_point_t *out) {
-  int rc = cal_run_point(s->r, &s->h, k, q, out);
+  int rc = run_kept(s, slot, k, q, out);
   if (rc < 0 || !CAL_POINT_HAS_SAMPLES(out)) {
     if (rc == 0) {
       bp->status = out->status;
@@ -215,17 +261,18 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   memset(&hpt, 0, sizeof hpt);
   memset(&rpt, 0, sizeof rpt);
   s->busy_part[0] = 0;
-  int rc = cal_run_point(s->r, &s->h, s->k, p, &pt);
+  int rc = run_kept(s, CAL_KEPT_MAIN, s->k, p, &pt);
   if (rc < 0)
     return rc;
   if (CAL_POINT_HAS_SAMPLES(&pt)) {
     cal_params_t hp, rp;
     cal_sweep_head_params(s, p, &hp);
-    if ((rc = train_part(s, bp, &pt, s->head, &hp, "LM head", &hpt)) != 0)
+    if ((rc = train_part(s, bp, &pt, CAL_KEPT_HEAD, s->head, &hp, "LM head",
+                         &hpt)) != 0)
       return rc < 0 ? rc : 0;
     if (s->ref) {
       cal_sweep_ref_params(s, p, &rp);
-      if ((rc = train_part(s, bp, &pt, s->ref, &rp,
+      if ((rc = train_part(s, bp, &pt, CAL_KEPT_REF, s->ref, &rp,
                            s->grpo ? "generation" : "reference forward",
                            &rpt)) != 0) {
         cal_point_free(&hpt);
@@ -251,15 +298,24 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   return rc;
 }
 
+/* Seconds the timed part of a point whose step takes `step` should take:
+ * its warm-up, its samples (by confidence: at least min_samples, at most
+ * `samples`, no more once max_samples_s is spent) and one run more (the
+ * calibration of a short step, the verification's step of a long one). */
+static double timed_s(const cal_harness_cfg_t *h, double step) {
+  double one = fmax(step, h->min_sample_s), n = h->samples;
+  if (h->ci_target > 0 && h->max_samples_s > 0)
+    n = fmin(n, fmax(h->min_samples, ceil(h->max_samples_s / one)));
+  return fmax(h->warmup_s, step) + (n + 1.0) * one;
+}
+
 /* Seconds the point at batch b should take, from the last measured one
- * (lb, its step and whole wall time): the timed runs scaled by the step
- * (each path's warm-up and samples; decode's step as its arithmetic at
- * the run's GEMM rate grows, cal_sweep_step_at) and the rest (setup, the
- * weights' or the training state's fill, verification) as it was.  A training
- * point's step is the sum of its parts (layers, LM head, reference or
- * generation), each timed as many runs.  The whole wall scaled, as it
- * once was for train, counted the state's fill of gigabytes as growing
- * with the batch and ended every training curve after batch 1 or 2. */
+ * (lb, its step, and its wall time less the building of a model: a kept
+ * model is re-shaped, not built again): the timed runs scaled by the step
+ * (each path's; decode's step as its arithmetic at the run's GEMM rate
+ * grows, cal_sweep_step_at) and the rest (re-shaping, verification) as it
+ * was.  A training point's step is the sum of its parts (layers, LM head,
+ * reference or generation). */
 static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
                         double wall) {
   double ratio = (double)b / (double)(lb ? lb : 1), arith = step;
@@ -271,15 +327,58 @@ static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
   double next = cal_sweep_step_at(step, arith, ratio);
   int paths = s->decode && b <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
   int lpaths = s->decode && lb <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
-  const cal_harness_cfg_t *h = &s->h;
-  double runs = h->samples + 2.0;
-  double then = lpaths * (h->warmup_s + runs * fmax(step, h->min_sample_s));
-  double now = paths * (h->warmup_s + runs * fmax(next, h->min_sample_s));
+  double then = lpaths * timed_s(&s->h, step);
+  double now = paths * timed_s(&s->h, next);
   return fmax(wall - then, 0.0) + now;
 }
 
+/* How many of the list's first batches the user gave (--batches): those
+ * are all measured, whatever the time. */
+static size_t given_n(const sweep_t *s) {
+  const cal_sweep_opts_t *o = &s->r->opt->sweep;
+  return o->batches ? o->nbatches : 0;
+}
+
+/* Seconds the list's points from i on should take, from the last
+ * measured point (next_cost); 0 before any was measured. */
+static double time_left(const sweep_t *s, size_t i, int64_t lb, double step,
+                        double wall) {
+  double t = 0;
+  for (size_t j = i; lb && j < s->nlist; j++)
+    t += next_cost(s, s->list[j], lb, step, wall);
+  return t;
+}
+
+/* The progress line: the point, the points left and the time they should
+ * take (within the mode's budget, but for a list the user gave); once, when a
+ * given list will take longer than the budget, a note saying so. */
+static void progress(sweep_t *s, size_t i, int64_t b, int64_t lb, double step,
+                     double wall) {
+  cal_run_t *r = s->r;
+  double left = time_left(s, i, lb, step, wall);
+  double room = s->budget - (cal_now() - s->t0);
+  if (left > 0 && i < given_n(s) && left > room && !s->said_long) {
+    s->said_long = 1;
+    cal_progress_done(r);
+    fprintf(stderr,
+            "calibrate: note: the %s batches given should take about %.0f s "
+            "more, past the sweep's %.0f s for the mode; measuring them all\n",
+            s->m->name, left, fmax(room, 0.0));
+  }
+  if (i >= given_n(s) && left > room)
+    left = fmax(room, 0.0);
+  if (left > 0)
+    cal_progress(r, "batch sweep %s: batch %lld (point %zu of %zu, about "
+                 "%.0f s left)", s->m->name, (long long)b, i + 1, s->nlist,
+                 left);
+  else
+    cal_progress(r, "batch sweep %s: batch %lld (point %zu of %zu)",
+                 s->m->name, (long long)b, i + 1, s->nlist);
+}
+
 /* One batch after the other until the list ends, memory or time runs out
- * or a point fails; the rest of the list is then skipped. */
+ * or a point fails; the rest of the list is then skipped (but for the
+ * batches the user gave, which time never skips). */
 static int sweep_sequential(sweep_t *s) {
   cal_run_t *r = s->r;
   cal_batch_mode_t *m = s->m;
@@ -314,24 +413,31 @@ static int sweep_sequential(sweep_t *s) {
       continue;
     }
     double cost = next_cost(s, b, last_batch, last_step, last_wall);
-    if (last_batch && cal_now() - s->t0 + cost > s->budget) {
+    /* the budget limits the points the sweep adds, never a list the user
+     * gave */
+    int given = i < given_n(s);
+    if (last_batch && !given && cal_now() - s->t0 + cost > s->budget) {
       m->stop = CAL_STOP_TIME;
       cal_sweep_point_skip(bp, m->stop);
       blocked = 1;
       continue;
     }
-    cal_progress(r, "batch sweep %s: batch %lld", m->name, (long long)b);
+    progress(s, i, b, last_batch, last_step, last_wall);
     cal_params_t p;
     cal_point_t pt;
     cal_sweep_shape(s, s->decode, b, &p);
+    if (s->decode && b > SWEEP_BOTH_PATHS_MAX) /* the GEMV's model: done */
+      cal_kept_release(&s->kept[CAL_KEPT_MAIN]);
     cal_memuse_begin(&bp->mem);
     wall0 = cal_now();
+    s->built_s = 0;
     if (s->train) {
       if ((rc = train_point(s, bp, &p)) < 0)
         return rc;
     } else if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
                          ? both_paths(s, bp, &p, &pt)
-                         : cal_run_point(r, &s->h, s->k, &p, &pt)) < 0 ||
+                         : run_kept(s, s->decode ? CAL_KEPT_BLAS : CAL_KEPT_MAIN,
+                                    s->k, &p, &pt)) < 0 ||
                (rc = cal_sweep_point_take(s, bp, &pt, NULL, NULL)) < 0) {
       return rc;
     }
@@ -345,7 +451,7 @@ static int sweep_sequential(sweep_t *s) {
       blocked = 1;
     } else if (bp->status == CAL_POINT_OK) {
       last_batch = b;
-      last_wall = cal_now() - wall0;
+      last_wall = cal_now() - wall0 - s->built_s;
       last_step = bp->step_ms > 0 ? bp->step_ms * 1e-3 : bp->pt.m.time.median;
     }
     /* the default list of an expensive mode (prefill, train) ends early
@@ -435,10 +541,13 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
                mi == 4   ? cal_kernel_find(names[bf16][0])
                : mi == 5 ? cal_kernel_find(names[bf16][3])
                          : NULL,
-               "", mi == 5};
-  int most = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
-  if (s.h.samples > most && r->opt->rounds <= 1)
-    s.h.samples = most;
+               "", mi == 5, {{NULL}}, 0, 0};
+  if (r->opt->samples_asked <= 0 && r->opt->rounds <= 1) {
+    s.h.samples = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
+    s.h.ci_target = SWEEP_CI_TARGET;
+    s.h.min_samples = SWEEP_MIN_SAMPLES;
+    s.h.max_samples_s = r->opt->quick ? SWEEP_QUICK_SAMPLES_S : SWEEP_SAMPLES_S;
+  }
   m->name = modes[mi];
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;
@@ -454,6 +563,8 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
     rc = read_beside(&s, &m->read_after_gbps);
     beside_shares(m);
   }
+  for (int i = 0; i < 4; i++) /* the mode's models, built once */
+    cal_kept_release(&s.kept[i]);
   if (rc == 0)
     rc = cal_sweep_analyze(&s);
   free(s.list);

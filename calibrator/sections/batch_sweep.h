@@ -35,7 +35,18 @@ typedef struct sweep {
   char busy_part[160];      /* train: a part measured while others ran */
   int grpo;                 /* grpo: generation, then train over batch x
                                group sequences of seq + gen_len tokens */
+  /* the mode's models, kept from one point to the next (re-shaped for
+   * each batch) and released at the mode's end: CAL_KEPT_MAIN the
+   * mode's kernel (decode: on the GEMV path), CAL_KEPT_BLAS decode on
+   * the engine's GEMM, CAL_KEPT_HEAD train's LM head, CAL_KEPT_REF dpo's
+   * reference or grpo's generation */
+  cal_kept_t kept[4];
+  int said_long;            /* the note on a long given list was made */
+  double built_s;           /* the point's seconds building models (not
+                               re-shaping kept ones) */
 } sweep_t;
+
+enum { CAL_KEPT_MAIN, CAL_KEPT_BLAS, CAL_KEPT_HEAD, CAL_KEPT_REF };
 
 /* ---- the plan (batch_plan.c) */
 
