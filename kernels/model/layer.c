@@ -1,8 +1,10 @@
 /* The model-shaped layer workload (see layer.h) and its kernel-table
  * entries layer_prefill and layer_decode (fp32) and layer_prefill_bf16 and
  * layer_decode_bf16: shapes, figures, setup and the BLAS path, whose four
- * products run on OpenBLAS or oneDNN (cal_params_t.engine).  The small-batch decode step is in layer_decode.c, the
- * double-precision verification in layer_verify.c. */
+ * products run on OpenBLAS or oneDNN (cal_params_t.engine).  The part of
+ * the setup that depends on the batch is in layer_reshape.c, the
+ * small-batch decode step in layer_decode.c, the double-precision
+ * verification in layer_verify.c. */
 #include "layer.h"
 
 #include <cblas.h>
@@ -146,25 +148,10 @@ const char *cal_layer_matrix_path(const cal_layer_shape_t *s) {
 void cal_layer_free(cal_layer_t *L) {
   if (!L)
     return;
-  for (int i = 0; L->eng && i < CAL_LAYER_NMM; i++)
-    L->eng->mm_free(L->mm[i]);
-  /* a bf16 decode layer's cache is its own; bf16 prefill's copies are
-   * scratch, shared like the activations */
-  uint16_t *kc16 = L->cache16 ? L->kc16 : NULL, *vc16 = L->cache16 ? L->vc16 : NULL;
-  void *own[] = {L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->kc, L->vc,
-                 L->wqkv16, L->wo16, L->wgu16, L->wd16, kc16, vc16,
-                 L->wp[0], L->wp[1], L->wp[2], L->wp[3],
-                 L->wpf[0], L->wpf[1], L->wpf[2], L->wpf[3]};
-  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-    cal_free(own[i]);
-  if (!L->borrowed) {
-    void *act[] = {L->x, L->h, L->out, L->x1, L->qkv, L->q, L->o, L->ao,
-                   L->gu, L->a, L->hteam, L->xteam, L->h16, L->ao16, L->a16,
-                   L->q16, kc16 ? NULL : L->kc16, vc16 ? NULL : L->vc16, L->ws};
-    for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
-      cal_free(act[i]);
-  }
-  cal_free(L);
+  cal_layer_batch_free(L);
+  cal_free_each(L->wqkv, L->wo, L->wgu, L->wd, L->g1, L->g2, L->wqkv16,
+                L->wo16, L->wgu16, L->wd16, L->wp[0], L->wp[1], L->wp[2],
+                L->wp[3], L->wpf[0], L->wpf[1], L->wpf[2], L->wpf[3], L);
 }
 
 static void layer_teardown(void *state) { cal_layer_free(state); }
@@ -195,94 +182,27 @@ static void fill_weights(cal_layer_t *L, int i, float *tmp, int64_t fan_in,
   }
 }
 
-/* The BLAS path's products on the chosen engine (its row's products:
- * OpenBLAS's sgemm or sbgemm, oneDNN's matmul, fp32 or bf16 inputs);
- * CAL_ENGINE_BUILTIN: cal_engine_default. */
-static int products_setup(cal_layer_t *L, cal_engine_t engine) {
-  const cal_layer_shape_t *s = &L->s;
-  const int64_t t = L->l.tokens, d = s->hidden, f = s->ffn;
-  const int64_t hq = s->heads * L->l.hd, nqkv = L->l.nqkv;
-  cal_gemm_dt_t dt = s->bf16 ? CAL_GEMM_BF16 : CAL_GEMM_F32;
-  if (engine == CAL_ENGINE_BUILTIN)
-    engine = cal_engine_default(s->bf16);
-  const cal_engine_row_t *row = cal_engine_row(engine);
-  if (!row || !row->mm_create)
-    return CAL_EINVAL;
-  L->engine = engine;
-  L->eng = row;
-  const int64_t dims[CAL_LAYER_NMM][3] = {
-      {t, nqkv, d}, {t, d, hq}, {t, 2 * f, d}, {t, d, f}};
-  void *a[CAL_LAYER_NMM], *b[CAL_LAYER_NMM];
-  float *c[CAL_LAYER_NMM] = {L->qkv, L->x1, L->gu, L->out};
-  if (s->bf16) {
-    a[0] = L->h16; a[1] = L->ao16; a[2] = L->h16; a[3] = L->a16;
-    b[0] = L->wqkv16; b[1] = L->wo16; b[2] = L->wgu16; b[3] = L->wd16;
-  } else {
-    a[0] = L->h; a[1] = L->ao; a[2] = L->h; a[3] = L->a;
-    b[0] = L->wqkv; b[1] = L->wo; b[2] = L->wgu; b[3] = L->wd;
-  }
-  snprintf(L->impl, sizeof L->impl, "%s", cal_engine_name(engine));
-  for (int i = 0; i < CAL_LAYER_NMM; i++) {
-    int rc = row->mm_create(dt, dims[i][0], dims[i][1], dims[i][2], a[i], b[i],
-                            c[i], &L->mm[i]);
-    if (rc < 0)
-      return rc;
-    /* the implementations, each named once */
-    const char *impl = row->mm_impl(L->mm[i]);
-    if (!strstr(L->impl, impl)) {
-      size_t n = strlen(L->impl);
-      snprintf(L->impl + n, sizeof L->impl - n, "%s%s", i ? "," : " ", impl);
-    }
-  }
-  return 0;
-}
-
-/* The weights and gains from the seed (tmp: the weights' fp32 staging,
- * bf16's or packed fp32's); each sequence's input (and KV cache) from its
- * own stream, so sequence 0 is the same at every batch size. */
-static void fill_inputs(cal_layer_t *L, uint64_t seed, float *tmp) {
-  const cal_layer_shape_t *s = &L->s;
-  const cal_layer_layout_t *l = &L->l;
-  const size_t d = (size_t)s->hidden;
+/* The weights and gains from the seed's stream (tmp: the weights' fp32
+ * staging, bf16's or packed fp32's).  The sequences' inputs and caches
+ * come from streams of their own (cal_layer_batch_setup), so these draws
+ * are the same whatever the batch. */
+static void fill_params(cal_layer_t *L, float *tmp) {
   cal_rng_t r;
-  cal_rng_seed(&r, seed);
+  cal_rng_seed(&r, L->seed);
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
     int64_t fan_in, n;
     cal_layer_matrix_dims(L, i, &fan_in, &n); /* a column's inputs: K */
     fill_weights(L, i, tmp, fan_in, &r);
   }
-  cal_fill_f32(L->g1, d, 0.5f, 1.5f, &r);
-  cal_fill_f32(L->g2, d, 0.5f, 1.5f, &r);
-  size_t seq_tokens = (size_t)l->lq;
-  size_t cache_seq = (size_t)(s->kv_heads * l->lk * l->hd);
-  for (int64_t b = 0; b < s->batch; b++) {
-    cal_rng_t rb;
-    size_t at = (size_t)b * cache_seq;
-    cal_rng_seed(&rb, seed ^ (0x5e9a11ULL + 0x1000193ULL * (uint64_t)b));
-    cal_fill_f32(L->x + (size_t)b * seq_tokens * d, seq_tokens * d, -1.0f,
-                 1.0f, &rb);
-    if (!L->cache16) {
-      cal_fill_f32(L->kc + at, cache_seq, -2.0f, 2.0f, &rb);
-      cal_fill_f32(L->vc + at, cache_seq, -1.0f, 1.0f, &rb);
-      continue;
-    }
-    /* the same draws, rounded into the bf16 cache */
-    cal_fill_f32(tmp, cache_seq, -2.0f, 2.0f, &rb);
-    for (size_t i = 0; i < cache_seq; i++)
-      L->kc16[at + i] = cal_f32_to_bf16(tmp[i]);
-    cal_fill_f32(tmp, cache_seq, -1.0f, 1.0f, &rb);
-    for (size_t i = 0; i < cache_seq; i++)
-      L->vc16[at + i] = cal_f32_to_bf16(tmp[i]);
-  }
+  cal_fill_f32(L->g1, (size_t)L->s.hidden, 0.5f, 1.5f, &r);
+  cal_fill_f32(L->g2, (size_t)L->s.hidden, 0.5f, 1.5f, &r);
 }
 
-/* The layer's own buffers: the four weight matrices (fp32, packed fp32
- * or bf16, the last two with their fp32 staging in *tmp), the gains and
- * the KV cache. */
-static int alloc_own(cal_layer_t *L, const size_t nw[CAL_LAYER_NMM],
-                     float **tmp) {
+/* The layer's own buffers that do not depend on the batch: the four
+ * weight matrices (fp32, packed fp32 or bf16, the last two with their
+ * fp32 staging in *tmp) and the gains. */
+static int alloc_params(cal_layer_t *L, float **tmp) {
   const cal_layer_shape_t *s = &L->s;
-  size_t kvn = (size_t)(s->batch * s->kv_heads * L->l.lk * L->l.hd);
   const int packed = cal_layer_packs_f32(L), es = s->bf16 ? 2 : 4;
   void **w[CAL_LAYER_NMM] = {
       s->bf16 ? (void **)&L->wqkv16 : (void **)&L->wqkv,
@@ -293,119 +213,56 @@ static int alloc_own(cal_layer_t *L, const size_t nw[CAL_LAYER_NMM],
   for (int i = 0; i < CAL_LAYER_NMM; i++) {
     int64_t K, n;
     cal_layer_matrix_dims(L, i, &K, &n);
-    size_t st = cal_gemv_fill_stage_floats(K, n);
-    stage = packed && st > stage ? st : stage;
+    size_t st = s->bf16 ? (size_t)(K * n) : cal_gemv_fill_stage_floats(K, n);
+    stage = (s->bf16 || packed) && st > stage ? st : stage;
     if (packed ? !(L->wpf[i] = cal_alloc(4 * cal_gemv_packed_f32_floats(K, n)))
-               : !(*w[i] = cal_alloc((size_t)es * nw[i])))
+               : !(*w[i] = cal_alloc((size_t)es * (size_t)(K * n))))
       return CAL_ENOMEM;
   }
-  size_t big = nw[0] > nw[2] ? nw[0] : nw[2];
-  size_t seq_cache = kvn / (size_t)s->batch; /* a sequence's, staged */
-  if (big < seq_cache)
-    big = seq_cache;
-  if (s->bf16)
-    stage = big;
   if (stage && !(*tmp = cal_alloc(4 * stage)))
     return CAL_ENOMEM;
   L->g1 = cal_alloc(4 * (size_t)s->hidden);
   L->g2 = cal_alloc(4 * (size_t)s->hidden);
-  if (L->cache16) {
-    L->kc16 = cal_alloc(2 * kvn);
-    L->vc16 = cal_alloc(2 * kvn);
-  } else {
-    L->kc = cal_alloc(4 * kvn);
-    L->vc = cal_alloc(4 * kvn);
-  }
-  return L->g1 && L->g2 && (L->kc || L->kc16) && (L->vc || L->vc16)
-             ? 0
-             : CAL_ENOMEM;
+  return L->g1 && L->g2 ? 0 : CAL_ENOMEM;
 }
 
-/* The activations and the attention's workspace: share's (a model's
- * layers run one at a time over the same rows), or the layer's own. */
-static int alloc_acts(cal_layer_t *L, const cal_layer_t *share) {
-  if (share) {
-    L->borrowed = 1;
-    L->x = share->x; L->h = share->h; L->out = share->out;
-    L->x1 = share->x1; L->qkv = share->qkv; L->q = share->q;
-    L->o = share->o; L->ao = share->ao; L->gu = share->gu; L->a = share->a;
-    L->h16 = share->h16; L->ao16 = share->ao16; L->a16 = share->a16;
-    L->q16 = share->q16;
-    if (!L->cache16) { /* bf16 prefill's scratch copies */
-      L->kc16 = share->kc16;
-      L->vc16 = share->vc16;
-    }
-    L->ws = share->ws;
-    return 0;
-  }
-  const cal_layer_shape_t *s = &L->s;
-  size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)L->l.tokens;
-  size_t hq = (size_t)(s->heads * L->l.hd);
-  float **f32[] = {&L->x, &L->h, &L->out, &L->x1, &L->qkv, &L->q, &L->o,
-                   &L->ao, &L->gu, &L->a};
-  const size_t n32[] = {t * d, t * d, t * d, t * d, t * (size_t)L->l.nqkv,
-                        t * hq, t * hq, t * hq, t * 2 * f, t * f};
-  for (size_t i = 0; i < sizeof n32 / sizeof *n32; i++)
-    if (!(*f32[i] = cal_alloc(4 * n32[i])))
-      return CAL_ENOMEM;
-  if (s->bf16 && (!(L->h16 = cal_alloc(2 * t * d)) ||
-                  !(L->ao16 = cal_alloc(2 * t * hq)) ||
-                  !(L->a16 = cal_alloc(2 * t * f))))
-    return CAL_ENOMEM;
-  size_t kvn = (size_t)(s->batch * s->kv_heads * L->l.lk * L->l.hd);
-  if (s->bf16 && !(L->q16 = cal_alloc(2 * t * hq)))
-    return CAL_ENOMEM;
-  if (s->bf16 && !s->decode && (!(L->kc16 = cal_alloc(2 * kvn)) ||
-                                !(L->vc16 = cal_alloc(2 * kvn))))
-    return CAL_ENOMEM;
-  if (L->l.ws_bytes > 0 && !(L->ws = cal_alloc((size_t)L->l.ws_bytes)))
-    return CAL_ENOMEM;
-  return 0;
+void cal_layer_set_shape(cal_layer_t *L, const cal_params_t *p, int bf16) {
+  cal_layer_shape_from_params(p, &L->s);
+  L->s.bf16 = bf16;
+  cal_layer_layout(&L->s, &L->l);
+  L->pos = L->s.seq;
 }
 
+/* What does not depend on the batch, then what does (layer_reshape.c,
+ * which a reshape re-makes alone). */
 int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
                      cal_layer_t **out) {
   cal_layer_t *L = cal_alloc(sizeof *L);
   float *tmp = NULL; /* bf16, packed fp32: fp32 staging of the weights */
-  int rc = CAL_ENOMEM;
+  int rc;
+  const char *no16;
   if (!L)
     return CAL_ENOMEM;
   memset(L, 0, sizeof *L);
-  cal_layer_shape_from_params(p, &L->s);
-  L->s.bf16 = bf16;
-  if ((rc = cal_layer_check_shape(&L->s, NULL, 0)) < 0)
+  L->borrowed = share != NULL; /* before anything of share's is reached */
+  L->seed = p->seed;
+  cal_layer_set_shape(L, p, bf16);
+  if ((rc = cal_layer_check_shape(&L->s, NULL, 0)) < 0 ||
+      (rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
     goto fail;
-  if ((rc = cal_variant_resolve(p->variant, &L->variant)) < 0)
-    goto fail;
-  const char *no16;
   L->cache16 = bf16 && p->decode;
   if (!bf16 || cal_attn_bf16_resolve(p->variant, &L->attn16, &no16) < 0)
     /* prefill: fp32 attention; decode (a bf16 cache): the portable one */
     L->attn16 = L->cache16 ? CAL_ATTN_BF16_SCALAR : -1;
-  cal_layer_layout(&L->s, &L->l);
-  L->seed = p->seed;
-  L->pos = L->s.seq;
-  const cal_layer_shape_t *s = &L->s;
-  const cal_layer_layout_t *l = &L->l;
-  size_t d = (size_t)s->hidden, f = (size_t)s->ffn, t = (size_t)l->tokens;
-  size_t hq = (size_t)(s->heads * l->hd);
-  const size_t nw[CAL_LAYER_NMM] = {d * (size_t)l->nqkv, hq * d, d * 2 * f, f * d};
-  if (share && (share->s.batch != s->batch || share->s.decode != s->decode ||
-                share->s.seq != s->seq || share->s.hidden != s->hidden ||
-                share->s.bf16 != bf16)) {
-    rc = CAL_EINVAL;
+  if ((rc = cal_layer_team_setup(L, p->path)) < 0 ||
+      (rc = alloc_params(L, &tmp)) < 0)
     goto fail;
-  }
-  if ((rc = cal_layer_team_setup(L, p->path, share)) < 0 ||
-      (rc = alloc_own(L, nw, &tmp)) < 0 || (rc = alloc_acts(L, share)) < 0)
-    goto fail;
-  fill_inputs(L, p->seed, tmp);
+  fill_params(L, tmp);
   if ((rc = cal_layer_pack_weights(L, tmp)) < 0)
     goto fail;
   cal_free(tmp);
   tmp = NULL;
-  memset(L->out, 0xff, 4 * t * d); /* NaN until a run writes it */
-  if (!L->team && (rc = products_setup(L, p->engine)) < 0)
+  if ((rc = cal_layer_batch_setup(L, p->engine, share)) < 0)
     goto fail;
   *out = L;
   return 0;

@@ -66,37 +66,27 @@ static void product(const cal_layer_t *L, int i, const float *x, int64_t ldx,
             ldy);
 }
 
-int cal_layer_team_setup(cal_layer_t *L, const char *path,
-                         const cal_layer_t *share) {
-  const cal_layer_shape_t *s = &L->s;
-  const size_t d = (size_t)s->hidden, f = (size_t)s->ffn;
-  const size_t t = (size_t)L->l.tokens, hq = (size_t)(s->heads * L->l.hd);
+int cal_layer_path_team(const cal_layer_shape_t *s, const char *path) {
   if (path && strcmp(path, "gemv") && strcmp(path, "blas"))
     return CAL_EINVAL;
   if (path && strcmp(path, "gemv") == 0 && !s->decode)
     return CAL_EINVAL; /* the one-team path is a decode step */
   if (!path)
     path = cal_layer_matrix_path(s); /* the shape's rule */
-  if (!(L->team = strcmp(path, "gemv") == 0))
-    return 0;
+  return strcmp(path, "gemv") == 0;
+}
+
+int cal_layer_team_setup(cal_layer_t *L, const char *path) {
+  int team = cal_layer_path_team(&L->s, path);
+  if (team <= 0)
+    return team;
+  L->team = 1;
   L->nthreads = omp_get_max_threads();
   L->gemv = cal_gemv_for(L->variant);
   L->gemv16 = cal_gemv_bf16_for(L->variant);
   if (!L->gemv || !L->gemv16)
     return CAL_EUNSUPP;
-  snprintf(L->impl, sizeof L->impl, "gemv %s", s->bf16 ? "bf16" : "fp32");
-  if (share) {
-    if (!share->team || share->nthreads != L->nthreads)
-      return CAL_EINVAL;
-    L->hteam = share->hteam;
-    L->xteam = share->xteam;
-    return 0;
-  }
-  if (!(L->hteam = cal_alloc(4 * (size_t)L->nthreads * t * d)))
-    return CAL_ENOMEM;
-  size_t k = hq > f ? hq : f;
-  if (s->bf16 && !(L->xteam = cal_alloc(4 * (size_t)L->nthreads * t * k)))
-    return CAL_ENOMEM;
+  snprintf(L->impl, sizeof L->impl, "gemv %s", L->s.bf16 ? "bf16" : "fp32");
   return 0;
 }
 

@@ -1,7 +1,8 @@
 /* Between the layer's files (layer.c: shapes, setup and the BLAS path;
- * layer_decode.c: the small-batch decode step; layer_verify.c: the
- * double-precision reference).  Not a public header; tests may use it to
- * reach the state of a set-up layer. */
+ * layer_reshape.c: the part of the setup that depends on the batch, and
+ * the reshape that re-makes it; layer_decode.c: the small-batch decode
+ * step; layer_verify.c: the double-precision reference).  Not a public
+ * header; tests may use it to reach the state of a set-up layer. */
 #ifndef CAL_LAYER_INTERNAL_H
 #define CAL_LAYER_INTERNAL_H
 
@@ -46,8 +47,10 @@ typedef struct cal_layer {
   cal_layer_layout_t l;
   int variant;        /* SIMD variant of attention and the GEMV */
   int team;           /* 1: run by cal_layer_run_team */
-  int borrowed;       /* 1: the activations and workspace are another
-                         layer's (cal_layer_create's share) */
+  int borrowed;       /* 1: the activations, workspace, team rows and
+                         bf16 scratch are another layer's (cal_layer_create's
+                         share), set before any of them is reached so that
+                         a failed setup frees none of share's */
   int nthreads;       /* the team's size (rows of hteam) */
   cal_gemv_fn gemv;   /* the variant's GEMV (team path, fp32) */
   cal_gemv_bf16_fn gemv16; /* the same over bf16 weights */
@@ -83,26 +86,55 @@ typedef struct cal_layer {
 } cal_layer_t;
 
 /* Set up a layer for p (p->decode, p->path, p->engine as the kernels
- * read them) in fp32 or bf16.  With share (a layer of the same shape, set
- * up first and freed last), the activations, the attention's workspace and
- * the team's rows are share's: a model's layers, run one at a time, own
- * only their weights, gains and KV cache.  The seed draws the weights, the
- * gains, the KV cache and the input rows (x, which a borrowing layer
- * overwrites in share's).  0, CAL_EINVAL, CAL_EUNSUPP, CAL_ENOMEM. */
+ * read them) in fp32 or bf16.  With share (a layer of the same shape and
+ * path, set up first and freed last), the activations, the attention's
+ * workspace, the team's rows and the bf16 scratch are share's: a model's
+ * layers, run one at a time, own only their weights, gains and KV cache.
+ * The seed draws the weights, the gains, the KV cache and the input rows
+ * (x, which a borrowing layer overwrites in share's).  0, CAL_EINVAL,
+ * CAL_EUNSUPP, CAL_ENOMEM. */
 int cal_layer_create(const cal_params_t *p, int bf16, const cal_layer_t *share,
                      cal_layer_t **out);
 void cal_layer_free(cal_layer_t *L);
+
+/* The layer's shape from p (bf16 as given), its layout, and a decode
+ * layer's new token at slot seq: set first by setup and by the reshape. */
+void cal_layer_set_shape(cal_layer_t *L, const cal_params_t *p, int bf16);
+/* What depends on the batch (layer_reshape.c), made once the weights are:
+ * the KV cache, the activations, workspace, team rows and bf16 scratch
+ * (share's where L borrows, share then required), each sequence's input
+ * rows and cache drawn, the output poisoned, and on the BLAS path the
+ * engine's products bound to them.  0, CAL_EINVAL (share missing or of
+ * another shape or path), CAL_ENOMEM or the engine's error. */
+int cal_layer_batch_setup(cal_layer_t *L, cal_engine_t engine,
+                          const cal_layer_t *share);
+/* Frees what cal_layer_batch_setup made (a borrowing layer drops share's
+ * buffers without freeing them), the pointers left NULL. */
+void cal_layer_batch_free(cal_layer_t *L);
+/* Whether L can be re-made for p, whose shape differs from L's in the
+ * batch alone: 0; CAL_EUNSUPP where p's batch runs the other path (the
+ * team's GEMV or the engine's GEMM, which hold the weights in other
+ * forms); CAL_EINVAL for another shape.  Changes nothing. */
+int cal_layer_reshape_check(const cal_layer_t *L, const cal_params_t *p);
+/* L made to run p's batch (checked as above first: on an error there L is
+ * unchanged): its weights and gains kept, its batch part re-made as setup
+ * makes it (share: as for cal_layer_create, already reshaped).  After
+ * another error L may only be freed. */
+int cal_layer_reshape(cal_layer_t *L, const cal_params_t *p,
+                      const cal_layer_t *share);
 /* One forward pass from x into out (and the new token's K and V into the
  * cache in decode).  0, or an engine's or the attention's error. */
 int cal_layer_run(cal_layer_t *L);
 
+/* Whether shape s runs on the team (1) or the BLAS path (0): path
+ * "gemv" or "blas", or (NULL) the shape's rule; CAL_EINVAL for an unknown
+ * path or "gemv" in prefill (layer_decode.c). */
+int cal_layer_path_team(const cal_layer_shape_t *s, const char *path);
 /* The small-batch decode path (layer_decode.c): one OpenMP team and our
- * matrix-vector products, where path asks for "gemv" or (NULL) the
- * shape's rule picks it; its scratch rows (share's where given).
- * CAL_EINVAL for an unknown path or "gemv" in prefill, CAL_EUNSUPP,
- * CAL_ENOMEM. */
-int cal_layer_team_setup(cal_layer_t *L, const char *path,
-                         const cal_layer_t *share);
+ * matrix-vector products, where cal_layer_path_team says so; its size and
+ * GEMVs (its rows, which depend on the batch, are cal_layer_batch_setup's).
+ * CAL_EINVAL as cal_layer_path_team, CAL_EUNSUPP. */
+int cal_layer_team_setup(cal_layer_t *L, const char *path);
 /* Rows K and columns (row stride) n of weight matrix i (layer_decode.c). */
 void cal_layer_matrix_dims(const cal_layer_t *L, int i, int64_t *K,
                            int64_t *n);

@@ -15,8 +15,17 @@
  * (or from the logits recomputed, so large batches never hold them
  * whole), dh (accumulated), dW for the chunk's rows and their AdamW
  * update at once (the gradient of W is never held whole either).
- * Masters and moments are double-buffered (read one set, write the other)
- * so verification sees the step's inputs.
+ * Masters and moments are one set, updated in place: a chunk's rows are
+ * read (its logits again, dh) before its AdamW writes them, and no later
+ * chunk reads them.  Verification takes its double reference from the
+ * state before a step of its own and checks that step, so it holds no
+ * second copy of W.
+ *
+ * Everything bound to the token count (h, dh, the logits or kept e, the
+ * per-token figures, the targets, the bf16 copies of h and of a chunk's
+ * gradient, oneDNN's products) is made apart from W and its moments, so
+ * a head can be reshaped to another batch keeping its optimizer state
+ * (cal_lm_head_reshape, the kernel table's reshape).
  *
  * Two dtypes, as the layers': fp32, the products on OpenBLAS sgemm; bf16
  * mixed precision, the three products on oneDNN matmuls over bf16 inputs
@@ -36,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cal_mem.h"
 #include "gemm_onednn.h"
 #include "kernel.h"
 #include "layer_train.h"
@@ -57,14 +67,16 @@
 typedef struct cal_lm_head {
   int64_t t, d, vocab, chunk;
   int64_t step;
-  int cur;
   int keep;                   /* 1: e kept whole [chunks][t][chunk] (in
                                  logits, or e16 when fp16) */
   int bf16;                   /* 1: the products in bf16 on oneDNN */
   cal_engine_t engine;        /* the products' engine: OpenBLAS's sgemm,
                                  or oneDNN's matmul (mm, in bf16 always) */
   cal_adamw_t opt;
-  float *w[2], *m[2], *v[2];  /* [vocab][d], double-buffered */
+  float *w, *m, *v;           /* [vocab][d], updated in place */
+  /* the stream of the inputs where create left it after W: any token
+   * count's h and targets are drawn from here as create draws them */
+  cal_rng_t rng;
   float *h, *dh, *logits, *gw, *lse;
   float *cmax;                /* each row's maximum per chunk [chunks][t] */
   uint16_t *e16;              /* fp16 e, kept [t·vocab] (NULL: fp32) */
@@ -95,18 +107,34 @@ int cal_lm_head_create_on(int64_t tokens, int64_t hidden, int64_t vocab,
 int cal_lm_head_create_bf16(int64_t tokens, int64_t hidden, int64_t vocab,
                             uint64_t seed, cal_lm_head_t **out);
 void cal_lm_head_free(cal_lm_head_t *H);
+/* H made for `tokens` tokens, keeping W, its moments (and bf16 copy) and
+ * the step count; h and the targets drawn as create draws them for that
+ * many, everything bound to the token count re-made (at the same count
+ * only the inputs drawn again).  0; CAL_EINVAL (tokens < 1), H unchanged;
+ * CAL_ENOMEM or an engine's error: H may only be freed. */
+int cal_lm_head_reshape(cal_lm_head_t *H, int64_t tokens);
 /* One step; allocates nothing.  0, or an engine's error. */
 int cal_lm_head_step(cal_lm_head_t *H);
-/* The last step against a double composition from the inputs it used
- * (bf16: h and W rounded as the step rounded them): the loss, dh in full,
- * and for a sample of rows of W (every target's and others) the gradient
- * (read back from the first moment), and in bf16 the copy the next step
- * reads.  0, CAL_EVERIFY, CAL_ENOMEM. */
-int cal_lm_head_verify(const cal_lm_head_t *H);
+/* One more step, checked against a double composition from the state
+ * before it (bf16: h and W rounded as the step rounds them): the loss,
+ * dh in full, and for a sample of rows of W (every sampled token's
+ * target's and others) the gradient (read back from the first moment)
+ * and the AdamW update from the rows as they were, and in bf16 the copy
+ * the next step reads.  CAL_EVERIFY before any step (nothing ran to
+ * check), else 0, CAL_EVERIFY, CAL_ENOMEM or the step's error. */
+int cal_lm_head_verify(cal_lm_head_t *H);
+/* cal_lm_head_verify in its parts, for a test that damages the step
+ * between them: the reference from H now (R freed by
+ * cal_lm_head_ref_free, accepts NULL), then after one step its check.
+ * 0, CAL_ENOMEM; 0, CAL_EVERIFY, CAL_ENOMEM. */
+typedef struct cal_lm_head_ref cal_lm_head_ref_t;
+int cal_lm_head_ref_make(const cal_lm_head_t *H, cal_lm_head_ref_t **R);
+int cal_lm_head_ref_check(const cal_lm_head_t *H, const cal_lm_head_ref_t *R);
+void cal_lm_head_ref_free(cal_lm_head_ref_t *R);
 
 double cal_lm_head_flops(int64_t tokens, int64_t hidden, int64_t vocab);
 /* Bytes a head allocates (bf16: with its bf16 copies and oneDNN's
- * scratchpads). */
+ * scratchpads), and what its verification holds while it runs. */
 double cal_lm_head_mem_bytes(int64_t tokens, int64_t hidden, int64_t vocab,
                              int bf16);
 

@@ -30,15 +30,33 @@ double cal_lm_logits_mem_bytes(int64_t rows, int64_t d, int64_t v, int bf16) {
          stage + 8.0 * (V + D);
 }
 
+/* What depends on the rows (the batch): the engine's product bound to
+ * them, h, h16 and the logits; the pointers left NULL. */
+static void rows_free(cal_lm_logits_t *H) {
+  if (H->eng)
+    H->eng->mm_free(H->mm);
+  H->eng = NULL;
+  H->mm = NULL;
+  cal_free_each(H->h, H->h16, H->logits);
+  H->h = H->logits = NULL;
+  H->h16 = NULL;
+}
+
 void cal_lm_logits_free(cal_lm_logits_t *H) {
   if (!H)
     return;
-  if (H->eng)
-    H->eng->mm_free(H->mm);
-  void *bufs[] = {H->g, H->w, H->w16, H->wp, H->wpf, H->h, H->h16, H->logits,
-                  H};
-  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-    cal_free(bufs[i]);
+  rows_free(H);
+  cal_free_each(H->g, H->w, H->w16, H->wp, H->wpf, H);
+}
+
+/* h, the logits, and in bf16 h16 for the engine's product. */
+static int rows_alloc(cal_lm_logits_t *H) {
+  size_t rd = (size_t)(H->rows * H->d);
+  H->h = cal_alloc(4 * rd);
+  H->logits = cal_alloc(4 * (size_t)H->rows * (size_t)H->vocab);
+  if (H->bf16)
+    H->h16 = cal_alloc(2 * rd);
+  return H->h && H->logits && (H->h16 || !H->bf16) ? 0 : CAL_ENOMEM;
 }
 
 /* A packed W (wp): the draws two rows at a time, in the same order. */
@@ -133,32 +151,37 @@ int cal_lm_logits_create(int64_t rows, int64_t d, int64_t vocab, int bf16,
     return CAL_ENOMEM;
   *H = (cal_lm_logits_t){.rows = rows, .d = d, .vocab = vocab, .bf16 = bf16,
                          .team = team, .variant = variant};
-  size_t n = (size_t)d * (size_t)vocab, rd = (size_t)(rows * d);
+  size_t n = (size_t)d * (size_t)vocab;
   int rc = CAL_ENOMEM;
   H->g = cal_alloc(4 * (size_t)d);
-  H->h = cal_alloc(4 * rd);
-  H->logits = cal_alloc(4 * (size_t)rows * (size_t)vocab);
   /* the team on vdpbf16ps: W packed for it (layer_gemv.h) */
   int pack = bf16 && team && cal_gemv_packed_ok(variant);
-  if (bf16) {
-    if (pack)
-      H->wp = cal_alloc(4 * cal_gemv_packed_words(d, vocab));
-    else
-      H->w16 = cal_alloc(2 * n);
-    H->h16 = cal_alloc(2 * rd);
-  } else if (team && cal_gemv_packed_for(variant)) {
+  if (bf16 && pack)
+    H->wp = cal_alloc(4 * cal_gemv_packed_words(d, vocab));
+  else if (bf16)
+    H->w16 = cal_alloc(2 * n);
+  else if (team && cal_gemv_packed_for(variant))
     H->wpf = cal_alloc(4 * cal_gemv_packed_f32_floats(d, vocab));
-  } else {
+  else
     H->w = cal_alloc(4 * n);
-  }
-  if (!H->g || !H->h || !H->logits ||
-      (bf16 ? !(H->w16 || H->wp) || !H->h16 : !(H->w || H->wpf)) ||
-      (rc = fill(H, seed)) < 0 || (rc = path_setup(H, engine)) < 0) {
+  if (!H->g || !(H->w || H->w16 || H->wp || H->wpf) ||
+      (rc = rows_alloc(H)) < 0 || (rc = fill(H, seed)) < 0 ||
+      (rc = path_setup(H, engine)) < 0) {
     cal_lm_logits_free(H);
     return rc;
   }
   *out = H;
   return 0;
+}
+
+int cal_lm_logits_reshape(cal_lm_logits_t *H, int64_t rows,
+                          cal_engine_t engine) {
+  if (rows < 1)
+    return CAL_EINVAL;
+  rows_free(H);
+  H->rows = rows;
+  int rc = rows_alloc(H);
+  return rc < 0 ? rc : path_setup(H, engine);
 }
 
 /* Columns c0 .. c1 of the logits from the packed W. */

@@ -45,6 +45,12 @@ int cal_lm_logits_create(int64_t rows, int64_t hidden, int64_t vocab, int bf16,
                          int team, int variant, cal_engine_t engine,
                          uint64_t seed, cal_lm_logits_t **out);
 void cal_lm_logits_free(cal_lm_logits_t *H);
+/* H made to take `rows` rows (a model's new batch): W and the gain kept,
+ * the rows' buffers and the engine's product bound to them re-made, on
+ * the path H was made for.  0, CAL_EINVAL (H unchanged), or CAL_ENOMEM or
+ * the engine's error, after which H may only be freed. */
+int cal_lm_logits_reshape(cal_lm_logits_t *H, int64_t rows,
+                          cal_engine_t engine);
 /* Row r's input at x + r·ldx (ldx floats apart).  0 or an engine's error. */
 int cal_lm_logits_run(cal_lm_logits_t *H, const float *x, int64_t ldx);
 /* Rows 0 and rows - 1 of the last run against a double composition from

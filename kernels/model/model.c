@@ -73,27 +73,62 @@ static size_t stream_bytes(const cal_model_t *M) {
   return 4 * (size_t)M->L[0]->l.tokens * (size_t)M->s.hidden;
 }
 
-/* The distinct layers (set l from the seed plus l: set 0 is the layer
- * kernel's at the same seed), the input rows, the head. */
-static int model_build(cal_model_t *M, const cal_params_t *p, int bf16) {
-  int rc;
-  for (int64_t l = 0; l < M->n; l++) {
-    cal_params_t q = *p;
-    q.seed = p->seed + 0x9e3779b9ULL * (uint64_t)l;
-    if ((rc = cal_layer_create(&q, bf16, l ? M->L[0] : NULL, &M->L[l])) < 0)
-      return rc;
-    if (l == 0) {
-      if (!(M->x0 = cal_alloc(stream_bytes(M))))
-        return CAL_ENOMEM;
-      memcpy(M->x0, M->L[0]->x, stream_bytes(M));
-    }
-  }
-  const cal_layer_t *L0 = M->L[0];
-  if ((rc = cal_lm_logits_create(M->s.batch, M->s.hidden, M->vocab, bf16,
-                                 L0->team, L0->variant, p->engine, p->seed,
-                                 &M->head)) < 0)
+/* Layer l made for p (reshape 0) or its batch part re-made (1), set l
+ * drawn from the seed plus l (set 0 is the layer kernel's at the same
+ * seed); after layer 0, the model's input copied from its rows as it drew
+ * them, before the layers after it draw theirs over the shared rows. */
+static int model_layer(cal_model_t *M, const cal_params_t *p, int64_t l,
+                       int reshape) {
+  cal_params_t q = *p;
+  q.seed = p->seed + 0x9e3779b9ULL * (uint64_t)l;
+  const cal_layer_t *share = l ? M->L[0] : NULL;
+  int rc = reshape ? cal_layer_reshape(M->L[l], &q, share)
+                   : cal_layer_create(&q, M->s.bf16, share, &M->L[l]);
+  if (rc < 0 || l)
     return rc;
-  snprintf(M->impl, sizeof M->impl, "%s; head %s", L0->impl, M->head->impl);
+  cal_free(M->x0);
+  if (!(M->x0 = cal_alloc(stream_bytes(M))))
+    return CAL_ENOMEM;
+  memcpy(M->x0, M->L[0]->x, stream_bytes(M));
+  return 0;
+}
+
+static void name_impl(cal_model_t *M) {
+  snprintf(M->impl, sizeof M->impl, "%s; head %s", M->L[0]->impl,
+           M->head->impl);
+}
+
+/* The distinct layers, the input rows, the head. */
+static int model_build(cal_model_t *M, const cal_params_t *p) {
+  int rc;
+  for (int64_t l = 0; l < M->n; l++)
+    if ((rc = model_layer(M, p, l, 0)) < 0)
+      return rc;
+  const cal_layer_t *L0 = M->L[0];
+  if ((rc = cal_lm_logits_create(M->s.batch, M->s.hidden, M->vocab,
+                                 M->s.bf16, L0->team, L0->variant, p->engine,
+                                 p->seed, &M->head)) < 0)
+    return rc;
+  name_impl(M);
+  return 0;
+}
+
+int cal_model_reshape(void *st, const cal_params_t *p) {
+  cal_model_t *M = st;
+  cal_params_t q = *p;
+  q.decode = M->s.decode; /* the kernel's mode, as cal_model_create sets it */
+  int rc;
+  /* every layer asked before any changes: the state stays whole on a no */
+  for (int64_t l = 0; l < M->n; l++)
+    if ((rc = cal_layer_reshape_check(M->L[l], &q)) < 0)
+      return rc;
+  M->s.batch = q.batch;
+  for (int64_t l = 0; l < M->n; l++)
+    if ((rc = model_layer(M, &q, l, 1)) < 0)
+      return rc;
+  if ((rc = cal_lm_logits_reshape(M->head, M->s.batch, q.engine)) < 0)
+    return rc;
+  name_impl(M);
   return 0;
 }
 
@@ -117,7 +152,7 @@ int cal_model_create(const cal_params_t *p, int decode, int bf16,
   if ((M->L = cal_alloc((size_t)n * sizeof *M->L))) {
     memset(M->L, 0, (size_t)n * sizeof *M->L);
     M->n = n;
-    rc = model_build(M, &q, bf16);
+    rc = model_build(M, &q);
   }
   if (rc < 0) {
     cal_model_free(M);
@@ -215,5 +250,5 @@ static cal_engine_t model_engine(const void *st) {
 
 #define model_run cal_model_run
 #define model_verify cal_model_verify
-#define model_reshape NULL /* TODO */
+#define model_reshape cal_model_reshape
 CAL_FORWARD_KERNELS(model, model);

@@ -70,6 +70,17 @@ int cal_model_create(const cal_params_t *p, int decode, int bf16,
 int cal_model_run(void *model);
 int cal_model_verify(void *model);
 void cal_model_free(cal_model_t *M);
+/* The kernels' reshape (kernel.h): a set-up step made to run p, whose
+ * parameters differ from its own in the batch alone.  Kept: every layer's
+ * weights in the form they hold and its gains, the head's W and gain;
+ * re-made: the KV caches (sequence b's drawn as setup draws it, the same
+ * at every batch), the shared activations, workspace and team rows, the
+ * engine's products, the input rows, the head's rows, each decode layer's
+ * position (back to seq).  CAL_EUNSUPP, the step unchanged, where p's
+ * batch runs the other path (the team's GEMV or the engine's GEMM, whose
+ * weights are held in other forms); after CAL_ENOMEM or an engine's error
+ * the step may only be freed. */
+int cal_model_reshape(void *model, const cal_params_t *p);
 /* A decode step over a growing cache (cal_params_t.gen above 1): every
  * layer's new token at position pos (cal_layer_set_pos). */
 void cal_model_set_pos(cal_model_t *M, int64_t pos);

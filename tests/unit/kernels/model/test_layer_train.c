@@ -20,7 +20,6 @@
 #include "kernel.h"
 #include "layer_train.h"
 #include "layer_train_internal.h"
-#include "lm_head.h"
 #include "test_util.h"
 
 /* a small ragged shape: GQA 2, head dim 16, seq not a tile multiple */
@@ -33,6 +32,7 @@ static cal_train_t *made(int64_t batch, int bf16, cal_engine_t engine) {
   cal_layer_shape_t s = small(batch, bf16);
   cal_train_t *T = NULL;
   assert_int_equal(cal_train_create(&s, 21, engine, &T), 0);
+  assert_int_equal(cal_train_save_inputs(T, 1), 0); /* for the checks */
   return T;
 }
 
@@ -103,6 +103,7 @@ static void attention_blocks(void **state) {
   cal_layer_shape_t s = {32, 4, 1, 48, 2 * CAL_TRAIN_QB + 7, 2, 0, bf16, 0, 0};
   cal_train_t *T = NULL;
   assert_int_equal(cal_train_create(&s, 9, bf16 ? CAL_ENGINE_ONEDNN : CAL_ENGINE_BUILTIN, &T), 0);
+  assert_int_equal(cal_train_save_inputs(T, 1), 0);
   assert_int_equal(cal_train_step(T), 0);
   check_all(T, bf16 ? 3e-2 : 1e-4);
   assert_int_equal(cal_train_verify(T), 0);
@@ -178,6 +179,7 @@ static void bf16_attention_sbgemm(void **state) {
   cal_train_t *T = NULL;
   assert_int_equal(cal_train_create(&s, 5, CAL_ENGINE_ONEDNN, &T), 0);
   T->sbgemm = naive_sbgemm; /* the projections stay on oneDNN */
+  assert_int_equal(cal_train_save_inputs(T, 1), 0);
   assert_int_equal(cal_train_step(T), 0);
   check_all(T, 3e-2);
   assert_int_equal(cal_train_verify(T), 0);
@@ -195,6 +197,8 @@ static void bf16_stack(void **state) {
   cal_layer_shape_t s = {64, 4, 2, 96, CAL_TRAIN_QB + 5, 2, 0, 1, 0, 0};
   cal_train_stack_t *S = NULL;
   assert_int_equal(cal_train_stack_create(&s, 3, 4, CAL_ENGINE_ONEDNN, &S), 0);
+  for (int l = 0; l < 3; l++) /* every layer's step checked below */
+    assert_int_equal(cal_train_save_inputs(S->T[l], 1), 0);
   for (int i = 0; i < 2; i++) {
     assert_int_equal(cal_train_stack_step(S), 0);
     assert_int_equal(cal_train_stack_verify(S), 0);
@@ -292,9 +296,9 @@ static void verify_rejects(void **state) {
     T->g[i] *= 2.0f;
   assert_int_equal(cal_train_verify(T), 0);
   /* one new master moved by a learning rate */
-  T->p[T->cur][17] += (float)T->opt.lr;
+  T->p[17] += (float)T->opt.lr;
   assert_int_equal(cal_train_verify(T), CAL_EVERIFY);
-  T->p[T->cur][17] -= (float)T->opt.lr;
+  T->p[17] -= (float)T->opt.lr;
   assert_int_equal(cal_train_verify(T), 0);
   /* attention's key gradient of one group 10% off */
   float *dq = T->dact[CAL_TRAIN_DQKV];
@@ -346,172 +350,6 @@ static void kernel_rows(void **state) {
   assert_int_equal(k->setup(&p, &st), CAL_EINVAL);
 }
 
-/* The fp32 LM head on engine e: a vocabulary of two chunks and a ragged
- * end; the step's verification passes, and catches a wrong dh and a wrong
- * gradient row. */
-static void lm_head_on(cal_engine_t e) {
-  cal_lm_head_t *H = NULL;
-  assert_int_equal(
-      cal_lm_head_create_on(16, 32, CAL_LM_HEAD_CHUNK + 77, 3, e, &H), 0);
-  assert_int_equal(H->engine, e);
-  assert_int_equal(H->mm[0][0] != NULL, e == CAL_ENGINE_ONEDNN);
-  assert_int_equal(H->mm[1][0] != NULL, e == CAL_ENGINE_ONEDNN);
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  assert_int_equal(cal_lm_head_step(H), 0);
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  /* loss of uniform-ish logits: near log(vocab) */
-  /* logits of variance 1/3: the loss near log(vocab) + 1/6 */
-  assert_true(fabs(H->loss - log((double)H->vocab)) < 1.0);
-  assert_int_equal(cal_lm_head_step(H), 0);
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  H->dh[3] += 0.01f;
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  H->dh[3] -= 0.01f;
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  /* the path large batches take: logits recomputed in the second pass */
-  assert_int_equal(H->keep, 1);
-  H->keep = 0;
-  assert_int_equal(cal_lm_head_step(H), 0);
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  /* the first target's row: its moment (so its gradient) off */
-  size_t row = (size_t)H->target[0] * (size_t)H->d;
-  H->m[H->cur][row + 1] += 1e-3f;
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  cal_lm_head_free(H);
-  const cal_kernel_t *k = cal_kernel_find("lm_head_train");
-  assert_non_null(k);
-  cal_params_t p = {0};
-  p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
-  p.engine = e;
-  void *st = NULL;
-  assert_int_equal(k->setup(&p, &st), 0);
-  assert_int_equal(k->engine_used(st), e);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->verify(st), 0);
-  k->teardown(st);
-  assert_true(fabs(k->flops(&p) - 6.0 * 10 * 300 * 32) < 1);
-}
-
-/* The fp32 head on OpenBLAS and on oneDNN (the layers' engine in a
- * sweep), each verified; the two engines' losses and dh agree on the same
- * data; the builtin default is OpenBLAS's, and no other engine is taken. */
-static void lm_head(void **state) {
-  (void)state;
-  lm_head_on(CAL_ENGINE_OPENBLAS);
-  lm_head_on(CAL_ENGINE_ONEDNN);
-  const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;
-  cal_lm_head_t *B = NULL, *O = NULL;
-  assert_int_equal(cal_lm_head_create_on(t, d, V, 7, CAL_ENGINE_BUILTIN, &B), 0);
-  assert_int_equal(B->engine, CAL_ENGINE_OPENBLAS);
-  assert_int_equal(cal_lm_head_create_on(t, d, V, 7, CAL_ENGINE_ONEDNN, &O), 0);
-  for (int st = 0; st < 2; st++) {
-    assert_int_equal(cal_lm_head_step(B), 0);
-    assert_int_equal(cal_lm_head_step(O), 0);
-    assert_true(fabs(B->loss - O->loss) < 1e-5 * fabs(B->loss));
-    for (int64_t i = 0; i < t * d; i++)
-      assert_true(fabsf(B->dh[i] - O->dh[i]) <= 1e-5f + 1e-4f * fabsf(B->dh[i]));
-  }
-  cal_lm_head_free(B);
-  cal_lm_head_free(O);
-  assert_int_equal(cal_lm_head_create_on(t, d, V, 7, CAL_ENGINE_COUNT, &B),
-                   CAL_EINVAL);
-  assert_null(B);
-}
-
-/* The RMS of a - b over the RMS of b, over n floats. */
-static double rel_diff(const float *a, const float *b, size_t n) {
-  double e2 = 0, r2 = 0;
-  for (size_t i = 0; i < n; i++) {
-    e2 += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-    r2 += (double)b[i] * b[i];
-  }
-  return sqrt(e2 / (r2 + 1e-300));
-}
-
-/* The bf16 LM head on oneDNN: a vocabulary of two chunks and a ragged end
- * (a second set of products), both logits paths; its loss and dh close to
- * the fp32 head's on the same data; verification passes, and catches dh
- * or one gradient row a few percent off and a stale bf16 copy of W. */
-static void lm_head_bf16(void **state) {
-  (void)state;
-  if (!cal_test_native_bf16()) {
-    cal_test_skip("no native bf16 on this CPU or oneDNN");
-  }
-  const int64_t t = 16, d = 32, V = CAL_LM_HEAD_CHUNK + 77;
-  cal_lm_head_t *H = NULL, *F = NULL;
-  assert_int_equal(cal_lm_head_create_bf16(t, d, V, 3, &H), 0);
-  assert_int_equal(cal_lm_head_create(t, d, V, 3, &F), 0);
-  assert_non_null(H->mm[1][0]);
-  /* every product on an optimized implementation, none on a reference */
-  print_message("bf16 LM head: %s\n", H->impl);
-  assert_true(strncmp(H->impl, "onednn ", 7) == 0);
-  assert_null(strstr(H->impl, "ref"));
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  for (int s = 0; s < 2; s++) {
-    assert_int_equal(cal_lm_head_step(H), 0);
-    assert_int_equal(cal_lm_head_step(F), 0);
-    assert_int_equal(cal_lm_head_verify(H), 0);
-    double e = rel_diff(H->dh, F->dh, (size_t)(t * d));
-    print_message("step %d: loss bf16 %.6f fp32 %.6f, dh %.2e apart\n", s + 1,
-                  H->loss, F->loss, e);
-    assert_true(fabs(H->loss - F->loss) < 1e-2);
-    assert_true(e < 2e-2);
-  }
-  /* dh 3% large */
-  for (int64_t i = 0; i < t * d; i++)
-    H->dh[i] *= 1.03f;
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  for (int64_t i = 0; i < t * d; i++)
-    H->dh[i] /= 1.03f;
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  /* the first target's row: its gradient, as the first moment holds it,
-   * 3% large */
-  const cal_adamw_t *o = &H->opt;
-  float *m1 = H->m[H->cur], *m0 = H->m[1 - H->cur];
-  size_t row = (size_t)H->target[0] * (size_t)d;
-  float *keep = malloc(4 * (size_t)d);
-  assert_non_null(keep);
-  memcpy(keep, m1 + row, 4 * (size_t)d);
-  for (int64_t e = 0; e < d; e++) {
-    double g = (m1[row + e] - o->beta1 * m0[row + e]) / (1.0 - o->beta1);
-    m1[row + e] = (float)(o->beta1 * m0[row + e] + (1.0 - o->beta1) * g * 1.03);
-  }
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  memcpy(m1 + row, keep, 4 * (size_t)d);
-  free(keep);
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  /* the copy the next step reads one bf16 step off the new masters */
-  H->w16[row + 2] ^= 1;
-  assert_int_equal(cal_lm_head_verify(H), CAL_EVERIFY);
-  H->w16[row + 2] ^= 1;
-  /* logits recomputed in the second pass */
-  H->keep = 0;
-  assert_int_equal(cal_lm_head_step(H), 0);
-  assert_int_equal(cal_lm_head_verify(H), 0);
-  cal_lm_head_free(H);
-  cal_lm_head_free(F);
-  /* the kernel row: one chunk; its bf16 buffers counted */
-  const cal_kernel_t *k = cal_kernel_find("lm_head_train_bf16");
-  assert_non_null(k);
-  assert_string_equal(cal_kdtype_name(k->dtype), "bf16");
-  assert_int_equal(k->engine, CAL_ENGINE_ONEDNN);
-  cal_params_t p = {0};
-  p.hidden = 32, p.seq = 5, p.batch = 2, p.n = 300, p.seed = 1;
-  const char *why = NULL;
-  assert_int_equal(k->supported(&p, &why), 0);
-  void *st = NULL;
-  assert_int_equal(k->setup(&p, &st), 0);
-  assert_null(((cal_lm_head_t *)st)->mm[1][0]);
-  assert_int_equal(k->run(st), 0);
-  assert_int_equal(k->verify(st), 0);
-  assert_true(strncmp(k->impl_name(st), "onednn ", 7) == 0);
-  k->teardown(st);
-  const cal_kernel_t *k32 = cal_kernel_find("lm_head_train");
-  assert_true(k->flops(&p) == k32->flops(&p));
-  assert_true(k->mem_bytes(&p) - k32->mem_bytes(&p) >=
-              2.0 * (10 * 32 + 300 * 32 + 10 * 300));
-}
-
 /* A stack of three layers: each reads the one below's output and sends
  * its dx down as the one below's upstream gradient; every layer checked
  * from its own inputs; a wrong link caught. */
@@ -523,6 +361,8 @@ static void stack(void **state) {
   assert_ptr_equal(S->T[1]->x, S->T[0]->y);
   assert_ptr_equal(S->T[0]->dy, S->T[1]->dact[CAL_TRAIN_DX]);
   assert_int_equal(cal_train_stack_verify(S), CAL_EVERIFY);
+  for (int l = 0; l < 3; l++) /* every layer's step checked below */
+    assert_int_equal(cal_train_save_inputs(S->T[l], 1), 0);
   for (int i = 0; i < 2; i++) {
     assert_int_equal(cal_train_stack_step(S), 0);
     assert_int_equal(cal_train_stack_verify(S), 0);
@@ -531,8 +371,12 @@ static void stack(void **state) {
   }
   /* the middle layer's output changed after the fact: the top layer's
    * gradients no longer match its input */
+  assert_int_equal(cal_train_save_inputs(S->T[0], 1), 0);
+  assert_int_equal(cal_train_save_inputs(S->T[2], 1), 0);
+  assert_int_equal(cal_train_stack_step(S), 0);
+  assert_int_equal(cal_train_stack_check(S), 0);
   S->T[1]->y[7] += 0.25f;
-  assert_int_equal(cal_train_stack_verify(S), CAL_EVERIFY);
+  assert_int_equal(cal_train_stack_check(S), CAL_EVERIFY);
   cal_train_stack_free(S);
   const cal_kernel_t *k = cal_kernel_find("layer_train");
   cal_params_t p = {0};
@@ -546,6 +390,58 @@ static void stack(void **state) {
   assert_int_equal(k->run(st), 0);
   assert_int_equal(k->verify(st), 0);
   k->teardown(st);
+}
+
+/* A stack kept from one batch to the next: re-shaped, its masters and
+ * moments are the ones it had, its inputs those a fresh stack draws at
+ * that batch, and its steps still verify, up and down; LoRA refuses. */
+static void stack_reshape_on(int bf16) {
+  cal_layer_shape_t s = small(1, bf16);
+  cal_train_stack_t *S = NULL, *F = NULL;
+  assert_int_equal(cal_train_stack_create(&s, 2, 4, CAL_ENGINE_BUILTIN, &S), 0);
+  assert_int_equal(cal_train_stack_step(S), 0);
+  assert_int_equal(cal_train_stack_verify(S), 0);
+  const int64_t batches[] = {3, 1, 3};
+  for (int i = 0; i < 3; i++) {
+    cal_train_t *B = S->T[0];
+    float w = B->p[11], m = B->m[11];
+    int64_t steps = B->step;
+    assert_int_equal(cal_train_stack_reshape(S, batches[i]), 0);
+    assert_float_equal(B->p[11], w, 0);
+    assert_float_equal(B->m[11], m, 0);
+    assert_int_equal(B->step, steps);
+    assert_ptr_equal(S->T[1]->x, S->T[0]->y);
+    assert_ptr_equal(S->T[0]->dy, S->T[1]->dact[CAL_TRAIN_DX]);
+    cal_layer_shape_t sb = small(batches[i], bf16);
+    assert_int_equal(cal_train_stack_create(&sb, 2, 4, CAL_ENGINE_BUILTIN, &F), 0);
+    size_t n = (size_t)(B->t * B->s.hidden);
+    assert_int_equal(B->t, F->T[0]->t);
+    assert_memory_equal(B->x, F->T[0]->x, 4 * n);
+    assert_memory_equal(S->T[1]->dy, F->T[1]->dy, 4 * n);
+    cal_train_stack_free(F);
+    assert_int_equal(cal_train_stack_step(S), 0);
+    assert_int_equal(cal_train_stack_verify(S), 0);
+  }
+  cal_train_stack_free(S);
+  s.lora_rank = 4;
+  assert_int_equal(cal_train_stack_create(&s, 1, 4, CAL_ENGINE_BUILTIN, &S), 0);
+  assert_int_equal(cal_train_stack_reshape(S, 2), CAL_EUNSUPP);
+  assert_int_equal(cal_train_stack_step(S), 0);
+  assert_int_equal(cal_train_stack_verify(S), 0);
+  cal_train_stack_free(S);
+}
+
+static void stack_reshape(void **state) {
+  (void)state;
+  stack_reshape_on(0);
+}
+
+static void stack_reshape_bf16(void **state) {
+  (void)state;
+  if (!cal_test_native_bf16()) {
+    cal_test_skip("no native bf16 on this CPU or oneDNN");
+  }
+  stack_reshape_on(1);
 }
 
 /* Resident bytes of this process (/proc/self/statm); -1 where unknown. */
@@ -592,6 +488,6 @@ CAL_TEST_MAIN(
     cal_unit_test_bf16(attention_blocks), cmocka_unit_test(bf16_attention),
     cmocka_unit_test(finite_differences), cmocka_unit_test(adamw_by_hand),
     cmocka_unit_test(verify_rejects), cmocka_unit_test(bf16_gradients),
-    cmocka_unit_test(kernel_rows), cmocka_unit_test(lm_head),
-    cmocka_unit_test(lm_head_bf16), cmocka_unit_test(stack),
+    cmocka_unit_test(kernel_rows), cmocka_unit_test(stack),
+    cmocka_unit_test(stack_reshape), cmocka_unit_test(stack_reshape_bf16),
     cmocka_unit_test(bf16_stack), cmocka_unit_test(bf16_attention_sbgemm))
