@@ -44,6 +44,7 @@ typedef struct sweep {
   int said_long;            /* the note on a long given list was made */
   double built_s;           /* the point's seconds building models (not
                                re-shaping kept ones) */
+  double built_all_s;       /* the mode's, every point's */
 } sweep_t;
 
 enum { CAL_KEPT_MAIN, CAL_KEPT_BLAS, CAL_KEPT_HEAD, CAL_KEPT_REF };
