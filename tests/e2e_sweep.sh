@@ -6,6 +6,7 @@
 # sweep options are refused (--lora-rank where no training step runs).
 # usage: e2e_sweep.sh CALIBRATE SOURCE_DIR
 # covers: calibrator/sections/batch_sweep.c calibrator/sections/batch_curve.c
+# covers: calibrator/sections/batch_pace.c
 # covers: calibrator/sections/batch_plan.c calibrator/profile/batch_json.c
 # covers: calibrator/report/table_batch.c calibrator/sections/batch_rates.c
 CAL=$1 SRC=$2

@@ -23,49 +23,6 @@
 #include "run.h"
 #include "timer.h"
 
-/* decode batches up to this are measured on both paths (the one-team GEMV
- * and the engine's GEMM) and keep the faster: which wins depends on the
- * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
- * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
-#define SWEEP_BOTH_PATHS_MAX 32
-/* a point (the model's step: from milliseconds to seconds) takes samples
- * until its median's 95% interval is within 1% of it, at least 3 and at
- * most 10 (--quick 5), and stops taking more once its samples have taken
- * 2 s (--quick 1 s): a 4 s step is timed 3 times, a 40 ms one until its
- * interval is tight.  --samples N asks for N exactly. */
-#define SWEEP_CI_TARGET 0.01
-#define SWEEP_MIN_SAMPLES 3
-#define SWEEP_MODEL_SAMPLES 10
-#define SWEEP_MODEL_QUICK_SAMPLES 5
-#define SWEEP_SAMPLES_S 2.0
-#define SWEEP_QUICK_SAMPLES_S 1.0
-
-/* Bytes the state kept in slot i holds (0: none). */
-static double kept_bytes(const sweep_t *s, int i) {
-  const cal_kept_t *kp = &s->kept[i];
-  return kp->state && kp->k->mem_bytes ? kp->k->mem_bytes(&kp->p) : 0.0;
-}
-
-/* A part of a point (kernel k at p) on the state kept in slot `slot`: the
- * states kept in the other slots are released first where they and this
- * part would not fit the memory budget together (the plan counts a train
- * point's parts one at a time). */
-static int run_kept(sweep_t *s, int slot, const cal_kernel_t *k,
-                    const cal_params_t *p, cal_point_t *pt) {
-  double need = k->mem_bytes ? k->mem_bytes(p) : 0.0;
-  for (int i = 0; i < 4; i++)
-    need += i == slot ? 0.0 : kept_bytes(s, i);
-  for (int i = 0; i < 4 && need > s->mem_budget; i++)
-    if (i != slot)
-      cal_kept_release(&s->kept[i]);
-  int rc = cal_run_point_kept(s->r, &s->h, k, p, &s->kept[slot], pt);
-  if (rc == 0 && !pt->reused) {
-    s->built_s += pt->setup_s;
-    s->built_all_s += pt->setup_s;
-  }
-  return rc;
-}
-
 /* Whether the mode can run at all: its kernel on this machine, and a
  * batch-1 point within the memory budget.  0 (measured from here on), or 1
  * with the mode skipped and why.  Every point is verified as it is
@@ -116,27 +73,19 @@ static int sweep_ci(sweep_t *s) {
   }
   /* --ci: the layer's setup and double-precision check cost more than its
    * samples, and each round repeats them: one round with every round's
-   * samples keeps the run short */
-  cal_harness_cfg_t h = s->h;
-  int rounds = 0;
-  if (s->r->opt->ci) {
-    h.samples *= s->r->opt->rounds;
-    rounds = 1;
-  }
-  if (rounds != 1) {
-    if ((rc = cal_run_points(s->r, &h, rounds, ks, ps, nj, cps, s->m->name)) < 0)
+   * samples, the points one after the other on the mode's model, keeps the
+   * run short */
+  if (!s->r->opt->ci) {
+    if ((rc = cal_run_points(s->r, &s->h, 0, ks, ps, nj, cps, s->m->name)) < 0)
       goto out;
   } else {
-    /* one round: the points one after the other on the mode's model */
-    cal_harness_cfg_t keep = s->h;
-    s->h = h;
+    s->h.samples *= s->r->opt->rounds;
     for (size_t j = 0; j < nj && rc == 0; j++) {
       cal_progress(s->r, "batch sweep %s: batch %lld, point %zu/%zu",
                    s->m->name, (long long)ps[j].batch, j + 1, nj);
-      rc = run_kept(s, s->decode ? CAL_KEPT_BLAS : CAL_KEPT_MAIN, ks[j],
-                    &ps[j], &cps[j]);
+      rc = cal_sweep_run_kept(s, s->decode ? CAL_KEPT_BLAS : CAL_KEPT_MAIN,
+                              ks[j], &ps[j], &cps[j]);
     }
-    s->h = keep;
     if (rc < 0)
       goto out;
   }
@@ -203,7 +152,7 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
   memset(two, 0, sizeof two);
   for (i = 0; i < 2 && rc == 0; i++) {
     p->path = paths[i];
-    rc = run_kept(s, i ? CAL_KEPT_BLAS : CAL_KEPT_MAIN, s->k, p, &two[i]);
+    rc = cal_sweep_run_kept(s, i ? CAL_KEPT_BLAS : CAL_KEPT_MAIN, s->k, p, &two[i]);
   }
   p->path = NULL;
   if (rc < 0) {
@@ -237,7 +186,7 @@ static int both_paths(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p,
 static int train_part(sweep_t *s, cal_batch_point_t *bp, cal_point_t *pt,
                       int slot, const cal_kernel_t *k, const cal_params_t *q,
                       const char *what, cal_point_t *out) {
-  int rc = run_kept(s, slot, k, q, out);
+  int rc = cal_sweep_run_kept(s, slot, k, q, out);
   if (rc < 0 || !CAL_POINT_HAS_SAMPLES(out)) {
     if (rc == 0) {
       bp->status = out->status;
@@ -263,7 +212,7 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   memset(&hpt, 0, sizeof hpt);
   memset(&rpt, 0, sizeof rpt);
   s->busy_part[0] = 0;
-  int rc = run_kept(s, CAL_KEPT_MAIN, s->k, p, &pt);
+  int rc = cal_sweep_run_kept(s, CAL_KEPT_MAIN, s->k, p, &pt);
   if (rc < 0)
     return rc;
   if (CAL_POINT_HAS_SAMPLES(&pt)) {
@@ -298,92 +247,6 @@ static int train_point(sweep_t *s, cal_batch_point_t *bp, cal_params_t *p) {
   cal_point_free(&hpt);
   cal_point_free(&rpt);
   return rc;
-}
-
-/* Seconds the timed part of a point whose step takes `step` should take:
- * its warm-up, its samples (by confidence: at least min_samples, at most
- * `samples`, no more once max_samples_s is spent) and one run more (the
- * calibration of a short step, the verification's step of a long one). */
-static double timed_s(const cal_harness_cfg_t *h, double step) {
-  double one = fmax(step, h->min_sample_s), n = h->samples;
-  if (h->ci_target > 0 && h->max_samples_s > 0)
-    n = fmin(n, fmax(h->min_samples, ceil(h->max_samples_s / one)));
-  return fmax(h->warmup_s, step) + (n + 1.0) * one;
-}
-
-/* Seconds the point at batch b should take, from the last measured one
- * (lb, its step, and its wall time less the building of a model: a kept
- * model is re-shaped, not built again): the timed runs scaled by the step
- * (each path's; decode's step as its arithmetic at the run's GEMM rate
- * grows, cal_sweep_step_at) and the rest (re-shaping, verification) as it
- * was.  A training point's step is the sum of its parts (layers, LM head,
- * reference or generation). */
-static double next_cost(const sweep_t *s, int64_t b, int64_t lb, double step,
-                        double wall) {
-  double ratio = (double)b / (double)(lb ? lb : 1), arith = step;
-  if (s->decode && s->res->gemm_gflops > 0) {
-    cal_params_t p;
-    cal_sweep_shape(s, 1, lb, &p);
-    arith = s->k->flops(&p) / (s->res->gemm_gflops * 1e9);
-  }
-  double next = cal_sweep_step_at(step, arith, ratio);
-  int paths = s->decode && b <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
-  int lpaths = s->decode && lb <= SWEEP_BOTH_PATHS_MAX ? 2 : 1;
-  double then = lpaths * timed_s(&s->h, step);
-  double now = paths * timed_s(&s->h, next);
-  return fmax(wall - then, 0.0) + now;
-}
-
-/* Seconds of the mode's budget spent: its time so far, less the building
- * of its models, paid once a mode and not by its points (the budget was
- * drawn for points that each built their model; a kept model's first
- * point would otherwise leave the others no time). */
-static double spent(const sweep_t *s) {
-  return cal_now() - s->t0 - s->built_all_s;
-}
-
-/* How many of the list's first batches the user gave (--batches): those
- * are all measured, whatever the time. */
-static size_t given_n(const sweep_t *s) {
-  const cal_sweep_opts_t *o = &s->r->opt->sweep;
-  return o->batches ? o->nbatches : 0;
-}
-
-/* Seconds the list's points from i on should take, from the last
- * measured point (next_cost); 0 before any was measured. */
-static double time_left(const sweep_t *s, size_t i, int64_t lb, double step,
-                        double wall) {
-  double t = 0;
-  for (size_t j = i; lb && j < s->nlist; j++)
-    t += next_cost(s, s->list[j], lb, step, wall);
-  return t;
-}
-
-/* The progress line: the point, the points left and the time they should
- * take (within the mode's budget, but for a list the user gave); once, when a
- * given list will take longer than the budget, a note saying so. */
-static void progress(sweep_t *s, size_t i, int64_t b, int64_t lb, double step,
-                     double wall) {
-  cal_run_t *r = s->r;
-  double left = time_left(s, i, lb, step, wall);
-  double room = s->budget - spent(s);
-  if (left > 0 && i < given_n(s) && left > room && !s->said_long) {
-    s->said_long = 1;
-    cal_progress_done(r);
-    fprintf(stderr,
-            "calibrate: note: the %s batches given should take about %.0f s "
-            "more, past the sweep's %.0f s for the mode; measuring them all\n",
-            s->m->name, left, fmax(room, 0.0));
-  }
-  if (i >= given_n(s) && left > room)
-    left = fmax(room, 0.0);
-  if (left > 0)
-    cal_progress(r, "batch sweep %s: batch %lld (point %zu of %zu, about "
-                 "%.0f s left)", s->m->name, (long long)b, i + 1, s->nlist,
-                 left);
-  else
-    cal_progress(r, "batch sweep %s: batch %lld (point %zu of %zu)",
-                 s->m->name, (long long)b, i + 1, s->nlist);
 }
 
 /* One batch after the other until the list ends, memory or time runs out
@@ -422,21 +285,21 @@ static int sweep_sequential(sweep_t *s) {
       blocked = 1;
       continue;
     }
-    double cost = next_cost(s, b, last_batch, last_step, last_wall);
+    double cost = cal_sweep_next_cost(s, b, last_batch, last_step, last_wall);
     /* the budget limits the points the sweep adds, never a list the user
      * gave */
-    int given = i < given_n(s);
-    if (last_batch && !given && spent(s) + cost > s->budget) {
+    int given = i < cal_sweep_given(s);
+    if (last_batch && !given && cal_sweep_spent(s) + cost > s->budget) {
       m->stop = CAL_STOP_TIME;
       cal_sweep_point_skip(bp, m->stop);
       blocked = 1;
       continue;
     }
-    progress(s, i, b, last_batch, last_step, last_wall);
+    cal_sweep_progress(s, i, b, last_batch, last_step, last_wall);
     cal_params_t p;
     cal_point_t pt;
     cal_sweep_shape(s, s->decode, b, &p);
-    if (s->decode && b > SWEEP_BOTH_PATHS_MAX) {
+    if (s->decode && b > CAL_SWEEP_BOTH_PATHS_MAX) {
       /* the GEMV's model is done; the GEMM path named as the points before
        * named it, so that its model is re-shaped, not built again */
       cal_kept_release(&s->kept[CAL_KEPT_MAIN]);
@@ -448,9 +311,9 @@ static int sweep_sequential(sweep_t *s) {
     if (s->train) {
       if ((rc = train_point(s, bp, &p)) < 0)
         return rc;
-    } else if ((rc = s->decode && b <= SWEEP_BOTH_PATHS_MAX
+    } else if ((rc = s->decode && b <= CAL_SWEEP_BOTH_PATHS_MAX
                          ? both_paths(s, bp, &p, &pt)
-                         : run_kept(s, s->decode ? CAL_KEPT_BLAS : CAL_KEPT_MAIN,
+                         : cal_sweep_run_kept(s, s->decode ? CAL_KEPT_BLAS : CAL_KEPT_MAIN,
                                     s->k, &p, &pt)) < 0 ||
                (rc = cal_sweep_point_take(s, bp, &pt, NULL, NULL)) < 0) {
       return rc;
@@ -556,12 +419,7 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
                : mi == 5 ? cal_kernel_find(names[bf16][3])
                          : NULL,
                "", mi == 5, {{NULL}}, 0, 0, 0};
-  if (r->opt->samples_asked <= 0 && r->opt->rounds <= 1) {
-    s.h.samples = r->opt->quick ? SWEEP_MODEL_QUICK_SAMPLES : SWEEP_MODEL_SAMPLES;
-    s.h.ci_target = SWEEP_CI_TARGET;
-    s.h.min_samples = SWEEP_MIN_SAMPLES;
-    s.h.max_samples_s = r->opt->quick ? SWEEP_QUICK_SAMPLES_S : SWEEP_SAMPLES_S;
-  }
+  cal_sweep_samples(&s);
   m->name = modes[mi];
   m->stop = "end of the batch list";
   m->latency_ms_batch_1 = NAN;

@@ -49,6 +49,37 @@ typedef struct sweep {
 
 enum { CAL_KEPT_MAIN, CAL_KEPT_BLAS, CAL_KEPT_HEAD, CAL_KEPT_REF };
 
+/* decode batches up to this are measured on both paths (the one-team GEMV
+ * and the engine's GEMM) and keep the faster: which wins depends on the
+ * engine and the dtype (measured on 2 cores: OpenBLAS fp32 loses to the
+ * GEMV up to batch 32, oneDNN bf16 wins from batch 16, oneDNN fp32 from 4) */
+#define CAL_SWEEP_BOTH_PATHS_MAX 32
+
+/* ---- the pace (batch_pace.c) */
+
+/* The points' samples: by confidence (the median's interval within 1%,
+ * at least 3 and at most 10, 5 with --quick, no more once they took 2 s,
+ * 1 s with --quick) unless --samples or rounds ask for a count. */
+void cal_sweep_samples(sweep_t *s);
+/* A part of a point (kernel k at p) on the model kept in slot `slot`,
+ * the other slots' released first where they and this part would not fit
+ * the memory budget together; what building (not re-shaping) cost is
+ * added to built_s and built_all_s.  What cal_run_point_kept returns. */
+int cal_sweep_run_kept(sweep_t *s, int slot, const cal_kernel_t *k,
+                       const cal_params_t *p, cal_point_t *pt);
+/* Seconds the point at batch b should take, from the last measured one
+ * (lb, its step and its wall time less the building of models). */
+double cal_sweep_next_cost(const sweep_t *s, int64_t b, int64_t lb,
+                           double step, double wall);
+/* Seconds of the mode's share spent: its time less its models' building. */
+double cal_sweep_spent(const sweep_t *s);
+/* How many of the list's first batches the user gave (--batches). */
+size_t cal_sweep_given(const sweep_t *s);
+/* The progress line of point i (batch b), the points left and their
+ * expected time; once, a note when a given list will outrun the share. */
+void cal_sweep_progress(sweep_t *s, size_t i, int64_t b, int64_t lb,
+                        double step, double wall);
+
 /* ---- the plan (batch_plan.c) */
 
 /* Seconds mode m (0 prefill, 1 decode, 2 train, 3 inference, 4 dpo,

@@ -456,11 +456,10 @@ int cal_train_stack_create(const cal_layer_shape_t *s, int layers,
   return 0;
 }
 
-/* A layer's batch re-made for another batch: its state kept, its buffers
- * allocated, bound and drawn as create does. */
+/* A layer's batch, freed already, made for another batch: its state
+ * kept, its buffers allocated, bound and drawn as create does. */
 static int reshape_layer(cal_train_t *T, int64_t batch,
                          const cal_train_t *share) {
-  free_batch(T);
   T->s.batch = batch;
   layout(T);
   int rc;
@@ -475,6 +474,8 @@ int cal_train_stack_reshape(cal_train_stack_t *S, int64_t batch) {
     return CAL_EINVAL;
   if (S->T[0]->lora) /* the adapters' rows too: set up anew */
     return CAL_EUNSUPP;
+  /* every layer's old batch freed before any new one is made: the
+   * stack never holds both */
   for (int l = S->n - 1; l >= 0; l--)
     free_batch(S->T[l]);
   for (int l = 0; l < S->n; l++) {
