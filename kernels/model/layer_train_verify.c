@@ -24,21 +24,47 @@ static double *operand(const double *a, size_t n, int bf16) {
   return c;
 }
 
+/* A product's operands as the step sees them, in scratch made once for
+ * the whole reference (fresh copies per product cost more in page faults
+ * than the products themselves): in bf16 each rounded into its scratch,
+ * in fp32 read where they are. */
+typedef struct {
+  int bf16;
+  double *sa, *sb; /* NULL in fp32 */
+} dmm_ctx_t;
+
+static const double *rounded(const dmm_ctx_t *x, const double *a, double *s,
+                             size_t n) {
+  if (!x->bf16)
+    return a;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++)
+    s[i] = (double)cal_bf16_round((float)a[i]);
+  return s;
+}
+
+/* Elements of the largest operand of the reference's products: rows (the
+ * tokens, or a weight's inputs) by the widest row. */
+static size_t operand_max(const cal_train_t *T) {
+  const int64_t d = T->s.hidden, f = T->s.ffn;
+  int64_t rows = T->t > d ? T->t : d, wide = 2 * f > T->nqkv ? 2 * f : T->nqkv;
+  rows = rows > f ? rows : f;
+  rows = rows > T->hq ? rows : T->hq;
+  wide = wide > d ? wide : d;
+  wide = wide > T->hq ? wide : T->hq;
+  return (size_t)(rows * wide);
+}
+
 /* c[m×n] = op(a)·op(b) with both operands rounded as the step rounds
- * them.  0 or CAL_ENOMEM. */
-static int dmm(int bf16, int ta, int tb, int64_t m, int64_t n, int64_t k,
-               const double *a, const double *b, double *c) {
-  double *ar = operand(a, (size_t)(m * k), bf16);
-  double *br = operand(b, (size_t)(k * n), bf16);
-  int rc = ar && br ? 0 : CAL_ENOMEM;
-  if (rc == 0)
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n,
-                (blasint)k, 1.0, ar, (blasint)(ta ? m : k), br,
-                (blasint)(tb ? k : n), 0.0, c, (blasint)n);
-  free(ar);
-  free(br);
-  return rc;
+ * them. */
+static void dmm(const dmm_ctx_t *x, int ta, int tb, int64_t m, int64_t n,
+                int64_t k, const double *a, const double *b, double *c) {
+  const double *ar = rounded(x, a, x->sa, (size_t)(m * k));
+  const double *br = rounded(x, b, x->sb, (size_t)(k * n));
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n,
+              (blasint)k, 1.0, ar, (blasint)(ta ? m : k), br,
+              (blasint)(tb ? k : n), 0.0, c, (blasint)n);
 }
 
 static void rms_fwd(const double *x, const double *g, double *y, double *r,
@@ -175,6 +201,10 @@ int cal_train_reference(const cal_train_t *T, const double *P,
   double *x1 = malloc(8 * td), *h2 = malloc(8 * td);
   double *gu = malloc(8 * (size_t)(t * 2 * f)), *a = malloc(8 * (size_t)(t * f));
   double *p = malloc(8 * 2 * (size_t)lq), *qkv_r = NULL, *dao_r = NULL;
+  dmm_ctx_t mc = {bf, NULL, NULL};
+  if (bf && (!(mc.sa = malloc(8 * operand_max(T))) ||
+             !(mc.sb = malloc(8 * operand_max(T)))))
+    goto out;
   if (!x || !dy || !h1 || !r1 || !r2 || !qkv || !ao || !x1 || !h2 || !gu ||
       !a || !p)
     goto out;
@@ -184,25 +214,21 @@ int cal_train_reference(const cal_train_t *T, const double *P,
   }
   /* forward */
   rms_fwd(x, g1, h1, r1, t, d);
-  if (dmm(bf, 0, 0, t, nqkv, d, h1, Wqkv, qkv) < 0)
-    goto out;
+  dmm(&mc, 0, 0, t, nqkv, d, h1, Wqkv, qkv);
   if (!(qkv_r = operand(qkv, (size_t)(t * nqkv), bf)))
     goto out;
   attn_d(T, qkv_r, ao, NULL, NULL, p);
-  if (dmm(bf, 0, 0, t, d, hq, ao, Wo, x1) < 0)
-    goto out;
+  dmm(&mc, 0, 0, t, d, hq, ao, Wo, x1);
   for (size_t i = 0; i < td; i++)
     x1[i] += x[i];
   rms_fwd(x1, g2, h2, r2, t, d);
-  if (dmm(bf, 0, 0, t, 2 * f, d, h2, Wgu, gu) < 0)
-    goto out;
+  dmm(&mc, 0, 0, t, 2 * f, d, h2, Wgu, gu);
   for (int64_t r = 0; r < t; r++)
     for (int64_t j = 0; j < f; j++) {
       double gv = gu[r * 2 * f + j];
       a[r * f + j] = gv / (1.0 + exp(-gv)) * gu[r * 2 * f + f + j];
     }
-  if (dmm(bf, 0, 0, t, d, f, a, Wd, R->y) < 0)
-    goto out;
+  dmm(&mc, 0, 0, t, d, f, a, Wd, R->y);
   R->loss = 0;
   for (size_t i = 0; i < td; i++) {
     R->y[i] += x1[i];
@@ -214,9 +240,8 @@ int cal_train_reference(const cal_train_t *T, const double *P,
   }
   /* backward */
   double *G = R->grad, **D = R->dact;
-  if (dmm(bf, 0, 1, t, f, d, dy, Wd, D[CAL_TRAIN_DA]) < 0 ||
-      dmm(bf, 1, 0, f, d, t, a, dy, G + T->off[CAL_TRAIN_WD]) < 0)
-    goto out;
+  dmm(&mc, 0, 1, t, f, d, dy, Wd, D[CAL_TRAIN_DA]);
+  dmm(&mc, 1, 0, f, d, t, a, dy, G + T->off[CAL_TRAIN_WD]);
   for (int64_t r = 0; r < t; r++)
     for (int64_t j = 0; j < f; j++) {
       double gv = gu[r * 2 * f + j], u = gu[r * 2 * f + f + j];
@@ -224,26 +249,24 @@ int cal_train_reference(const cal_train_t *T, const double *P,
       D[CAL_TRAIN_DGU][r * 2 * f + j] = da * u * (s + gv * s * (1.0 - s));
       D[CAL_TRAIN_DGU][r * 2 * f + f + j] = da * gv * s;
     }
-  if (dmm(bf, 0, 1, t, d, 2 * f, D[CAL_TRAIN_DGU], Wgu, D[CAL_TRAIN_DH2]) < 0 ||
-      dmm(bf, 1, 0, d, 2 * f, t, h2, D[CAL_TRAIN_DGU], G + T->off[CAL_TRAIN_WGU]) < 0)
-    goto out;
+  dmm(&mc, 0, 1, t, d, 2 * f, D[CAL_TRAIN_DGU], Wgu, D[CAL_TRAIN_DH2]);
+  dmm(&mc, 1, 0, d, 2 * f, t, h2, D[CAL_TRAIN_DGU], G + T->off[CAL_TRAIN_WGU]);
   memcpy(D[CAL_TRAIN_DX1], dy, 8 * td);
   rms_bwd(x1, g2, r2, D[CAL_TRAIN_DH2], D[CAL_TRAIN_DX1], G + T->off[CAL_TRAIN_G2], t, d);
-  if (dmm(bf, 0, 1, t, hq, d, D[CAL_TRAIN_DX1], Wo, D[CAL_TRAIN_DAO]) < 0 ||
-      dmm(bf, 1, 0, hq, d, t, ao, D[CAL_TRAIN_DX1], G + T->off[CAL_TRAIN_WO]) < 0)
-    goto out;
+  dmm(&mc, 0, 1, t, hq, d, D[CAL_TRAIN_DX1], Wo, D[CAL_TRAIN_DAO]);
+  dmm(&mc, 1, 0, hq, d, t, ao, D[CAL_TRAIN_DX1], G + T->off[CAL_TRAIN_WO]);
   if (!(dao_r = operand(D[CAL_TRAIN_DAO], (size_t)(t * hq), bf)))
     goto out;
   attn_d(T, qkv_r, ao, dao_r, D[CAL_TRAIN_DQKV], p);
-  if (dmm(bf, 0, 1, t, d, nqkv, D[CAL_TRAIN_DQKV], Wqkv, D[CAL_TRAIN_DH1]) < 0 ||
-      dmm(bf, 1, 0, d, nqkv, t, h1, D[CAL_TRAIN_DQKV], G + T->off[CAL_TRAIN_WQKV]) < 0)
-    goto out;
+  dmm(&mc, 0, 1, t, d, nqkv, D[CAL_TRAIN_DQKV], Wqkv, D[CAL_TRAIN_DH1]);
+  dmm(&mc, 1, 0, d, nqkv, t, h1, D[CAL_TRAIN_DQKV], G + T->off[CAL_TRAIN_WQKV]);
   memcpy(D[CAL_TRAIN_DX], D[CAL_TRAIN_DX1], 8 * td);
   rms_bwd(x, g1, r1, D[CAL_TRAIN_DH1], D[CAL_TRAIN_DX], G + T->off[CAL_TRAIN_G1], t, d);
   rc = 0;
 out:
   free(x); free(dy); free(h1); free(r1); free(r2); free(qkv); free(ao);
   free(x1); free(h2); free(gu); free(a); free(p); free(qkv_r); free(dao_r);
+  free(mc.sa); free(mc.sb);
   return rc;
 }
 
