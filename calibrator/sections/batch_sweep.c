@@ -399,9 +399,11 @@ static void beside_shares(cal_batch_mode_t *m) {
   }
 }
 
-/* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo, 5 grpo. */
+/* Mode mi: 0 prefill, 1 decode, 2 train, 3 inference, 4 dpo, 5 grpo;
+ * *built gets the seconds its models' building took. */
 static int sweep_mode(cal_run_t *r, int mi, double budget,
-                      const cal_batch_result_t *res, cal_batch_mode_t *m) {
+                      const cal_batch_result_t *res, cal_batch_mode_t *m,
+                      double *built) {
   static const char *const names[2][CAL_BATCH_NMODES] = {
       {"model_prefill", "model_decode", "layer_train", "model_infer",
        "layer_train", "layer_train"},
@@ -440,6 +442,7 @@ static int sweep_mode(cal_run_t *r, int mi, double budget,
   if (rc == 0)
     rc = cal_sweep_analyze(&s);
   free(s.list);
+  *built = s.built_all_s;
   return rc < 0 ? rc : 0;
 }
 
@@ -474,13 +477,20 @@ int cal_batch_measure(cal_run_t *r) {
     res->gen_len = o->gen_len;
     res->group = o->group;
   }
+  /* the models' building is paid once a mode, outside the shares: what
+   * the modes before left is the section's time less what their points
+   * took */
+  double built = 0;
   for (int m = 0; m < CAL_BATCH_NMODES; m++) {
     if (!(modes & (1 << m)))
       continue;
-    double b = cal_sweep_mode_budget(res->time_budget_s, cal_now() - start,
-                                     modes, m);
+    double b = cal_sweep_mode_budget(res->time_budget_s,
+                                     cal_now() - start - built, modes, m);
+    double mb = 0;
     res->ran[m] = 1;
-    if ((rc = sweep_mode(r, m, b, res, &res->modes[m])) < 0)
+    rc = sweep_mode(r, m, b, res, &res->modes[m], &mb);
+    built += mb;
+    if (rc < 0)
       goto out;
   }
   if ((res->ran[2] || res->ran[4] || res->ran[5]) &&

@@ -43,6 +43,6 @@ CAL_SECTION(BANDWIDTH, "bandwidth", 12.0, 3.0, 0, cal_bandwidth_measure,
 CAL_SECTION(ROOFLINE, "roofline", 0.0, 0.0, 1, cal_roofline_measure,
             cal_roofline_drop, cal_roofline_write, cal_roofline_print,
             cal_roofline_read, "roofline")
-CAL_SECTION(BATCH, "batch_sweep", 110.0, 20.0, 0, cal_batch_measure,
+CAL_SECTION(BATCH, "batch_sweep", 140.0, 20.0, 0, cal_batch_measure,
             cal_batch_drop, cal_batch_write, cal_batch_print, cal_batch_read,
             "batch_sweep")
