@@ -127,7 +127,8 @@ void cal_sweep_progress(sweep_t *s, size_t i, int64_t b, int64_t lb, double step
     cal_progress_done(r);
     fprintf(stderr,
             "calibrate: note: the %s batches given should take about %.0f s "
-            "more, past the sweep's %.0f s for the mode; measuring them all\n",
+            "more, past the %.0f s left of the mode's share; measuring them "
+            "all\n",
             s->m->name, left, fmax(room, 0.0));
   }
   if (i >= cal_sweep_given(s) && left > room)
