@@ -100,9 +100,20 @@ double cal_train_stack_mem_bytes(const cal_layer_shape_t *s, int layers) {
   layout(&T);
   int n = layers > 1 ? layers : 1;
   double one = cal_train_mem_bytes(s), ref = ref_bytes(s, &T, n > 1 ? 2 : 1);
-  /* a bf16 stack's layers share the attention's per-thread scratch */
+  /* a bf16 stack's layers share the attention's per-thread scratch; all
+   * share the activation gradients but dx and the output gradients'
+   * bf16 copies (shared_grads) */
   const int nthr = omp_get_max_threads();
-  double shared = cal_train_attn16_bytes(&T, nthr) - cal_train_attn16_bytes(&T, 0);
+  double shared = s->bf16 ? cal_train_attn16_bytes(&T, nthr) -
+                                cal_train_attn16_bytes(&T, 0)
+                          : 0.0;
+  for (int i = 0; i < CAL_TRAIN_NDACT; i++)
+    shared += i == CAL_TRAIN_DX ? 0.0 : 4.0 * (double)T.dact_n[i];
+  for (int i = 0; s->bf16 && i < 4; i++) {
+    int64_t k, nn;
+    cal_train_prod_dims(&T, i, &k, &nn);
+    shared += 2.0 * (double)T.t * (double)nn;
+  }
   return (double)n * (one - ref_bytes(s, &T, 1)) + ref - (double)(n - 1) * shared;
 }
 
@@ -173,16 +184,19 @@ static void free_batch(cal_train_t *T) {
     *f[i] = NULL;
   }
   for (int i = 0; i < CAL_TRAIN_NDACT; i++) {
-    cal_free(T->dact[i]);
+    if (!T->shared_grads || i == CAL_TRAIN_DX)
+      cal_free(T->dact[i]);
     T->dact[i] = NULL;
   }
   for (int i = 0; i < 4; i++) {
     uint16_t **h[] = {&T->in16[i], &T->in16t[i], &T->dout16[i]};
     for (int j = 0; j < 3; j++) {
-      cal_free(*h[j]);
+      if (!(T->shared_grads && j == 2))
+        cal_free(*h[j]);
       *h[j] = NULL;
     }
   }
+  T->shared_grads = 0;
 }
 
 void cal_train_free(cal_train_t *T) {
@@ -252,8 +266,10 @@ static int engine_setup(cal_train_t *T, cal_engine_t engine) {
 /* The batch's buffers: the activations saved for backward, their
  * gradients, y, the input rows and the upstream gradient (a stack
  * re-points the last two at its neighbours'), and in bf16 the products'
- * inputs, their transposes and output gradients.  0 or CAL_ENOMEM. */
-static int alloc_batch(cal_train_t *T) {
+ * inputs, their transposes and output gradients; the gradients but dx and
+ * the output gradients' copies share's where given (shared_grads).  0 or
+ * CAL_ENOMEM. */
+static int alloc_batch(cal_train_t *T, const cal_train_t *share) {
   const size_t t = (size_t)T->t, d = (size_t)T->s.hidden;
   const size_t f = (size_t)T->s.ffn;
   if (!(T->x = falloc(t * d)) || !(T->dy = falloc(t * d)) ||
@@ -265,15 +281,17 @@ static int alloc_batch(cal_train_t *T) {
       !(T->gu = falloc(t * 2 * f)) || !(T->a = falloc(t * f)) ||
       !(T->y = falloc(t * d)))
     return CAL_ENOMEM;
+  T->shared_grads = share != NULL;
   for (int i = 0; i < CAL_TRAIN_NDACT; i++)
-    if (!(T->dact[i] = falloc(T->dact_n[i])))
+    if (!(T->dact[i] = share && i != CAL_TRAIN_DX ? share->dact[i]
+                                                  : falloc(T->dact_n[i])))
       return CAL_ENOMEM;
   for (int i = 0; T->s.bf16 && i < 4; i++) {
     int64_t k, n;
     cal_train_prod_dims(T, i, &k, &n);
     if (!(T->in16[i] = halloc(t * (size_t)k)) ||
         !(T->in16t[i] = halloc(t * (size_t)k)) ||
-        !(T->dout16[i] = halloc(t * (size_t)n)))
+        !(T->dout16[i] = share ? share->dout16[i] : halloc(t * (size_t)n)))
       return CAL_ENOMEM;
   }
   return 0;
@@ -366,7 +384,7 @@ static int create_layer(const cal_layer_shape_t *s, uint64_t seed,
   T->seed = seed;
   T->opt = cal_train_adamw_default;
   layout(T);
-  if ((rc = make_state(T)) < 0 || (rc = alloc_batch(T)) < 0 ||
+  if ((rc = make_state(T)) < 0 || (rc = alloc_batch(T, share)) < 0 ||
       (rc = engine_setup(T, engine)) < 0 || (rc = bind_batch(T, share)) < 0 ||
       (q.lora_rank > 0 && (rc = cal_lora_create(T, seed)) < 0))
     goto fail;
@@ -463,7 +481,7 @@ static int reshape_layer(cal_train_t *T, int64_t batch,
   T->s.batch = batch;
   layout(T);
   int rc;
-  if ((rc = alloc_batch(T)) < 0 || (rc = bind_batch(T, share)) < 0)
+  if ((rc = alloc_batch(T, share)) < 0 || (rc = bind_batch(T, share)) < 0)
     return rc;
   fill_batch(T);
   return 0;
@@ -504,22 +522,23 @@ int cal_train_stack_check(const cal_train_stack_t *S) {
 }
 
 int cal_train_stack_verify(cal_train_stack_t *S) {
-  cal_train_t *bottom = S->T[0], *top = S->T[S->n - 1];
-  if (bottom->step < 1)
+  if (S->T[0]->step < 1)
     return CAL_EVERIFY; /* nothing run yet */
-  /* a layer that saved its inputs already goes on saving them */
-  const int had[2] = {bottom->p0 != NULL, top->p0 != NULL};
-  int rc = cal_train_save_inputs(bottom, 1);
-  if (rc == 0)
-    rc = cal_train_save_inputs(top, 1);
-  if (rc == 0)
-    rc = cal_train_stack_step(S);
-  if (rc == 0)
-    rc = cal_train_stack_check(S);
-  if (!had[0])
-    cal_train_save_inputs(bottom, 0);
-  if (!had[1])
-    cal_train_save_inputs(top, 0);
+  /* the bottom layer's step again, checked before the top's runs on its
+   * output: each from the inputs the stack's last step left it (the top
+   * reads the bottom's new output where they are neighbours) */
+  int rc = 0;
+  for (int j = 0; j < (S->n > 1 ? 2 : 1) && rc == 0; j++) {
+    cal_train_t *T = S->T[j ? S->n - 1 : 0];
+    const int had = T->p0 != NULL; /* a layer saving its inputs goes on */
+    rc = cal_train_save_inputs(T, 1);
+    if (rc == 0)
+      rc = cal_train_step(T);
+    if (rc == 0)
+      rc = cal_train_verify(T);
+    if (!had)
+      cal_train_save_inputs(T, 0);
+  }
   return rc;
 }
 

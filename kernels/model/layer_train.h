@@ -99,6 +99,10 @@ typedef struct cal_train {
   float *dact[CAL_TRAIN_NDACT];
   float *scratch;                   /* attention: [nthr][2][QB][seq] */
   int alias_x, alias_dy;            /* x, dy belong to a stack neighbour */
+  /* the activation gradients but dx, and in bf16 the output gradients'
+   * copies (dout16), are the stack's bottom layer's: one layer's backward
+   * runs at a time, and each uses them only within it */
+  int shared_grads;
   int nthr;
   double loss;                      /* sum(y ⊙ dy) at the forward (a
                                        stack's lower layers get their dy
@@ -211,9 +215,12 @@ void cal_train_stack_free(cal_train_stack_t *S);
  * cal_train_stack_free may follow). */
 int cal_train_stack_reshape(cal_train_stack_t *S, int64_t batch);
 int cal_train_stack_step(cal_train_stack_t *S);
-/* The kernel's verify: one more step, its bottom and top layers saving
- * their inputs for it, then both checked (cal_train_stack_check).  0,
- * CAL_EVERIFY, CAL_ENOMEM. */
+/* The kernel's verify: the bottom layer's step once more from what the
+ * stack's last step left it (its input rows, the upstream gradient from
+ * the layer above), its inputs saved and checked (cal_train_verify), then
+ * the top layer's the same way on the bottom's new output where they are
+ * neighbours: two layers' steps, not the stack's.  0, CAL_EVERIFY,
+ * CAL_ENOMEM. */
 int cal_train_stack_verify(cal_train_stack_t *S);
 /* The last step's bottom and top layers checked (each must have saved its
  * inputs). */
