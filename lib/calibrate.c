@@ -193,6 +193,32 @@ int cal_machine_memory(const cal_machine_t *m, double *bytes) {
   return isnan(v) ? CAL_ENOTFOUND : 0;
 }
 
+int cal_memory_need(double params, const char *dtype, const char *training,
+                    int64_t batch, double act_per_example, double lora_params,
+                    cal_memory_need_t *out) {
+  cal_dtype_t d;
+  cal_training_t t;
+  if (!out)
+    return CAL_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (!dtype || !training || cal_dtype_parse(dtype, &d) < 0 ||
+      cal_training_parse(training, &t) < 0)
+    return CAL_EINVAL;
+  cal_mem_assume_t a;
+  cal_mem_assume_default(t, &a);
+  a.activation_fraction = 0; /* never assumed: given, or left out */
+  a.activation_bytes_per_example = act_per_example;
+  a.lora_params = lora_params;
+  cal_mem_need_t m;
+  int rc = cal_plan_memory(params, d, t, batch, &a, &m);
+  if (rc < 0)
+    return rc;
+  *out = (cal_memory_need_t){m.weights_bytes, m.master_bytes,
+                             m.gradients_bytes, m.optimizer_bytes,
+                             m.activations_bytes, m.total_bytes};
+  return 0;
+}
+
 /* ---- batch curves ------------------------------------------------------ */
 
 static int by_batch(const void *a, const void *b) {

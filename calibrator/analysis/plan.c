@@ -306,7 +306,12 @@ static int activation_model(plan_build_t *b, char *err, size_t errlen) {
   b->act = (cal_plan_act_t){.layers = o->layers,
                             .seq = o->seq ? o->seq : b->ms[k].shape.seq,
                             .shape = b->ms[k].shape,
-                            .bytes_per_element = o->dtype == CAL_DT_FP32 ? 4 : 2,
+                            /* the step keeps its activations in fp32;
+                               the KV cache is of the dtype */
+                            .bytes_per_element =
+                                o->training != CAL_TRAIN_INFERENCE
+                                    ? 4
+                                    : cal_dtype_bytes(o->dtype),
                             .checkpointing = o->checkpointing,
                             .shapes_from = b->ms[k].path};
   if (cal_act_model(&s, b->act.bytes_per_element, o->lora_rank,

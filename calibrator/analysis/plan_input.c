@@ -79,6 +79,12 @@ static void read_shape(const cal_profile_view_t *v, cal_plan_machine_t *m) {
   if (m->shape.head_dim == 0 && m->shape.heads > 0 &&
       m->shape.hidden % m->shape.heads == 0)
     m->shape.head_dim = m->shape.hidden / m->shape.heads;
+  /* the LM head's vocabulary: the training step's, else any mode's */
+  static const char *const modes[] = {"train", "prefill", "decode"};
+  for (size_t i = 0; i < 3 && !m->shape.vocab; i++) {
+    const cal_vbatch_mode_t *bm = cal_vbatch_mode(&v->batch_sweep, modes[i]);
+    m->shape.vocab = bm && int_or_0(&bm->vocab) > 0 ? int_or_0(&bm->vocab) : 0;
+  }
   cal_act_shape_t probe = m->shape;
   probe.layers = 1;
   m->has_shape = cal_lora_params(&probe, 1) > 0;

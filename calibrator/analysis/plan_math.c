@@ -340,6 +340,10 @@ int cal_plan_memory(double params, cal_dtype_t dtype, cal_training_t training,
     return CAL_EINVAL;
   const double bytes = cal_dtype_bytes(dtype);
   out->weights_bytes = params * bytes;
+  cal_mem_param_t per;
+  /* LoRA's adapters are trained in fp32 beside the frozen weights */
+  cal_mem_param_bytes(training == CAL_TRAIN_LORA ? 4 : bytes, CAL_MEM_TRAINED,
+                      &per);
   switch (training) {
   case CAL_TRAIN_FULL: out->trainable_params = params; break;
   case CAL_TRAIN_LORA: out->trainable_params = params * a->lora_fraction; break;
@@ -347,13 +351,16 @@ int cal_plan_memory(double params, cal_dtype_t dtype, cal_training_t training,
   }
   if (training == CAL_TRAIN_LORA && a->lora_params > 0)
     out->trainable_params = fmin(a->lora_params, params);
-  out->gradients_bytes = out->trainable_params * bytes;
-  out->optimizer_bytes = out->trainable_params * 2 * 4;
-  out->master_bytes = bytes < 4 ? out->trainable_params * 4 : 0;
+  const double n = out->trainable_params;
+  out->gradients_bytes = n * per.gradients;
+  out->optimizer_bytes = n * per.optimizer;
+  out->master_bytes = n * per.master;
+  if (training == CAL_TRAIN_LORA) /* the adapters' own weights */
+    out->weights_bytes += n * per.weights;
   out->activations_bytes =
       a->activation_bytes_per_example > 0
           ? (double)batch * a->activation_bytes_per_example
-          : (double)batch * a->activation_fraction * out->weights_bytes;
+          : (double)batch * a->activation_fraction * params * bytes;
   out->total_bytes = out->weights_bytes + out->gradients_bytes +
                      out->optimizer_bytes + out->master_bytes +
                      out->activations_bytes;
@@ -385,40 +392,4 @@ int cal_plan_shard(const double *budget, size_t n, double need,
       return 1;
   }
   return 0;
-}
-
-static int shape_ok(const cal_act_shape_t *s) {
-  return s->hidden >= 1 && s->heads >= 1 && s->kv_heads >= 1 &&
-         s->head_dim >= 1 && s->ffn >= 1 && s->seq >= 1 && s->layers >= 1 &&
-         s->heads % s->kv_heads == 0;
-}
-
-int cal_act_model(const cal_act_shape_t *s, double bpe, int64_t rank,
-                  cal_act_est_t *out) {
-  memset(out, 0, sizeof *out);
-  if (!shape_ok(s) || !(bpe > 0) || !isfinite(bpe) || rank < 0)
-    return CAL_EINVAL;
-  /* products in double: the figures may be near 2^63 */
-  const double h = (double)s->hidden,
-               q = (double)s->heads * (double)s->head_dim,
-               kv = (double)s->kv_heads * (double)s->head_dim, f = (double)s->ffn,
-               seq = (double)s->seq, L = (double)s->layers;
-  const double A = seq * (4 * h + 2 * q + 2 * kv + 4 * f) +
-                   (double)s->heads * seq * seq + seq * 7 * (double)rank;
-  out->layer_elements = A;
-  out->full_bytes = L * A * bpe;
-  out->checkpointed_bytes = (L * seq * h + A) * bpe;
-  out->inference_bytes = (L * 2 * seq * kv + A) * bpe;
-  return 0;
-}
-
-double cal_lora_params(const cal_act_shape_t *s, int64_t rank) {
-  if (!shape_ok(s) || rank < 1)
-    return 0;
-  /* products in double: the figures may be near 2^63 */
-  const double h = (double)s->hidden,
-               q = (double)s->heads * (double)s->head_dim,
-               kv = (double)s->kv_heads * (double)s->head_dim, f = (double)s->ffn;
-  return (double)s->layers * (double)rank *
-         (7 * h + 2 * q + 2 * kv + 3 * f);
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem_model.h"
+
 /* Most examples a split takes: 2^53, so every count and its share are
  * exact in a double and no sum overflows. */
 #define CAL_PLAN_MAX_EXAMPLES ((int64_t)1 << 53)
@@ -141,13 +143,15 @@ typedef struct cal_mem_assume {
 /* Defaults above; activation fraction depends on the training mode. */
 void cal_mem_assume_default(cal_training_t t, cal_mem_assume_t *out);
 
-/* The estimate, in bytes:
+/* The estimate, in bytes, by cal_mem_param_bytes:
  *   weights     = params × bytes(dtype)
  *   trainable   = params (full), params × lora_fraction or lora_params
- *                 (lora), 0 (inference)
- *   gradients   = trainable × bytes(dtype)
+ *                 (lora; the adapters, beside the frozen params), 0
+ *                 (inference)
+ *   gradients   = trainable × 4            (fp32)
  *   optimizer   = trainable × 2 × 4        (Adam m and v in fp32)
- *   master      = trainable × 4 when dtype is narrower than fp32, else 0
+ *   master      = trainable × 4 when they are narrower than fp32, else 0
+ *                 (LoRA's adapters are fp32: no master)
  *   activations = batch × activation_fraction × weights, or
  *                 batch × activation_bytes_per_example when that is set
  *   total       = sum of the above */
@@ -173,44 +177,5 @@ double cal_plan_budget(double available_bytes, double headroom);
  * do not (then all are listed). */
 int cal_plan_shard(const double *budget_bytes, size_t n, double need_bytes,
                    size_t *order, size_t *n_chosen);
-
-/* The analytic activation model (modelled from the shapes, not measured).
- * A decoder layer of the shapes below: RMSNorm, Q/K/V projections,
- * attention with its softmax materialised, output projection, RMSNorm,
- * SwiGLU MLP (gate, up, down).  With q = heads × head_dim and
- * kv = kv_heads × head_dim, the elements one example keeps for the
- * backward pass of one layer are
- *   A = seq × (4·hidden + 2·q + 2·kv + 4·ffn) + heads × seq²
- *   (norm inputs and outputs 4·hidden; Q and the attention output 2·q;
- *   K, V 2·kv; gate, up, SiLU(gate), SiLU(gate)·up 4·ffn; the softmax
- *   probabilities heads × seq²), plus seq × 7·rank for LoRA adapters on
- *   all seven projections.  Per example, times bytes_per_element:
- *   training                 layers × A
- *   training, checkpointing  layers × seq × hidden (each layer's input
- *                            kept) + A (one layer recomputed at a time)
- *   inference                layers × 2 × seq × kv (the KV cache) + A
- * Not counted: the LM head's logits (the vocabulary is not recorded),
- * the embedding, framework workspace; a fused attention kernel does not
- * keep the heads × seq² term.  Linear in the batch. */
-typedef struct cal_act_shape {
-  int64_t hidden, heads, kv_heads, head_dim, ffn, seq, layers;
-} cal_act_shape_t;
-
-typedef struct cal_act_est {
-  double layer_elements;           /* A with the LoRA term, one example */
-  double full_bytes;               /* per example, training, no checkpoints */
-  double checkpointed_bytes;       /* per example, training, checkpointing */
-  double inference_bytes;          /* per example, inference */
-} cal_act_est_t;
-
-/* CAL_EINVAL when a shape is < 1 (lora_rank < 0, bytes_per_element <= 0)
- * or heads is not a multiple of kv_heads. */
-int cal_act_model(const cal_act_shape_t *s, double bytes_per_element,
-                  int64_t lora_rank, cal_act_est_t *out);
-
-/* Trainable parameters of LoRA rank r on the seven projections of every
- * layer: layers × r × (7·hidden + 2·q + 2·kv + 3·ffn), each adapter of an
- * in × out matrix holding r × (in + out).  0 when the shape is bad. */
-double cal_lora_params(const cal_act_shape_t *s, int64_t rank);
 
 #endif

@@ -101,10 +101,15 @@ static json_t *act_json(const cal_plan_model_t *md) {
   json_object_set_new(x, "shapes_from", json_string(a->shapes_from));
   json_object_set_new(
       x, "note",
-      json_string("modelled from the shapes, not measured: per layer "
-                  "seq x (4 hidden + 2 q + 2 kv + 4 ffn) + heads x seq^2 "
-                  "elements kept for the backward pass; LM head logits, "
-                  "embedding and framework workspace not counted"));
+      json_string("modelled from the shapes, not measured, by the memory "
+                  "model the batch sweep's fits uses: per layer seq x (4 "
+                  "hidden + 2 + 2 q + 2 kv + heads + 3 ffn) elements kept "
+                  "for the backward pass (fused attention: a log-sum-exp, "
+                  "not the probabilities), fp32 in training as the "
+                  "measured step keeps them; the LM head's rows and one "
+                  "chunk of logits where the profile records its "
+                  "vocabulary; embedding and framework workspace not "
+                  "counted"));
   return x;
 }
 

@@ -126,6 +126,36 @@ CALIBRATE_API int cal_machine_throughput(const cal_machine_t *m,
  * CAL_FAIL_NOTFOUND when neither is recorded. */
 CALIBRATE_API int cal_machine_memory(const cal_machine_t *m, double *bytes);
 
+/* ---- the memory a model needs ------------------------------------------ */
+
+/* The parts of a model's memory, in bytes. */
+typedef struct cal_memory_need {
+  double weights_bytes;     /* params x the dtype's bytes (LoRA: and the
+                               adapters', fp32) */
+  double master_bytes;      /* fp32 masters of trained 16-bit params */
+  double gradients_bytes;   /* fp32, of the trained params */
+  double optimizer_bytes;   /* AdamW's two fp32 moments */
+  double activations_bytes; /* batch x activation_bytes_per_example */
+  double total_bytes;
+} cal_memory_need_t;
+
+/* The memory a model of `params` parameters needs to train ("full",
+ * "lora") or serve ("inference") in dtype ("fp32", "bf16", "fp16",
+ * "int8") at a micro-batch, by the one memory model the batch sweep's
+ * `fits` and `calibrate plan` use: a trained parameter holds 18 bytes in
+ * a 16-bit dtype (the copy 2, fp32 master 4, gradient 4, moments 8) and
+ * 16 in fp32; a frozen one its dtype's bytes; LoRA trains lora_params
+ * fp32 adapters (0: 1% of params, plan's assumption) beside the frozen
+ * weights.  Activations are batch x activation_bytes_per_example (a
+ * profile's train points record activation_bytes at their batch_size;
+ * 0 leaves them out).  CAL_FAIL_INVAL when params is not a positive
+ * finite number, batch < 1, a name is unknown, a figure is negative or
+ * not finite, or out is NULL. */
+CALIBRATE_API int cal_memory_need(double params, const char *dtype,
+                                  const char *training, int64_t batch,
+                                  double activation_bytes_per_example,
+                                  double lora_params, cal_memory_need_t *out);
+
 /* ---- a batch curve ---------------------------------------------------- */
 
 typedef struct cal_batchcurve cal_batchcurve_t;

@@ -342,8 +342,50 @@ static void test_many_samples(void **state) {
   cal_profile_free(p);
 }
 
+/* The library's memory figure is plan's: the same function, 18 bytes a
+ * trained bf16 parameter, activations only where given. */
+static void test_memory_need(void **state) {
+  (void)state;
+  cal_memory_need_t n;
+  assert_int_equal(cal_memory_need(1e9, "bf16", "full", 4, 1e8, 0, &n),
+                   CAL_SUCCESS);
+  assert_true(n.weights_bytes == 2e9 && n.master_bytes == 4e9);
+  assert_true(n.gradients_bytes == 4e9 && n.optimizer_bytes == 8e9);
+  assert_true(n.activations_bytes == 4e8 && n.total_bytes == 18.4e9);
+  assert_int_equal(cal_memory_need(1e9, "fp32", "inference", 1, 0, 0, &n),
+                   CAL_SUCCESS);
+  assert_true(n.total_bytes == 4e9);
+  assert_int_equal(cal_memory_need(1e9, "bf16", "lora", 1, 0, 1e6, &n),
+                   CAL_SUCCESS);
+  assert_true(n.weights_bytes == 2e9 + 4e6 && n.total_bytes == 2e9 + 16e6);
+  cal_dtype_t d;
+  cal_training_t t;
+  assert_int_equal(cal_dtype_parse("bf16", &d), 0);
+  assert_int_equal(cal_training_parse("full", &t), 0);
+  cal_mem_assume_t a;
+  cal_mem_need_t m;
+  cal_mem_assume_default(t, &a);
+  a.activation_bytes_per_example = 1e8;
+  assert_int_equal(cal_plan_memory(1e9, d, t, 4, &a, &m), 0);
+  assert_true(m.total_bytes == 18.4e9);
+  assert_int_equal(cal_memory_need(1e9, "fp8", "full", 1, 0, 0, &n),
+                   CAL_FAIL_INVAL);
+  assert_int_equal(cal_memory_need(1e9, "bf16", "train", 1, 0, 0, &n),
+                   CAL_FAIL_INVAL);
+  assert_int_equal(cal_memory_need(NAN, "bf16", "full", 1, 0, 0, &n),
+                   CAL_FAIL_INVAL);
+  assert_int_equal(cal_memory_need(1e9, "bf16", "full", 0, 0, 0, &n),
+                   CAL_FAIL_INVAL);
+  assert_int_equal(cal_memory_need(1e9, "bf16", "full", 1, -1, 0, &n),
+                   CAL_FAIL_INVAL);
+  assert_int_equal(cal_memory_need(1e9, NULL, "full", 1, 0, 0, &n),
+                   CAL_FAIL_INVAL);
+  assert_int_equal(cal_memory_need(1e9, "bf16", "full", 1, 0, 0, NULL),
+                   CAL_FAIL_INVAL);
+}
+
 CAL_TEST_MAIN(
-    cmocka_unit_test(test_version), cmocka_unit_test(test_good_profile),
+    cmocka_unit_test(test_version), cmocka_unit_test(test_memory_need), cmocka_unit_test(test_good_profile),
     cmocka_unit_test(test_missing_figures), cmocka_unit_test(test_bad_profile),
     cmocka_unit_test(test_curve_equals_peak),
     cmocka_unit_test(test_split_equals_plan),
