@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cal_err.h"
+#include "memuse.h"
 #include "pipes.h"
 #include "timer.h"
 
@@ -230,6 +231,7 @@ int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   void *state = NULL;
   int rc;
   memset(pt, 0, sizeof *pt);
+  pt->step_peak_rss = NAN;
   pt->kernel = k;
   pt->engine = k->engine;
   pt->params = *p;
@@ -281,7 +283,9 @@ int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
                     ? cal_team_rtt_probe(p->threads, CAL_TEAM_RTT_ROUNDS, 2)
                     : 0;
   double cpu0 = cpu_now(), wall0 = cal_now();
+  int window = cal_memuse_window_begin();
   rc = cal_measure(cfg, kernel_run, pair, &pt->m);
+  pt->step_peak_rss = cal_memuse_window_end(window);
   if (rc < 0)
     goto out;
   double cpu1 = cpu_now();

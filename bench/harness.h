@@ -130,6 +130,10 @@ typedef struct cal_point {
    * (cal_kept_t) */
   double setup_s, verify_s;
   int reused;
+  /* the process's resident peak over the timed runs alone (bytes; the
+   * state set up and what its runs add; not the setup's or the
+   * verification's scratch), NAN where the peak cannot be reset */
+  double step_peak_rss;
 } cal_point_t;
 
 /* A kernel's state kept from one point to the next: the batch sweep keeps

@@ -64,10 +64,32 @@ static long major_faults(void) {
   return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_majflt : -1;
 }
 
+/* VmHWM's highest value before the last window reset it, since the
+ * enclosing point began (bytes; 0: none).  VmHWM is process-wide, and so
+ * is this. */
+static double folded_peak;
+
+int cal_memuse_window_begin(void) {
+  cal_memstat_t s;
+  if (cal_memstat_read(&s) == 0 && s.hwm > folded_peak)
+    folded_peak = s.hwm;
+  return reset_peak();
+}
+
+double cal_memuse_window_end(int reset) {
+  cal_memstat_t s;
+  if (!reset || cal_memstat_read(&s) < 0)
+    return NAN;
+  if (s.hwm > folded_peak)
+    folded_peak = s.hwm;
+  return s.hwm;
+}
+
 void cal_memuse_begin(cal_memuse_t *u) {
   cal_memstat_t s;
   memset(u, 0, sizeof *u);
   u->peak_reset = reset_peak();
+  folded_peak = 0;
   if (cal_memstat_read(&s) < 0)
     return;
   u->known = 1;
@@ -98,7 +120,8 @@ void cal_memuse_end(cal_memuse_t *u) {
   u->swap_after = s.swap;
   /* without a reset the peak is the point's only where the point raised
    * the process's peak */
-  u->peak_rss = u->peak_reset || s.hwm > u->hwm_before_ ? s.hwm : NAN;
+  double hwm = s.hwm > folded_peak ? s.hwm : folded_peak;
+  u->peak_rss = u->peak_reset || hwm > u->hwm_before_ ? hwm : NAN;
   u->major_faults = mf >= 0 && u->majflt_before_ >= 0 ? mf - u->majflt_before_
                                                       : -1;
   u->swapped = cal_memuse_swapped(u);

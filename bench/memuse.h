@@ -4,7 +4,8 @@
  *
  * - rss_before: VmRSS when the point starts (what the process held
  *   already: the program, the thread team, earlier results).
- * - peak_rss: the process's resident peak while the point ran (VmHWM).
+ * - peak_rss: the process's resident peak while the point ran (VmHWM,
+ *   with the peaks of the windows inside it, which reset VmHWM).
  *   cal_memuse_begin resets the peak to the current resident set by
  *   writing "5" to /proc/self/clear_refs (Linux 4.0 and later, allowed
  *   to the process's owner; some containers and security modules refuse
@@ -52,6 +53,14 @@ int cal_memstat_read(cal_memstat_t *s);
 void cal_memuse_begin(cal_memuse_t *u);
 /* After it: the peak, the swap, the major faults and whether it swapped. */
 void cal_memuse_end(cal_memuse_t *u);
+/* A window inside a point (the harness's timed runs): the peak resident
+ * set over it alone.  cal_memuse_window_begin folds the process's peak so
+ * far into what the enclosing point's cal_memuse_end reports, then resets
+ * it; 1 when the reset was taken.  cal_memuse_window_end returns the peak
+ * since (bytes), NAN when the reset was not taken or /proc cannot be
+ * read. */
+int cal_memuse_window_begin(void);
+double cal_memuse_window_end(int reset);
 /* The swapped rule on figures already read (u's other fields set). */
 int cal_memuse_swapped(const cal_memuse_t *u);
 

@@ -89,6 +89,10 @@ static json_t *point_json(const cal_run_result_t *r, const cal_batch_result_t *r
                           json_real(bp->act_ckpt_bytes));
       json_object_set_new(o, "model_memory_bytes", json_real(bp->model_bytes));
       json_object_set_new(o, "model_fits_memory", json_boolean(bp->model_fits));
+      json_object_set_new(o, "step_memory_bytes", json_real(bp->step_memory_bytes));
+      json_object_set_new(o, "step_peak_rss_bytes",
+                          bp->step_peak_rss > 0 ? json_real(bp->step_peak_rss)
+                                                : json_null());
     }
   }
   return o;
@@ -221,12 +225,20 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
       "activation_bytes_layer: the bytes one measured layer step keeps for "
       "backward, counted from its buffers (inputs, normalised rows and "
       "their inverse RMS, qkv, attention output and log-sum-exp, x1, "
-      "gate|up, SwiGLU output; test_train holds such counts to the "
+      "gate|up, SwiGLU output; in bf16 also the products' inputs as bf16 "
+      "rows and their transposes; test_train holds such counts to the "
       "resident bytes a step adds, within 10%); activation_bytes = layers x that + the LM "
       "head's rows and one chunk of logits; activation_bytes_checkpointed: "
       "each layer keeps its input rows (batch x seq x hidden x 4 bytes) and "
       "one layer's are recomputed at a time; model_memory_bytes = "
-      "model_state_bytes + activation_bytes";
+      "model_state_bytes + activation_bytes; step_memory_bytes: the "
+      "measured step's (its stack of layers_measured layers, the LM head "
+      "holding no whole gradient as its step updates chunk by chunk, "
+      "their activations; no embedding table); step_peak_rss_bytes: the "
+      "resident peak over the step's timed runs, to hold against it; all "
+      "by the one memory model that plan and the library use: 18 bytes a "
+      "trained bf16 parameter (16 in fp32), 14 (12) under a fused "
+      "update, the dtype's bytes a frozen one";
   /* per example: the activations are linear in the batch (the points'
    * activation_bytes over their batch_size) */
   double per = NAN, per_ck = NAN;

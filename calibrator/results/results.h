@@ -293,6 +293,11 @@ typedef struct cal_batch_point {
   double ref_ms, gen_ms;
   double act_layer_bytes, act_bytes, act_ckpt_bytes, model_bytes;
   int model_fits;
+  /* train points: the measured step's memory by the one memory model
+   * (mem_model.h: its stack, the LM head, their activations), and the
+   * resident peak over its timed runs (the largest of its parts'
+   * cal_point_t.step_peak_rss; NAN unknown) */
+  double step_memory_bytes, step_peak_rss;
   int64_t layers_measured;  /* distinct decoder layers the point held: train,
                                the measured stack; prefill and decode, the
                                sets the model's passes cycled over */
@@ -385,6 +390,8 @@ typedef struct cal_batch_result {
    * training state (masters, gradients, moments; bf16: and the bf16 copy) */
   int64_t layers, vocab;
   double model_params, model_state_bytes;
+  /* one decoder layer's parameters; the LM head's (vocab x hidden) */
+  double layer_params, model_params_head;
   /* --lora-rank (0: full fine-tuning): the training modes train LoRA
    * adapters of this rank on a frozen base (the LM head's step stays a
    * full one); the model's adapter parameters */

@@ -115,6 +115,10 @@ int cal_sweep_point_take(const sweep_t *s, cal_batch_point_t *bp, cal_point_t *p
     bp->head_gflops = head->flops / hm->time.median * 1e-9;
     bp->step_gemm_fraction = bp->step_gflops / s->res->gemm_gflops;
     bp->head_gemm_fraction = bp->head_gflops / s->res->gemm_gflops;
+    /* its parts' timed runs held the kept parts beside them */
+    bp->step_peak_rss = fmax(pt->step_peak_rss, head->step_peak_rss);
+    if (rm)
+      bp->step_peak_rss = fmax(bp->step_peak_rss, ref->step_peak_rss);
   }
   if (s->decode && pt->m.time.median > 0) {
     bp->read_gbps = bp->read_bytes / pt->m.time.median * 1e-9;

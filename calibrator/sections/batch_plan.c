@@ -11,6 +11,7 @@
 #include "layer_train.h"
 #include "lm_head.h"
 #include "lora.h"
+#include "mem_model.h"
 #include "model.h"
 
 /* the default list: decode, powers of four from 1 to this (its points
@@ -195,27 +196,73 @@ double cal_sweep_mem_of(const sweep_t *sw, const cal_params_t *p) {
   return most;
 }
 
-/* The model's activations at batch b (bytes): each layer keeps what the
- * measured step keeps (cal_train_saved_bytes); with checkpointing each
- * layer keeps its input rows and one layer's are recomputed at a time.
- * The LM head adds its rows and a chunk of logits either way. */
+_Static_assert(CAL_LM_HEAD_CHUNK == CAL_MEM_HEAD_CHUNK,
+               "the memory model counts the LM head's chunk of logits");
+
+/* The activations one example keeps, by the one memory model
+ * (mem_model.h, fp32 elements as the step keeps them): the layer's, the
+ * model's without and with checkpointing, its LM head included. */
+static void act_of(const sweep_t *sw, const cal_layer_shape_t *s,
+                   double layers, cal_act_est_t *a) {
+  cal_act_shape_t as = {.hidden = s->hidden, .heads = s->heads,
+                        .kv_heads = s->kv_heads,
+                        .head_dim = s->hidden / s->heads, .ffn = s->ffn,
+                        .seq = s->seq, .layers = (int64_t)layers,
+                        .vocab = sw->res->vocab, .bf16_inputs = s->bf16};
+  if (cal_act_model(&as, 4.0, s->lora_rank, a) < 0)
+    memset(a, 0, sizeof *a);
+}
+
+/* The training state of `layers` layers, the LM head and the final norm
+ * (and the embedding where `embed`), by the one memory model: the layers
+ * trained or, with LoRA, frozen beside their fp32 adapters; the head
+ * trained as `head` says. */
+static double state_of(const cal_batch_result_t *res, double layers,
+                       double layer_params, int embed, cal_mem_role_t head) {
+  const double wb = res->dtype == CAL_DTYPE_BF16 ? 2.0 : 4.0;
+  cal_mem_param_t tr, fr, hd, ad;
+  cal_mem_param_bytes(wb, CAL_MEM_TRAINED, &tr);
+  cal_mem_param_bytes(wb, CAL_MEM_FROZEN, &fr);
+  cal_mem_param_bytes(wb, head, &hd);
+  cal_mem_param_bytes(4.0, CAL_MEM_TRAINED, &ad);
+  const double hidden = res->model_params_head / (double)res->vocab;
+  double b = res->lora_rank > 0
+                 ? layers * (layer_params * fr.total +
+                             res->lora_params / (double)res->layers * ad.total)
+                 : layers * layer_params * tr.total;
+  return b + res->model_params_head * hd.total + hidden * tr.total +
+         (embed ? res->model_params_head * tr.total : 0.0);
+}
+
+/* The model's activations at batch b and its training memory (bytes), by
+ * the one memory model: the whole model's (state and activations; dpo:
+ * and the frozen reference's weights) against the budget, and the
+ * measured step's (its stack, the LM head as its step holds it, no
+ * embedding table; dpo and grpo: and the reference's kernel). */
 static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
-                         cal_batch_point_t *bp) {
+                         const cal_params_t *p, cal_batch_point_t *bp) {
   const cal_batch_result_t *res = sw->res;
-  double t = (double)s->batch * (double)s->seq, L = (double)res->layers;
-  double per = cal_train_saved_bytes(s);
-  double v = (double)res->vocab, c = v < CAL_LM_HEAD_CHUNK ? v : CAL_LM_HEAD_CHUNK;
-  double head = 4.0 * t * ((double)s->hidden + c);
-  bp->act_layer_bytes = per;
-  bp->act_bytes = L * per + head;
-  bp->act_ckpt_bytes = L * 4.0 * t * (double)s->hidden + per + head;
-  /* dpo: and the frozen reference's weights (the layers' dtype; with
-   * LoRA the reference is the frozen base itself, adapters off) */
+  double b = (double)s->batch, L = (double)res->layers;
+  double stack = (double)(p->layers > 1 ? p->layers : 1);
+  cal_act_est_t a, m;
+  act_of(sw, s, L, &a);
+  act_of(sw, s, stack, &m);
+  bp->act_layer_bytes = b * (a.layer_elements * 4.0 + a.layer_bf16_elements * 2.0);
+  bp->act_bytes = b * a.full_bytes;
+  bp->act_ckpt_bytes = b * a.checkpointed_bytes;
   bp->model_bytes = res->model_state_bytes + bp->act_bytes +
                     (sw->dpo && !res->lora_rank
                          ? res->model_params * (s->bf16 ? 2.0 : 4.0)
                          : 0.0);
   bp->model_fits = bp->model_bytes <= sw->mem_budget;
+  bp->step_memory_bytes =
+      state_of(res, stack, res->layer_params, 0, CAL_MEM_FUSED) +
+      b * m.full_bytes;
+  if (sw->ref) {
+    cal_params_t rp;
+    cal_sweep_ref_params(sw, p, &rp);
+    bp->step_memory_bytes += sw->ref->mem_bytes(&rp);
+  }
 }
 
 /* The next point of the mode, skipped until measured. */
@@ -247,7 +294,7 @@ cal_batch_point_t *cal_sweep_point_add(sweep_t *s, int64_t b) {
   bp->batch = b;
   bp->memory_bytes = cal_sweep_mem_of(s, &p);
   if (s->train)
-    model_memory(s, &shape, bp);
+    model_memory(s, &shape, &p, bp);
   bp->status = CAL_POINT_SKIPPED;
   bp->matrix_path = cal_layer_matrix_path(&shape);
   bp->read_bytes = s->decode ? cal_model_read_bytes(&shape, s->res->layers,
@@ -360,33 +407,30 @@ void cal_sweep_head_kernel(cal_batch_result_t *res) {
   }
 }
 
-/* The whole model's parameters and training state: the layers, the
- * embedding and the LM head (counted as two matrices, as in an untied
- * model) and the final norm; per parameter an fp32 master, gradient and
- * two moments, and in bf16 a bf16 copy.  With LoRA the layers' weights
- * are frozen (their dtype's bytes only: no gradients, masters or
- * moments) and each layer's adapters (fp32) carry that state; the
- * embedding, head and norm are counted as trained, as the LM head's
- * measured step is a full one. */
+/* The whole model's parameters and training state, by the one memory
+ * model (mem_model.h): the layers, the embedding and the LM head (counted
+ * as two matrices, as in an untied model) and the final norm, all trained
+ * with AdamW's full set (18 bytes a parameter in bf16, 16 in fp32).  With
+ * LoRA the layers' weights are frozen (their dtype's bytes only) and each
+ * layer's adapters (fp32) carry that state; the embedding, head and norm
+ * are counted as trained, as the LM head's measured step is a full one. */
 void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
   cal_layer_shape_t s = {o->hidden, o->heads, o->kv_heads, o->ffn, o->seq, 1,
                          0, 0, 0, 0};
   res->layers = o->layers > 0 ? o->layers : 1;
   res->vocab = o->vocab > 1 ? o->vocab : 2;
-  double layer = cal_layer_weight_bytes(&s) / 4.0; /* fp32: 4 bytes each */
-  res->model_params = (double)res->layers * layer +
-                      2.0 * (double)res->vocab * (double)o->hidden +
-                      (double)o->hidden;
-  double per = 16.0 + (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 0.0);
-  res->model_state_bytes = res->model_params * per;
+  res->layer_params = cal_layer_weight_bytes(&s) / 4.0; /* fp32: 4 bytes */
+  res->model_params_head = (double)res->vocab * (double)o->hidden;
+  res->model_params = (double)res->layers * res->layer_params +
+                      2.0 * res->model_params_head + (double)o->hidden;
   res->lora_rank = o->lora_rank;
+  res->lora_params = 0;
   if (res->lora_rank > 0) {
     s.lora_rank = o->lora_rank;
     res->lora_params = (double)res->layers * cal_lora_layer_params(&s);
-    double frozen = (double)res->layers * layer;
-    res->model_state_bytes -= frozen * (per - (res->dtype == CAL_DTYPE_BF16 ? 2.0 : 4.0));
-    res->model_state_bytes += res->lora_params * 16.0;
   }
+  res->model_state_bytes = state_of(res, (double)res->layers,
+                                    res->layer_params, 1, CAL_MEM_TRAINED);
 }
 
 /* The headline's mode: --workload's (wm >= 0) when it has an optimal
