@@ -16,6 +16,23 @@
 
 #include "cal_mem.h"
 
+/* Small blocks on 64 bytes; from 4 MiB on 2 MiB boundaries, where huge
+ * pages can back them; every byte usable. */
+static void alloc_alignment(void **state) {
+  (void)state;
+  unsigned char *s = cal_alloc(100), *b = cal_alloc((size_t)5 << 20);
+  assert_non_null(s);
+  assert_non_null(b);
+  assert_int_equal((uintptr_t)s % 64, 0);
+  assert_int_equal((uintptr_t)b % ((size_t)2 << 20), 0);
+  memset(b, 1, (size_t)5 << 20);
+  assert_int_equal(b[((size_t)5 << 20) - 1], 1);
+  assert_null(cal_alloc(0));
+  assert_null(cal_alloc(SIZE_MAX));
+  cal_free(s);
+  cal_free(b);
+}
+
 static void small_fill_is_the_stream(void **state) {
   (void)state;
   const size_t n = 1000;
@@ -116,6 +133,7 @@ static void memset_team_every_byte(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(alloc_alignment),
       cmocka_unit_test(small_fill_is_the_stream),
       cmocka_unit_test(team_fill_same_on_any_team),
       cmocka_unit_test(part_is_the_whole_fill),
