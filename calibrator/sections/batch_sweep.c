@@ -124,6 +124,18 @@ static int rising(const sweep_t *s) {
   return more;
 }
 
+/* Whether the curve's last three points that can be the peak fell twice
+ * in a row (each median below the one before): past its peak on both
+ * sides, not a plateau's noise at one point. */
+static int fell_twice(const sweep_t *s) {
+  double m[3];
+  int k = 0;
+  for (size_t i = s->m->npoints; i-- > 0 && k < 3;)
+    if (cal_sweep_point_headline(&s->m->points[i]))
+      m[k++] = s->m->points[i].examples.median;
+  return k == 3 && m[0] < m[1] && m[1] < m[2];
+}
+
 static int extend(sweep_t *s, int64_t b) {
   const cal_sweep_opts_t *o = &s->r->opt->sweep;
   int more = rising(s);
@@ -332,16 +344,17 @@ static int sweep_sequential(sweep_t *s) {
       last_step = bp->step_ms > 0 ? bp->step_ms * 1e-3 : bp->pt.m.time.median;
     }
     /* the default list of an expensive mode (prefill, train) ends early
-     * once the curve stops rising; decode's cheap points go on (its path
-     * changes on the way).  Only a point that can be the peak says whether
-     * the curve rose: one whose threads did not run side by side is no
-     * evidence either way */
+     * once the curve has stopped rising and fallen twice in a row, so that
+     * its peak is measured on both sides; decode's cheap points go on (its
+     * path changes on the way).  Only a point that can be the peak says
+     * whether the curve rose: one whose threads did not run side by side
+     * is no evidence either way */
     if (!blocked && i + 1 < s->nlist && !s->decode && !r->opt->sweep.batches &&
         cal_sweep_point_headline(bp)) {
       if ((rc = rising(s)) == CAL_ENOMEM)
         return rc;
-      if (rc == 0) {
-        m->stop = "stopped rising";
+      if (rc == 0 && fell_twice(s)) {
+        m->stop = "stopped rising: fell twice";
         blocked = 1;
       }
     }
