@@ -234,10 +234,19 @@ int cal_train_forward(cal_train_t *T) {
     vec->swiglu(T->gu + r * 2 * f, f, T->a + r * f);
   if ((rc = fwd_i(T, 3)) < 0)
     return rc;
+  /* the objective sum(y ⊙ dy) is linear in y, so its gradient keeps its
+   * sign from step to step and AdamW would move every weight by about lr
+   * a step the same way: a model kept over a sweep's thousands of steps
+   * would drift by its own scale (and bf16's checks with it).  Its own
+   * upstream gradient changes sign each step, so the moves cancel; a
+   * stack's lower layers get theirs from above */
+  const float sign = T->alias_dy ? 1.0f : -1.0f;
   double loss = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : loss)
   for (int64_t i = 0; i < t * d; i++) {
     T->y[i] += T->x1[i];
+    if (sign < 0)
+      T->dy[i] = -T->dy[i];
     loss += (double)T->y[i] * T->dy[i];
   }
   T->loss = loss;
