@@ -269,13 +269,20 @@ static int train_json(const cal_run_result_t *r, const cal_batch_result_t *res,
          json_object_set_new(jm, "memory_note", json_string(mem)) |
          json_object_set_new(jm, "optimizer",
                              json_string(res->lora_rank
-                                             ? "AdamW (lr 1e-3, betas 0.9/0.999, "
+                                             ? "AdamW (lr 1e-5, betas 0.9/0.999, "
                                                "eps 1e-8, weight decay 0.01) on "
                                                "the LoRA adapters (and the LM "
-                                               "head), fp32 masters and moments"
-                                             : "AdamW (lr 1e-3, betas 0.9/0.999, "
+                                               "head), fp32 masters and moments; "
+                                               "the layers' objective is linear "
+                                               "in their output, its upstream "
+                                               "gradient's sign alternating step "
+                                               "to step"
+                                             : "AdamW (lr 1e-5, betas 0.9/0.999, "
                                                "eps 1e-8, weight decay 0.01), fp32 "
-                                               "masters and moments"));
+                                               "masters and moments; the layers' "
+                                               "objective is linear in their "
+                                               "output, its upstream gradient's "
+                                               "sign alternating step to step"));
 }
 
 /* Every mode: the model's depth and vocabulary, the fewest distinct layers
