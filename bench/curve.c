@@ -236,6 +236,10 @@ fail:
   return rc;
 }
 
+int cal_curve_point_usable(int ok, int swapped, int threads_not_parallel) {
+  return ok && !swapped && !threads_not_parallel;
+}
+
 int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
                             const cal_curve_opts_t *opts) {
   cal_curve_result_t *r = NULL;

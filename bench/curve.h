@@ -124,6 +124,12 @@ void cal_curve_result_free(cal_curve_result_t *r);
 int cal_sweep_should_extend(const cal_curve_point_t *pts, size_t n,
                             const cal_curve_opts_t *opts);
 
+/* Whether a batch point can stand on the curve (its peak, knee, optimum
+ * and batch-1 latency): measured and verified (ok), not swapped, and its
+ * threads, any part's, ran side by side.  The one rule of the sweep's own
+ * curve and of libcalibrate's cal_machine_curve. */
+int cal_curve_point_usable(int ok, int swapped, int threads_not_parallel);
+
 /* Advice for reaching a target effective batch T with gradient
  * accumulation: batch b <= T from the measured points and T / b steps.
  * b is the optimal batch when it divides T, else the measured divisor of T

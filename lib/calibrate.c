@@ -343,7 +343,12 @@ int cal_machine_curve(const cal_machine_t *m, const char *mode,
   for (size_t i = 0; i < pts->n; i++) {
     const cal_vpoint_t *pt = pts->p[i];
     const cal_vsamples_t *s = cal_vpoint_samples(pt, "examples_per_s");
-    int good = pt->status && strcmp(pt->status, "ok") == 0 && s && s->n > 0;
+    /* the sweep's own rule (cal_curve_point_usable): no swapped point, no
+     * point whose threads did not run side by side */
+    int good = cal_curve_point_usable(pt->status && strcmp(pt->status, "ok") == 0,
+                                      pt->swapped == 1,
+                                      pt->threads_not_parallel != NULL) &&
+               s && s->n > 0;
     int64_t batch = pt->batch_size.is_int ? pt->batch_size.i : 0;
     if (!good) {
       b[r] = batch;

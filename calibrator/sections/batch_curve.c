@@ -10,8 +10,8 @@
 #include "timer.h"
 
 int cal_sweep_point_headline(const cal_batch_point_t *bp) {
-  return bp->status == CAL_POINT_OK && !bp->mem.swapped &&
-         !(bp->measured && bp->pt.not_parallel[0]);
+  return cal_curve_point_usable(bp->status == CAL_POINT_OK, bp->mem.swapped,
+                                bp->measured && bp->pt.not_parallel[0]);
 }
 
 /* The points so far as the curve analysis reads them (samples borrowed)

@@ -185,7 +185,9 @@ CALIBRATE_API int cal_batchcurve_analyze(const int64_t *batch_sizes,
  * tolerance and pick the sweep recorded: mode "prefill" or "decode", or
  * NULL for the mode behind the top-level figures (the sweep's
  * top_level_mode, else prefill, else decode).  Points that were skipped,
- * failed or measured on a busy machine take no part.  CAL_FAIL_NOTFOUND
+ * failed or measured on a busy machine take no part, nor, as in the
+ * sweep's own curve, points that swapped or whose threads did not run
+ * side by side (threads_not_parallel).  CAL_FAIL_NOTFOUND
  * when the profile has no such curve or no measured point on it. */
 CALIBRATE_API int cal_machine_curve(const cal_machine_t *m, const char *mode,
                                     cal_batchcurve_t **out);

@@ -384,8 +384,48 @@ static void test_memory_need(void **state) {
                    CAL_FAIL_INVAL);
 }
 
+/* The library's curve leaves out what the sweep's own curve leaves out:
+ * a point that swapped and one whose threads did not run side by side
+ * (profile_a's prefill peaks at 32, then 64). */
+static void test_curve_skips_what_the_sweep_skips(void **state) {
+  (void)state;
+  cal_profile_t *p = NULL;
+  char why[256], err[256];
+  assert_int_equal(cal_profile_load(PROF_A, &p, why, sizeof why), 0);
+  json_t *pts = json_object_get(
+      json_object_get(
+          json_object_get(json_object_get(p->root, "batch_sweep"), "modes"),
+          "prefill"),
+      "points");
+  json_object_set_new(json_array_get(pts, 3), "swapped", json_true());
+  json_object_set_new(json_array_get(pts, 4), "threads_not_parallel",
+                      json_string("one core's arithmetic between them"));
+  char *text = json_dumps(p->root, JSON_COMPACT);
+  assert_non_null(text);
+  cal_machine_t *m = NULL;
+  assert_int_equal(cal_machine_parse(text, strlen(text), "odd.json", &m, err,
+                                     sizeof err),
+                   CAL_SUCCESS);
+  cal_batchcurve_t *c = NULL;
+  assert_int_equal(cal_machine_curve(m, "prefill", &c), CAL_SUCCESS);
+  int64_t b;
+  double peak;
+  assert_int_equal(cal_batchcurve_peak(c, &b, &peak), CAL_SUCCESS);
+  assert_int_equal(b, 16);
+  assert_true(peak == 620.0);
+  assert_true(cal_curve_point_usable(1, 0, 0));
+  assert_false(cal_curve_point_usable(1, 1, 0));
+  assert_false(cal_curve_point_usable(1, 0, 1));
+  assert_false(cal_curve_point_usable(0, 0, 0));
+  cal_batchcurve_free(c);
+  cal_machine_free(m);
+  free(text);
+  cal_profile_free(p);
+}
+
 CAL_TEST_MAIN(
-    cmocka_unit_test(test_version), cmocka_unit_test(test_memory_need), cmocka_unit_test(test_good_profile),
+    cmocka_unit_test(test_version), cmocka_unit_test(test_memory_need),
+    cmocka_unit_test(test_curve_skips_what_the_sweep_skips), cmocka_unit_test(test_good_profile),
     cmocka_unit_test(test_missing_figures), cmocka_unit_test(test_bad_profile),
     cmocka_unit_test(test_curve_equals_peak),
     cmocka_unit_test(test_split_equals_plan),
