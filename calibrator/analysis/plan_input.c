@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cal_err.h"
+#include "cal_esc.h"
 #include "cal_file.h"
 #include "curve.h"
 #include "curve_csv.h"
@@ -420,8 +421,41 @@ static int add_json(cal_plan_inputs_t *in, const char *path, const char *buf,
   return rc;
 }
 
+/* *s made text every output can carry: a name or path that is not UTF-8
+ * (or holds control characters) kept with those bytes escaped (\xNN), as
+ * the tables print it, so that no writer drops its machine.  0 or
+ * CAL_ENOMEM. */
+static int printable(cal_plan_inputs_t *in, const char **s) {
+  if (!*s || !cal_esc_needed(*s, strlen(*s), 0))
+    return 0;
+  size_t n;
+  char *e = cal_esc_text(*s, strlen(*s), 0, &n);
+  const char *k = e ? keep(in, e) : NULL;
+  free(e);
+  if (!k)
+    return CAL_ENOMEM;
+  *s = k;
+  return 0;
+}
+
+static int add_by_kind(cal_plan_inputs_t *in, const char *path, char *err,
+                       size_t errlen);
+
 int cal_plan_inputs_add(cal_plan_inputs_t *in, const char *path, char *err,
                         size_t errlen) {
+  size_t n0 = in->n;
+  int rc = add_by_kind(in, path, err, errlen);
+  for (size_t i = n0; rc == 0 && i < in->n; i++)
+    if (printable(in, &in->ms[i].name) < 0 ||
+        printable(in, &in->ms[i].path) < 0) {
+      snprintf(err, errlen, "out of memory");
+      rc = CAL_ENOMEM;
+    }
+  return rc;
+}
+
+static int add_by_kind(cal_plan_inputs_t *in, const char *path, char *err,
+                       size_t errlen) {
   char *buf = NULL;
   size_t len = 0;
   int rc = cal_profile_read_text(path, "", &buf, &len, err, errlen);

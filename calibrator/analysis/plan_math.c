@@ -371,23 +371,28 @@ double cal_plan_budget(double available_bytes, double headroom) {
   return available_bytes > 0 ? available_bytes * (1.0 - headroom) : 0;
 }
 
+/* qsort_r order of machine indices: larger budget first (a budget that is
+ * not a number last), ties by lower index. */
+static int by_budget(const void *a, const void *b, void *arg) {
+  const double *bud = arg;
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  double x = isnan(bud[i]) ? -INFINITY : bud[i],
+         y = isnan(bud[j]) ? -INFINITY : bud[j];
+  if (x != y)
+    return x > y ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
 int cal_plan_shard(const double *budget, size_t n, double need,
                    size_t *order, size_t *n_chosen) {
   double held = 0;
   *n_chosen = 0;
+  for (size_t k = 0; k < n; k++)
+    order[k] = k;
+  qsort_r(order, n, sizeof *order, by_budget, (void *)budget);
   for (size_t k = 0; k < n; k++) {
-    /* next largest budget not yet chosen (ties: lower index) */
-    size_t best = n;
-    for (size_t i = 0; i < n; i++) {
-      int taken = 0;
-      for (size_t j = 0; j < k; j++)
-        taken |= order[j] == i;
-      if (!taken && (best == n || budget[i] > budget[best]))
-        best = i;
-    }
-    order[k] = best;
     (*n_chosen)++;
-    held += budget[best] > 0 ? budget[best] : 0;
+    held += budget[order[k]] > 0 ? budget[order[k]] : 0;
     if (held >= need)
       return 1;
   }

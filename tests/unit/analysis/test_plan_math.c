@@ -311,6 +311,25 @@ static void shard_greedy(void **state) {
   assert_int_equal(cal_plan_shard(budget, 4, 100e9, order, &n), 0);
   assert_int_equal(n, 4);
   assert_int_equal(order[3], 0);
+  /* issue 49: a plan of 10,000 machines hung (the choice was O(n^3));
+   * 200,000 now, largest first, ties by index, NaN last */
+  enum { M = 200000 };
+  double *big = malloc(M * sizeof *big);
+  size_t *ord = malloc(M * sizeof *ord);
+  assert_non_null(big);
+  assert_non_null(ord);
+  for (size_t i = 0; i < M; i++)
+    big[i] = (double)(i % 1000);
+  big[5] = NAN;
+  assert_int_equal(cal_plan_shard(big, M, 1e12, ord, &n), 0);
+  assert_int_equal(n, M);
+  assert_int_equal(ord[0], 999);
+  assert_int_equal(ord[1], 1999);
+  assert_int_equal(ord[M - 1], 5);
+  assert_int_equal(cal_plan_shard(big, M, 2500, ord, &n), 1);
+  assert_int_equal(n, 3);
+  free(big);
+  free(ord);
 }
 
 /* Issue 15: two runs of one VM, 56.6 and 90.1 examples/s, were called
@@ -880,6 +899,34 @@ static void cli_csv_and_profile(void **state) {
   json_decref(p);
 }
 
+/* Issue 49: a machine whose name is not UTF-8 was left out of the JSON
+ * (machines_in_split 2, one machine listed); its name is kept escaped, as
+ * the tables print it. */
+static void cli_names_not_utf8(void **state) {
+  fixture_t *f = *state;
+  assert_int_equal(test_write_file_at(f->dir, "u.csv",
+                                      "machine,batch_size,throughput\n"
+                                      "good,1,10\ngood,2,18\n"
+                                      "bad\xff,1,5\nbad\xff,2,9\n"),
+                   0);
+  char *csv = test_path(f->dir, "u.csv");
+  assert_non_null(csv);
+  char *args[] = {csv, "--examples", "10", "--format", "json", "-o", f->out};
+  assert_int_equal(run_plan(args, 7), CAL_EXIT_OK);
+  json_t *p = load_json(f->out);
+  assert_non_null(p);
+  assert_int_equal(json_integer_value(json_object_get(p, "machines_in_split")),
+                   2);
+  assert_int_equal(json_array_size(json_object_get(p, "machines")), 2);
+  int seen = 0;
+  for (size_t i = 0; i < 2; i++)
+    seen |= strcmp(json_string_value(json_object_get(machine_at(p, i), "name")),
+                   "bad\\xff") == 0;
+  assert_true(seen);
+  json_decref(p);
+  free(csv);
+}
+
 static void cli_bad_plan_inputs(void **state) {
   fixture_t *f = *state;
   char *csv = CAL_TEST_DATA "/seed_curves.csv";
@@ -941,4 +988,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test_setup_teardown(cli_bad_input, setup, teardown),
     cmocka_unit_test_setup_teardown(cli_two_runs_of_one_vm, setup, teardown),
     cmocka_unit_test_setup_teardown(cli_csv_and_profile, setup, teardown),
-    cmocka_unit_test_setup_teardown(cli_bad_plan_inputs, setup, teardown))
+    cmocka_unit_test_setup_teardown(cli_bad_plan_inputs, setup, teardown),
+    cmocka_unit_test_setup_teardown(cli_names_not_utf8, setup, teardown))
