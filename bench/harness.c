@@ -308,6 +308,14 @@ int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
   double t_verify = cal_now();
   rc = k->verify(state);
   pt->verify_s = cal_now() - t_verify;
+  if (rc == CAL_ENOMEM) {
+    /* the reference did not fit: no verdict on the result, so no figure
+     * either (never a wrong answer for a lack of memory) */
+    skip(pt, rc, "out of memory for the verification's reference");
+    cal_measurement_free(&pt->m);
+    rc = 0;
+    goto out;
+  }
   if (rc < 0) {
     pt->status = CAL_POINT_FAILED;
     pt->err = rc;
@@ -322,7 +330,7 @@ int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     goto out;
   pt->status = CAL_POINT_OK;
 out:
-  put_back(k, p, kept, state, rc == 0);
+  put_back(k, p, kept, state, rc == 0 && pt->status != CAL_POINT_SKIPPED);
   return rc;
 }
 

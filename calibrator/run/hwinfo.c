@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -43,6 +44,87 @@ static void chomp(char *s) {
     s[--n] = '\0';
 }
 
+/* A cgroup file's number ("max" and absurd figures: none). */
+static int cg_number(const char *path, unsigned long long *v) {
+  char buf[64];
+  return cal_slurp(path, buf, sizeof buf) == 0 && sscanf(buf, "%llu", v) == 1 &&
+                 *v < (1ULL << 60)
+             ? 0
+             : CAL_ENOTFOUND;
+}
+
+/* The cgroup directory under root of this process's memory controller
+ * (v2: the "0::" line of /proc/self/cgroup; v1: its "memory" line), into
+ * dir; whether it is v1 in *v1. */
+static int cg_dir(const char *root, char *dir, size_t len, int *v1) {
+  static char text[4096];
+  char path[4096];
+  snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
+  if (cal_slurp(path, text, sizeof text) < 0)
+    return CAL_ENOTFOUND;
+  for (char *line = text; line && *line;) {
+    char *end = strchr(line, '\n'), *mem = strstr(line, ":memory:");
+    if (end)
+      *end = '\0';
+    *v1 = strncmp(line, "0::", 3) != 0;
+    const char *at = !*v1 ? line + 3 : mem && (!end || mem < end) ? mem + 8 : NULL;
+    if (at && (size_t)snprintf(dir, len, "%s/sys/fs/cgroup%s%s", root,
+                               *v1 ? "/memory" : "", at) < len)
+      return 0;
+    line = end ? end + 1 : NULL;
+  }
+  return CAL_ENOTFOUND;
+}
+
+int cal_cgroup_mem_room(const char *root, uint64_t *limit, uint64_t *room) {
+  char dir[4096], f[4160], top[4096];
+  int v1 = 0;
+  *limit = *room = 0;
+  if (cg_dir(root, dir, sizeof dir, &v1) < 0)
+    return CAL_ENOTFOUND;
+  snprintf(top, sizeof top, "%s/sys/fs/cgroup%s", root, v1 ? "/memory" : "");
+  const char *lim_f = v1 ? "memory.limit_in_bytes" : "memory.max";
+  const char *use_f = v1 ? "memory.usage_in_bytes" : "memory.current";
+  int found = 0;
+  for (;;) { /* from the process's cgroup up to the root, the tightest */
+    unsigned long long l, u = 0;
+    snprintf(f, sizeof f, "%s/%s", dir, lim_f);
+    if (cg_number(f, &l) == 0) {
+      snprintf(f, sizeof f, "%s/%s", dir, use_f);
+      cg_number(f, &u);
+      uint64_t r = l > u ? l - u : 0;
+      if (!found || r < *room) {
+        *limit = l;
+        *room = r;
+      }
+      found = 1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (strlen(dir) <= strlen(top) || !slash)
+      break;
+    *slash = '\0';
+  }
+  return found ? 0 : CAL_ENOTFOUND;
+}
+
+int cal_as_room(uint64_t *room) {
+  struct rlimit rl;
+  static char text[8192];
+  uint64_t size = 0;
+  *room = 0;
+  if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+    return CAL_ENOTFOUND;
+  if (cal_slurp("/proc/self/status", text, sizeof text) == 0)
+    cal_meminfo_value(text, "VmSize", &size);
+  /* what the libraries will map beyond what a point touches (malloc's
+   * arenas of 64 MiB a thread, thread stacks, BLAS and oneDNN buffers):
+   * a fifth of the room and 256 MiB kept back */
+  const uint64_t lim = (uint64_t)rl.rlim_cur, keep = (uint64_t)256 << 20;
+  uint64_t r = lim > size ? (lim - size) / 5 * 4 : 0;
+  *room = r > keep ? r - keep : 0;
+  return 0;
+}
+
 static void read_memory(cal_hwinfo_t *hw) {
   static char text[8192];
   if (cal_slurp("/proc/meminfo", text, sizeof text) == 0) {
@@ -50,23 +132,17 @@ static void read_memory(cal_hwinfo_t *hw) {
     if (cal_meminfo_value(text, "MemAvailable", &hw->mem_available_bytes) < 0)
       cal_meminfo_value(text, "MemFree", &hw->mem_available_bytes);
   }
-  /* a cgroup memory limit caps what we may allocate */
-  char buf[64];
-  unsigned long long lim;
-  if ((cal_slurp("/sys/fs/cgroup/memory.max", buf, sizeof buf) == 0 ||
-       cal_slurp("/sys/fs/cgroup/memory/memory.limit_in_bytes", buf,
-                 sizeof buf) == 0) &&
-      sscanf(buf, "%llu", &lim) == 1 && lim < (1ULL << 60)) {
+  /* the process's own cgroup's memory limit (the tightest on its way up
+   * to the root) caps what we may allocate, and so does an address-space
+   * limit (RLIMIT_AS: what is mapped already counts against it) */
+  uint64_t lim, room;
+  if (cal_cgroup_mem_room("/", &lim, &room) == 0) {
     hw->cgroup_mem_limit_bytes = lim;
-    unsigned long long used = 0;
-    if ((cal_slurp("/sys/fs/cgroup/memory.current", buf, sizeof buf) == 0 ||
-         cal_slurp("/sys/fs/cgroup/memory/memory.usage_in_bytes", buf,
-               sizeof buf) == 0))
-      sscanf(buf, "%llu", &used);
-    uint64_t room = lim > used ? lim - used : 0;
     if (room < hw->mem_available_bytes)
       hw->mem_available_bytes = room;
   }
+  if (cal_as_room(&room) == 0 && room < hw->mem_available_bytes)
+    hw->mem_available_bytes = room;
   /* "always [madvise] never": the bracketed word is the policy */
   char thp[128];
   const char *a, *b;

@@ -24,6 +24,17 @@ void cal_hwinfo_print(FILE *out, const cal_hwinfo_t *hw);
  * CAL_ENOTFOUND when absent. */
 int cal_meminfo_value(const char *text, const char *key, uint64_t *bytes);
 
+/* The memory limit of this process's own cgroup (its /proc/self/cgroup
+ * line, v2 or v1's memory controller), the tightest on its way up to the
+ * cgroup root, and the room left under it (limit - usage there); root is
+ * "/" but for tests.  CAL_ENOTFOUND when no limit is set or readable. */
+int cal_cgroup_mem_room(const char *root, uint64_t *limit, uint64_t *room);
+/* Room under an address-space limit: RLIMIT_AS less this process's
+ * VmSize, of which four fifths less 256 MiB, since the libraries map more
+ * than a point touches (malloc arenas, stacks, BLAS buffers).
+ * CAL_ENOTFOUND when there is no limit. */
+int cal_as_room(uint64_t *room);
+
 /* OpenBLAS with DYNAMIC_ARCH sometimes picks an old kernel set for a CPU it
  * does not know.  When that happened and the user did not choose a core
  * type, re-execute this program with OPENBLAS_CORETYPE set from the CPU's

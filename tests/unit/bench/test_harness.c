@@ -37,7 +37,10 @@ static int fake_run(void *st) {
   f->runs++;
   return 0;
 }
-static int fake_verify(void *st) { return ((fake_t *)st)->wrong ? CAL_EVERIFY : 0; }
+static int fake_verify(void *st) {
+  int w = ((fake_t *)st)->wrong;
+  return w == 2 ? CAL_ENOMEM : w ? CAL_EVERIFY : 0;
+}
 static void fake_teardown(void *st) { free(st); }
 static double fake_mem(const cal_params_t *p) { return 1e12; }
 static const cal_kernel_t fake_kernel = {
@@ -69,6 +72,16 @@ static void harness_samples_and_verification(void **state) {
   assert_int_equal(cal_bench_kernel(&cfg, NULL, &fake_kernel, &p, &pt),
                    CAL_EVERIFY);
   assert_int_equal(pt.status, CAL_POINT_FAILED);
+  cal_point_free(&pt);
+
+  /* issue 49: a verification out of memory is no wrong answer: the point
+   * is skipped with the reason, and the run goes on */
+  fake_wrong_next = 2;
+  assert_int_equal(cal_bench_kernel(&cfg, NULL, &fake_kernel, &p, &pt), 0);
+  assert_int_equal(pt.status, CAL_POINT_SKIPPED);
+  assert_int_equal(pt.err, CAL_ENOMEM);
+  assert_non_null(strstr(pt.reason, "out of memory"));
+  assert_int_equal(pt.m.n, 0);
   cal_point_free(&pt);
 
   /* a point that needs more memory than available is skipped, not run */
