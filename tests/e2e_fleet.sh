@@ -237,7 +237,8 @@ if [ -f "$TMP/f2.json" ]; then
       "$SRC/tests/data/profile_a.json" --model-params 1e8 --format json \
       -o "$TMP/plan.json"; then
     check "plan json: network arithmetic" json "$TMP/plan.json" '
-n = d["network"]; assert n["gradient_bytes"] == 2e8 and n["allreduce_s"] > 0
+n = d["network"]; assert n["gradient_bytes"] == 4e8 and n["allreduce_s"] > 0
+assert n["gradient_dtype"] == "fp32" and n["bytes_per_gradient"] == 4
 assert abs(n["step_s"] - (n["compute_s"] + n["allreduce_s"])) < 1e-9 * n["step_s"]
 assert abs(n["step_overlap_s"] - max(n["compute_s"], n["allreduce_s"])) < 1e-12
 assert n["grad_accum"]["recommended"] >= 1 and len(n["arithmetic"]) >= 6'

@@ -182,9 +182,12 @@ int cal_plan_step(const cal_plan_opts_t *o, const cal_plan_t *p,
     goto out;
   }
   nw->net = net;
-  nw->dtype = o->dtype;
+  /* the gradients all-reduced are those the memory model holds: fp32
+   * (as DDP reduces autocast's fp32 gradients, and Megatron accumulates
+   * and reduces bf16 training's in fp32 by default) */
+  nw->dtype = CAL_DT_FP32;
   nw->trainable_params = base->trainable_params;
-  nw->bytes_per_gradient = cal_dtype_bytes(o->dtype);
+  nw->bytes_per_gradient = cal_dtype_bytes(CAL_DT_FP32);
   nw->gradient_bytes = base->gradients_bytes;
   step_machines(o, p, nw, thr);
   if (cal_net_allreduce_s(&net->curve, nw->gradient_bytes, &nw->allreduce_s,
