@@ -214,6 +214,7 @@ row 0 "peak: 200,000 rows of one batch" "$CAL" peak onebatch.csv -o one.out
 # ---- environment: an unknown CALIBRATE_ISA is a usage error ----
 row 2 "CALIBRATE_ISA=garbage attention" env CALIBRATE_ISA=garbage "$CAL" attention --quick --allow-busy -o x.json
 row 2 "CALIBRATE_ISA=garbage --sweep-batch" env CALIBRATE_ISA=garbage "$CAL" --quick --sweep-batch --allow-busy -o x.json
+row 2 "CALIBRATE_ISA=garbage info" env CALIBRATE_ISA=garbage "$CAL" info
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
 # ---- gnuplot that misbehaves: no image, or no end ----

@@ -7,6 +7,7 @@
 #include "cal_err.h"
 #include "cli.h"
 #include "cal_exit.h"
+#include "cal_isa.h"
 #include "hwinfo.h"
 #include "machine_json.h"
 #include "opt_table.h"
@@ -87,6 +88,10 @@ int cal_cmd_info(int argc, char **argv) {
     return rc;
   if (first < argc)
     return cal_usage(CMD, "unexpected argument '%s'", argv[first]);
+  int variant; /* the cap the measuring commands refuse, refused here too */
+  if (cal_variant_best(&variant) == CAL_EINVAL)
+    return cal_usage(CMD, "CALIBRATE_ISA is not one of scalar, avx2, avx512, "
+                          "auto");
   const char *out = a.out ? a.out : "-";
   char err[512];
   if (cal_check_writable(out, err, sizeof err) < 0)
