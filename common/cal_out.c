@@ -459,8 +459,11 @@ int cal_out_check(const char *path, char *why, size_t whylen) {
     snprintf(why, whylen, "out of memory");
     goto out;
   }
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+  if (stat(dir, &st) != 0)
     snprintf(why, whylen, "directory %s does not exist", dir);
+  else if (!S_ISDIR(st.st_mode))
+    snprintf(why, whylen, "%s is %s, not a directory", dir,
+             S_ISREG(st.st_mode) ? "a file" : kind_of(st.st_mode));
   else if (access(dir, W_OK | X_OK) != 0)
     snprintf(why, whylen, "directory %s is not writable", dir);
   else

@@ -92,6 +92,20 @@ grep -q "directory" "$TMP/err" && ok || bad "directory: message does not say so"
 row 2 "profile is a FIFO without writer" "$CAL" plan fifo.json
 row 2 "profile is /dev/zero" "$CAL" plot --script-only -o z /dev/zero
 
+# ---- a profile with no figure (a --partial one before any section) ----
+"$PY" - "$A" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ["batch_sweep", "gemm", "scaling", "bandwidth", "roofline"]:
+    d.pop(k, None)
+for k in ["gflops", "gflops_per_core", "optimal_batch_size", "throughput",
+          "latency_ms"]:
+    d[k] = None
+json.dump(d, open("empty.json", "w"))
+EOF
+row 2 "export bmf of a profile with no figure" "$CAL" export --format bmf empty.json
+row 2 "export gab of a profile with no figure" "$CAL" export --format gab empty.json
+
 # ---- plan: counts ----
 row 2 "plan --examples 2^64-1" "$CAL" plan "$A" "$B" --examples 18446744073709551615
 row 2 "plan --examples 2^63-1" "$CAL" plan "$A" "$B" --examples 9223372036854775807
@@ -215,10 +229,26 @@ row 0 "peak: 200,000 rows of one batch" "$CAL" peak onebatch.csv -o one.out
 row 2 "CALIBRATE_ISA=garbage attention" env CALIBRATE_ISA=garbage "$CAL" attention --quick --allow-busy -o x.json
 row 2 "CALIBRATE_ISA=garbage --sweep-batch" env CALIBRATE_ISA=garbage "$CAL" --quick --sweep-batch --allow-busy -o x.json
 row 2 "CALIBRATE_ISA=garbage info" env CALIBRATE_ISA=garbage "$CAL" info
+# a lock file in a directory that does not exist: the user's path, exit 2
+row 2 "CALIBRATE_LOCK in no directory" env CALIBRATE_LOCK="$TMP/no/such/dir/x.lock" "$CAL" --quick --allow-busy -o lk.json
+# the results directory a file: said so (it was "does not exist")
+: >afile
+row 2 "CALIBRATE_RESULTS_DIR is a file" env CALIBRATE_RESULTS_DIR="$TMP/afile" "$CAL" --quick --allow-busy
+grep -q "is a file, not a directory" err && ok || bad "CALIBRATE_RESULTS_DIR a file: $(cat err)"
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
 # ---- gnuplot that misbehaves: no image, or no end ----
 row 4 "plot: gnuplot draws nothing" env CALIBRATE_GNUPLOT=true "$CAL" plot -o gp.true "$A"
+# a script that cannot run (its interpreter missing; not executable): said
+# so, not "gnuplot not found"
+printf '#!/no/such/interpreter\n' >gp-bad.sh
+chmod +x gp-bad.sh
+printf '#!/bin/sh\nexit 0\n' >gp-noexec.sh
+for gp in gp-bad.sh gp-noexec.sh; do
+  env CALIBRATE_GNUPLOT="$TMP/$gp" "$CAL" plot -o "gp.$gp" "$A" >out 2>err
+  grep -q "cannot run CALIBRATE_GNUPLOT=" err && ! grep -q "not found" err && ok ||
+    bad "plot with CALIBRATE_GNUPLOT=$gp: $(cat err)"
+done
 [ ! -e gp.true/batch_sweep.png ] && ok || bad "plot kept an empty image"
 printf '#!/bin/sh\nexec sleep 60\n' >gp-hang.sh
 chmod +x gp-hang.sh

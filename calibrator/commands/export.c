@@ -99,6 +99,11 @@ int cal_cmd_export(int argc, char **argv) {
                      kind ? "gab-smaller" : "gab");
     goto out;
   }
+  if (kind < 0 && json_object_size(out) == 0) { /* the same for BMF */
+    code = cal_usage(CMD, "%s holds no figure: nothing to export as bmf",
+                     argv[first]);
+    goto out;
+  }
   code = cal_cmd_write_json(CMD, out, out_path);
 out:
   json_decref(out);

@@ -436,6 +436,16 @@ static void exec_child(int fd, int img, const char *dir, const char *prog,
 static int child_result(const char *dir, const char *prog, const char *script,
                         int child_errno, int status, char *err,
                         size_t errlen) {
+  /* a program the user named by its path: not "gnuplot not found" when
+   * it is there but cannot run (not executable, its #! interpreter
+   * missing) */
+  const char *env = getenv("CALIBRATE_GNUPLOT");
+  if (child_errno && env && strchr(env, '/')) {
+    snprintf(err, errlen, "cannot run CALIBRATE_GNUPLOT=%s: %s%s", prog,
+             strerror(child_errno),
+             child_errno == ENOENT ? " (the file or its #! interpreter)" : "");
+    return child_errno == ENOENT ? CAL_ENOTFOUND : CAL_ESYS;
+  }
   if (child_errno == ENOENT || child_errno == EACCES ||
       child_errno == ENOTDIR) {
     snprintf(err, errlen,

@@ -89,6 +89,8 @@ static int lock_open(const char *path) {
   const char *why = NULL;
   if (fd < 0 && (errno == EISDIR || errno == ELOOP || errno == ENXIO))
     why = "is not a regular file";
+  else if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+    why = "is in a directory that does not exist"; /* the user's path */
   else if (fd < 0) {
     cal_esc_line(stderr, "calibrate: cannot open the lock file %s: %s", path,
                  strerror(errno));
