@@ -331,6 +331,15 @@ EOF
   row 2 "plan: fleet $c" "$CAL" plan "fleet_$c.json" --examples 100
   grep -q "out of memory" err && bad "plan: fleet $c said out of memory" || ok
 done
+# a host listed twice: refused (it was taken as two machines)
+"$PY" - "$SRC/tests/compat-data/fleet.json" <<'EOF' || bad "cannot make fleet_dup"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["hosts"].append(d["hosts"][0])
+json.dump(d, open("fleet_dup.json", "w"))
+EOF
+row 2 "plan: fleet with a host twice" "$CAL" plan fleet_dup.json --examples 100
+grep -q "lists each host once" err && ok || bad "plan: duplicated host: $(cat err)"
 
 # ---- output names as long as a name can be: the temporary name fits ----
 for n in 245 255; do

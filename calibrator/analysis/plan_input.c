@@ -381,6 +381,12 @@ static int add_fleet(cal_plan_inputs_t *in, const char *path,
                "no object, or its profile neither an object nor null", where);
       return CAL_ESCHEMA;
     }
+    for (size_t j = 0; h->host && j < i; j++)
+      if (fv->hosts[j].host && strcmp(fv->hosts[j].host, h->host) == 0) {
+        snprintf(err, errlen, "%s: host \"%s\" is hosts[%zu] too: a fleet "
+                 "lists each host once", where, h->host, j);
+        return CAL_ESCHEMA;
+      }
     if (!h->profile)
       continue;
     char *text = json_dumps(h->profile, JSON_COMPACT);
