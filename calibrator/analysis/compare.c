@@ -381,6 +381,19 @@ static int summarize(cal_comparison_t *c) {
 
 /* ----------------------------------------------------------------- api */
 
+/* A side's tool.git: its runs' one commit, "several", or NULL. */
+static const char *git_of(const cal_compare_side_t *s) {
+  const char *g = NULL;
+  for (size_t r = 0; r < s->n; r++) {
+    const char *v = json_string_value(
+        json_object_get(json_object_get(s->runs[r], "tool"), "git"));
+    if (v && g && strcmp(v, g) != 0)
+      return "several";
+    g = v ? v : g;
+  }
+  return g;
+}
+
 /* The result's arrays, sized for what the sides hold; its labels and
  * run names.  CAL_ENOMEM. */
 static int result_init(const cal_compare_side_t *b,
@@ -391,6 +404,8 @@ static int result_init(const cal_compare_side_t *b,
   c->opts = *o;
   c->base_label = b->label;
   c->new_label = n->label;
+  c->base_git = git_of(b);
+  c->new_git = git_of(n);
   c->summary.runs_base = b->n;
   c->summary.runs_new = n->n;
   c->points = calloc(nn, sizeof *c->points);

@@ -135,6 +135,10 @@ typedef struct cal_compare_summary {
 typedef struct cal_comparison {
   const char *base_label, *new_label;
   const char **base_runs, **new_runs; /* names, "?" when unnamed */
+  /* the software compared: each side's tool.git, "several" when its runs
+   * differ, NULL when none records one (listed, never judged: base and
+   * new differ there by design) */
+  const char *base_git, *new_git;
   cal_compare_opts_t opts;
   cal_compare_diff_t *diffs; /* the machine's: the command refuses them */
   size_t ndiffs;

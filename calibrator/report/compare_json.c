@@ -173,6 +173,13 @@ json_t *cal_compare_json(const cal_comparison_t *c) {
       "base_runs", list_json(c, c->summary.runs_base, base_run_item),
       "new_runs", list_json(c, c->summary.runs_new, new_run_item),
       "only_changed", c->only_changed);
+  /* the software compared (listed, not judged) */
+  if (rep && json_object_set_new(rep, "tool_git",
+                                 json_pack("{s:s?, s:s?}", "base", c->base_git,
+                                           "new", c->new_git)) < 0) {
+    json_decref(rep);
+    return NULL;
+  }
   return rep;
 }
 

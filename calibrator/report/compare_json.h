@@ -8,7 +8,9 @@
  *   machine_differences [{key, base, new, profile (null with one
  *   profile a side)}] (the machine: CPU, caches, usable cores, memory),
  *   environment_differences [the same] (tool version and build, BLAS,
- *   oneDNN: listed, the points judged),
+ *   oneDNN: listed, the points judged), tool_git {base, new} (each
+ *   side's commit, "several" when its runs differ, null when none is
+ *   recorded: listed, never judged),
  *   allow_different_machines,
  *   points [{id, section, metric, higher_is_better, n_base, n_new (values
  *            the test used: samples with one run a side, else runs),

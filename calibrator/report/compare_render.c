@@ -235,6 +235,9 @@ static void render_table(const cal_comparison_t *c, FILE *f) {
           "discoveries <= %g across points, %.0f%% CI\n",
           label(c->base_label), sb, label(c->new_label), sn,
           100 * c->opts.threshold, c->opts.alpha, 100 * c->opts.ci_level);
+  if (c->base_git || c->new_git)
+    fprintf(f, "software: tool.git %s -> %s\n", label(c->base_git),
+            label(c->new_git));
   cal_compare_each_diff(f, c, 0, table_diff);
   cal_compare_each_diff(f, c, 1, table_env);
   count_lines(f, c, 0);
@@ -299,6 +302,9 @@ static void render_md(const cal_comparison_t *c, FILE *f) {
   fprintf(f, "\nBase `%s`: %s; new `%s`: %s. Threshold %g%%, false discoveries "
           "<= %g across points.\n", label(c->base_label), sb,
           label(c->new_label), sn, 100 * c->opts.threshold, c->opts.alpha);
+  if (c->base_git || c->new_git)
+    fprintf(f, "\nSoftware: `tool.git` %s &rarr; %s.\n", label(c->base_git),
+            label(c->new_git));
   cal_compare_each_diff(f, c, 0, md_diff);
   cal_compare_each_diff(f, c, 1, md_env);
   if (c->ndiffs || c->nenv_diffs)

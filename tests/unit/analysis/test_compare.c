@@ -363,6 +363,38 @@ static int compare2(const json_t *b, const json_t *n, cal_comparison_t *c,
   return rc;
 }
 
+/* Issue 49: the software compared is listed (each side's tool.git, in
+ * the JSON, the table and markdown), never judged as a difference. */
+static void compare_lists_git(void **state) {
+  (void)state;
+  json_t *b = profile(1.0, 1.0, "X", 0), *n = profile(1.0, 1.0, "X", 0);
+  json_object_set_new(json_object_get(b, "tool"), "git", json_string("abc123"));
+  json_object_set_new(json_object_get(n, "tool"), "git", json_string("def456"));
+  json_t *rep = NULL;
+  cal_comparison_t c;
+  char err[256];
+  assert_int_equal(compare2(b, n, &c, &rep, err, sizeof err), 0);
+  assert_string_equal(c.base_git, "abc123");
+  assert_string_equal(c.new_git, "def456");
+  const json_t *g = json_object_get(rep, "tool_git");
+  assert_string_equal(json_string_value(json_object_get(g, "base")), "abc123");
+  assert_string_equal(json_string_value(json_object_get(g, "new")), "def456");
+  assert_int_equal(json_array_size(json_object_get(rep, "environment_differences")),
+                   0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  assert_non_null(f);
+  assert_int_equal(cal_compare_render_text(&c, 0, f, err, sizeof err), 0);
+  fclose(f);
+  assert_non_null(strstr(text, "software: tool.git abc123 -> def456"));
+  free(text);
+  json_decref(rep);
+  cal_compare_free(&c);
+  json_decref(b);
+  json_decref(n);
+}
+
 static void compare_report(void **state) {
   (void)state;
   json_t *b = profile(1.0, 1.0, "X", 0);
@@ -712,4 +744,5 @@ CAL_TEST_MAIN(
     cmocka_unit_test(t_distribution), cmocka_unit_test(bh_adjustment),
     cmocka_unit_test(runs_test_known_variance),
     cmocka_unit_test(runs_needed_single), cmocka_unit_test(compare_runs),
-    cmocka_unit_test(compare_many_samples), cmocka_unit_test(export_formats))
+    cmocka_unit_test(compare_many_samples), cmocka_unit_test(export_formats),
+    cmocka_unit_test(compare_lists_git))
