@@ -143,7 +143,7 @@ static void json_tree(void **state) {
                       "multiple_testing,filter,machine_differences,"
                       "environment_differences,allow_different_machines,points,top_level,only_in_base,"
                       "only_in_new,not_compared,summary,base_runs,new_runs,"
-                      "only_changed,");
+                      "only_changed,tool_git,");
   assert_true(json_is_null(json_object_get(rep, "filter"))); /* no filter */
   const json_t *p0 = json_array_get(json_object_get(rep, "points"), 0);
   assert_keys(p0,
