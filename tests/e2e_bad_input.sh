@@ -172,6 +172,30 @@ done
 row 2 "--batches 1-1000000000*2" "$CAL" --sweep-batch --batches '1-1000000000*2' -o x.json
 row 2 "peak-flops --sweep-batch" "$CAL" peak-flops --sweep-batch -o x.json
 row 2 "--dtype fp16" "$CAL" --sweep-batch --dtype fp16 -o x.json
+# a LoRA rank above the adapted matrices' smallest dimension (hidden, or
+# ffn where smaller)
+row 2 "--lora-rank 129 --hidden 128" "$CAL" --sweep-batch --lora-rank 129 --hidden 128 --heads 2 --kv-heads 2 -o x.json
+grep -q "129 .*hidden size 128" err && ok || bad "--lora-rank 129: $(cat err)"
+row 2 "--lora-rank 129 --ffn 128" "$CAL" --sweep-batch --lora-rank 129 --hidden 256 --heads 2 --kv-heads 2 --ffn 128 -o x.json
+# --gen-len and --group only where a workload reads them (their defaults
+# never refused)
+row 2 "--workload sft --group 8" "$CAL" --workload sft --group 8 -o x.json
+row 2 "--workload dpo --group 8" "$CAL" --group 8 --workload dpo -o x.json
+row 2 "--workload inference --group 8" "$CAL" --workload inference --group 8 -o x.json
+row 2 "--workload sft --gen-len 8" "$CAL" --workload sft --gen-len 8 -o x.json
+row 2 "--workload dpo --gen-len 8" "$CAL" --gen-len 8 --workload dpo -o x.json
+row 2 "--sweep-batch --gen-len 8" "$CAL" --sweep-batch --gen-len 8 -o x.json
+grep -q "workload inference or grpo" err && ok || bad "--gen-len: the workloads are not named: $(cat err)"
+# one --workload a run, never the last one silently
+row 2 "--workload sft --workload dpo" "$CAL" --workload sft --workload dpo -o x.json
+# a listed batch above a given --max-batch
+row 2 "--batches 8 --max-batch 4" "$CAL" --sweep-batch --batches 8 --max-batch 4 -o x.json
+row 2 "--max-batch 4 --batches 1,2,8" "$CAL" --sweep-batch --max-batch 4 --batches 1,2,8 -o x.json
+# the target effective batch: at most a batch size (2^30)
+row 2 "--target-effective-batch 2^63-1" "$CAL" --sweep-batch --target-effective-batch 9223372036854775807 -o x.json
+row 2 "plan --target-effective-batch 2^63-1" "$CAL" plan "$A" "$B" --examples 100 --target-effective-batch 9223372036854775807
+row 2 "plan --target-effective-batch 2^30+1" "$CAL" plan "$A" "$B" --examples 100 --target-effective-batch 1073741825
+grep -q "1073741824" err && ok || bad "plan --target-effective-batch: no maximum said: $(cat err)"
 [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 
 # ---- the lock: a file it did not create is never rewritten ----
@@ -203,6 +227,8 @@ if [ "$(nproc)" -gt 1 ]; then
   for e in OMP_THREAD_LIMIT=1 OMP_MAX_ACTIVE_LEVELS=0; do
     row 2 "$e --sections gemm" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" --quick --sections gemm --allow-busy -o x.json
     row 2 "$e peak-flops" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" peak-flops --quick --allow-busy -o x.json
+    # only threads above the limit are refused: --threads 1 fits it
+    row 0 "$e --threads 1" env "$e" CALIBRATE_LOCK="$TMP/lk.omp" "$CAL" --threads 1 --quick --sections peak --allow-busy -o omp1.json
   done
   [ ! -e x.json ] && ok || bad "a refused run wrote x.json"
 fi

@@ -20,7 +20,7 @@ static int open_machine(cal_opts_t *o, cal_ctx_t *ctx,
   int rc;
   if ((rc = cal_ctx_open(ctx)) != 0 || (rc = cal_opts_resolve(o, &ctx->hw)) != 0 ||
       (rc = prepare(o, arg)) != 0 || (rc = cal_ctx_lock(ctx, o->no_wait)) != 0 ||
-      (rc = cal_ctx_start_threads(ctx)) != 0)
+      (rc = cal_ctx_start_threads(ctx, o->threads)) != 0)
     return rc;
   ctx->progress = o->progress;
   ctx->verbose = o->verbose;

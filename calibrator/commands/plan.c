@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "cal_exit.h"
 #include "compare.h"
+#include "curve.h"
 #include "machine_names.h"
 #include "opt_table.h"
 #include "plan.h"
@@ -174,8 +175,8 @@ static const cal_opt_t plan_rows[] = {
              "wall-clock time; alone = doing all the\n"
              "work by itself"},
     {.type = CAL_OPT_TEXT, .help = "Batch and memory:\n"},
-    {COUNT("target-effective-batch", o.target, INT32_MAX,
-           "--target-effective-batch needs a positive integer"),
+    {COUNT("target-effective-batch", o.target, (double)CAL_BATCH_MAX,
+           "--target-effective-batch needs an integer from 1 to 1073741824"),
      .arg = "T", .help = "micro-batch x accumulation per machine"},
     {.type = CAL_OPT_DOUBLE, .name = "model-params", .arg = "P", .min = 1,
      .max = 1e15, .off = OFF(o.params),

@@ -29,8 +29,9 @@ static const char run_tail[] =
     "calibrate picks them from the CPU's features when the library's own\n"
     "choice is older; CALIBRATE_KEEP_BLAS_CORETYPE=1 keeps the library's);\n"
     "CALIBRATE_ISA=scalar|avx2|avx512 caps our own kernels' SIMD variant;\n"
-    "OMP_THREAD_LIMIT or OMP_MAX_ACTIVE_LEVELS=0 below the usable cores is\n"
-    "refused (exit 2): narrow the CPUs with taskset instead;\n"
+    "OMP_THREAD_LIMIT or OMP_MAX_ACTIVE_LEVELS=0 below the threads the run\n"
+    "measures with (--threads, else the usable cores) is refused (exit 2):\n"
+    "narrow the CPUs with taskset, or lower --threads, instead;\n"
     "CALIBRATE_GEMM_ENGINE sets --gemm-engine (the flag wins);\n"
     "DNNL_MAX_CPU_ISA caps oneDNN's instruction set (oneDNN's own variable).\n";
 

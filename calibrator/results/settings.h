@@ -27,6 +27,7 @@ typedef struct cal_sweep_opts {
   const char *workload;
   int workload_mode;
   int64_t gen_len, group;
+  int gen_len_given, group_given; /* --gen-len, --group given */
   /* --lora-rank: the training step trains LoRA adapters of this rank on
    * a frozen base (0: every weight) */
   int64_t lora_rank;
@@ -34,6 +35,7 @@ typedef struct cal_sweep_opts {
   size_t nbatches;
   int extend;               /* extend while still rising */
   int64_t max_batch;        /* never extend past this */
+  int max_batch_given;      /* --max-batch given: no listed batch above */
   int policy;               /* cal_curve_policy_t */
   double tolerance;         /* knee / shape tolerance, fraction */
   int64_t target_effective_batch; /* 0: none */

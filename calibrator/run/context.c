@@ -165,7 +165,7 @@ int cal_ctx_lock(cal_ctx_t *c, int no_wait) {
   return 0;
 }
 
-int cal_ctx_start_threads(cal_ctx_t *c) {
+int cal_ctx_start_threads(cal_ctx_t *c, int threads) {
   int rc = c->topo ? cal_threads_init_topology(&c->thr, c->topo)
                    : cal_threads_init(&c->thr);
   if (rc < 0) {
@@ -175,16 +175,21 @@ int cal_ctx_start_threads(cal_ctx_t *c) {
   /* An OpenMP runtime held below the team (OMP_THREAD_LIMIT, or
    * OMP_MAX_ACTIVE_LEVELS=0 making every region serial, as containers and
    * batch jobs set) would run our kernels with fewer threads than
-   * counted, and OpenBLAS waits forever for threads it never gets. */
+   * counted, and OpenBLAS waits forever for threads it never gets: only
+   * the threads the run measures with (--threads) must fit the limit. */
   int want = cal_threads_usable(c->thr);
   int limit = omp_get_max_active_levels() < 1 ? 1 : omp_get_thread_limit();
-  if (want > 1 && limit < want) {
+  if (threads > 1 && limit < threads) {
     fprintf(stderr, "calibrate: the OpenMP runtime allows %d of the %d threads "
                     "the run measures with (OMP_THREAD_LIMIT or "
-                    "OMP_MAX_ACTIVE_LEVELS); unset it, or give the run fewer "
-                    "CPUs (taskset)\n", limit, want);
+                    "OMP_MAX_ACTIVE_LEVELS); unset it, give the run fewer "
+                    "CPUs (taskset) or --threads %d\n", limit, threads, limit);
     return CAL_EXIT_USAGE;
   }
+  /* the team probes below start every usable thread where the runtime
+   * allows them, else only the run's */
+  if (limit < want)
+    want = threads;
   /* whether the usable cores compute side by side at all (a machine of
    * hardware-thread siblings does not, and that is the machine) */
   if (want > 1 && cal_threads_use(c->thr, want) == 0) {

@@ -39,8 +39,10 @@ typedef struct cal_ctx {
 
 /* Read the machine.  Returns 0, or an exit code after printing one line. */
 int cal_ctx_open(cal_ctx_t *c);
-/* Start the thread team.  Returns 0, or an exit code after printing. */
-int cal_ctx_start_threads(cal_ctx_t *c);
+/* Start the thread team for a run measuring with `threads` threads (at
+ * most the usable cores): refused (CAL_EXIT_USAGE) when the OpenMP
+ * runtime allows fewer.  Returns 0, or an exit code after printing. */
+int cal_ctx_start_threads(cal_ctx_t *c, int threads);
 /* One measurement at a time: take the machine-wide lock, an flock on
  * $CALIBRATE_LOCK, else /run/lock/calibrate.lock where that directory is
  * writable, else /tmp/calibrate.lock.  A file the lock did not create is

@@ -89,6 +89,26 @@ static int layers_opt(void *obj, const cal_opt_t *row, const char *arg,
   return -1;
 }
 
+/* --gen-len, --group, --max-batch given: checked against --workload and
+ * --batches once every option is read (cal_opts_parse). */
+static int gen_len_opt(void *obj, const cal_opt_t *row, const char *arg,
+                       const char *cmd) {
+  ((cal_opts_t *)obj)->sweep.gen_len_given = 1;
+  return -1;
+}
+
+static int group_opt(void *obj, const cal_opt_t *row, const char *arg,
+                     const char *cmd) {
+  ((cal_opts_t *)obj)->sweep.group_given = 1;
+  return -1;
+}
+
+static int max_batch_opt(void *obj, const cal_opt_t *row, const char *arg,
+                         const char *cmd) {
+  ((cal_opts_t *)obj)->sweep.max_batch_given = 1;
+  return -1;
+}
+
 /* --mode given: --ci keeps it instead of its own prefill and decode. */
 static int modes_opt(void *obj, const cal_opt_t *row, const char *arg,
                      const char *cmd) {
@@ -157,11 +177,15 @@ static int memory_budget_opt(void *obj, const cal_opt_t *row, const char *arg,
 }
 
 /* --workload: the sweep runs (its mode alone, unless --mode adds
- * others) and the headline follows it. */
+ * others) and the headline follows it.  Given once: a second one would
+ * silently replace the first. */
 static int workload_opt(void *obj, const cal_opt_t *row, const char *arg,
                         const char *cmd) {
   cal_opts_t *o = obj;
   (void)row;
+  if (o->sweep.workload)
+    return cal_usage(cmd, "--workload given twice ('%s', then '%s'): a run "
+                          "measures one workload", o->sweep.workload, arg);
   if (strcmp(arg, "sft") == 0)
     o->sweep.workload_mode = 2;
   else if (strcmp(arg, "inference") == 0)
@@ -287,22 +311,24 @@ const cal_opt_t cal_opts_sweep_rows[] = {
              "list: a,b"},
     {CALL("workload", "W", workload_opt), .choices = workloads,
      .bad = "--workload is sft, dpo, grpo or inference, not '%s'",
-     .help = "sft, dpo, grpo or inference: the workload as\n"
-             "users run it, its curve the headline (runs the\n"
-             "sweep; dpo: an example is a pair, grpo: a prompt\n"
-             "and its --group completions)"},
+     .help = "sft, dpo, grpo or inference, given once: the\n"
+             "workload as users run it, its curve the headline\n"
+             "(runs the sweep; dpo: an example is a pair, grpo:\n"
+             "a prompt and its --group completions)"},
     {.type = CAL_OPT_LONG, .name = "gen-len", .arg = "N", .min = 1,
-     .max = 4096, .def = "32", .off = OFF(sweep.gen_len),
+     .max = 4096, .def = "32", .off = OFF(sweep.gen_len), .set = gen_len_opt,
      .help = "tokens --workload inference and grpo generate\n"
-             "after the prompt of seq tokens (default 32)"},
+             "after the prompt of seq tokens (default 32;\n"
+             "refused without one of them)"},
     {.type = CAL_OPT_LONG, .name = "group", .arg = "G", .min = 1,
-     .max = 256, .def = "4", .off = OFF(sweep.group),
+     .max = 256, .def = "4", .off = OFF(sweep.group), .set = group_opt,
      .help = "completions --workload grpo generates a prompt\n"
-             "(default 4)"},
+             "(default 4; refused without it)"},
     {.type = CAL_OPT_LONG, .name = "lora-rank", .arg = "R", .min = 1,
      .max = 1024, .off = OFF(sweep.lora_rank),
      .help = "the training step (train/sft, dpo, grpo) trains\n"
-             "LoRA adapters of rank R on a frozen base"},
+             "LoRA adapters of rank R on a frozen base (R at\n"
+             "most the smaller of hidden and ffn)"},
     {.type = CAL_OPT_LONG, .name = "layers", .arg = "N", .min = 1, .max = 4096,
      .off = OFF(sweep.layers), .set = layers_opt,
      .help = "the model's decoder layers (default: the\n"
@@ -317,7 +343,9 @@ const cal_opt_t cal_opts_sweep_rows[] = {
      .help = "do not extend past the list"},
     {.type = CAL_OPT_LONG, .name = "max-batch", .arg = "N", .min = 1,
      .max = CAL_SWEEP_MAX_BATCH, .def = "4096", .off = OFF(sweep.max_batch),
-     .help = "never extend past N (default 4096)"},
+     .set = max_batch_opt,
+     .help = "never extend past N (default 4096); given,\n"
+             "no --batches size may be above it"},
     {CALL("optimize", "P", optimize_opt), .choices = optimizes,
      .bad = "--optimize is throughput or knee, not '%s'",
      .help = "throughput (the peak) or knee (default throughput)"},

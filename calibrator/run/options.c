@@ -97,6 +97,30 @@ static int layer_shape(cal_opts_t *o) {
   return 0;
 }
 
+/* The sweep's flags that only some runs read, checked once every flag is
+ * read (in any order): --gen-len (inference and grpo generate), --group
+ * (grpo's completions) and a listed batch above a given --max-batch are
+ * refused where they would be ignored.  The defaults are never refused. */
+static int sweep_flags_check(const cal_opts_t *o) {
+  const cal_sweep_opts_t *sw = &o->sweep;
+  const char *w = sw->workload;
+  int gen = w && (strcmp(w, "inference") == 0 || strcmp(w, "grpo") == 0);
+  if (sw->gen_len_given && !gen)
+    return cal_usage(o->cmd, "--gen-len is for --workload inference or grpo "
+                             "(the tokens they generate)%s%s",
+                     w ? ", not " : "; no --workload was given", w ? w : "");
+  if (sw->group_given && !(w && strcmp(w, "grpo") == 0))
+    return cal_usage(o->cmd, "--group is for --workload grpo (its "
+                             "completions a prompt)%s%s",
+                     w ? ", not " : "; no --workload was given", w ? w : "");
+  if (sw->max_batch_given && sw->nbatches &&
+      sw->batches[sw->nbatches - 1] > sw->max_batch)
+    return cal_usage(o->cmd, "--batches: batch size %lld is above --max-batch "
+                             "%lld", (long long)sw->batches[sw->nbatches - 1],
+                     (long long)sw->max_batch);
+  return 0;
+}
+
 int cal_opts_parse(cal_opts_t *o, int argc, char **argv,
                    const cal_opt_cmd_t *t, cal_opts_action_t *action) {
   int first, rc;
@@ -113,6 +137,8 @@ int cal_opts_parse(cal_opts_t *o, int argc, char **argv,
     return cal_usage(t->cmd, "unexpected argument '%s'", argv[first]);
   if (o->sweep_asked)
     o->sections |= CAL_SEC_BATCH;
+  if ((rc = sweep_flags_check(o)) != 0)
+    return rc;
   /* the variable, unless the flag chose */
   const char *env = getenv("CALIBRATE_GEMM_ENGINE");
   if (!o->gemm_engine_given && env && *env &&
@@ -167,7 +193,9 @@ static int ci_preset(cal_opts_t *o) {
 }
 
 /* --lora-rank trains adapters: refused where the run has no training
- * step (inference, prefill or decode only, or no batch sweep). */
+ * step (inference, prefill or decode only, or no batch sweep), and above
+ * the smallest dimension of the matrices it adapts (lora.h: q|k|v, o and
+ * gate|up read hidden-wide rows, down ffn-wide ones). */
 static int lora_check(const cal_opts_t *o) {
   const cal_sweep_opts_t *sw = &o->sweep;
   if (sw->lora_rank < 1)
@@ -182,6 +210,14 @@ static int lora_check(const cal_opts_t *o) {
                              "training step (use --workload sft|dpo|grpo or "
                              "--mode train)",
                      sw->workload ? "--workload inference" : "this --mode");
+  int ffn = sw->ffn < sw->hidden;
+  int64_t dim = ffn ? sw->ffn : sw->hidden;
+  if (sw->lora_rank > dim)
+    return cal_usage(o->cmd, "--lora-rank %lld is above the layer's %s size "
+                             "%lld: the rank is at most the smallest "
+                             "dimension of the matrices it adapts",
+                     (long long)sw->lora_rank, ffn ? "ffn" : "hidden",
+                     (long long)dim);
   return 0;
 }
 

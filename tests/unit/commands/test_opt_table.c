@@ -297,6 +297,51 @@ static void measuring_rows(void **state) {
   cal_opts_free(&o);
 }
 
+/* cal_opts_parse of argv (NULL-terminated) by the run's rows: its code. */
+static int parse_sweep(char **argv) {
+  static const cal_opt_cmd_t t = {"demo", NULL,
+                                  {{cal_opts_run_rows, 25, 0},
+                                   {cal_opts_sweep_rows, 25, 0}},
+                                  NULL};
+  int argc = 0;
+  while (argv[argc])
+    argc++;
+  cal_opts_t o;
+  cal_opts_action_t action;
+  int rc = cal_opts_parse(&o, argc, argv, &t, &action);
+  cal_opts_free(&o);
+  return rc;
+}
+
+/* The sweep's flags that only some runs read are refused where they would
+ * be ignored, in any order, their defaults never: --gen-len (inference,
+ * grpo), --group (grpo), a second --workload, a listed batch above a
+ * given --max-batch (the default 4096 only stops the extension). */
+static void sweep_flags_where_read(void **state) {
+  (void)state;
+  char *grpo[] = {"demo", "--group", "2", "--gen-len", "3", "--workload",
+                  "grpo", NULL};
+  char *infer[] = {"demo", "--workload", "inference", "--gen-len", "8", NULL};
+  char *defaults[] = {"demo", "--workload", "sft", "--batches", "8192", NULL};
+  char *at_max[] = {"demo", "--batches", "1,4", "--max-batch", "4", NULL};
+  assert_int_equal(parse_sweep(grpo), 0);
+  assert_int_equal(parse_sweep(infer), 0);
+  assert_int_equal(parse_sweep(defaults), 0);
+  assert_int_equal(parse_sweep(at_max), 0);
+  char *bad[][8] = {
+      {"demo", "--workload", "sft", "--group", "8", NULL},
+      {"demo", "--group", "8", "--workload", "dpo", NULL},
+      {"demo", "--workload", "inference", "--group", "8", NULL},
+      {"demo", "--workload", "dpo", "--gen-len", "8", NULL},
+      {"demo", "--gen-len", "8", "--workload", "sft", NULL},
+      {"demo", "--sweep-batch", "--gen-len", "8", NULL},
+      {"demo", "--workload", "sft", "--workload", "dpo", NULL},
+      {"demo", "--batches", "8", "--max-batch", "4", NULL},
+      {"demo", "--max-batch", "4", "--batches", "1,2,8", NULL},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(parse_sweep(bad[i]), CAL_EXIT_USAGE);
+}
 
 /* cal_opt_take with its error line sent to /dev/null. */
 static int take_silenced(const cal_opt_cmd_t *t, const cal_opt_t *r, void *obj,
@@ -383,6 +428,7 @@ int main(void) {
       cmocka_unit_test(help_from_rows),
       cmocka_unit_test(values_for_completion),
       cmocka_unit_test(measuring_rows),
+      cmocka_unit_test(sweep_flags_where_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
