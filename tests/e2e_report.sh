@@ -107,6 +107,9 @@ if expect_exit 0 "compare --format html" "$CAL" compare --format html \
   check "cmp.html is not well-formed" $CHECK "$TMP/cmp.html" --forbid '<script>'
   grep -q -F 'id="chart-compare_1"' "$TMP/cmp.html" && ok ||
     bad "cmp.html: no compare chart"
+  # the software compared, each side's commit (the base's recorded)
+  grep -q "Software: tool.git" "$TMP/cmp.html" && ok ||
+    bad "cmp.html: the commits compared not stated"
 fi
 
 # gnuplot missing: exit 2 with the install hint, nothing written

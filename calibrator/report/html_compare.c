@@ -129,6 +129,13 @@ static void compare_summary(FILE *f, const cal_comparison_t *rep) {
   diff_list(f, rep->diffs, rep->ndiffs, "warn", "The machines differ:");
   diff_list(f, rep->env_diffs, rep->nenv_diffs, "note",
             "The environment changed (the points are judged):");
+  if (rep->base_git || rep->new_git) { /* listed, never judged */
+    fputs("<p class=\"note\">Software: tool.git ", f);
+    ESC(f, label(rep->base_git));
+    fputs(" &rarr; ", f);
+    ESC(f, label(rep->new_git));
+    fputs("</p>\n", f);
+  }
 }
 
 static void compare_points(FILE *f, const cal_comparison_t *rep) {
