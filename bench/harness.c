@@ -219,6 +219,28 @@ static void put_back(const cal_kernel_t *k, const cal_params_t *p,
   }
 }
 
+/* The point's result checked, timed in pt->verify_s: 0, with the point
+ * skipped where the check ran out of memory (no verdict, so no figure
+ * either: never a wrong answer for a lack of memory); CAL_EVERIFY with
+ * the point failed on a wrong answer or another error. */
+static int verify(const cal_kernel_t *k, void *state, cal_point_t *pt) {
+  double t_verify = cal_now();
+  int rc = k->verify(state);
+  pt->verify_s = cal_now() - t_verify;
+  if (rc == CAL_ENOMEM) {
+    skip(pt, rc, "out of memory for the verification's reference");
+    cal_measurement_free(&pt->m);
+    return 0;
+  }
+  if (rc < 0) {
+    pt->status = CAL_POINT_FAILED;
+    pt->err = rc;
+    snprintf(pt->reason, sizeof pt->reason, "%s", cal_strerror(rc));
+    return CAL_EVERIFY;
+  }
+  return 0;
+}
+
 int cal_bench_kernel(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
                      const cal_kernel_t *k, const cal_params_t *p,
                      cal_point_t *pt) {
@@ -305,24 +327,8 @@ int cal_bench_kernel_kept(const cal_harness_cfg_t *cfg, cal_threads_t *threads,
     cal_load_read(cfg->load, &after);
     cal_load_between(cfg->load, &before, &after, &pt->load);
   }
-  double t_verify = cal_now();
-  rc = k->verify(state);
-  pt->verify_s = cal_now() - t_verify;
-  if (rc == CAL_ENOMEM) {
-    /* the reference did not fit: no verdict on the result, so no figure
-     * either (never a wrong answer for a lack of memory) */
-    skip(pt, rc, "out of memory for the verification's reference");
-    cal_measurement_free(&pt->m);
-    rc = 0;
+  if ((rc = verify(k, state, pt)) < 0 || pt->status == CAL_POINT_SKIPPED)
     goto out;
-  }
-  if (rc < 0) {
-    pt->status = CAL_POINT_FAILED;
-    pt->err = rc;
-    snprintf(pt->reason, sizeof pt->reason, "%s", cal_strerror(rc));
-    rc = CAL_EVERIFY;
-    goto out;
-  }
   if ((rc = rates(pt->m.samples_s, pt->m.n, pt->flops, 1e-9, cfg->ci_level,
                   &pt->gflops, &pt->gflops_sum)) < 0 ||
       (rc = rates(pt->m.samples_s, pt->m.n, pt->bytes, 1e-9, cfg->ci_level,

@@ -214,22 +214,22 @@ static void act_of(const sweep_t *sw, const cal_layer_shape_t *s,
 }
 
 /* The training state of `layers` layers, the LM head and the final norm
- * (and the embedding where `embed`), by the one memory model: the layers
- * trained or, with LoRA, frozen beside their fp32 adapters; the head
- * trained as `head` says. */
+ * (hidden wide; and the embedding where `embed`), by the one memory model:
+ * the layers trained or, with LoRA, frozen beside their fp32 adapters;
+ * the head trained as `head` says. */
 static double state_of(const cal_batch_result_t *res, double layers,
-                       double layer_params, int embed, cal_mem_role_t head) {
+                       double hidden, int embed, cal_mem_role_t head) {
   const double wb = res->dtype == CAL_DTYPE_BF16 ? 2.0 : 4.0;
   cal_mem_param_t tr, fr, hd, ad;
   cal_mem_param_bytes(wb, CAL_MEM_TRAINED, &tr);
   cal_mem_param_bytes(wb, CAL_MEM_FROZEN, &fr);
   cal_mem_param_bytes(wb, head, &hd);
   cal_mem_param_bytes(4.0, CAL_MEM_TRAINED, &ad);
-  const double hidden = res->model_params_head / (double)res->vocab;
+  const double lp = res->layer_params;
   double b = res->lora_rank > 0
-                 ? layers * (layer_params * fr.total +
+                 ? layers * (lp * fr.total +
                              res->lora_params / (double)res->layers * ad.total)
-                 : layers * layer_params * tr.total;
+                 : layers * lp * tr.total;
   return b + res->model_params_head * hd.total + hidden * tr.total +
          (embed ? res->model_params_head * tr.total : 0.0);
 }
@@ -256,7 +256,7 @@ static void model_memory(const sweep_t *sw, const cal_layer_shape_t *s,
                          : 0.0);
   bp->model_fits = bp->model_bytes <= sw->mem_budget;
   bp->step_memory_bytes =
-      state_of(res, stack, res->layer_params, 0, CAL_MEM_FUSED) +
+      state_of(res, stack, (double)s->hidden, 0, CAL_MEM_FUSED) +
       b * m.full_bytes;
   if (sw->ref) {
     cal_params_t rp;
@@ -430,7 +430,7 @@ void cal_sweep_model_state(const cal_sweep_opts_t *o, cal_batch_result_t *res) {
     res->lora_params = (double)res->layers * cal_lora_layer_params(&s);
   }
   res->model_state_bytes = state_of(res, (double)res->layers,
-                                    res->layer_params, 1, CAL_MEM_TRAINED);
+                                    (double)o->hidden, 1, CAL_MEM_TRAINED);
 }
 
 /* The headline's mode: --workload's (wm >= 0) when it has an optimal

@@ -297,6 +297,27 @@ static void test_split_equals_plan(void **state) {
                    CAL_FAIL_INVAL);
 }
 
+/* The prefill points of a loaded profile's tree, to edit. */
+static json_t *prefill_points(cal_profile_t *p) {
+  return json_object_get(
+      json_object_get(
+          json_object_get(json_object_get(p->root, "batch_sweep"), "modes"),
+          "prefill"),
+      "points");
+}
+
+/* The machine of an edited profile's tree, parsed as the file `name`. */
+static cal_machine_t *machine_of(const cal_profile_t *p, const char *name) {
+  char err[256], *text = json_dumps(p->root, JSON_COMPACT);
+  assert_non_null(text);
+  cal_machine_t *m = NULL;
+  assert_int_equal(cal_machine_parse(text, strlen(text), name, &m, err,
+                                     sizeof err),
+                   CAL_SUCCESS);
+  free(text);
+  return m;
+}
+
 /* A batch point of many samples (a hand-made or merged profile): loaded
  * and analysed in n log n.  Not a timed test: the quadratic paths it
  * guards took minutes, past the test's time limit. */
@@ -304,13 +325,9 @@ static void test_many_samples(void **state) {
   (void)state;
   enum { N = 300001 };
   cal_profile_t *p = NULL;
-  char why[256], err[256];
+  char why[256];
   assert_int_equal(cal_profile_load(PROF_A, &p, why, sizeof why), 0);
-  json_t *pts = json_object_get(
-      json_object_get(
-          json_object_get(json_object_get(p->root, "batch_sweep"), "modes"),
-          "prefill"),
-      "points");
+  json_t *pts = prefill_points(p);
   json_t *pt = json_array_get(pts, 0), *samples = json_array();
   assert_non_null(pt);
   for (size_t i = 0; i < N; i++) /* 100 one more time than 101 */
@@ -322,12 +339,7 @@ static void test_many_samples(void **state) {
                                              "mean", 100.5, "min", 100.0,
                                              "max", 101.0));
   json_object_del(pt, "samples_ms");
-  char *text = json_dumps(p->root, JSON_COMPACT);
-  assert_non_null(text);
-  cal_machine_t *m = NULL;
-  assert_int_equal(cal_machine_parse(text, strlen(text), "many.json", &m, err,
-                                     sizeof err),
-                   CAL_SUCCESS);
+  cal_machine_t *m = machine_of(p, "many.json");
   cal_batchcurve_t *c = NULL;
   assert_int_equal(cal_machine_curve(m, "prefill", &c), CAL_SUCCESS);
   int64_t b;
@@ -338,7 +350,6 @@ static void test_many_samples(void **state) {
   assert_true(lo == 100.0 && hi <= 101.0);
   cal_batchcurve_free(c);
   cal_machine_free(m);
-  free(text);
   cal_profile_free(p);
 }
 
@@ -390,22 +401,13 @@ static void test_memory_need(void **state) {
 static void test_curve_skips_what_the_sweep_skips(void **state) {
   (void)state;
   cal_profile_t *p = NULL;
-  char why[256], err[256];
+  char why[256];
   assert_int_equal(cal_profile_load(PROF_A, &p, why, sizeof why), 0);
-  json_t *pts = json_object_get(
-      json_object_get(
-          json_object_get(json_object_get(p->root, "batch_sweep"), "modes"),
-          "prefill"),
-      "points");
+  json_t *pts = prefill_points(p);
   json_object_set_new(json_array_get(pts, 3), "swapped", json_true());
   json_object_set_new(json_array_get(pts, 4), "threads_not_parallel",
                       json_string("one core's arithmetic between them"));
-  char *text = json_dumps(p->root, JSON_COMPACT);
-  assert_non_null(text);
-  cal_machine_t *m = NULL;
-  assert_int_equal(cal_machine_parse(text, strlen(text), "odd.json", &m, err,
-                                     sizeof err),
-                   CAL_SUCCESS);
+  cal_machine_t *m = machine_of(p, "odd.json");
   cal_batchcurve_t *c = NULL;
   assert_int_equal(cal_machine_curve(m, "prefill", &c), CAL_SUCCESS);
   int64_t b;
@@ -419,7 +421,6 @@ static void test_curve_skips_what_the_sweep_skips(void **state) {
   assert_false(cal_curve_point_usable(0, 0, 0));
   cal_batchcurve_free(c);
   cal_machine_free(m);
-  free(text);
   cal_profile_free(p);
 }
 
